@@ -1,0 +1,96 @@
+# slicelimit: `make` builds, `make test` runs the suite, `make demo` shows it
+# working on a veth pair, `make deps` installs what a fresh Debian 12 needs.
+
+BUILD      ?= build
+ARCH       := $(shell uname -m)
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+CC         ?= gcc
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
+	libelf-dev zlib1g-dev libcyaml-dev libyaml-dev libjson-c-dev \
+	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
+	python3 gcc make
+
+PKGS       := libbpf libxdp libcyaml yaml-0.1 json-c
+CFLAGS     ?= -O2 -g
+CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
+	      -Iinclude -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz
+
+BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Iinclude -Ibpf \
+	      -I/usr/include/$(ARCH)-linux-gnu
+
+BPF_OBJ    := $(BUILD)/slicelimit.bpf.o
+SKEL       := $(BUILD)/slicelimit.skel.h
+BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/*.h)
+
+USER_SRCS  := $(wildcard user/*.c)
+USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
+LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+
+TEST_BINS  := $(BUILD)/tests/test_algo $(BUILD)/tests/test_rules \
+	      $(BUILD)/tests/test_bpf
+
+.PHONY: all deps test demo bench clean
+all: $(BUILD)/slicelimit
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+
+$(BUILD) $(BUILD)/user $(BUILD)/tests:
+	$(Q)mkdir -p $@
+
+$(BPF_OBJ): bpf/slicelimit.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(SKEL): $(BPF_OBJ)
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name slicelimit_bpf > $@
+
+$(BUILD)/user/%.o: user/%.c $(SKEL) $(wildcard user/*.h) $(wildcard include/*.h) | $(BUILD)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/slicelimit: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/test_bpf: tests/bpf/test_bpf.c $(LIB_OBJS) $(SKEL) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
+	$(Q)tests/run.sh $(BUILD)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/netns/demo.sh $(BUILD)/slicelimit
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/run.sh $(BUILD)
+
+clean:
+	$(Q)rm -rf $(BUILD)

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Rule classification by bitmaps (see SL_MAX_RULES in slicelimit.h): one
+ * array lookup for the port class, an LPM lookup per address that some rule
+ * matches on, an AND of SL_RULE_WORDS words and a find-first-set. The cost
+ * does not depend on how many rules are loaded.
+ */
+#ifndef SL_CLASSIFY_H
+#define SL_CLASSIFY_H
+
+#include "maps.h"
+#include "parse.h"
+
+/* Index of the lowest set bit of a non-zero word (BPF has no ctz). */
+static __always_inline __u32 sl_ctz64(__u64 x)
+{
+	__u32 n = 0;
+
+	if (!(x & 0xffffffffULL)) { n += 32; x >>= 32; }
+	if (!(x & 0xffffULL)) { n += 16; x >>= 16; }
+	if (!(x & 0xffULL)) { n += 8; x >>= 8; }
+	if (!(x & 0xfULL)) { n += 4; x >>= 4; }
+	if (!(x & 0x3ULL)) { n += 2; x >>= 2; }
+	if (!(x & 0x1ULL)) n += 1;
+	return n;
+}
+
+static __always_inline const struct sl_bitmap *
+sl_lpm_rules(void *map, __u32 gen, const struct sl_addr *addr)
+{
+	struct sl_lpm_key key = {
+		.prefixlen = 8 + 128,
+		.gen = gen,
+	};
+
+	__builtin_memcpy(key.addr, addr->byte, 16);
+	return bpf_map_lookup_elem(map, &key);
+}
+
+/* Priority position of the first rule that matches the packet, or -1.
+ * A global function: the verifier checks it once, on its own.
+ */
+__noinline int sl_rule_position(const struct sl_config *cfg,
+				const struct sl_packet *pkt)
+{
+	const struct sl_bitmap *ports, *src, *dst;
+	__u32 gen, key, *class;
+	int w;
+
+	if (!cfg || !pkt)
+		return -1;
+	gen = cfg->active_gen & 1;
+	key = gen * SL_PORT_SLOTS + (pkt->slot < SL_PORT_SLOTS ? pkt->slot : 0);
+	class = bpf_map_lookup_elem(&sl_port_classes, &key);
+	if (!class || !*class)
+		return -1;	/* the no-rule path: one array lookup */
+	key = gen * SL_MAX_CLASSES + (*class < SL_MAX_CLASSES ? *class : 0);
+	ports = bpf_map_lookup_elem(&sl_class_rules, &key);
+	if (!ports)
+		return -1;
+	/* Without source (destination) prefixes in the rule set, every rule
+	 * matches any source (destination): skip the LPM lookup.
+	 */
+	src = cfg->has_src ? sl_lpm_rules(&sl_src_rules, gen, &pkt->src) :
+			     &cfg->all_rules;
+	dst = cfg->has_dst ? sl_lpm_rules(&sl_dst_rules, gen, &pkt->dst) :
+			     &cfg->all_rules;
+	if (!src || !dst)
+		return -1;
+
+#pragma unroll
+	for (w = 0; w < SL_RULE_WORDS; w++) {
+		__u64 m = ports->word[w] & src->word[w] & dst->word[w];
+
+		if (m)
+			return w * 64 + sl_ctz64(m);
+	}
+	return -1;
+}
+
+/* Is the packet's source on the exempt list of the rule at `pos`? */
+static __always_inline int sl_exempt(const struct sl_config *cfg,
+				     const struct sl_packet *pkt, __u32 pos)
+{
+	const struct sl_bitmap *ex;
+	__u32 bit = pos & (SL_MAX_RULES - 1);	/* bounds the word index */
+
+	if (!cfg->has_exempt)
+		return 0;
+	ex = sl_lpm_rules(&sl_exempt_rules, cfg->active_gen & 1, &pkt->src);
+	return ex && ((ex->word[bit >> 6] >> (bit & 63)) & 1);
+}
+
+#endif /* SL_CLASSIFY_H */

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Map definitions. Every map is pinned by name under SL_PIN_DIR, so a second
+ * `attach` (another device, XDP or TC) shares the same counters: a client is
+ * counted per host, not per interface.
+ */
+#ifndef SL_MAPS_H
+#define SL_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "slicelimit.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SL_GENS * SL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct sl_rule);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_rules SEC(".maps");
+
+/* gen * SL_PORT_SLOTS + slot -> port class (0: no rule) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SL_GENS * SL_PORT_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_port_classes SEC(".maps");
+
+/* gen * SL_MAX_CLASSES + class -> rules whose protocol and ports match */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SL_GENS * SL_MAX_CLASSES);
+	__type(key, __u32);
+	__type(value, struct sl_bitmap);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_class_rules SEC(".maps");
+
+/* Longest source prefix -> rules whose source prefix contains it. Userspace
+ * ORs the bitmaps of all shorter covering prefixes into each entry, so the
+ * longest match alone is the full answer.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SL_GENS * (SL_MAX_RULES + 1));
+	__type(key, struct sl_lpm_key);
+	__type(value, struct sl_bitmap);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_src_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SL_GENS * (SL_MAX_RULES + 1));
+	__type(key, struct sl_lpm_key);
+	__type(value, struct sl_bitmap);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_dst_rules SEC(".maps");
+
+/* Longest source prefix -> rules that exempt it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SL_GENS * 16384);
+	__type(key, struct sl_lpm_key);
+	__type(value, struct sl_bitmap);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_exempt_rules SEC(".maps");
+
+/* Per-CPU so that counting never bounces a cache line between CPUs; the
+ * decision reads the other CPUs' slots (see bpf/limit.h). Sized by the
+ * loader (--clients, default SL_DEFAULT_CLIENTS).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, SL_DEFAULT_CLIENTS);
+	__type(key, struct sl_client_key);
+	__type(value, struct sl_client);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_clients SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct sl_rule_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_rule_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_global_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_global_stats SEC(".maps");
+
+/* Written by userspace only: which devices run the program, and how. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct sl_device);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_devices SEC(".maps");
+
+#endif /* SL_MAPS_H */

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * slicelimit: per-client rate limiting at XDP or TC ingress. The entry points
+ * only adapt the context; sl_run() is the one data path for both.
+ */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <xdp/xdp_helpers.h>
+#include "parse.h"
+#include "classify.h"
+#include "limit.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Model clock for tests: the harness loads its own unpinned copy with
+ * sl_use_model_clock set and writes sl_model_now_ms. Off in production,
+ * where the verifier removes the branch.
+ */
+const volatile __u8 sl_use_model_clock = 0;
+__u64 sl_model_now_ms = 0;
+
+enum sl_verdict {
+	SL_PASS = 0,
+	SL_DROP = 1,
+};
+
+static __always_inline __u64 sl_now_ms(void)
+{
+	if (sl_use_model_clock)
+		return sl_model_now_ms;
+	/* TAI, not boot time: slice numbers must agree across hosts */
+	return bpf_ktime_get_tai_ns() / 1000000;
+}
+
+static __always_inline int sl_run(void *data, void *data_end, __u32 len)
+{
+	const struct sl_rule *rule;
+	struct sl_global_stats *gs;
+	struct sl_rule_stats *rs;
+	struct sl_config *cfg;
+	struct sl_packet pkt = {};
+	struct sl_client_key key;
+	struct sl_params p;
+	__u32 zero = 0, key_idx, rule_id, units;
+	int pos, ret;
+
+	gs = bpf_map_lookup_elem(&sl_global_stats, &zero);
+	cfg = bpf_map_lookup_elem(&sl_config, &zero);
+	if (!gs || !cfg)
+		return SL_PASS;
+	gs->packets++;
+
+	ret = sl_parse(data, data_end, &pkt);
+	if (ret) {
+		if (ret == SL_PARSE_NON_IP)
+			gs->non_ip++;
+		else if (ret == SL_PARSE_FRAGMENT)
+			gs->fragments++;
+		else
+			gs->malformed++;
+		return SL_PASS;
+	}
+
+	pos = sl_rule_position(cfg, &pkt);
+	if (pos < 0) {
+		gs->no_rule++;
+		return SL_PASS;
+	}
+	key_idx = (cfg->active_gen & 1) * SL_MAX_RULES + pos;
+	rule = bpf_map_lookup_elem(&sl_rules, &key_idx);
+	if (!rule)
+		return SL_PASS;
+	rule_id = rule->id;
+	rs = bpf_map_lookup_elem(&sl_rule_stats, &rule_id);
+	if (!rs)
+		return SL_PASS;
+	if (sl_exempt(cfg, &pkt, pos)) {
+		rs->exempt++;
+		rs->passed_bytes += len;
+		return SL_PASS;
+	}
+
+	if (rule->unit == SL_UNIT_BYTES)
+		units = len;
+	else if (rule->unit == SL_UNIT_SYN && !pkt.syn)
+		units = 0;	/* not a new connection: not counted */
+	else
+		units = 1;
+	if (!units)
+		goto pass;
+
+	sl_client_key_make(&key, rule, &pkt.src, pkt.dport);
+	sl_params_from_rule(&p, rule);
+	ret = sl_decide(&key, &p, cfg->rules_epoch, sl_now_ms(), units);
+	if (ret == SL_FAIL_OPEN)
+		gs->fail_open++;
+	if (ret != SL_OVER)
+		goto pass;
+	if (rule->action == SL_ACTION_SHADOW) {
+		rs->shadow_dropped++;
+		rs->passed_bytes += len;
+		return SL_PASS;
+	}
+	rs->dropped++;
+	rs->dropped_bytes += len;
+	return SL_DROP;
+pass:
+	rs->passed++;
+	rs->passed_bytes += len;
+	return SL_PASS;
+}
+
+SEC("xdp")
+int sl_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	return sl_run(data, data_end, data_end - data) == SL_DROP ?
+	       XDP_DROP : XDP_PASS;
+}
+
+/* Run before other programs sharing the interface through libxdp's
+ * dispatcher, and let them see what we pass.
+ */
+struct {
+	__uint(priority, 10);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(sl_xdp);
+
+SEC("tc")
+int sl_tc(struct __sk_buff *skb)
+{
+	void *data, *data_end;
+
+	/* Headers may sit outside the linear part of an skb; make the first
+	 * bytes readable before parsing (a no-op when they already are).
+	 */
+	if (skb->data_end - skb->data < skb->len &&
+	    skb->data_end - skb->data < 128)
+		bpf_skb_pull_data(skb, skb->len < 128 ? skb->len : 128);
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	return sl_run(data, data_end, skb->len) == SL_DROP ?
+	       TC_ACT_SHOT : TC_ACT_OK;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Types shared by the BPF programs and userspace: map keys and values,
+ * rules, configuration and counters. Plain fixed-size types only, explicit
+ * padding, byte order stated per field, so the same bytes mean the same
+ * thing on both sides and `bpftool map dump` prints named fields from BTF.
+ */
+#ifndef SLICELIMIT_H
+#define SLICELIMIT_H
+
+#include <linux/types.h>
+
+#define SL_PIN_DIR		"/sys/fs/bpf/slicelimit"
+
+/* Rules are matched by bitmaps: bit i of a bitmap is the rule at priority
+ * position i. A packet's candidate set is the AND of the bitmaps that its
+ * port, source and destination select; the first set bit wins. The cost is
+ * SL_RULE_WORDS word operations whatever the number of rules loaded.
+ */
+#define SL_MAX_RULES		1024
+#define SL_RULE_WORDS		(SL_MAX_RULES / 64)
+
+/* Two copies of every rule table; the config's active_gen picks one, so
+ * `rules apply` fills the idle copy and switches with one word write.
+ */
+#define SL_GENS			2
+
+/* Port-class table layout, per generation: TCP ports, UDP ports, then one
+ * slot for ICMP/ICMPv6 and one for every other protocol.
+ */
+#define SL_SLOT_TCP		0
+#define SL_SLOT_UDP		65536
+#define SL_SLOT_ICMP		131072
+#define SL_SLOT_OTHER		131073
+#define SL_PORT_SLOTS		131074
+
+/* Each rule splits its protocol's port space at most twice, so a rule set
+ * has at most 2 * (2 * SL_MAX_RULES + 1) + 2 distinct port classes. Class 0
+ * is reserved for "no rule can match": the no-rule path stops there.
+ */
+#define SL_MAX_CLASSES		4104
+
+/* Per-client records of the sliding algorithm; 12 gives the 1.1 x bound
+ * (see include/sl_algo.h).
+ */
+#define SL_RECORDS		12
+
+#define SL_DEFAULT_CLIENTS	262144
+#define SL_MAX_CPUS		256
+
+/* Longest window: record times are u32 milliseconds compared by wrapping
+ * difference, which is exact while ages stay below 2^31 ms.
+ */
+#define SL_MAX_WINDOW_MS	(24ULL * 24 * 3600 * 1000)
+
+enum sl_algorithm {
+	SL_ALGO_SLIDING = 0,
+	SL_ALGO__COUNT,
+};
+
+enum sl_action {
+	SL_ACTION_DROP = 0,
+	SL_ACTION_SHADOW = 1,	/* count and report, never drop */
+};
+
+enum sl_unit {
+	SL_UNIT_PACKETS = 0,
+	SL_UNIT_SYN = 1,	/* TCP SYN without ACK: new connections */
+	SL_UNIT_BYTES = 2,
+};
+
+enum sl_protocol {
+	SL_PROTO_ANY = 0,
+	SL_PROTO_TCP = 1,
+	SL_PROTO_UDP = 2,
+	SL_PROTO_ICMP = 3,	/* ICMP and ICMPv6 */
+};
+
+struct sl_bitmap {
+	__u64 word[SL_RULE_WORDS];
+};
+
+/* Addresses everywhere are 16 bytes in network byte order; IPv4 is stored
+ * IPv4-mapped (::ffff:a.b.c.d) so one key type covers both families and an
+ * IPv4 /24 is an IPv6 /120.
+ */
+struct sl_addr {
+	__u8 byte[16];
+};
+
+/* LPM trie key of the source, destination and exempt tables. The generation
+ * is the first byte of the data, so prefixlen = 8 + address bits.
+ */
+struct sl_lpm_key {
+	__u32 prefixlen;	/* host byte order */
+	__u8 gen;
+	__u8 addr[16];		/* network byte order */
+	__u8 pad[3];
+};
+
+/* One rule, as the kernel reads it: array sl_rules, index
+ * gen * SL_MAX_RULES + priority position. The match fields are compiled
+ * into the bitmap tables; they are kept here so that `rules list` and a
+ * bpftool dump describe the running rule in full.
+ */
+struct sl_rule {
+	char name[32];
+	__u64 limit;		/* units per window */
+	__u32 window_ms;
+	__u32 slice_ms;		/* window / slices */
+	__u16 id;		/* stable across applies: stats index, client key */
+	__u8 algorithm;		/* enum sl_algorithm */
+	__u8 action;		/* enum sl_action */
+	__u8 unit;		/* enum sl_unit */
+	__u8 key_ipv4_prefix;	/* source bits kept in the client key */
+	__u8 key_ipv6_prefix;
+	__u8 key_by_port;	/* destination port is part of the client key */
+	__u8 protocol;		/* enum sl_protocol */
+	__u8 src_prefixlen;	/* 0..128 over src, 0 = any */
+	__u8 dst_prefixlen;
+	__u8 nr_exempt;
+	__u16 port_min;		/* host byte order; 0..65535 = any */
+	__u16 port_max;
+	__u32 priority;
+	__u32 pad;
+	struct sl_addr src;
+	struct sl_addr dst;
+};
+
+/* Client key of sl_clients. */
+struct sl_client_key {
+	struct sl_addr addr;	/* source masked to the rule's prefix */
+	__u16 rule_id;		/* host byte order */
+	__u16 dport;		/* network byte order; 0 unless key_by_port */
+};
+
+/* One slice of the sliding algorithm as seen by one CPU. */
+struct sl_record {
+	__u32 first_ms;		/* model/TAI ms of the slice's first accept */
+	__u32 count;		/* units accepted into this slice on this CPU */
+	__u32 seq;		/* node accept sequence when the slice opened */
+};
+
+/* Client state, one per CPU (sl_clients is an LRU per-CPU hash). */
+struct sl_client {
+	__u64 last_ms;		/* last accept on this CPU */
+	__u64 blocked_until_ms;	/* cache: over the limit until then */
+	__u32 accepted;		/* units accepted on this CPU, wrapping */
+	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */
+	__u32 current;		/* index of the open record */
+	__u32 pad;
+	struct sl_record rec[SL_RECORDS];
+};
+
+/* Single-entry array sl_config, written by userspace only. */
+struct sl_config {
+	__u32 active_gen;	/* which copy of the rule tables is live */
+	__u32 rules_epoch;	/* bumped by every apply; invalidates caches */
+	__u32 nr_rules;		/* rules in the live generation */
+	__u8 has_src;		/* any live rule matches on source prefix */
+	__u8 has_dst;
+	__u8 has_exempt;
+	__u8 pad;
+	struct sl_bitmap all_rules;	/* every live rule: the bitmap of an
+					 * address no rule restricts */
+};
+
+/* Per-rule counters, per-CPU array sl_rule_stats indexed by rule id. */
+struct sl_rule_stats {
+	__u64 passed;		/* matched and under the limit (or not counted) */
+	__u64 dropped;
+	__u64 shadow_dropped;	/* over the limit in shadow mode: passed */
+	__u64 exempt;		/* source on the rule's exempt list */
+	__u64 passed_bytes;
+	__u64 dropped_bytes;
+};
+
+/* Global counters, per-CPU array sl_global_stats with one entry. */
+struct sl_global_stats {
+	__u64 packets;
+	__u64 non_ip;		/* not IPv4/IPv6: passed */
+	__u64 malformed;	/* truncated or invalid headers: passed */
+	__u64 fragments;	/* IP fragments: passed, not counted */
+	__u64 no_rule;		/* no rule matched: passed */
+	__u64 fail_open;	/* client table refused an insert: passed */
+};
+
+/* Attached devices, hash sl_devices keyed by ifindex (userspace only). */
+enum sl_attach_mode {
+	SL_MODE_XDP = 0,	/* native XDP */
+	SL_MODE_XDP_GENERIC = 1,
+	SL_MODE_TC = 2,		/* TC ingress (clsact) */
+};
+
+struct sl_device {
+	char name[16];
+	__u32 mode;		/* enum sl_attach_mode */
+	__u32 prog_id;
+};
+
+#endif /* SLICELIMIT_H */
