@@ -24,7 +24,7 @@ PKGS       := libbpf libxdp libcyaml yaml-0.1 json-c
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 	      -Iinclude -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz
+LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Iinclude -Ibpf \
 	      -I/usr/include/$(ARCH)-linux-gnu

@@ -49,7 +49,7 @@ __noinline int sl_rule_position(const struct sl_config *cfg,
 
 	if (!cfg || !pkt)
 		return -1;
-	gen = cfg->active_gen & 1;
+	gen = cfg->gen & 1;
 	key = gen * SL_PORT_SLOTS + (pkt->slot < SL_PORT_SLOTS ? pkt->slot : 0);
 	class = bpf_map_lookup_elem(&sl_port_classes, &key);
 	if (!class || !*class)
@@ -87,7 +87,7 @@ static __always_inline int sl_exempt(const struct sl_config *cfg,
 
 	if (!cfg->has_exempt)
 		return 0;
-	ex = sl_lpm_rules(&sl_exempt_rules, cfg->active_gen & 1, &pkt->src);
+	ex = sl_lpm_rules(&sl_exempt_rules, cfg->gen & 1, &pkt->src);
 	return ex && ((ex->word[bit >> 6] >> (bit & 63)) & 1);
 }
 

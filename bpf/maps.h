@@ -11,9 +11,20 @@
 #include <bpf/bpf_helpers.h>
 #include "slicelimit.h"
 
+/* The live generation: one u32, switched by `rules apply` after it has
+ * filled the other generation's tables.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_active SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SL_GENS);
 	__type(key, __u32);
 	__type(value, struct sl_config);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

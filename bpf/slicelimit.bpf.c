@@ -39,6 +39,7 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	struct sl_global_stats *gs;
 	struct sl_rule_stats *rs;
 	struct sl_config *cfg;
+	__u32 *gen;
 	struct sl_packet pkt = {};
 	struct sl_client_key key;
 	struct sl_params p;
@@ -46,8 +47,11 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	int pos, ret;
 
 	gs = bpf_map_lookup_elem(&sl_global_stats, &zero);
-	cfg = bpf_map_lookup_elem(&sl_config, &zero);
-	if (!gs || !cfg)
+	gen = bpf_map_lookup_elem(&sl_active, &zero);
+	if (!gs || !gen)
+		return SL_PASS;
+	cfg = bpf_map_lookup_elem(&sl_config, gen);
+	if (!cfg)
 		return SL_PASS;
 	gs->packets++;
 
@@ -67,7 +71,7 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		gs->no_rule++;
 		return SL_PASS;
 	}
-	key_idx = (cfg->active_gen & 1) * SL_MAX_RULES + pos;
+	key_idx = (cfg->gen & 1) * SL_MAX_RULES + pos;
 	rule = bpf_map_lookup_elem(&sl_rules, &key_idx);
 	if (!rule)
 		return SL_PASS;

@@ -20,7 +20,7 @@
 #define SL_MAX_RULES		1024
 #define SL_RULE_WORDS		(SL_MAX_RULES / 64)
 
-/* Two copies of every rule table; the config's active_gen picks one, so
+/* Two copies of every rule table; sl_active picks the live one, so
  * `rules apply` fills the idle copy and switches with one word write.
  */
 #define SL_GENS			2
@@ -152,9 +152,12 @@ struct sl_client {
 	struct sl_record rec[SL_RECORDS];
 };
 
-/* Single-entry array sl_config, written by userspace only. */
+/* Array sl_config, one entry per generation, written by userspace only.
+ * The live generation is the single word in sl_active: a packet reads it
+ * once, then sees only that generation's config and tables.
+ */
 struct sl_config {
-	__u32 active_gen;	/* which copy of the rule tables is live */
+	__u32 gen;		/* this entry's own generation */
 	__u32 rules_epoch;	/* bumped by every apply; invalidates caches */
 	__u32 nr_rules;		/* rules in the live generation */
 	__u8 has_src;		/* any live rule matches on source prefix */

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Host tests of the `sliding` algorithm (include/sl_algo.h) and the client
+ * key (include/sl_key.h). A small simulator decides every request as the
+ * kernel does: tally the client over all CPUs, accept while the tally allows,
+ * charge the CPU the request arrived on. Figures are checked against models
+ * computed here (the study's plain sliding slices, an exact sliding log).
+ * Tests that take a CPU count get it as cmocka state (1 or 2).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "slicelimit.h"
+#include "sl_algo.h"
+#include "sl_key.h"
+
+#define MAXREQ		16384
+#define MAXCPU		2
+#define NTRACES		500
+#define SEED		0x5eed511ce2026ULL
+#define ULL(x)		((unsigned long long)(x))
+
+struct req {
+	__u64 t;
+	int cpu;
+};
+
+struct trace {
+	int n;
+	struct req r[MAXREQ];
+};
+
+static struct {
+	struct sl_params p;
+	int ncpu;
+	__u32 units;
+	struct sl_client cpus[MAXCPU];
+	int nacc, nrej;
+	__u64 acc[MAXREQ];	/* accept times, in order */
+} sim;
+
+static struct trace tr, tr2;
+
+/* ---- simulator, reference models, traces ---------------------------------- */
+
+static void sim_init(__u64 limit, __u32 window, __u32 slice, int ncpu,
+		     __u32 units)
+{
+	memset(&sim, 0, sizeof(sim));
+	sim.p = (struct sl_params){ limit, window, slice };
+	sim.ncpu = ncpu;
+	sim.units = units;
+}
+
+/* The client's tally at `now` over all CPUs; nonzero if it allows. */
+static int sim_tally(struct sl_tally *t, __u64 now)
+{
+	int i;
+
+	sl_tally_init(t);
+	for (i = 0; i < sim.ncpu; i++)
+		sl_tally_add(t, &sim.cpus[i], &sim.p, now);
+	return sl_tally_allows(t, &sim.p);
+}
+
+static int sim_request(__u64 now, int cpu)
+{
+	struct sl_tally t;
+
+	if (!sim_tally(&t, now)) {
+		sim.nrej++;
+		return 0;
+	}
+	sl_charge(&sim.cpus[cpu], &sim.p, &t, now, sim.units);
+	assert_true(sim.nacc < MAXREQ);
+	sim.acc[sim.nacc++] = now;
+	return 1;
+}
+
+static void sim_run(const struct trace *x)
+{
+	int i;
+
+	for (i = 0; i < x->n; i++)
+		sim_request(x->r[i].t, x->r[i].cpu);
+}
+
+/* Largest number of accepts (sorted times) in any interval (t - w, t]. */
+static __u64 max_in_window(const __u64 *acc, int n, __u64 w)
+{
+	__u64 best = 0;
+	int i, j = 0;
+
+	for (i = 0; i < n; i++) {
+		while (acc[j] + w <= acc[i])
+			j++;
+		if ((__u64)(i - j + 1) > best)
+			best = i - j + 1;
+	}
+	return best;
+}
+
+/* Exact sliding log: accept while fewer than `limit` accepts lie in
+ * (t - w, t]; the accepted requests of `in` go to `out`.
+ */
+static int ref_log(const struct trace *in, __u64 limit, __u64 w,
+		   struct trace *out)
+{
+	int i, j = 0;
+
+	out->n = 0;
+	for (i = 0; i < in->n; i++) {
+		while (j < out->n && out->r[j].t + w <= in->r[i].t)
+			j++;
+		if ((__u64)(out->n - j) < limit)
+			out->r[out->n++] = in->r[i];
+	}
+	return out->n;
+}
+
+/* The study's plain sliding slices: a count per slice floor(t / s); accept
+ * while slices d - (w/s - 1) .. d sum to less than `limit`.
+ */
+static int ref_plain(const struct trace *in, __u64 limit, __u32 w, __u32 s,
+		     __u64 *acc)
+{
+	static __u64 cnt[1024];
+	__u64 k, d, sum;
+	int i, n = 0;
+
+	memset(cnt, 0, sizeof(cnt));
+	for (i = 0; i < in->n; i++) {
+		d = in->r[i].t / s;
+		assert_true(d < 1024);
+		sum = 0;
+		for (k = d + 1 > w / s ? d + 1 - w / s : 0; k <= d; k++)
+			sum += cnt[k];
+		if (sum < limit) {
+			cnt[d]++;
+			acc[n++] = in->r[i].t;
+		}
+	}
+	return n;
+}
+
+static __u64 rnd(__u64 *s, __u64 n)	/* xorshift64*, in [0, n) */
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return (*s * 0x2545F4914F6CDD1DULL >> 11) % n;
+}
+
+static void add_burst(struct trace *x, __u64 t, int n, int cpu)
+{
+	while (n-- > 0 && x->n < MAXREQ)
+		x->r[x->n++] = (struct req){ .t = t, .cpu = cpu };
+}
+
+static int req_cmp(const void *a, const void *b)
+{
+	const struct req *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Random bursts, often at slice edges or one window after the previous
+ * burst (the edge-slice shapes); burst sizes scale with `lim` requests.
+ */
+static void gen_trace(__u64 *s, const struct sl_params *p, __u64 lim,
+		      int ncpu, struct trace *x)
+{
+	__u64 w = p->window_ms, sl = p->slice_ms, t = rnd(s, w), prev = 0;
+	__u64 start, span, size, i;
+	int b, bursts = 1 + rnd(s, 10);
+
+	x->n = 0;
+	for (b = 0; b < bursts; b++) {
+		switch (rnd(s, 4)) {
+		case 0:		/* around a coming slice boundary */
+			start = (t / sl + 1 + rnd(s, 3)) * sl + rnd(s, 5) - 2;
+			break;
+		case 1:		/* about one window after the previous burst */
+			start = prev + w + rnd(s, 5) - 2;
+			break;
+		default:
+			start = t + rnd(s, w);
+		}
+		i = rnd(s, 4);
+		size = i == 0 ? lim / 10 + 1 : i == 1 ? lim : 1 + rnd(s, 2 * lim);
+		span = rnd(s, 3) == 0 ? 0 : rnd(s, 2) ? rnd(s, sl) : rnd(s, 3 * w);
+		for (i = 0; i < size && x->n < MAXREQ; i++)
+			x->r[x->n++] = (struct req){
+				.t = start + i * span / size,
+				.cpu = ncpu > 1 ? (int)rnd(s, ncpu) : 0,
+			};
+		prev = start;
+		t = start + span > t ? start + span : t;
+	}
+	qsort(x->r, x->n, sizeof(x->r[0]), req_cmp);
+}
+
+static const __u64 limits[] = { 1, 2, 3, 5, 7, 10, 11, 20, 50, 99, 100, 600 };
+static const __u32 windows[] = { 1000, 5000, 7000, 60000 };
+
+static void random_params(__u64 *s, struct sl_params *p)
+{
+	p->limit = limits[rnd(s, sizeof(limits) / sizeof(limits[0]))];
+	p->window_ms = windows[rnd(s, 4)];
+	p->slice_ms = p->window_ms / 12;
+}
+
+/* ---- 1. Model A and Model D ---------------------------------------------- */
+
+/* Model A: a pattern and the study's sliding-slices row for it. */
+struct model_a {
+	int pattern;		/* 0 uniform 2x, 1 boundary burst, 2 intermittent */
+	int accepted, rejected, max;
+};
+
+static struct model_a uniform_2x = { 0, 1800, 1800, 600 };
+static struct model_a boundary_burst = { 1, 1200, 1200, 600 };
+static struct model_a intermittent = { 2, 1800, 0, 600 };
+
+static void gen_model_a(int pattern, struct trace *x)
+{
+	int i, k;
+
+	x->n = 0;
+	for (i = 0; pattern == 0 && i < 3600; i++)
+		add_burst(x, 50 * i, 1, 0);
+	for (k = 1; pattern == 1 && k <= 2; k++)
+		for (i = 0; i < 600; i++) {
+			add_burst(x, k * 60000 - 5000 + i * 5000 / 600, 1, 0);
+			add_burst(x, k * 60000 + i * 5000 / 600, 1, 0);
+		}
+	for (k = 0; pattern == 2 && k < 3; k++)
+		for (i = 0; i < 600; i++)
+			add_burst(x, k * 60000 + i * 5000 / 600, 1, 0);
+	qsort(x->r, x->n, sizeof(x->r[0]), req_cmp);
+}
+
+/* The reference model must reproduce the study's row, and the algorithm
+ * must accept the very same requests as the reference.
+ */
+static void test_model_a_matches_plain_slices(void **st)
+{
+	const struct model_a *m = *st;
+	static __u64 pacc[MAXREQ];
+	int np;
+
+	gen_model_a(m->pattern, &tr);
+	np = ref_plain(&tr, 600, 60000, 5000, pacc);
+	assert_int_equal(np, m->accepted);
+	assert_int_equal(tr.n - np, m->rejected);
+	assert_int_equal(max_in_window(pacc, np, 60000), m->max);
+	sim_init(600, 60000, 5000, 1, 1);
+	sim_run(&tr);
+	assert_int_equal(sim.nacc, np);
+	assert_int_equal(sim.nrej, tr.n - np);
+	assert_int_equal(max_in_window(sim.acc, sim.nacc, 60000), m->max);
+	assert_memory_equal(sim.acc, pacc, np * sizeof(pacc[0]));
+}
+
+/* 100 at 58 s and 100 at 61 s, limit 100 per minute: the exact log's 100. */
+static void test_model_d_minute_boundary_matches_exact_log(void **st)
+{
+	tr.n = 0;
+	add_burst(&tr, 58000, 100, 0);
+	add_burst(&tr, 61000, 100, 0);
+	sim_init(100, 60000, 5000, 1, 1);
+	sim_run(&tr);
+	assert_int_equal(sim.nacc, ref_log(&tr, 100, 60000, &tr2));
+}
+
+/* ---- 2. the edge-slice counter-examples ---------------------------------- */
+
+/* n1 at t1 on CPU 0, n2 at t2 (+ n3 at t3) on the last CPU, run with
+ * L = 600 per 60 s.
+ */
+static void edge_run(int ncpu, int n1, __u64 t1, int n2, __u64 t2, int n3,
+		     __u64 t3)
+{
+	tr.n = 0;
+	add_burst(&tr, t1, n1, 0);
+	add_burst(&tr, t2, n2, ncpu - 1);
+	add_burst(&tr, t3, n3, ncpu - 1);
+	sim_init(600, 60000, 5000, ncpu, 1);
+	sim_run(&tr);
+}
+
+static void test_edge_slice_end_of_slice_burst_capped(void **st)
+{
+	int ncpu = *(int *)*st;
+
+	edge_run(ncpu, 600, 4999, 600, 60000, 0, 0);
+	assert_in_range(max_in_window(sim.acc, sim.nacc, 60000), 0,
+			600 + 600 / 10);
+	assert_int_equal(sim.nacc, ref_log(&tr, 600, 60000, &tr2));
+	/* the weighted counter's 1,140: 600 at 4,999 + 600 at 64,499 */
+	edge_run(ncpu, 600, 4999, 600, 64499, 0, 0);
+	assert_in_range(max_in_window(sim.acc, sim.nacc, 60000), 0,
+			600 + 600 / 10);
+}
+
+static void test_edge_slice_compliant_pair_all_accepted(void **st)
+{
+	int ncpu = *(int *)*st;
+
+	edge_run(ncpu, 600, 0, 600, 60001, 0, 0);
+	assert_int_equal(ref_log(&tr, 600, 60000, &tr2), tr.n);
+	assert_int_equal(sim.nrej, 0);
+	assert_int_equal(sim.nacc, tr.n);
+	/* the weighted counter's 539 false rejects: 599 + 1 + 599 */
+	edge_run(ncpu, 599, 0, 1, 4990, 599, 60500);
+	assert_int_equal(ref_log(&tr, 600, 60000, &tr2), tr.n);
+	assert_int_equal(sim.nrej, 0);
+}
+
+/* ---- 3. properties over random traces ------------------------------------ */
+
+/* Random traces filtered by the exact log are compliant: no rejects. */
+static void test_compliant_traces_never_rejected(void **st)
+{
+	int k, ncpu = *(int *)*st;
+	__u64 s = SEED + ncpu;
+	struct sl_params p;
+
+	for (k = 0; k < NTRACES; k++) {
+		random_params(&s, &p);
+		gen_trace(&s, &p, p.limit, ncpu, &tr);
+		ref_log(&tr, p.limit, p.window_ms, &tr2);
+		sim_init(p.limit, p.window_ms, p.slice_ms, ncpu, 1);
+		sim_run(&tr2);
+		if (sim.nrej)
+			fail_msg("trace %d (L=%llu W=%u, %d cpus): %d of %d "
+				 "compliant requests rejected", k, ULL(p.limit),
+				 p.window_ms, ncpu, sim.nrej, tr2.n);
+	}
+}
+
+/* Raw random traces, counting requests: at most L + L/10 (L below 10: L)
+ * in any window. Two CPUs may take 2 more for simultaneous accepts, which
+ * a sequential simulator should never need (reported if it does). Counting
+ * 1500-byte packets: at most L + cap + one packet.
+ */
+static void adversarial(int ncpu, __u32 units, __u64 s)
+{
+	int k, needed_extra = 0;
+	struct sl_params p;
+	__u64 m, b;
+
+	for (k = 0; k < NTRACES; k++) {
+		random_params(&s, &p);
+		gen_trace(&s, &p, p.limit, ncpu, &tr);
+		if (units > 1)
+			p.limit = p.limit * units + rnd(&s, units);
+		sim_init(p.limit, p.window_ms, p.slice_ms, ncpu, units);
+		sim_run(&tr);
+		m = units * max_in_window(sim.acc, sim.nacc, p.window_ms);
+		if (units > 1)
+			b = p.limit + sl_slice_cap(&p) + units;
+		else
+			b = p.limit >= 10 ? p.limit + p.limit / 10 : p.limit;
+		needed_extra += m > b;
+		if (m > b + (ncpu > 1 ? 2 * units : 0))
+			fail_msg("trace %d (L=%llu W=%u, %d cpus): %llu in one "
+				 "window, bound %llu", k, ULL(p.limit),
+				 p.window_ms, ncpu, ULL(m), ULL(b));
+	}
+	if (needed_extra)
+		print_message("note: %d traces on %d cpus needed the +2 "
+			      "allowance\n", needed_extra, ncpu);
+}
+
+static void test_adversarial_traces_within_bound(void **st)
+{
+	adversarial(*(int *)*st, 1, SEED * 3);
+}
+
+/* ---- 4. Retry-After ------------------------------------------------------ */
+
+/* After every reject at t: a request at accept_at is accepted, one at
+ * accept_at - 1 is not, and the kernel's cached next_expiry is no later.
+ * Odd traces count bytes of mixed sizes, so that one expiry may not free
+ * enough and accept_at must walk several.
+ */
+static void test_retry_after_is_earliest_accept(void **st)
+{
+	int k, i, ncpu = *(int *)*st, checked = 0;
+	__u64 s = SEED * 5 + ncpu, a, e, now;
+	struct sl_params p;
+	struct sl_tally t;
+
+	for (k = 0; k < 200; k++) {
+		random_params(&s, &p);
+		gen_trace(&s, &p, p.limit, ncpu, &tr);
+		sim_init(p.limit * (k & 1 ? 1000 : 1), p.window_ms, p.slice_ms,
+			 ncpu, 1);
+		for (i = 0; i < tr.n; i++) {
+			now = tr.r[i].t;
+			sim.units = k & 1 ? (rnd(&s, 2) ? 40 : 1500) : 1;
+			if (sim_request(now, tr.r[i].cpu))
+				continue;
+			a = sl_accept_at_ms(sim.cpus, ncpu, &sim.p, now);
+			sim_tally(&t, now);
+			e = t.next_expiry_ms;
+			if (a == SL_NEVER || a <= now || !sim_tally(&t, a) ||
+			    sim_tally(&t, a - 1) || e > a)
+				fail_msg("trace %d req %d t=%llu: accept_at %llu, "
+					 "next_expiry %llu", k, i, ULL(now),
+					 ULL(a), ULL(e));
+			checked++;
+		}
+	}
+	assert_true(checked > 1000);
+}
+
+/* ---- 5. idle reset ------------------------------------------------------- */
+
+#define IDLE_W		1000
+
+/* Fill the limit at t0 (spread over the CPUs), then at `now` expect nothing
+ * counted, no wait, the full limit accepted and then a reject.
+ */
+static void fill_then_fresh_at(int ncpu, __u64 t0, __u64 now)
+{
+	struct sl_tally t;
+	__u64 i;
+
+	sim_init(20, IDLE_W, IDLE_W / 12, ncpu, 1);
+	for (i = 0; i < sim.p.limit; i++)
+		assert_true(sim_request(t0, i % ncpu));
+	assert_false(sim_request(t0, 0));
+	sim_tally(&t, now);
+	assert_int_equal(t.used, 0);
+	assert_int_equal(sl_remaining(&t, &sim.p), sim.p.limit);
+	assert_int_equal(sl_accept_at_ms(sim.cpus, ncpu, &sim.p, now), now);
+	for (i = 0; i < sim.p.limit; i++)
+		assert_true(sim_request(now, (i + 1) % ncpu));
+	assert_false(sim_request(now, 0));
+}
+
+static void test_idle_reset_after_full_window_starts_fresh(void **st)
+{
+	int ncpu = *(int *)*st;
+	struct sl_tally t;
+
+	fill_then_fresh_at(ncpu, 1000, 1000 + IDLE_W);
+	/* one ms short of the window everything still counts */
+	sim_init(20, IDLE_W, IDLE_W / 12, ncpu, 1);
+	while (sim_request(1000, sim.nacc % ncpu))
+		;
+	sim_tally(&t, 1000 + IDLE_W - 1);
+	assert_int_equal(t.used, sim.nacc);
+	assert_int_equal(sl_remaining(&t, &sim.p), 0);
+}
+
+static void test_idle_reset_u32_wrap_state_not_counted(void **st)
+{
+	/* 2^32 + 10 makes the old records look 10 ms old in u32 */
+	const __u64 gaps[] = { (1ULL << 32) + 10, 50ULL * 86400 * 1000,
+			       3 * (1ULL << 32) };
+	int ncpu = *(int *)*st, i;
+	struct sl_tally t;
+	unsigned int g;
+
+	for (g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++)
+		fill_then_fresh_at(ncpu, 1000, 1000 + gaps[g]);
+	if (ncpu < 2)
+		return;
+	/* CPU 1 ancient, CPU 0 recent: only CPU 0 counts */
+	sim_init(20, IDLE_W, IDLE_W / 12, 2, 1);
+	for (i = 0; i < 15; i++)
+		assert_true(sim_request(1000, 1));
+	for (i = 0; i < 4; i++)
+		assert_true(sim_request(1000 + gaps[0], 0));
+	sim_tally(&t, 1000 + gaps[0] + 10);
+	assert_int_equal(t.used, 4);
+}
+
+/* ---- 6. client key ------------------------------------------------------- */
+
+static void check_key(const char *src, int v4, int v6, int by_port,
+		      const char *want)
+{
+	struct sl_rule rule = { .id = 7, .key_ipv4_prefix = v4,
+				.key_ipv6_prefix = v6, .key_by_port = by_port };
+	struct sl_addr a, w;
+	struct sl_client_key k;
+
+	assert_int_equal(inet_pton(AF_INET6, src, a.byte), 1);
+	assert_int_equal(inet_pton(AF_INET6, want, w.byte), 1);
+	memset(&k, 0xaa, sizeof(k));
+	sl_client_key_make(&k, &rule, &a, htons(443));
+	assert_memory_equal(k.addr.byte, w.byte, 16);
+	assert_int_equal(k.rule_id, 7);
+	assert_int_equal(k.dport, by_port ? htons(443) : 0);
+}
+
+static void test_key_make_named_prefixes_masked(void **st)
+{
+	check_key("::ffff:192.0.2.77", 24, 64, 0, "::ffff:192.0.2.0");
+	check_key("2001:db8:1:2:3:4:5:6", 24, 64, 1, "2001:db8:1:2::");
+	check_key("::ffff:192.0.2.77", 0, 0, 1, "::ffff:0.0.0.0");
+	check_key("::ffff:192.0.2.77", 32, 0, 0, "::ffff:192.0.2.77");
+	check_key("2001:db8:1:2:3:4:5:6", 32, 0, 1, "::");
+	check_key("2001:db8:1:2:3:4:5:6", 0, 128, 0, "2001:db8:1:2:3:4:5:6");
+}
+
+/* Every prefix length of both families against a byte-wise mask. */
+static void test_key_make_every_prefix_matches_bytewise_mask(void **st)
+{
+	struct sl_rule rule = { .id = 1 };
+	struct sl_client_key k;
+	struct sl_addr a, want;
+	__u64 s = SEED * 7;
+	int v4, bits, i, n;
+
+	for (v4 = 0; v4 <= 1; v4++)
+		for (bits = 0; bits <= (v4 ? 32 : 128); bits++) {
+			for (i = 0; i < 16; i++)
+				a.byte[i] = 1 + rnd(&s, 255);
+			if (v4) {
+				memset(a.byte, 0, 10);
+				a.byte[10] = a.byte[11] = 0xff;
+			}
+			rule.key_ipv4_prefix = v4 ? bits : 0;
+			rule.key_ipv6_prefix = v4 ? 0 : bits;
+			n = v4 ? 96 + bits : bits;
+			want = a;
+			for (i = 0; i < 16; i++)
+				want.byte[i] &= n >= 8 * (i + 1) ? 0xff :
+					n <= 8 * i ? 0 :
+					(0xff00 >> (n - 8 * i)) & 0xff;
+			sl_client_key_make(&k, &rule, &a, 0);
+			assert_memory_equal(k.addr.byte, want.byte, 16);
+		}
+}
+
+/* ---- 7. bytes ------------------------------------------------------------ */
+
+static void test_bytes_unit_charge_counts_bytes(void **st)
+{
+	struct sl_tally t;
+	__u64 n;
+
+	sim_init(100000, 1000, 83, 1, 1500);
+	assert_true(sim_request(10, 0));
+	sim_tally(&t, 10);
+	assert_int_equal(t.used, 1500);
+	assert_int_equal(sl_remaining(&t, &sim.p), sim.p.limit - 1500);
+	/* accepted while under the limit: ceil(L / 1500) packets */
+	for (n = 1; sim_request(10, 0); n++)
+		;
+	assert_int_equal(n, (sim.p.limit + 1499) / 1500);
+}
+
+static void test_bytes_unit_window_within_limit_cap_packet(void **st)
+{
+	adversarial(*(int *)*st, 1500, SEED * 11);
+}
+
+static int one_cpu = 1, two_cpus = 2;
+
+/* the case is the test state and the end of the test name */
+#define TEST_CASE(f, c)	{ #f "_" #c, f, NULL, NULL, &c }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TEST_CASE(test_model_a_matches_plain_slices, uniform_2x),
+		TEST_CASE(test_model_a_matches_plain_slices, boundary_burst),
+		TEST_CASE(test_model_a_matches_plain_slices, intermittent),
+		cmocka_unit_test(test_model_d_minute_boundary_matches_exact_log),
+		TEST_CASE(test_edge_slice_end_of_slice_burst_capped, one_cpu),
+		TEST_CASE(test_edge_slice_end_of_slice_burst_capped, two_cpus),
+		TEST_CASE(test_edge_slice_compliant_pair_all_accepted, one_cpu),
+		TEST_CASE(test_edge_slice_compliant_pair_all_accepted, two_cpus),
+		TEST_CASE(test_compliant_traces_never_rejected, one_cpu),
+		TEST_CASE(test_compliant_traces_never_rejected, two_cpus),
+		TEST_CASE(test_adversarial_traces_within_bound, one_cpu),
+		TEST_CASE(test_adversarial_traces_within_bound, two_cpus),
+		TEST_CASE(test_retry_after_is_earliest_accept, one_cpu),
+		TEST_CASE(test_retry_after_is_earliest_accept, two_cpus),
+		TEST_CASE(test_idle_reset_after_full_window_starts_fresh, one_cpu),
+		TEST_CASE(test_idle_reset_after_full_window_starts_fresh, two_cpus),
+		TEST_CASE(test_idle_reset_u32_wrap_state_not_counted, one_cpu),
+		TEST_CASE(test_idle_reset_u32_wrap_state_not_counted, two_cpus),
+		cmocka_unit_test(test_key_make_named_prefixes_masked),
+		cmocka_unit_test(test_key_make_every_prefix_matches_bytewise_mask),
+		cmocka_unit_test(test_bytes_unit_charge_counts_bytes),
+		TEST_CASE(test_bytes_unit_window_within_limit_cap_packet, one_cpu),
+		TEST_CASE(test_bytes_unit_window_within_limit_cap_packet, two_cpus),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

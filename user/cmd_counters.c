@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stats, top, query: read the counters and client state, and answer with
+ * the same include/ code the kernel decides with.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "commands.h"
+#include "common.h"
+#include "maps.h"
+#include "rules.h"
+#include "sl_algo.h"
+#include "sl_key.h"
+
+json_object *sl_rule_to_json(const struct sl_rule *r);
+
+static const char stats_help[] =
+"Usage: slicelimit stats [--json]\n"
+"\n"
+"Per-rule counters summed over CPUs (passed, dropped, shadow_dropped,\n"
+"exempt, and their bytes) and global counters (packets, non_ip, malformed,\n"
+"fragments, no_rule, fail_open).\n";
+
+static const char top_help[] =
+"Usage: slicelimit top [-n N] [--rule NAME] [--json]\n"
+"\n"
+"The N (default 10) clients with the most units counted in their current\n"
+"window, with their limit, remaining allowance and Retry-After.\n";
+
+static const char query_help[] =
+"Usage: slicelimit query ADDR [--rule NAME] [--port N] [--json]\n"
+"\n"
+"For each running rule (or only NAME): the client ADDR belongs to, its\n"
+"limit, the units used in the current window, what remains, and the\n"
+"Retry-After in seconds (0 when a request would pass now). --port names\n"
+"the destination port for rules that key by port.\n";
+
+/* A client's standing under a rule, from its per-CPU state. */
+struct client_view {
+	__u64 used;
+	__u64 remaining;
+	__u64 retry_after_ms;	/* 0: would pass now */
+};
+
+static void view_client(const struct sl_maps *m, const struct sl_rule *rule,
+			const struct sl_client *cpus, __u64 now_ms,
+			struct client_view *v)
+{
+	struct sl_params p;
+	struct sl_tally t;
+	__u64 at;
+	int i;
+
+	sl_params_from_rule(&p, rule);
+	sl_tally_init(&t);
+	for (i = 0; i < m->nr_cpus; i++)
+		sl_tally_add(&t, &cpus[i], &p, now_ms);
+	v->used = t.used;
+	v->remaining = sl_remaining(&t, &p);
+	at = sl_accept_at_ms(cpus, m->nr_cpus, &p, now_ms);
+	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
+}
+
+static void view_to_json(json_object *o, const struct sl_rule *rule,
+			 const struct client_view *v)
+{
+	json_object_object_add(o, "rule", json_object_new_string(rule->name));
+	json_object_object_add(o, "limit", json_object_new_int64(rule->limit));
+	json_object_object_add(o, "window_ms", json_object_new_int64(rule->window_ms));
+	json_object_object_add(o, "used", json_object_new_int64(v->used));
+	json_object_object_add(o, "remaining", json_object_new_int64(v->remaining));
+	json_object_object_add(o, "retry_after_ms", json_object_new_int64(v->retry_after_ms));
+	/* Retry-After is whole seconds, rounded up (RFC 9110) */
+	json_object_object_add(o, "retry_after_s",
+			       json_object_new_int64((v->retry_after_ms + 999) / 1000));
+}
+
+static int open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
+		     struct sl_config *cfg)
+{
+	int err;
+
+	if (sl_check_bpffs())
+		return -ENODEV;
+	err = sl_maps_open_pinned(m);
+	if (err) {
+		pr_error("nothing loaded under %s (slicelimit attach DEV)", SL_PIN_DIR);
+		return err;
+	}
+	err = sl_rules_read_live(m, rules, nr, cfg);
+	if (err) {
+		pr_error("cannot read the running rules: %s", strerror(-err));
+		sl_maps_close(m);
+	}
+	return err;
+}
+
+static void add_u64(json_object *o, const char *k, __u64 v)
+{
+	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
+}
+
+int do_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sl_global_stats gs;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct sl_maps m;
+	json_object *root, *arr, *g;
+	unsigned nr, i;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		return sl_usage(stats_help, c != 'h');
+	if (optind != argc)
+		return sl_usage(stats_help, true);
+	if (open_live(&m, &rules, &nr, &cfg))
+		return SL_EXIT_FAIL;
+
+	root = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < nr; i++) {
+		struct sl_rule_stats rs;
+		json_object *o = json_object_new_object();
+
+		err = sl_percpu_sum_u64(&m, m.rule_stats, rules[i].id, &rs,
+					sizeof(rs));
+		if (err)
+			memset(&rs, 0, sizeof(rs));
+		json_object_object_add(o, "rule", json_object_new_string(rules[i].name));
+		add_u64(o, "passed", rs.passed);
+		add_u64(o, "dropped", rs.dropped);
+		add_u64(o, "shadow_dropped", rs.shadow_dropped);
+		add_u64(o, "exempt", rs.exempt);
+		add_u64(o, "passed_bytes", rs.passed_bytes);
+		add_u64(o, "dropped_bytes", rs.dropped_bytes);
+		json_object_array_add(arr, o);
+	}
+	if (sl_percpu_sum_u64(&m, m.global_stats, 0, &gs, sizeof(gs)))
+		memset(&gs, 0, sizeof(gs));
+	g = json_object_new_object();
+	add_u64(g, "packets", gs.packets);
+	add_u64(g, "non_ip", gs.non_ip);
+	add_u64(g, "malformed", gs.malformed);
+	add_u64(g, "fragments", gs.fragments);
+	add_u64(g, "no_rule", gs.no_rule);
+	add_u64(g, "fail_open", gs.fail_open);
+	json_object_object_add(root, "rules", arr);
+	json_object_object_add(root, "global", g);
+
+	if (sl_json) {
+		sl_print_json(root);
+	} else {
+		printf("%-20s %12s %12s %12s %10s %14s %14s\n", "RULE", "PASSED",
+		       "DROPPED", "SHADOW_DROP", "EXEMPT", "PASSED_BYTES",
+		       "DROPPED_BYTES");
+		for (i = 0; i < nr; i++) {
+			json_object *o = json_object_array_get_idx(arr, i), *v;
+
+#define N(k) (json_object_object_get_ex(o, k, &v), (long long)json_object_get_int64(v))
+			printf("%-20s %12lld %12lld %12lld %10lld %14lld %14lld\n",
+			       rules[i].name, N("passed"), N("dropped"),
+			       N("shadow_dropped"), N("exempt"), N("passed_bytes"),
+			       N("dropped_bytes"));
+#undef N
+		}
+		printf("\npackets %llu  non_ip %llu  malformed %llu  fragments %llu  no_rule %llu  fail_open %llu\n",
+		       (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
+		       (unsigned long long)gs.malformed,
+		       (unsigned long long)gs.fragments,
+		       (unsigned long long)gs.no_rule,
+		       (unsigned long long)gs.fail_open);
+		json_object_put(root);
+	}
+	free(rules);
+	sl_maps_close(&m);
+	return SL_EXIT_OK;
+}
+
+static const struct sl_rule *rule_by_name(const struct sl_rule *rules,
+					  unsigned nr, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(rules[i].name, name))
+			return &rules[i];
+	return NULL;
+}
+
+static const char *format_client(const struct sl_client_key *key,
+				 const struct sl_rule *rule, char *buf,
+				 size_t len)
+{
+	unsigned plen = sl_addr_is_ipv4(&key->addr) ?
+			96 + rule->key_ipv4_prefix : rule->key_ipv6_prefix;
+	size_t n;
+
+	sl_format_prefix(&key->addr, plen, buf, len);
+	n = strlen(buf);
+	if (rule->key_by_port && n < len)
+		snprintf(buf + n, len - n, " port %u", ntohs(key->dport));
+	return buf;
+}
+
+struct top_row {
+	struct sl_client_key key;
+	const struct sl_rule *rule;
+	struct client_view view;
+};
+
+static int by_used_desc(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	return x->view.used < y->view.used ? 1 : x->view.used > y->view.used ? -1 : 0;
+}
+
+int do_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rule", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *only = NULL;
+	struct sl_rule *rules = NULL;
+	struct top_row *rows = NULL;
+	struct sl_client *cpus = NULL;
+	struct sl_client_key key, next;
+	struct sl_config cfg;
+	struct sl_maps m;
+	size_t nrows = 0, cap = 0, i;
+	unsigned nr, n = 10;
+	__u64 now = sl_now_tai_ms();
+	void *prev = NULL;
+	json_object *arr;
+	char *end, buf[96];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			n = strtoul(optarg, &end, 10);
+			if (*end || !n) {
+				pr_error("-n: '%s' is not a positive count", optarg);
+				return SL_EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			only = optarg;
+			break;
+		default:
+			return sl_usage(top_help, c != 'h');
+		}
+	}
+	if (optind != argc)
+		return sl_usage(top_help, true);
+	if (open_live(&m, &rules, &nr, &cfg))
+		return SL_EXIT_FAIL;
+	if (only && !rule_by_name(rules, nr, only)) {
+		pr_error("--rule: no running rule is named '%s'", only);
+		goto fail;
+	}
+	cpus = calloc(m.nr_cpus, sizeof(*cpus));
+	if (!cpus)
+		goto fail;
+	while (!bpf_map_get_next_key(m.clients, prev, &next)) {
+		const struct sl_rule *rule = NULL;
+		struct client_view v;
+
+		key = next;
+		prev = &key;
+		for (i = 0; i < nr; i++)
+			if (rules[i].id == key.rule_id)
+				rule = &rules[i];
+		if (!rule || (only && strcmp(rule->name, only)) ||
+		    bpf_map_lookup_elem(m.clients, &key, cpus))
+			continue;
+		view_client(&m, rule, cpus, now, &v);
+		if (!v.used)
+			continue;
+		if (nrows == cap) {
+			void *p;
+
+			cap = cap ? cap * 2 : 256;
+			p = realloc(rows, cap * sizeof(*rows));
+			if (!p)
+				goto fail;
+			rows = p;
+		}
+		rows[nrows].key = key;
+		rows[nrows].rule = rule;
+		rows[nrows++].view = v;
+	}
+	if (nrows)
+		qsort(rows, nrows, sizeof(*rows), by_used_desc);
+	if (nrows > n)
+		nrows = n;
+
+	arr = json_object_new_array();
+	for (i = 0; i < nrows; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "client", json_object_new_string(
+			format_client(&rows[i].key, rows[i].rule, buf, sizeof(buf))));
+		view_to_json(o, rows[i].rule, &rows[i].view);
+		json_object_array_add(arr, o);
+	}
+	if (sl_json) {
+		sl_print_json(arr);
+	} else {
+		printf("%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
+		       "USED", "LIMIT", "REMAINING", "RETRY_AFTER");
+		for (i = 0; i < nrows; i++)
+			printf("%-32s %-20s %10llu %10llu %10llu %11llus\n",
+			       format_client(&rows[i].key, rows[i].rule, buf, sizeof(buf)),
+			       rows[i].rule->name,
+			       (unsigned long long)rows[i].view.used,
+			       (unsigned long long)rows[i].rule->limit,
+			       (unsigned long long)rows[i].view.remaining,
+			       (unsigned long long)(rows[i].view.retry_after_ms + 999) / 1000);
+		json_object_put(arr);
+	}
+	free(rows);
+	free(cpus);
+	free(rules);
+	sl_maps_close(&m);
+	return SL_EXIT_OK;
+fail:
+	free(rows);
+	free(cpus);
+	free(rules);
+	sl_maps_close(&m);
+	return SL_EXIT_FAIL;
+}
+
+int do_query(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rule", required_argument, NULL, 'r' },
+		{ "port", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *only = NULL;
+	struct sl_rule *rules = NULL;
+	struct sl_client *cpus;
+	struct sl_config cfg;
+	struct sl_addr addr;
+	struct sl_maps m;
+	json_object *arr;
+	unsigned nr, i, port = 0;
+	__u64 now = sl_now_tai_ms();
+	char *end, buf[96];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "r:P:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			only = optarg;
+			break;
+		case 'P':
+			port = strtoul(optarg, &end, 10);
+			if (*end || port > 65535) {
+				pr_error("--port: '%s' is not a port (0-65535)", optarg);
+				return SL_EXIT_USAGE;
+			}
+			break;
+		default:
+			return sl_usage(query_help, c != 'h');
+		}
+	}
+	if (optind != argc - 1) {
+		pr_error("query needs one address (slicelimit query --help)");
+		return SL_EXIT_USAGE;
+	}
+	if (sl_parse_addr(argv[optind], &addr)) {
+		pr_error("'%s' is not an IPv4 or IPv6 address", argv[optind]);
+		return SL_EXIT_USAGE;
+	}
+	if (open_live(&m, &rules, &nr, &cfg))
+		return SL_EXIT_FAIL;
+	if (only && !rule_by_name(rules, nr, only)) {
+		pr_error("--rule: no running rule is named '%s'", only);
+		free(rules);
+		sl_maps_close(&m);
+		return SL_EXIT_FAIL;
+	}
+	cpus = calloc(m.nr_cpus, sizeof(*cpus));
+	arr = json_object_new_array();
+	for (i = 0; cpus && i < nr; i++) {
+		struct sl_client_key key;
+		struct client_view v;
+		json_object *o;
+
+		if (only && strcmp(rules[i].name, only))
+			continue;
+		sl_client_key_make(&key, &rules[i], &addr, htons(port));
+		if (bpf_map_lookup_elem(m.clients, &key, cpus))
+			memset(cpus, 0, m.nr_cpus * sizeof(*cpus));
+		view_client(&m, &rules[i], cpus, now, &v);
+		o = json_object_new_object();
+		json_object_object_add(o, "client", json_object_new_string(
+			format_client(&key, &rules[i], buf, sizeof(buf))));
+		view_to_json(o, &rules[i], &v);
+		json_object_array_add(arr, o);
+	}
+	if (sl_json) {
+		sl_print_json(arr);
+	} else {
+		printf("%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
+		       "LIMIT", "USED", "REMAINING", "RETRY_AFTER");
+		for (i = 0; i < json_object_array_length(arr); i++) {
+			json_object *o = json_object_array_get_idx(arr, i), *v;
+
+#define S(k) (json_object_object_get_ex(o, k, &v), json_object_get_string(v))
+			printf("%-32s %-20s %10s %10s %10s %11ss\n", S("client"),
+			       S("rule"), S("limit"), S("used"), S("remaining"),
+			       S("retry_after_s"));
+#undef S
+		}
+		json_object_put(arr);
+	}
+	free(cpus);
+	free(rules);
+	sl_maps_close(&m);
+	return SL_EXIT_OK;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Attach and detach. The programs and maps are loaded once and pinned under
+ * SL_PIN_DIR; every attachment (any device, XDP or TC) runs the same pinned
+ * program on the same maps, so a client is counted per host. The devices
+ * attached are kept in the pinned map sl_devices, which is how `detach` and
+ * `status` know them, and the pins go when the last device is detached.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "common.h"
+#include "loader.h"
+#include "maps.h"
+#include "slicelimit.skel.h"
+
+#define SL_PROG_XDP_PIN		SL_PIN_DIR "/prog_xdp"
+#define SL_PROG_TC_PIN		SL_PIN_DIR "/prog_tc"
+/* Our TC filter: a fixed handle and priority, so detach finds it. */
+#define SL_TC_HANDLE		0x51
+#define SL_TC_PRIORITY		0x51
+
+static const char *const mode_names[] = { "xdp", "xdp-generic", "tc" };
+
+const char *sl_mode_name(unsigned mode)
+{
+	return mode < 3 ? mode_names[mode] : "?";
+}
+
+int sl_parse_mode(const char *s, enum sl_attach_mode *mode)
+{
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(s, mode_names[i])) {
+			*mode = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int prog_id_of(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	return info.id;
+}
+
+int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+		    .pin_root_path = SL_PIN_DIR);
+	struct slicelimit_bpf *skel;
+	int err;
+
+	err = sl_check_bpffs();
+	if (err)
+		return err;
+	*xdp_fd = bpf_obj_get(SL_PROG_XDP_PIN);
+	*tc_fd = bpf_obj_get(SL_PROG_TC_PIN);
+	if (*xdp_fd >= 0 && *tc_fd >= 0)
+		return 0;
+	if (*xdp_fd >= 0)
+		close(*xdp_fd);
+	if (*tc_fd >= 0)
+		close(*tc_fd);
+
+	if (mkdir(SL_PIN_DIR, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_error("cannot create %s: %s", SL_PIN_DIR, strerror(errno));
+		return err;
+	}
+	skel = slicelimit_bpf__open_opts(&open_opts);
+	if (!skel) {
+		err = -errno;
+		pr_error("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	skel->rodata->sl_nr_cpus = libbpf_num_possible_cpus();
+	bpf_map__set_max_entries(skel->maps.sl_clients,
+				 opts->clients ? opts->clients : SL_DEFAULT_CLIENTS);
+	err = slicelimit_bpf__load(skel);
+	if (err) {
+		pr_error("cannot load the BPF programs: %s%s", strerror(-err),
+			 err == -EINVAL ?
+			 " (maps pinned under " SL_PIN_DIR " may have other sizes: run 'slicelimit detach --all' first; -v shows libbpf's log)" :
+			 " (-v shows libbpf's log)");
+		goto out;
+	}
+	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
+	if (err) {
+		pr_error("cannot pin the programs under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		goto out;
+	}
+	*xdp_fd = dup(bpf_program__fd(skel->progs.sl_xdp));
+	*tc_fd = dup(bpf_program__fd(skel->progs.sl_tc));
+	pr_info("loaded and pinned under %s", SL_PIN_DIR);
+out:
+	slicelimit_bpf__destroy(skel);
+	return err;
+}
+
+static int attach_xdp(int ifindex, const char *dev, int prog_fd,
+		      enum sl_attach_mode mode)
+{
+	enum xdp_attach_mode xmode = mode == SL_MODE_XDP ? XDP_MODE_NATIVE :
+							    XDP_MODE_SKB;
+	struct xdp_multiprog *mp;
+	struct xdp_program *xp;
+	__u32 id = 0;
+	int err;
+
+	if (!bpf_xdp_query_id(ifindex, 0, &id) && id) {
+		pr_error("%s already has an XDP program (id %u): detach it first, or use --mode tc",
+			 dev, id);
+		return -EBUSY;
+	}
+	xp = xdp_program__from_fd(prog_fd);
+	err = libxdp_get_error(xp);
+	if (err) {
+		pr_error("%s: libxdp cannot use the program: %s", dev,
+			 strerror(-err));
+		return err;
+	}
+	err = xdp_program__attach(xp, ifindex, xmode, 0);
+	if (err) {
+		pr_error("%s: cannot attach in %s mode: %s%s", dev,
+			 sl_mode_name(mode), strerror(-err),
+			 mode == SL_MODE_XDP ?
+			 " (the driver may lack native XDP: try --mode xdp-generic or --mode tc)" : "");
+		xdp_program__close(xp);
+		return err;
+	}
+	/* libxdp prefers its multi-program dispatcher; where that cannot load
+	 * it attaches our program alone. Both work; say which one we got.
+	 */
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (!libxdp_get_error(mp) && mp) {
+		if (xdp_multiprog__is_legacy(mp))
+			pr_info("%s: libxdp dispatcher unavailable; attached as a single XDP program",
+				dev);
+		else
+			pr_info("%s: attached through the libxdp dispatcher", dev);
+		xdp_multiprog__close(mp);
+	}
+	xdp_program__close(xp);
+	return 0;
+}
+
+static int detach_xdp(int ifindex, const char *dev, int prog_fd,
+		      enum sl_attach_mode mode)
+{
+	enum xdp_attach_mode xmode = mode == SL_MODE_XDP ? XDP_MODE_NATIVE :
+							    XDP_MODE_SKB;
+	struct xdp_program *xp;
+	int err;
+
+	xp = xdp_program__from_fd(prog_fd);
+	err = libxdp_get_error(xp);
+	if (!err) {
+		err = xdp_program__detach(xp, ifindex, xmode, 0);
+		xdp_program__close(xp);
+	}
+	return err;
+}
+
+static void tc_hook_init(struct bpf_tc_hook *hook, int ifindex)
+{
+	memset(hook, 0, sizeof(*hook));
+	hook->sz = sizeof(*hook);
+	hook->ifindex = ifindex;
+	hook->attach_point = BPF_TC_INGRESS;
+}
+
+static int attach_tc(int ifindex, const char *dev, int prog_fd)
+{
+	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
+		    .priority = SL_TC_PRIORITY, .prog_fd = prog_fd);
+	struct bpf_tc_hook hook;
+	int err;
+
+	tc_hook_init(&hook, ifindex);
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		pr_error("%s: cannot create the clsact qdisc: %s", dev,
+			 strerror(-err));
+		return err;
+	}
+	err = bpf_tc_attach(&hook, &tc);
+	if (err) {
+		pr_error("%s: cannot attach at TC ingress: %s", dev,
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int detach_tc(int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
+		    .priority = SL_TC_PRIORITY);
+	struct bpf_tc_hook hook;
+
+	tc_hook_init(&hook, ifindex);
+	return bpf_tc_detach(&hook, &tc);
+}
+
+int sl_attach(const char *dev, enum sl_attach_mode mode,
+	      const struct sl_load_opts *opts)
+{
+	struct sl_device rec = {};
+	struct sl_maps m;
+	int ifindex, xdp_fd = -1, tc_fd = -1, prog_fd, err;
+	__u32 key;
+
+	ifindex = if_nametoindex(dev);
+	if (!ifindex) {
+		pr_error("%s: no such device (ip link shows the devices)", dev);
+		return -ENODEV;
+	}
+	err = sl_load_pinned(opts, &xdp_fd, &tc_fd);
+	if (err)
+		return err;
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps pinned under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		goto out_progs;
+	}
+	key = ifindex;
+	if (!bpf_map_lookup_elem(m.devices, &key, &rec)) {
+		pr_error("%s: already attached (mode %s); detach it first", dev,
+			 sl_mode_name(rec.mode));
+		err = -EEXIST;
+		goto out;
+	}
+
+	prog_fd = mode == SL_MODE_TC ? tc_fd : xdp_fd;
+	err = mode == SL_MODE_TC ? attach_tc(ifindex, dev, prog_fd) :
+				   attach_xdp(ifindex, dev, prog_fd, mode);
+	if (err)
+		goto out;
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.name, sizeof(rec.name), "%s", dev);
+	rec.mode = mode;
+	rec.prog_id = prog_id_of(prog_fd);
+	if (bpf_map_update_elem(m.devices, &key, &rec, 0)) {
+		err = -errno;
+		pr_error("%s: attached, but cannot record it: %s", dev,
+			 strerror(errno));
+	}
+out:
+	sl_maps_close(&m);
+out_progs:
+	close(xdp_fd);
+	close(tc_fd);
+	return err;
+}
+
+/* Detach one recorded device; a device that has disappeared (its
+ * namespace or link deleted) is simply forgotten.
+ */
+static int detach_one(const struct sl_maps *m, __u32 ifindex,
+		      const struct sl_device *rec)
+{
+	char name[IF_NAMESIZE];
+	int err = 0, fd;
+
+	if (if_indextoname(ifindex, name) && !strcmp(name, rec->name)) {
+		if (rec->mode == SL_MODE_TC) {
+			err = detach_tc(ifindex);
+		} else {
+			fd = bpf_obj_get(SL_PROG_XDP_PIN);
+			err = fd < 0 ? -errno :
+			      detach_xdp(ifindex, rec->name, fd, rec->mode);
+			if (fd >= 0)
+				close(fd);
+		}
+		if (err == -ENOENT)
+			err = 0;	/* already gone from the device */
+		if (err) {
+			pr_error("%s: cannot detach: %s", rec->name,
+				 strerror(-err));
+			return err;
+		}
+	}
+	bpf_map_delete_elem(m->devices, &ifindex);
+	return 0;
+}
+
+static bool devices_empty(const struct sl_maps *m)
+{
+	__u32 key;
+
+	return bpf_map_get_next_key(m->devices, NULL, &key) != 0;
+}
+
+int sl_detach(const char *dev)
+{
+	struct sl_device rec;
+	struct sl_maps m;
+	__u32 key, next;
+	void *prev = NULL;
+	int err;
+
+	err = sl_check_bpffs();
+	if (err)
+		return err;
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("%s: not attached (nothing is pinned under %s)", dev,
+			 SL_PIN_DIR);
+		return -ENOENT;
+	}
+	err = -ENOENT;
+	while (!bpf_map_get_next_key(m.devices, prev, &next)) {
+		if (!bpf_map_lookup_elem(m.devices, &next, &rec) &&
+		    !strcmp(rec.name, dev)) {
+			err = detach_one(&m, next, &rec);
+			break;
+		}
+		key = next;
+		prev = &key;
+	}
+	if (err == -ENOENT)
+		pr_error("%s: not attached ('slicelimit status' lists the devices)",
+			 dev);
+	if (!err && devices_empty(&m)) {
+		sl_maps_close(&m);
+		return sl_unpin_all();
+	}
+	sl_maps_close(&m);
+	return err;
+}
+
+int sl_detach_all(void)
+{
+	struct sl_device rec;
+	struct sl_maps m;
+	__u32 key;
+	int err;
+
+	err = sl_check_bpffs();
+	if (err)
+		return err;
+	if (sl_maps_open_pinned(&m))
+		return sl_unpin_all();	/* a partial pin dir: clean it */
+	while (!bpf_map_get_next_key(m.devices, NULL, &key)) {
+		if (bpf_map_lookup_elem(m.devices, &key, &rec))
+			break;
+		err = detach_one(&m, key, &rec);
+		if (err) {
+			sl_maps_close(&m);
+			return err;
+		}
+	}
+	sl_maps_close(&m);
+	return sl_unpin_all();
+}
+
+int sl_unpin_all(void)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	d = opendir(SL_PIN_DIR);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", SL_PIN_DIR, e->d_name);
+		if (unlink(path))
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(SL_PIN_DIR) && !err)
+		err = -errno;
+	if (err)
+		pr_error("cannot remove the pins under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+	else
+		pr_info("unpinned %s", SL_PIN_DIR);
+	return err;
+}

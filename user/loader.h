@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Loading, pinning and attaching the kernel programs. */
+#ifndef SL_LOADER_H
+#define SL_LOADER_H
+
+#include <stdbool.h>
+#include "slicelimit.h"
+
+struct sl_load_opts {
+	unsigned clients;	/* sl_clients capacity, 0: default */
+};
+
+/* Load and pin the programs and maps once; later calls reuse the pins. */
+int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd);
+
+int sl_attach(const char *dev, enum sl_attach_mode mode,
+	      const struct sl_load_opts *opts);
+int sl_detach(const char *dev);
+int sl_detach_all(void);
+
+/* Remove everything under SL_PIN_DIR (after the last detach). */
+int sl_unpin_all(void);
+
+const char *sl_mode_name(unsigned mode);
+int sl_parse_mode(const char *s, enum sl_attach_mode *mode);
+
+#endif /* SL_LOADER_H */

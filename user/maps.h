@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The maps of one slicelimit instance, as file descriptors: either the
+ * pinned instance under SL_PIN_DIR, or an unpinned one from a skeleton
+ * (tests and replay). Every command works on this struct, so it cannot tell
+ * the two apart.
+ */
+#ifndef SL_MAPS_USER_H
+#define SL_MAPS_USER_H
+
+#include <bpf/libbpf.h>
+
+struct sl_maps {
+	int active;
+	int config;
+	int rules;
+	int port_classes;
+	int class_rules;
+	int src_rules;
+	int dst_rules;
+	int exempt_rules;
+	int clients;
+	int rule_stats;
+	int global_stats;
+	int devices;
+	int nr_cpus;		/* possible CPUs: per-CPU value count */
+	bool owned;		/* fds were opened here and must be closed */
+};
+
+/* 0, or -ENOENT when nothing is pinned (nothing attached yet), or -errno. */
+int sl_maps_open_pinned(struct sl_maps *m);
+void sl_maps_from_object(struct sl_maps *m, struct bpf_object *obj);
+void sl_maps_close(struct sl_maps *m);
+
+/* -ENODEV with a message when bpffs is not mounted at /sys/fs/bpf. */
+int sl_check_bpffs(void);
+
+/* Sum of a per-CPU array entry, `size` bytes of __u64 counters. */
+int sl_percpu_sum_u64(const struct sl_maps *m, int fd, __u32 key, void *out,
+		      size_t size);
+
+#endif /* SL_MAPS_USER_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Rule files: YAML (libcyaml) -> validated rule specs -> the kernel's rule
+ * tables. Loading reports every problem with file, line and field; applying
+ * fills the idle generation and switches to it with one word write.
+ */
+#ifndef SL_RULES_H
+#define SL_RULES_H
+
+#include <stdbool.h>
+#include "slicelimit.h"
+#include "maps.h"
+
+struct sl_prefix {
+	struct sl_addr addr;
+	unsigned len;		/* over the 128-bit (IPv4-mapped) form */
+};
+
+struct sl_rule_spec {
+	struct sl_rule rule;	/* id is assigned by sl_rules_apply() */
+	struct sl_prefix *exempt;
+	unsigned nr_exempt;
+	unsigned line;		/* where the rule starts in its file */
+};
+
+struct sl_ruleset {
+	struct sl_rule_spec *specs;	/* in priority order */
+	unsigned nr;
+};
+
+/* Parse and validate. Every error is printed (to stderr) as
+ * "FILE:LINE: rule NAME: FIELD: problem"; returns 0, or -EINVAL when the
+ * file has errors, or -errno when it cannot be read.
+ */
+int sl_rules_load_file(const char *path, struct sl_ruleset *rs);
+int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
+			 struct sl_ruleset *rs);
+void sl_rules_free(struct sl_ruleset *rs);
+
+/* Replace the running rule set atomically. Rule ids (stats index, client
+ * key) are kept for rules whose name is unchanged, so their counters and
+ * client state survive; the stats of a new rule start at zero.
+ */
+int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs);
+
+/* The live rules in priority order (caller frees *rules). */
+int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
+		       unsigned *nr, struct sl_config *cfg);
+
+const char *sl_protocol_name(unsigned protocol);
+const char *sl_unit_name(unsigned unit);
+const char *sl_action_name(unsigned action);
+const char *sl_algorithm_name(unsigned algorithm);
+
+#endif /* SL_RULES_H */
