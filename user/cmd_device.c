@@ -117,7 +117,7 @@ int do_detach(int argc, char **argv)
 			return sl_usage(detach_help, true);
 		}
 	}
-	if (all == (optind != argc - 1)) {
+	if (all ? optind != argc : optind != argc - 1) {
 		pr_error("detach needs one device, or --all");
 		return SL_EXIT_USAGE;
 	}

@@ -47,7 +47,7 @@ static struct {
 
 static struct trace tr, tr2;
 
-/* ---- simulator, reference models, traces ---------------------------------- */
+/* ---- simulator, reference models, traces ------------------------------- */
 
 static void sim_init(__u64 limit, __u32 window, __u32 slice, int ncpu,
 		     __u32 units)
@@ -182,16 +182,10 @@ static void gen_trace(__u64 *s, const struct sl_params *p, __u64 lim,
 
 	x->n = 0;
 	for (b = 0; b < bursts; b++) {
-		switch (rnd(s, 4)) {
-		case 0:		/* around a coming slice boundary */
-			start = (t / sl + 1 + rnd(s, 3)) * sl + rnd(s, 5) - 2;
-			break;
-		case 1:		/* about one window after the previous burst */
-			start = prev + w + rnd(s, 5) - 2;
-			break;
-		default:
-			start = t + rnd(s, w);
-		}
+		/* at a coming slice edge, a window after the last burst, or not */
+		i = rnd(s, 4);
+		start = i == 0 ? (t / sl + 1 + rnd(s, 3)) * sl + rnd(s, 5) - 2 :
+			i == 1 ? prev + w + rnd(s, 5) - 2 : t + rnd(s, w);
 		i = rnd(s, 4);
 		size = i == 0 ? lim / 10 + 1 : i == 1 ? lim : 1 + rnd(s, 2 * lim);
 		span = rnd(s, 3) == 0 ? 0 : rnd(s, 2) ? rnd(s, sl) : rnd(s, 3 * w);
@@ -571,6 +565,7 @@ static int one_cpu = 1, two_cpus = 2;
 
 /* the case is the test state and the end of the test name */
 #define TEST_CASE(f, c)	{ #f "_" #c, f, NULL, NULL, &c }
+#define TEST_CPUS(f)	TEST_CASE(f, one_cpu), TEST_CASE(f, two_cpus)
 
 int main(void)
 {
@@ -579,25 +574,17 @@ int main(void)
 		TEST_CASE(test_model_a_matches_plain_slices, boundary_burst),
 		TEST_CASE(test_model_a_matches_plain_slices, intermittent),
 		cmocka_unit_test(test_model_d_minute_boundary_matches_exact_log),
-		TEST_CASE(test_edge_slice_end_of_slice_burst_capped, one_cpu),
-		TEST_CASE(test_edge_slice_end_of_slice_burst_capped, two_cpus),
-		TEST_CASE(test_edge_slice_compliant_pair_all_accepted, one_cpu),
-		TEST_CASE(test_edge_slice_compliant_pair_all_accepted, two_cpus),
-		TEST_CASE(test_compliant_traces_never_rejected, one_cpu),
-		TEST_CASE(test_compliant_traces_never_rejected, two_cpus),
-		TEST_CASE(test_adversarial_traces_within_bound, one_cpu),
-		TEST_CASE(test_adversarial_traces_within_bound, two_cpus),
-		TEST_CASE(test_retry_after_is_earliest_accept, one_cpu),
-		TEST_CASE(test_retry_after_is_earliest_accept, two_cpus),
-		TEST_CASE(test_idle_reset_after_full_window_starts_fresh, one_cpu),
-		TEST_CASE(test_idle_reset_after_full_window_starts_fresh, two_cpus),
-		TEST_CASE(test_idle_reset_u32_wrap_state_not_counted, one_cpu),
-		TEST_CASE(test_idle_reset_u32_wrap_state_not_counted, two_cpus),
+		TEST_CPUS(test_edge_slice_end_of_slice_burst_capped),
+		TEST_CPUS(test_edge_slice_compliant_pair_all_accepted),
+		TEST_CPUS(test_compliant_traces_never_rejected),
+		TEST_CPUS(test_adversarial_traces_within_bound),
+		TEST_CPUS(test_retry_after_is_earliest_accept),
+		TEST_CPUS(test_idle_reset_after_full_window_starts_fresh),
+		TEST_CPUS(test_idle_reset_u32_wrap_state_not_counted),
 		cmocka_unit_test(test_key_make_named_prefixes_masked),
 		cmocka_unit_test(test_key_make_every_prefix_matches_bytewise_mask),
 		cmocka_unit_test(test_bytes_unit_charge_counts_bytes),
-		TEST_CASE(test_bytes_unit_window_within_limit_cap_packet, one_cpu),
-		TEST_CASE(test_bytes_unit_window_within_limit_cap_packet, two_cpus),
+		TEST_CPUS(test_bytes_unit_window_within_limit_cap_packet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
