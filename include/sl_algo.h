@@ -30,6 +30,10 @@
  * above holds. On the design study's Model A patterns this gives exactly
  * the plain-slices figures.
  *
+ * With unit bytes a slice closes only after the packet that reaches cap, and
+ * the uncounted part can include that packet and exclude a small first one:
+ * the bound becomes L + cap + two packets' bytes.
+ *
  * Times are u32 milliseconds compared by wrapping difference: exact while
  * ages stay below 2^31 ms, which SL_MAX_WINDOW_MS and the idle reset ensure.
  */

@@ -53,20 +53,6 @@ static const struct {
 	{ "query", do_query },
 };
 
-void sl_print_json(json_object *o)
-{
-	printf("%s\n", json_object_to_json_string_ext(o,
-		(sl_pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
-		JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-}
-
-int sl_usage(const char *help, bool error)
-{
-	fputs(help, error ? stderr : stdout);
-	return error ? SL_EXIT_USAGE : SL_EXIT_OK;
-}
-
 static int print_libbpf(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
