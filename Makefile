@@ -89,8 +89,24 @@ demo: deps
 	$(Q)tests/netns/demo.sh $(BUILD)/slicelimit
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)bench/run.sh $(BUILD)
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp
+	$(Q)$(BUILD)/bench/bench_xdp
 
 clean:
 	$(Q)rm -rf $(BUILD)
+
+# ---- benchmarks ----
+$(BUILD)/bench:
+	$(Q)mkdir -p $@
+
+$(BUILD)/bench/floor.bpf.o: bench/floor.bpf.c | $(BUILD)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(BUILD)/bench/bench_xdp: bench/bench_xdp.c $(BUILD)/bench/floor.skel.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Iuser -I$(BUILD)/bench $< $(LIB_OBJS) -o $@ $(LDLIBS)

@@ -69,20 +69,21 @@ __noinline int sl_decide(const struct sl_client_key *key,
 			 const struct sl_params *p, __u32 epoch,
 			 __u64 now_ms, __u32 units)
 {
-	struct sl_tally_ctx ctx = { .now_ms = now_ms };
+	struct sl_tally_ctx ctx;
 	struct sl_client *own;
 
 	if (!key || !p)
 		return SL_FAIL_OPEN;
-	ctx.key = *key;
-	ctx.params = *p;
-
 	own = sl_client_get(key);
 	if (!own)
 		return SL_FAIL_OPEN;
+	/* the over-limit path ends here: a lookup and a compare, no write */
 	if (own->blocked_epoch == epoch && now_ms < own->blocked_until_ms)
 		return SL_OVER;
 
+	ctx.key = *key;
+	ctx.params = *p;
+	ctx.now_ms = now_ms;
 	sl_tally_init(&ctx.tally);
 	bpf_loop(sl_nr_cpus, sl_tally_cpu, &ctx, 0);
 	if (!sl_tally_allows(&ctx.tally, p)) {

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Building request packets for BPF_PROG_TEST_RUN (replay, benchmarks). */
+#ifndef SL_PACKET_H
+#define SL_PACKET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "slicelimit.h"
+
+#define SL_PACKET_MAX	128
+
+/* An Ethernet + IPv4 or IPv6 (by the family of src) + UDP packet with
+ * `payload` zero bytes, into buf (SL_PACKET_MAX bytes). Returns its length.
+ * Ports in host byte order.
+ */
+size_t sl_packet_udp(uint8_t *buf, const struct sl_addr *src,
+		     const struct sl_addr *dst, uint16_t sport, uint16_t dport,
+		     size_t payload);
+
+#endif /* SL_PACKET_H */
