@@ -29,23 +29,39 @@ enum sl_decision {
 	SL_FAIL_OPEN = 2,	/* no state could be had: accepted */
 };
 
-static __always_inline struct sl_client *
-sl_client_get(const struct sl_client_key *key)
-{
-	static const struct sl_client zero;
-	struct sl_client *c;
+/* Zero states to create clients from (read-only data). */
+static const struct sl_client sl_zero_client;
+static const struct sl_client_plain sl_zero_plain;
+static const struct sl_client_log sl_zero_log;
 
-	c = bpf_map_lookup_elem(&sl_clients, key);
+/* This CPU's state of a client under the rule's algorithm, created if
+ * missing. NOEXIST: a racing insert on another CPU must not be overwritten
+ * (that would zero its slots); look up whatever won.
+ */
+static __always_inline void *sl_state_get(__u32 algorithm,
+					  const struct sl_client_key *key)
+{
+	void *map = &sl_clients;
+	const void *zero = &sl_zero_client;
+	void *c;
+
+	if (algorithm == SL_ALGO_SLIDING_PLAIN) {
+		map = &sl_clients_plain;
+		zero = &sl_zero_plain;
+	} else if (algorithm == SL_ALGO_SLIDING_LOG) {
+		map = &sl_clients_log;
+		zero = &sl_zero_log;
+	}
+	c = bpf_map_lookup_elem(map, key);
 	if (c)
 		return c;
-	/* NOEXIST: a racing insert on another CPU must not be overwritten
-	 * (that would zero its slots); look up whatever won.
-	 */
-	bpf_map_update_elem(&sl_clients, key, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&sl_clients, key);
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
 }
 
-/* bpf_loop() callback: the verifier checks its body once, not once per CPU. */
+/* bpf_loop() callbacks, one per state map: the verifier checks a body
+ * once, not once per CPU, and each body touches one value type only.
+ */
 struct sl_tally_ctx {
 	struct sl_client_key key;
 	struct sl_params params;
@@ -60,38 +76,114 @@ static long sl_tally_cpu(__u32 cpu, void *data)
 
 	c = bpf_map_lookup_percpu_elem(&sl_clients, &ctx->key, cpu);
 	if (c)
-		sl_tally_add(&ctx->tally, c, &ctx->params, ctx->now_ms);
+		sl_client_tally(&ctx->tally, c, &ctx->params, ctx->now_ms);
 	return 0;
 }
 
-/* A global function: verified once, on its own. */
+static long sl_tally_cpu_plain(__u32 cpu, void *data)
+{
+	struct sl_tally_ctx *ctx = data;
+	const struct sl_client_plain *c;
+
+	c = bpf_map_lookup_percpu_elem(&sl_clients_plain, &ctx->key, cpu);
+	if (c)
+		sl_client_plain_tally(&ctx->tally, c, &ctx->params, ctx->now_ms);
+	return 0;
+}
+
+static long sl_tally_cpu_log(__u32 cpu, void *data)
+{
+	struct sl_tally_ctx *ctx = data;
+	const struct sl_client_log *c;
+
+	c = bpf_map_lookup_percpu_elem(&sl_clients_log, &ctx->key, cpu);
+	if (c)
+		sl_client_log_tally(&ctx->tally, c, &ctx->params, ctx->now_ms);
+	return 0;
+}
+
+/* The client's tally over all CPUs. Global functions (this one, and the
+ * two below) are verified once each, on their own: together they would
+ * exceed what the verifier explores in one program.
+ */
+__noinline int sl_tally_node(const struct sl_client_key *key,
+			     const struct sl_params *p, __u64 now_ms,
+			     struct sl_tally *out)
+{
+	struct sl_tally_ctx ctx;
+
+	if (!key || !p || !out)
+		return -1;
+	ctx.key = *key;
+	ctx.params = *p;
+	ctx.now_ms = now_ms;
+	sl_tally_init(&ctx.tally);
+	if (p->algorithm == SL_ALGO_SLIDING_PLAIN)
+		bpf_loop(sl_nr_cpus, sl_tally_cpu_plain, &ctx, 0);
+	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
+		bpf_loop(sl_nr_cpus, sl_tally_cpu_log, &ctx, 0);
+	else
+		bpf_loop(sl_nr_cpus, sl_tally_cpu, &ctx, 0);
+	sl_tally_finish(&ctx.tally, p, now_ms);
+	*out = ctx.tally;
+	return 0;
+}
+
+/* Account an accept in this CPU's state, in the rule's map. */
+__noinline int sl_charge_cpu(const struct sl_client_key *key,
+			     const struct sl_params *p,
+			     const struct sl_tally *t, __u64 now_ms,
+			     __u32 units)
+{
+	if (!key || !p || !t)
+		return -1;
+	if (p->algorithm == SL_ALGO_SLIDING_PLAIN) {
+		struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
+
+		if (c)
+			sl_client_plain_charge(c, p, now_ms, units);
+	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
+		struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
+
+		if (c)
+			sl_client_log_charge(c, p, now_ms);
+	} else {
+		struct sl_client *c = bpf_map_lookup_elem(&sl_clients, key);
+
+		if (c)
+			sl_client_charge(c, p, t, now_ms, units);
+	}
+	return 0;
+}
+
 __noinline int sl_decide(const struct sl_client_key *key,
 			 const struct sl_params *p, __u32 epoch,
 			 __u64 now_ms, __u32 units)
 {
-	struct sl_tally_ctx ctx;
-	struct sl_client *own;
+	struct sl_client_hdr *own;
+	struct sl_tally t;
 
 	if (!key || !p)
 		return SL_FAIL_OPEN;
-	own = sl_client_get(key);
+	own = sl_state_get(p->algorithm, key);
 	if (!own)
 		return SL_FAIL_OPEN;
 	/* the over-limit path ends here: a lookup and a compare, no write */
 	if (own->blocked_epoch == epoch && now_ms < own->blocked_until_ms)
 		return SL_OVER;
 
-	ctx.key = *key;
-	ctx.params = *p;
-	ctx.now_ms = now_ms;
-	sl_tally_init(&ctx.tally);
-	bpf_loop(sl_nr_cpus, sl_tally_cpu, &ctx, 0);
-	if (!sl_tally_allows(&ctx.tally, p)) {
-		own->blocked_until_ms = ctx.tally.next_expiry_ms;
-		own->blocked_epoch = epoch;
+	sl_tally_node(key, p, now_ms, &t);
+	if (!sl_tally_allows(&t, p, units)) {
+		/* cache only "nothing fits": with unit bytes a smaller packet
+		 * may still fit where this one did not
+		 */
+		if (!sl_tally_allows(&t, p, 1)) {
+			own->blocked_until_ms = t.next_expiry_ms;
+			own->blocked_epoch = epoch;
+		}
 		return SL_OVER;
 	}
-	sl_charge(own, p, &ctx.tally, now_ms, units);
+	sl_charge_cpu(key, p, &t, now_ms, units);
 	return SL_ACCEPT;
 }
 

@@ -100,6 +100,28 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_clients SEC(".maps");
 
+/* sliding-plain and sliding-log state: allocated on first use only
+ * (no LRU: when full, new clients of these rules pass, counted as
+ * fail_open), so rules that do not use them cost nothing.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct sl_client_key);
+	__type(value, struct sl_client_plain);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_clients_plain SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct sl_client_key);
+	__type(value, struct sl_client_log);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_clients_log SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SL_MAX_RULES);

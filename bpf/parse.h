@@ -142,10 +142,11 @@ static __always_inline int sl_parse_ipv6(struct sl_cursor *c,
 	next = ip6->nexthdr;
 
 	/* Bounded walk of the extension header chain: the verifier needs the
-	 * bound, and a chain longer than this is treated as malformed.
+	 * bound, and a chain of more than SL_MAX_IPV6_EXT headers is treated
+	 * as malformed. The last round only looks for the upper layer.
 	 */
 #pragma unroll
-	for (i = 0; i < SL_MAX_IPV6_EXT; i++) {
+	for (i = 0; i <= SL_MAX_IPV6_EXT; i++) {
 		struct sl_ipv6_ext_hdr *ext;
 		__u32 len;
 
@@ -154,12 +155,16 @@ static __always_inline int sl_parse_ipv6(struct sl_cursor *c,
 		case IPPROTO_ROUTING:
 		case IPPROTO_DSTOPTS:
 		case IPPROTO_MH:
+			if (i == SL_MAX_IPV6_EXT)
+				return SL_PARSE_MALFORMED;
 			ext = sl_pull(c, sizeof(*ext));
 			if (!ext)
 				return SL_PARSE_MALFORMED;
 			len = ((__u32)ext->hdrlen + 1) * 8;
 			break;
 		case IPPROTO_AH:
+			if (i == SL_MAX_IPV6_EXT)
+				return SL_PARSE_MALFORMED;
 			ext = sl_pull(c, sizeof(*ext));
 			if (!ext)
 				return SL_PARSE_MALFORMED;

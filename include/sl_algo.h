@@ -4,6 +4,13 @@
  * the BPF object and userspace (query, Retry-After, tests). Every function
  * takes `now_ms` as an argument: the caller owns the clock.
  *
+ * Every algorithm is three functions over one CPU's state of a client:
+ * tally (add what still counts at `now` to a node-level sum), charge
+ * (record an accept on this CPU), and the sum's verdict `used < limit`.
+ * Summing over CPUs gives the node's view; the sum's next_expiry_ms is the
+ * earliest time the verdict can change, which the kernel caches for floods
+ * and sl_accept_at_ms() walks to find Retry-After.
+ *
  * The `sliding` algorithm
  * -----------------------
  * A client's accepts are grouped into at most SL_RECORDS slices. Each slice
@@ -51,17 +58,30 @@
 
 #define SL_NEVER	(~0ULL)
 
+/* Fully unrolled loops give the verifier straight code to walk once. */
+#ifdef __clang__
+#define SL_UNROLL	_Pragma("unroll")
+#else
+#define SL_UNROLL
+#endif
+
 /* What the algorithm needs of a rule. */
 struct sl_params {
-	__u64 limit;		/* units per window, >= 1 */
+	__u64 limit;		/* units per window, >= 1; token-bucket: capacity */
 	__u32 window_ms;	/* 1 .. SL_MAX_WINDOW_MS */
 	__u32 slice_ms;		/* 1 .. window_ms */
+	__u32 algorithm;	/* enum sl_algorithm */
+	__u32 pad;
+	__u64 token_ns;		/* token-bucket: refill interval per unit */
+	__u64 idle_ms;		/* after this long without an accept, a CPU's
+				 * state counts for nothing (see sl_idle_ms) */
 };
 
 /* A client's state summed over CPUs at one instant. */
 struct sl_tally {
 	__u64 used;		/* units counted inside the window */
 	__u64 next_expiry_ms;	/* when the first counted slice leaves it */
+	__u64 aux;		/* counter: previous-window sum; bucket: TAT */
 	__u32 seq;		/* node accept sequence: sum of CPU counters */
 	__u32 pad;
 };
@@ -70,6 +90,7 @@ SL_INLINE void sl_tally_init(struct sl_tally *t)
 {
 	t->used = 0;
 	t->next_expiry_ms = SL_NEVER;
+	t->aux = 0;
 	t->seq = 0;
 	t->pad = 0;
 }
@@ -83,10 +104,10 @@ SL_INLINE __u64 sl_slice_cap(const struct sl_params *p)
  * Checked before any record so that an ancient record can never look young
  * through u32 wrap-around.
  */
-SL_INLINE int sl_client_idle(const struct sl_client *c,
+SL_INLINE int sl_client_idle(const struct sl_client_hdr *c,
 			     const struct sl_params *p, __u64 now_ms)
 {
-	return (__s64)(now_ms - c->last_ms) >= (__s64)p->window_ms;
+	return (__s64)(now_ms - c->last_ms) >= (__s64)p->idle_ms;
 }
 
 SL_INLINE __u32 sl_record_age(const struct sl_record *r, __u64 now_ms)
@@ -100,15 +121,19 @@ SL_INLINE int sl_record_live(const struct sl_record *r,
 	return r->count && sl_record_age(r, now_ms) < p->window_ms;
 }
 
-/* Add one CPU's state of a client to the tally. */
-SL_INLINE void sl_tally_add(struct sl_tally *t, const struct sl_client *c,
-			    const struct sl_params *p, __u64 now_ms)
+SL_INLINE void sl_tally_expiry(struct sl_tally *t, __u64 expiry_ms)
+{
+	if (expiry_ms < t->next_expiry_ms)
+		t->next_expiry_ms = expiry_ms;
+}
+
+/* ---- sliding ---- */
+
+SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
+				const struct sl_params *p, __u64 now_ms)
 {
 	int i;
 
-	t->seq += c->accepted;
-	if (sl_client_idle(c, p, now_ms))
-		return;
 	for (i = 0; i < SL_RECORDS; i++) {
 		const struct sl_record *r = &c->rec[i];
 		__u64 expiry;
@@ -117,15 +142,17 @@ SL_INLINE void sl_tally_add(struct sl_tally *t, const struct sl_client *c,
 			continue;
 		t->used += r->count;
 		expiry = now_ms + (p->window_ms - sl_record_age(r, now_ms));
-		if (expiry < t->next_expiry_ms)
-			t->next_expiry_ms = expiry;
+		sl_tally_expiry(t, expiry);
 	}
 }
 
+/* Does a request of `units` fit? It must fit whole: a request that would
+ * take the count over the limit is the one rejected.
+ */
 SL_INLINE int sl_tally_allows(const struct sl_tally *t,
-			      const struct sl_params *p)
+			      const struct sl_params *p, __u32 units)
 {
-	return t->used < p->limit;
+	return t->used + units <= p->limit;
 }
 
 SL_INLINE __u64 sl_remaining(const struct sl_tally *t,
@@ -145,21 +172,16 @@ SL_INLINE __u64 sl_records_needed(const struct sl_tally *t,
 	return (left + cap - 1) / cap;
 }
 
-/* Account an accepted request of `units` on this CPU's state `c`; `t` is the
- * tally the decision was made on.
- */
-SL_INLINE void sl_charge(struct sl_client *c, const struct sl_params *p,
-			 const struct sl_tally *t, __u64 now_ms, __u32 units)
+SL_INLINE void sl_sliding_charge(struct sl_client *c,
+				 const struct sl_params *p,
+				 const struct sl_tally *t, __u64 now_ms,
+				 __u32 units)
 {
 	__u64 cap = sl_slice_cap(p);
 	struct sl_record *cur;
 	__u32 live = 0, cur_idx, free_idx = SL_RECORDS;
 	int open = 0, i;
 
-	if (sl_client_idle(c, p, now_ms)) {
-		for (i = 0; i < SL_RECORDS; i++)
-			c->rec[i].count = 0;
-	}
 	/* Zero what has left the window: a free record is then simply one
 	 * with count 0, and no stale time survives to wrap around.
 	 */
@@ -200,62 +222,447 @@ SL_INLINE void sl_charge(struct sl_client *c, const struct sl_params *p,
 		c->current = cur_idx;
 	}
 	cur->count += units;
-	c->accepted += units;
-	c->last_ms = now_ms;
 }
 
-#ifndef __BPF__
-/* Earliest time >= now at which the client may be accepted again, given its
- * state on `nr_cpus` CPUs: the moment enough counted slices have left the
- * window. Userspace only (query, HTTP answers); the kernel caches the
- * cheaper lower bound next_expiry_ms instead.
+/* ---- sliding-plain: the study's sum of the last N slices ---- */
+
+SL_INLINE __u32 sl_plain_slices(const struct sl_params *p)
+{
+	__u32 n = p->window_ms / p->slice_ms;
+
+	return n < 1 ? 1 : n > SL_MAX_PLAIN_SLICES ? SL_MAX_PLAIN_SLICES : n;
+}
+
+SL_INLINE void sl_plain_tally(struct sl_tally *t,
+			      const struct sl_client_plain *c,
+			      const struct sl_params *p, __u64 now_ms)
+{
+	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
+	int i;
+
+	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
+		const struct sl_slot *s = &c->slot[i];
+		__u32 back = d - s->slice;	/* slices ago, wrapping */
+
+		if (!s->count || back >= n)
+			continue;
+		t->used += s->count;
+		/* counted until slice s->slice + n begins */
+		sl_tally_expiry(t, ((__u64)now_ms / p->slice_ms + (n - back)) *
+				   p->slice_ms);
+	}
+}
+
+SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
+			       const struct sl_params *p, __u64 now_ms,
+			       __u32 units)
+{
+	__u32 d = now_ms / p->slice_ms;
+	struct sl_slot *s = &c->slot[d % SL_MAX_PLAIN_SLICES];
+
+	/* the ring holds SL_MAX_PLAIN_SLICES >= n slices: what this one
+	 * held is out of the window
+	 */
+	if (s->slice != d) {
+		s->slice = d;
+		s->count = 0;
+	}
+	s->count += units;
+}
+
+/* ---- fixed window ---- */
+
+SL_INLINE void sl_fixed_tally(struct sl_tally *t, const struct sl_client *c,
+			      const struct sl_params *p, __u64 now_ms)
+{
+	__u64 w = now_ms / p->window_ms;
+
+	if (c->fixed.window != w || !c->fixed.count)
+		return;
+	t->used += c->fixed.count;
+	sl_tally_expiry(t, (w + 1) * p->window_ms);
+}
+
+SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
+			       __u64 now_ms, __u32 units)
+{
+	__u64 w = now_ms / p->window_ms;
+
+	if (c->fixed.window != w) {
+		c->fixed.window = w;
+		c->fixed.count = 0;
+	}
+	c->fixed.count += units;
+}
+
+/* ---- sliding-counter: current window plus the previous one weighted by
+ * the part of it still inside the sliding window ----
  */
-SL_INLINE __u64 sl_accept_at_ms(const struct sl_client *cpus, int nr_cpus,
+
+/* This CPU's counts as of window w: (current, previous). */
+SL_INLINE void sl_counter_at(const struct sl_client *c, __u64 w, __u64 *cur,
+			     __u64 *prev)
+{
+	*cur = *prev = 0;
+	if (c->counter.window == w) {
+		*cur = c->counter.cur;
+		*prev = c->counter.prev;
+	} else if (c->counter.window + 1 == w) {
+		*prev = c->counter.cur;
+	}
+}
+
+/* Sums the node's current count in `used` and previous count in `aux`;
+ * sl_counter_finish() weighs them.
+ */
+SL_INLINE void sl_counter_tally(struct sl_tally *t, const struct sl_client *c,
 				const struct sl_params *p, __u64 now_ms)
 {
-	struct sl_tally t;
-	__u64 released = 0, at = now_ms;
-	int i, j;
+	__u64 cur, prev;
 
-	sl_tally_init(&t);
-	for (i = 0; i < nr_cpus; i++)
-		sl_tally_add(&t, &cpus[i], p, now_ms);
-	while (t.used - released >= p->limit) {
-		__u64 next = SL_NEVER;
+	sl_counter_at(c, now_ms / p->window_ms, &cur, &prev);
+	t->used += cur;
+	t->aux += prev;
+}
 
-		/* the next expiry after `at`, and everything leaving then */
-		for (i = 0; i < nr_cpus; i++) {
-			if (sl_client_idle(&cpus[i], p, now_ms))
-				continue;
-			for (j = 0; j < SL_RECORDS; j++) {
-				const struct sl_record *r = &cpus[i].rec[j];
-				__u64 exp;
+/* estimate = cur + prev * (W - e) / W, e = time into the current window.
+ * floor(estimate) < limit exactly when estimate < limit, so `used` holds
+ * the floor and the common verdict used < limit stays exact. The estimate
+ * falls as e grows: next_expiry is the first ms at which it is below the
+ * limit, or the next window, where the counts shift.
+ */
+SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
+				 __u64 now_ms)
+{
+	__u64 W = p->window_ms, e = now_ms % W, start = now_ms - e;
+	__u64 cur = t->used, prev = t->aux, need, e_min;
 
-				if (!sl_record_live(r, p, now_ms))
-					continue;
-				exp = now_ms + (p->window_ms -
-						sl_record_age(r, now_ms));
-				if (exp > at && exp < next)
-					next = exp;
-			}
-		}
-		if (next == SL_NEVER)
-			return SL_NEVER;
-		for (i = 0; i < nr_cpus; i++) {
-			if (sl_client_idle(&cpus[i], p, now_ms))
-				continue;
-			for (j = 0; j < SL_RECORDS; j++) {
-				const struct sl_record *r = &cpus[i].rec[j];
-
-				if (sl_record_live(r, p, now_ms) &&
-				    now_ms + (p->window_ms -
-					      sl_record_age(r, now_ms)) == next)
-					released += r->count;
-			}
-		}
-		at = next;
+	t->used = cur + prev * (W - e) / W;
+	if (!cur && !prev)
+		return;
+	if (cur >= p->limit || !prev) {
+		sl_tally_expiry(t, start + W);
+		return;
 	}
-	return at;
+	/* smallest e' with prev * (W - e') < (limit - cur) * W */
+	need = ((p->limit - cur) * W + prev - 1) / prev;	/* ceil */
+	e_min = W + 1 > need ? W + 1 - need : 0;
+	sl_tally_expiry(t, e_min < W ? start + e_min : start + W);
+}
+
+SL_INLINE void sl_counter_charge(struct sl_client *c,
+				 const struct sl_params *p, __u64 now_ms,
+				 __u32 units)
+{
+	__u64 w = now_ms / p->window_ms, cur, prev;
+
+	sl_counter_at(c, w, &cur, &prev);
+	c->counter.window = w;
+	c->counter.cur = cur + units;
+	c->counter.prev = prev;
+}
+
+/* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
+ * i.e. while the tokens in use, ceil((TAT - now) / T), are below the
+ * capacity. The node's TAT is the largest over CPUs.
+ */
+SL_INLINE void sl_bucket_tally(struct sl_tally *t, const struct sl_client *c,
+			       const struct sl_params *p, __u64 now_ms)
+{
+	if (c->bucket.tat_ns > t->aux)
+		t->aux = c->bucket.tat_ns;
+}
+
+SL_INLINE void sl_bucket_finish(struct sl_tally *t, const struct sl_params *p,
+				__u64 now_ms)
+{
+	__u64 now_ns = now_ms * 1000000, tat = t->aux, T = p->token_ns;
+	__u64 tol = (p->limit - 1) * T, ready;
+
+	if (tat <= now_ns || !T)
+		return;
+	t->used = (tat - now_ns + T - 1) / T;
+	ready = tat > tol ? tat - tol : 0;	/* first ns with a token */
+	sl_tally_expiry(t, (ready + 999999) / 1000000);
+}
+
+SL_INLINE void sl_bucket_charge(struct sl_client *c, const struct sl_params *p,
+				const struct sl_tally *t, __u64 now_ms,
+				__u32 units)
+{
+	__u64 now_ns = now_ms * 1000000;
+
+	c->bucket.tat_ns = (t->aux > now_ns ? t->aux : now_ns) +
+			   (__u64)units * p->token_ns;
+}
+
+/* ---- sliding-log: every accept time, exact ---- */
+
+/* All ones if a < b, else 0; branch-free (BPF has no conditional move,
+ * and a branch per step of a search multiplies the verifier's paths).
+ */
+SL_INLINE __u32 sl_mask_lt(__u32 a, __u32 b)
+{
+	__u64 d = (__u64)a - b;
+
+	/* hide that the sign of d is a < b, or the compiler turns the mask
+	 * back into a branch
+	 */
+	__asm__ volatile("" : "+r"(d));
+	return -(__u32)(d >> 63);
+}
+
+/* Index (in accept order) of the oldest accept still in the window. Times
+ * only grow along the ring, so a binary search over the valid entries finds
+ * it, in a fixed 13 branch-free steps (2^13 > SL_MAX_LOG).
+ */
+SL_INLINE __u32 sl_log_first_live(const struct sl_client_log *c,
+				  const struct sl_params *p, __u64 now_ms)
+{
+	__u32 valid = c->accepted - c->current;
+	__u32 count = valid < SL_MAX_LOG ? valid : SL_MAX_LOG;
+	__u32 base = c->accepted - count, lo = 0, hi = count;
+	int i;
+
+	SL_UNROLL
+	for (i = 0; i < 13; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+		__u32 age = (__u32)now_ms -
+			    c->stamp_ms[(base + mid) & (SL_MAX_LOG - 1)];
+		__u32 active = sl_mask_lt(lo, hi);
+		__u32 live = sl_mask_lt(age, p->window_ms);
+
+		hi = (hi & ~(active & live)) | (mid & active & live);
+		lo = (lo & ~(active & ~live)) | ((mid + 1) & active & ~live);
+	}
+	return base + lo;
+}
+
+SL_INLINE void sl_log_tally(struct sl_tally *t, const struct sl_client_log *c,
+			    const struct sl_params *p, __u64 now_ms)
+{
+	__u32 first = sl_log_first_live(c, p, now_ms);
+	__u32 oldest;
+
+	if (first == c->accepted)
+		return;
+	t->used += c->accepted - first;
+	oldest = c->stamp_ms[first & (SL_MAX_LOG - 1)];
+	sl_tally_expiry(t, now_ms + (p->window_ms - ((__u32)now_ms - oldest)));
+}
+
+SL_INLINE void sl_log_charge(struct sl_client_log *c, __u64 now_ms)
+{
+	/* one entry per accept: the log counts requests (units of 1) */
+	c->stamp_ms[c->accepted & (SL_MAX_LOG - 1)] = (__u32)now_ms;
+}
+
+/* ---- dispatch ---- */
+
+/* Bytes of one CPU's state of a client, by algorithm (its map's value). */
+SL_INLINE __u32 sl_state_size(__u32 algorithm)
+{
+	switch (algorithm) {
+	case SL_ALGO_SLIDING_PLAIN:
+		return sizeof(struct sl_client_plain);
+	case SL_ALGO_SLIDING_LOG:
+		return sizeof(struct sl_client_log);
+	default:
+		return sizeof(struct sl_client);
+	}
+}
+
+/* Each map's state has its own tally and charge, so that the kernel calls
+ * the one that matches the map it looked up (the verifier checks every
+ * access against that map's value size); sl_tally_add() and sl_charge()
+ * pick by algorithm for userspace.
+ */
+
+/* The part of a tally every algorithm shares; false if nothing counts. */
+SL_INLINE int sl_hdr_tally(struct sl_tally *t, const struct sl_client_hdr *h,
+			   const struct sl_params *p, __u64 now_ms)
+{
+	t->seq += h->accepted;
+	return !sl_client_idle(h, p, now_ms);
+}
+
+/* sl_clients: sliding, fixed, token-bucket, sliding-counter. */
+SL_INLINE void sl_client_tally(struct sl_tally *t, const struct sl_client *c,
+			       const struct sl_params *p, __u64 now_ms)
+{
+	if (!sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+		return;
+	switch (p->algorithm) {
+	case SL_ALGO_FIXED:
+		sl_fixed_tally(t, c, p, now_ms);
+		break;
+	case SL_ALGO_TOKEN_BUCKET:
+		sl_bucket_tally(t, c, p, now_ms);
+		break;
+	case SL_ALGO_SLIDING_COUNTER:
+		sl_counter_tally(t, c, p, now_ms);
+		break;
+	default:
+		sl_sliding_tally(t, c, p, now_ms);
+		break;
+	}
+}
+
+SL_INLINE void sl_client_plain_tally(struct sl_tally *t,
+				     const struct sl_client_plain *c,
+				     const struct sl_params *p, __u64 now_ms)
+{
+	if (sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+		sl_plain_tally(t, c, p, now_ms);
+}
+
+SL_INLINE void sl_client_log_tally(struct sl_tally *t,
+				   const struct sl_client_log *c,
+				   const struct sl_params *p, __u64 now_ms)
+{
+	if (sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+		sl_log_tally(t, c, p, now_ms);
+}
+
+/* After the last tally: algorithms whose verdict is not a plain sum turn
+ * their sums into `used` here.
+ */
+SL_INLINE void sl_tally_finish(struct sl_tally *t, const struct sl_params *p,
+			       __u64 now_ms)
+{
+	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
+		sl_counter_finish(t, p, now_ms);
+	else if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		sl_bucket_finish(t, p, now_ms);
+}
+
+/* After an algorithm's own charge. */
+SL_INLINE void sl_hdr_charge(struct sl_client_hdr *h,
+			     const struct sl_params *p, __u64 now_ms,
+			     __u32 units)
+{
+	h->accepted += units;
+	h->last_ms = now_ms;
+}
+
+/* Account an accepted request of `units` on this CPU's state; `t` is the
+ * (finished) tally the decision was made on.
+ */
+SL_INLINE void sl_client_charge(struct sl_client *c, const struct sl_params *p,
+				const struct sl_tally *t, __u64 now_ms,
+				__u32 units)
+{
+	/* a CPU whose slices no longer count starts clean, so no ancient
+	 * time can look young through u32 wrap-around
+	 */
+	if (p->algorithm == SL_ALGO_SLIDING &&
+	    sl_client_idle((struct sl_client_hdr *)c, p, now_ms)) {
+		int i;
+
+		for (i = 0; i < SL_RECORDS; i++)
+			c->rec[i].count = 0;
+	}
+	switch (p->algorithm) {
+	case SL_ALGO_FIXED:
+		sl_fixed_charge(c, p, now_ms, units);
+		break;
+	case SL_ALGO_TOKEN_BUCKET:
+		sl_bucket_charge(c, p, t, now_ms, units);
+		break;
+	case SL_ALGO_SLIDING_COUNTER:
+		sl_counter_charge(c, p, now_ms, units);
+		break;
+	default:
+		sl_sliding_charge(c, p, t, now_ms, units);
+		break;
+	}
+	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
+}
+
+SL_INLINE void sl_client_plain_charge(struct sl_client_plain *c,
+				      const struct sl_params *p,
+				      __u64 now_ms, __u32 units)
+{
+	sl_plain_charge(c, p, now_ms, units);
+	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
+}
+
+/* The log counts requests: one entry, one unit, whatever `units` says. */
+SL_INLINE void sl_client_log_charge(struct sl_client_log *c,
+				    const struct sl_params *p, __u64 now_ms)
+{
+	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms))
+		c->current = c->accepted;	/* the log restarts */
+	sl_log_charge(c, now_ms);
+	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, 1);
+}
+
+
+#ifndef __BPF__
+SL_INLINE void sl_tally_add(struct sl_tally *t, const void *state,
+			    const struct sl_params *p, __u64 now_ms)
+{
+	if (p->algorithm == SL_ALGO_SLIDING_PLAIN)
+		sl_client_plain_tally(t, state, p, now_ms);
+	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
+		sl_client_log_tally(t, state, p, now_ms);
+	else
+		sl_client_tally(t, state, p, now_ms);
+}
+
+SL_INLINE void sl_charge(void *state, const struct sl_params *p,
+			 const struct sl_tally *t, __u64 now_ms, __u32 units)
+{
+	if (p->algorithm == SL_ALGO_SLIDING_PLAIN)
+		sl_client_plain_charge(state, p, now_ms, units);
+	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
+		sl_client_log_charge(state, p, now_ms);
+	else
+		sl_client_charge(state, p, t, now_ms, units);
+}
+#endif
+
+/* ---- userspace ---- */
+
+#ifndef __BPF__
+/* The node's tally of a client from its state on `nr_cpus` CPUs (an array
+ * of sl_state_size() values, as a per-CPU map lookup returns them).
+ */
+SL_INLINE void sl_tally_cpus(struct sl_tally *t, const void *cpus,
+			     int nr_cpus, const struct sl_params *p,
+			     __u64 now_ms)
+{
+	__u32 stride = (sl_state_size(p->algorithm) + 7) & ~7u;
+	int i;
+
+	sl_tally_init(t);
+	for (i = 0; i < nr_cpus; i++)
+		sl_tally_add(t, (const char *)cpus + (size_t)i * stride, p,
+			     now_ms);
+	sl_tally_finish(t, p, now_ms);
+}
+
+/* Earliest time >= now at which a request of `units` may be accepted. The
+ * verdict can only change at the tally's next_expiry_ms, so walk those.
+ * Userspace only (query, Retry-After); the kernel caches the first step.
+ */
+SL_INLINE __u64 sl_accept_at_ms(const void *cpus, int nr_cpus,
+				const struct sl_params *p, __u64 now_ms,
+				__u32 units)
+{
+	__u64 at = now_ms;
+	struct sl_tally t;
+	int step;
+
+	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
+		sl_tally_cpus(&t, cpus, nr_cpus, p, at);
+		if (sl_tally_allows(&t, p, units))
+			return at;
+		if (t.next_expiry_ms == SL_NEVER)
+			return SL_NEVER;
+		at = t.next_expiry_ms > at ? t.next_expiry_ms : at + 1;
+	}
+	return SL_NEVER;
 }
 #endif
 

@@ -62,9 +62,24 @@ SL_INLINE void sl_client_key_make(struct sl_client_key *key,
 SL_INLINE void sl_params_from_rule(struct sl_params *p,
 				   const struct sl_rule *rule)
 {
-	p->limit = rule->limit;
+	p->limit = rule->algorithm == SL_ALGO_TOKEN_BUCKET ?
+		   rule->bucket_capacity : rule->limit;
 	p->window_ms = rule->window_ms;
 	p->slice_ms = rule->slice_ms;
+	p->algorithm = rule->algorithm;
+	p->pad = 0;
+	p->token_ns = rule->token_ns;
+	/* how long a CPU's state can matter after its last accept: a window;
+	 * the counter also weighs the previous window; a bucket refills in
+	 * capacity x token interval
+	 */
+	if (rule->algorithm == SL_ALGO_SLIDING_COUNTER)
+		p->idle_ms = 2ULL * rule->window_ms;
+	else if (rule->algorithm == SL_ALGO_TOKEN_BUCKET)
+		p->idle_ms = (rule->bucket_capacity * rule->token_ns + 999999) /
+			     1000000;
+	else
+		p->idle_ms = rule->window_ms;
 }
 
 #endif /* SL_KEY_H */

@@ -54,9 +54,21 @@
 #define SL_MAX_WINDOW_MS	(24ULL * 24 * 3600 * 1000)
 
 enum sl_algorithm {
-	SL_ALGO_SLIDING = 0,
+	SL_ALGO_SLIDING = 0,		/* slices with first-accept times: the default */
+	SL_ALGO_SLIDING_PLAIN = 1,	/* the design study's plain slice sum */
+	SL_ALGO_FIXED = 2,		/* fixed window */
+	SL_ALGO_TOKEN_BUCKET = 3,	/* continuous refill (GCRA) */
+	SL_ALGO_SLIDING_LOG = 4,	/* exact log of accept times */
+	SL_ALGO_SLIDING_COUNTER = 5,	/* two windows, previous weighted */
 	SL_ALGO__COUNT,
 };
+
+/* sliding-plain keeps one counter per slice; sliding-log one time per
+ * accept. Both live in maps of their own (sl_clients_plain, sl_clients_log)
+ * so that their size is paid only by the clients of rules that use them.
+ */
+#define SL_MAX_PLAIN_SLICES	64
+#define SL_MAX_LOG		4096
 
 enum sl_action {
 	SL_ACTION_DROP = 0,
@@ -123,6 +135,8 @@ struct sl_rule {
 	__u16 port_max;
 	__u32 priority;
 	__u32 pad;
+	__u64 bucket_capacity;	/* token-bucket: burst, in units */
+	__u64 token_ns;		/* token-bucket: refill interval per unit */
 	struct sl_addr src;
 	struct sl_addr dst;
 };
@@ -141,15 +155,66 @@ struct sl_record {
 	__u32 seq;		/* node accept sequence when the slice opened */
 };
 
+/* fixed: the window this CPU last counted in, and its units there. */
+struct sl_fixed {
+	__u64 window;		/* now_ms / window_ms */
+	__u64 count;
+};
+
+/* sliding-counter: this CPU's counts of the current and previous window. */
+struct sl_counter {
+	__u64 window;
+	__u64 cur;
+	__u64 prev;
+};
+
+/* token-bucket as GCRA: the theoretical arrival time this CPU last set.
+ * The node's TAT is the maximum over CPUs, and every accept writes
+ * max + cost, so the per-CPU slots together behave as one bucket.
+ */
+struct sl_bucket {
+	__u64 tat_ns;
+};
+
+/* The header every client state starts with (all three maps). */
+#define SL_CLIENT_HEADER						\
+	__u64 last_ms;		/* last accept on this CPU */			\
+	__u64 blocked_until_ms;	/* cache: over the limit until then */		\
+	__u32 accepted;		/* units accepted on this CPU, wrapping */	\
+	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */	\
+	__u32 current;		/* sliding: open record; log: first valid */	\
+	__u32 pad;
+
+struct sl_client_hdr {
+	SL_CLIENT_HEADER
+};
+
 /* Client state, one per CPU (sl_clients is an LRU per-CPU hash). */
 struct sl_client {
-	__u64 last_ms;		/* last accept on this CPU */
-	__u64 blocked_until_ms;	/* cache: over the limit until then */
-	__u32 accepted;		/* units accepted on this CPU, wrapping */
-	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */
-	__u32 current;		/* index of the open record */
-	__u32 pad;
-	struct sl_record rec[SL_RECORDS];
+	SL_CLIENT_HEADER
+	union {
+		struct sl_record rec[SL_RECORDS];	/* sliding */
+		struct sl_fixed fixed;
+		struct sl_counter counter;
+		struct sl_bucket bucket;
+	};
+};
+
+/* sliding-plain: one counter per slice, ring indexed by slice number. */
+struct sl_slot {
+	__u32 slice;		/* now_ms / slice_ms, wrapping */
+	__u32 count;
+};
+
+struct sl_client_plain {
+	SL_CLIENT_HEADER
+	struct sl_slot slot[SL_MAX_PLAIN_SLICES];
+};
+
+/* sliding-log: ring of accept times; `accepted` is the write position. */
+struct sl_client_log {
+	SL_CLIENT_HEADER
+	__u32 stamp_ms[SL_MAX_LOG];
 };
 
 /* Array sl_config, one entry per generation, written by userspace only.

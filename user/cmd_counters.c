@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "client_view.h"
 #include "commands.h"
 #include "common.h"
 #include "maps.h"
@@ -39,34 +40,8 @@ static const char query_help[] =
 "Retry-After in seconds (0 when a request would pass now). --port names\n"
 "the destination port for rules that key by port.\n";
 
-/* A client's standing under a rule, from its per-CPU state. */
-struct client_view {
-	__u64 used;
-	__u64 remaining;
-	__u64 retry_after_ms;	/* 0: would pass now */
-};
-
-static void view_client(const struct sl_maps *m, const struct sl_rule *rule,
-			const struct sl_client *cpus, __u64 now_ms,
-			struct client_view *v)
-{
-	struct sl_params p;
-	struct sl_tally t;
-	__u64 at;
-	int i;
-
-	sl_params_from_rule(&p, rule);
-	sl_tally_init(&t);
-	for (i = 0; i < m->nr_cpus; i++)
-		sl_tally_add(&t, &cpus[i], &p, now_ms);
-	v->used = t.used;
-	v->remaining = sl_remaining(&t, &p);
-	at = sl_accept_at_ms(cpus, m->nr_cpus, &p, now_ms);
-	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
-}
-
 static void view_to_json(json_object *o, const struct sl_rule *rule,
-			 const struct client_view *v)
+			 const struct sl_client_view *v)
 {
 	json_object_object_add(o, "rule", json_object_new_string(rule->name));
 	json_object_object_add(o, "limit", json_object_new_int64(rule->limit));
@@ -214,7 +189,7 @@ static const char *format_client(const struct sl_client_key *key,
 struct top_row {
 	struct sl_client_key key;
 	const struct sl_rule *rule;
-	struct client_view view;
+	struct sl_client_view view;
 };
 
 static int by_used_desc(const void *a, const void *b)
@@ -234,12 +209,12 @@ int do_top(int argc, char **argv)
 	const char *only = NULL;
 	struct sl_rule *rules = NULL;
 	struct top_row *rows = NULL;
-	struct sl_client *cpus = NULL;
+	void *cpus = NULL;
 	struct sl_client_key key, next;
 	struct sl_config cfg;
 	struct sl_maps m;
 	size_t nrows = 0, cap = 0, i;
-	unsigned nr, n = 10;
+	unsigned nr, n = 10, alg;
 	__u64 now = sl_now_tai_ms();
 	void *prev = NULL;
 	json_object *arr;
@@ -270,36 +245,45 @@ int do_top(int argc, char **argv)
 		pr_error("--rule: no running rule is named '%s'", only);
 		goto fail;
 	}
-	cpus = calloc(m.nr_cpus, sizeof(*cpus));
+	cpus = calloc(m.nr_cpus, sizeof(struct sl_client_log));
 	if (!cpus)
 		goto fail;
-	while (!bpf_map_get_next_key(m.clients, prev, &next)) {
-		const struct sl_rule *rule = NULL;
-		struct client_view v;
+	for (alg = 0; alg < SL_ALGO__COUNT; alg++) {
+		int fd = sl_state_fd(&m, alg);
 
-		key = next;
-		prev = &key;
-		for (i = 0; i < nr; i++)
-			if (rules[i].id == key.rule_id)
-				rule = &rules[i];
-		if (!rule || (only && strcmp(rule->name, only)) ||
-		    bpf_map_lookup_elem(m.clients, &key, cpus))
+		/* sl_clients holds four algorithms: walk it once */
+		if (fd == m.clients && alg != SL_ALGO_SLIDING)
 			continue;
-		view_client(&m, rule, cpus, now, &v);
-		if (!v.used)
-			continue;
-		if (nrows == cap) {
-			void *p;
+		prev = NULL;
+		while (!bpf_map_get_next_key(fd, prev, &next)) {
+			const struct sl_rule *rule = NULL;
+			struct sl_client_view v;
 
-			cap = cap ? cap * 2 : 256;
-			p = realloc(rows, cap * sizeof(*rows));
-			if (!p)
-				goto fail;
-			rows = p;
+			key = next;
+			prev = &key;
+			for (i = 0; i < nr; i++)
+				if (rules[i].id == key.rule_id)
+					rule = &rules[i];
+			if (!rule || sl_state_fd(&m, rule->algorithm) != fd ||
+			    (only && strcmp(rule->name, only)) ||
+			    bpf_map_lookup_elem(fd, &key, cpus))
+				continue;
+			sl_client_view_compute(&m, rule, cpus, now, &v);
+			if (!v.used)
+				continue;
+			if (nrows == cap) {
+				void *p;
+
+				cap = cap ? cap * 2 : 256;
+				p = realloc(rows, cap * sizeof(*rows));
+				if (!p)
+					goto fail;
+				rows = p;
+			}
+			rows[nrows].key = key;
+			rows[nrows].rule = rule;
+			rows[nrows++].view = v;
 		}
-		rows[nrows].key = key;
-		rows[nrows].rule = rule;
-		rows[nrows++].view = v;
 	}
 	if (nrows)
 		qsort(rows, nrows, sizeof(*rows), by_used_desc);
@@ -353,7 +337,6 @@ int do_query(int argc, char **argv)
 	};
 	const char *only = NULL;
 	struct sl_rule *rules = NULL;
-	struct sl_client *cpus;
 	struct sl_config cfg;
 	struct sl_addr addr;
 	struct sl_maps m;
@@ -395,19 +378,17 @@ int do_query(int argc, char **argv)
 		sl_maps_close(&m);
 		return SL_EXIT_FAIL;
 	}
-	cpus = calloc(m.nr_cpus, sizeof(*cpus));
 	arr = json_object_new_array();
-	for (i = 0; cpus && i < nr; i++) {
+	for (i = 0; i < nr; i++) {
 		struct sl_client_key key;
-		struct client_view v;
+		struct sl_client_view v;
 		json_object *o;
 
 		if (only && strcmp(rules[i].name, only))
 			continue;
 		sl_client_key_make(&key, &rules[i], &addr, htons(port));
-		if (bpf_map_lookup_elem(m.clients, &key, cpus))
-			memset(cpus, 0, m.nr_cpus * sizeof(*cpus));
-		view_client(&m, &rules[i], cpus, now, &v);
+		if (sl_client_view_read(&m, &rules[i], &key, now, &v))
+			break;
 		o = json_object_new_object();
 		json_object_object_add(o, "client", json_object_new_string(
 			format_client(&key, &rules[i], buf, sizeof(buf))));
@@ -430,7 +411,6 @@ int do_query(int argc, char **argv)
 		}
 		json_object_put(arr);
 	}
-	free(cpus);
 	free(rules);
 	sl_maps_close(&m);
 	return SL_EXIT_OK;

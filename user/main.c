@@ -29,6 +29,8 @@ static const char main_help[] =
 "  top [-n N]          the clients with the highest current counts\n"
 "  query ADDR [--rule NAME] [--port N]\n"
 "                      limit, used, remaining and Retry-After of a client\n"
+"  replay [TRACE] [--algorithm NAME --limit N --window DUR ... | --rules F]\n"
+"                      run a trace through the real program, model clock\n"
 "\n"
 "Options (anywhere on the line):\n"
 "  -j, --json          JSON output (errors too: {\"error\": \"...\"})\n"
@@ -51,6 +53,7 @@ static const struct {
 	{ "stats", do_stats },
 	{ "top", do_top },
 	{ "query", do_query },
+	{ "replay", do_replay },
 };
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt,

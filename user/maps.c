@@ -11,7 +11,8 @@
 
 #define SL_MAP_FIELDS(X) \
 	X(active) X(config) X(rules) X(port_classes) X(class_rules) \
-	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(rule_stats) \
+	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
+	X(clients_log) X(rule_stats) \
 	X(global_stats) X(devices)
 
 int sl_check_bpffs(void)
@@ -70,6 +71,15 @@ void sl_maps_close(struct sl_maps *m)
 	SL_MAP_FIELDS(X)
 #undef X
 	m->owned = false;
+}
+
+int sl_state_fd(const struct sl_maps *m, unsigned algorithm)
+{
+	if (algorithm == SL_ALGO_SLIDING_PLAIN)
+		return m->clients_plain;
+	if (algorithm == SL_ALGO_SLIDING_LOG)
+		return m->clients_log;
+	return m->clients;
 }
 
 int sl_percpu_sum_u64(const struct sl_maps *m, int fd, __u32 key, void *out,

@@ -20,6 +20,8 @@ struct sl_maps {
 	int dst_rules;
 	int exempt_rules;
 	int clients;
+	int clients_plain;
+	int clients_log;
 	int rule_stats;
 	int global_stats;
 	int devices;
@@ -34,6 +36,9 @@ void sl_maps_close(struct sl_maps *m);
 
 /* -ENODEV with a message when bpffs is not mounted at /sys/fs/bpf. */
 int sl_check_bpffs(void);
+
+/* The client state map of an algorithm (see sl_state_size()). */
+int sl_state_fd(const struct sl_maps *m, unsigned algorithm);
 
 /* Sum of a per-CPU array entry, `size` bytes of __u64 counters. */
 int sl_percpu_sum_u64(const struct sl_maps *m, int fd, __u32 key, void *out,

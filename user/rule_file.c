@@ -33,6 +33,8 @@ struct yaml_rule {
 	uint64_t limit;
 	char *window;
 	unsigned *slices;
+	uint64_t *bucket_capacity;
+	char *refill_per_s;
 	int unit;
 	int algorithm;
 	int action;
@@ -56,6 +58,11 @@ static const cyaml_strval_t unit_strings[] = {
 };
 static const cyaml_strval_t algorithm_strings[] = {
 	{ "sliding", SL_ALGO_SLIDING },
+	{ "sliding-plain", SL_ALGO_SLIDING_PLAIN },
+	{ "fixed", SL_ALGO_FIXED },
+	{ "token-bucket", SL_ALGO_TOKEN_BUCKET },
+	{ "sliding-log", SL_ALGO_SLIDING_LOG },
+	{ "sliding-counter", SL_ALGO_SLIDING_COUNTER },
 };
 static const cyaml_strval_t action_strings[] = {
 	{ "drop", SL_ACTION_DROP }, { "shadow", SL_ACTION_SHADOW },
@@ -96,6 +103,10 @@ static const cyaml_schema_field_t rule_fields[] = {
 			       window, 1, 32),
 	CYAML_FIELD_UINT_PTR("slices", CYAML_FLAG_OPTIONAL, struct yaml_rule,
 			     slices),
+	CYAML_FIELD_UINT_PTR("bucket_capacity", CYAML_FLAG_OPTIONAL,
+			     struct yaml_rule, bucket_capacity),
+	CYAML_FIELD_STRING_PTR("refill_per_s", CYAML_FLAG_OPTIONAL,
+			       struct yaml_rule, refill_per_s, 1, 32),
 	CYAML_FIELD_ENUM("unit", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT,
 			 struct yaml_rule, unit, unit_strings,
 			 ARRAY_SIZE(unit_strings)),
@@ -405,6 +416,69 @@ static void check_prefix(struct checker *c, const char *field,
 		*len = len128;
 }
 
+/* The algorithm's own parameters; a parameter that does not apply to the
+ * chosen algorithm is an error, not silently ignored.
+ */
+static void check_algorithm(struct checker *c, const struct yaml_rule *y,
+			    struct sl_rule *r, unsigned slices)
+{
+	const char *name = sl_algorithm_name(r->algorithm);
+	bool bucket = r->algorithm == SL_ALGO_TOKEN_BUCKET;
+	bool sliced = r->algorithm == SL_ALGO_SLIDING ||
+		      r->algorithm == SL_ALGO_SLIDING_PLAIN;
+	unsigned max_slices = r->algorithm == SL_ALGO_SLIDING_PLAIN ?
+			      SL_MAX_PLAIN_SLICES : 3600;
+
+	r->slice_ms = r->window_ms;
+	if (y->slices && !sliced)
+		bad(c, "slices", "does not apply to %s (only sliding and sliding-plain have slices)",
+		    name);
+	else if (sliced && (slices < 1 || slices > max_slices ||
+			    slices > r->window_ms))
+		bad(c, "slices", "must be between 1 and %u for %s, and at most the window in ms",
+		    max_slices, name);
+	else if (sliced)
+		r->slice_ms = r->window_ms / slices;
+
+	if (!bucket && y->bucket_capacity)
+		bad(c, "bucket_capacity", "applies to token-bucket only");
+	if (!bucket && y->refill_per_s)
+		bad(c, "refill_per_s", "applies to token-bucket only");
+	if (bucket) {
+		double rate = 0;
+		char *end;
+
+		r->bucket_capacity = y->bucket_capacity ? *y->bucket_capacity :
+							  r->limit;
+		if (r->bucket_capacity < 1 || r->bucket_capacity > UINT32_MAX)
+			bad(c, "bucket_capacity", "must be between 1 and %u",
+			    UINT32_MAX);
+		if (y->refill_per_s) {
+			rate = strtod(y->refill_per_s, &end);
+			if (*end || !(rate > 0) || rate > 1e9)
+				bad(c, "refill_per_s", "'%s' is not a rate in units per second (e.g. 10, 0.5)",
+				    y->refill_per_s);
+			else
+				r->token_ns = (uint64_t)(1e9 / rate + 0.5);
+		} else if (r->limit) {
+			/* limit per window: one unit every window / limit */
+			r->token_ns = r->window_ms * 1000000ULL / r->limit;
+		}
+		if (r->token_ns < 1 && !c->errors)
+			bad(c, "refill_per_s", "refill faster than one unit per ns");
+		else if (r->token_ns &&
+			 r->bucket_capacity > SL_MAX_WINDOW_MS * 1000000ULL / r->token_ns)
+			bad(c, "bucket_capacity", "a bucket must refill in at most 24d");
+	}
+	if (r->algorithm == SL_ALGO_SLIDING_LOG) {
+		if (r->limit > SL_MAX_LOG)
+			bad(c, "limit", "sliding-log keeps every accept: at most %u (%zu bytes per client per CPU); use sliding for larger limits",
+			    SL_MAX_LOG, sizeof(struct sl_client_log));
+		if (r->unit == SL_UNIT_BYTES)
+			bad(c, "unit", "sliding-log counts requests, not bytes");
+	}
+}
+
 static void check_rule(struct checker *c, const struct yaml_rule *y,
 		       struct sl_rule_spec *spec)
 {
@@ -439,10 +513,8 @@ static void check_rule(struct checker *c, const struct yaml_rule *y,
 		bad(c, "window", "must be between 1ms and 24d");
 	if (y->slices)
 		slices = *y->slices;
-	if (slices < 1 || slices > 3600 || slices > window_ms)
-		bad(c, "slices", "must be between 1 and 3600, and at most the window in ms");
 	r->window_ms = window_ms;
-	r->slice_ms = slices ? window_ms / slices : window_ms;
+	check_algorithm(c, y, r, slices);
 	if (r->unit == SL_UNIT_SYN && r->protocol != SL_PROTO_TCP &&
 	    r->protocol != SL_PROTO_ANY)
 		bad(c, "unit", "'syn' counts TCP connections; set protocol: tcp");

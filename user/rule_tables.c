@@ -18,7 +18,10 @@
 static const char *const protocol_names[] = { "any", "tcp", "udp", "icmp" };
 static const char *const unit_names[] = { "packets", "syn", "bytes" };
 static const char *const action_names[] = { "drop", "shadow" };
-static const char *const algorithm_names[] = { "sliding" };
+static const char *const algorithm_names[] = {
+	"sliding", "sliding-plain", "fixed", "token-bucket", "sliding-log",
+	"sliding-counter",
+};
 
 #define NAME_OF(table, v) \
 	((v) < sizeof(table) / sizeof(table[0]) ? table[v] : "?")
@@ -71,7 +74,8 @@ int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
 	return 0;
 }
 
-/* Keep the id of every rule whose name is still there; give new rules ids
+/* Keep the id of every rule whose name (and algorithm) is still there;
+ * give new rules ids
  * that no live rule holds, so no new rule inherits live client state.
  * Returns the ids of removed rules in `removed` (a bitmap).
  */
@@ -95,7 +99,11 @@ static int assign_ids(const struct sl_maps *m, struct sl_rule *rules,
 	for (i = 0; i < nr; i++) {
 		is_new[i] = true;
 		for (j = 0; j < nr_live; j++) {
-			if (strcmp(rules[i].name, live[j].name))
+			/* a new algorithm reads the state differently:
+			 * such a rule starts afresh under a new id
+			 */
+			if (strcmp(rules[i].name, live[j].name) ||
+			    rules[i].algorithm != live[j].algorithm)
 				continue;
 			rules[i].id = live[j].id;
 			removed->word[rules[i].id / 64] &= ~(1ULL << (rules[i].id % 64));
@@ -354,16 +362,13 @@ static int zero_rule_stats(const struct sl_maps *m, __u32 id)
 /* Forget the client state of rules that are gone, so that their ids can be
  * reused later without inheriting counts.
  */
-static int forget_clients(const struct sl_maps *m,
-			  const struct sl_bitmap *removed)
+static int forget_clients_in(int fd, const struct sl_bitmap *removed)
 {
 	struct sl_client_key key, next, *doomed = NULL;
 	size_t nr = 0, cap = 0, i;
 	void *prev = NULL;
 
-	if (bitmap_empty(removed))
-		return 0;
-	while (!bpf_map_get_next_key(m->clients, prev, &next)) {
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		__u32 id = next.rule_id % SL_MAX_RULES;
 
 		if ((removed->word[id / 64] >> (id % 64)) & 1) {
@@ -384,9 +389,30 @@ static int forget_clients(const struct sl_maps *m,
 		prev = &key;
 	}
 	for (i = 0; i < nr; i++)
-		bpf_map_delete_elem(m->clients, &doomed[i]);
+		bpf_map_delete_elem(fd, &doomed[i]);
 	free(doomed);
 	return 0;
+}
+
+static int forget_clients(const struct sl_maps *m,
+			  const struct sl_bitmap *removed)
+{
+	int err = 0;
+	__u32 id;
+
+	if (bitmap_empty(removed))
+		return 0;
+	/* and their counters, so a dump never shows a gone rule's numbers */
+	for (id = 0; id < SL_MAX_RULES && !err; id++)
+		if ((removed->word[id / 64] >> (id % 64)) & 1)
+			err = zero_rule_stats(m, id);
+	if (!err)
+		err = forget_clients_in(m->clients, removed);
+	if (!err)
+		err = forget_clients_in(m->clients_plain, removed);
+	if (!err)
+		err = forget_clients_in(m->clients_log, removed);
+	return err;
 }
 
 int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)

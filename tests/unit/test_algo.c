@@ -53,7 +53,8 @@ static void sim_init(__u64 limit, __u32 window, __u32 slice, int ncpu,
 		     __u32 units)
 {
 	memset(&sim, 0, sizeof(sim));
-	sim.p = (struct sl_params){ limit, window, slice };
+	sim.p = (struct sl_params){ .limit = limit, .window_ms = window,
+				    .slice_ms = slice, .idle_ms = window };
 	sim.ncpu = ncpu;
 	sim.units = units;
 }
@@ -66,7 +67,8 @@ static int sim_tally(struct sl_tally *t, __u64 now)
 	sl_tally_init(t);
 	for (i = 0; i < sim.ncpu; i++)
 		sl_tally_add(t, &sim.cpus[i], &sim.p, now);
-	return sl_tally_allows(t, &sim.p);
+	sl_tally_finish(t, &sim.p, now);
+	return sl_tally_allows(t, &sim.p, sim.units);
 }
 
 static int sim_request(__u64 now, int cpu)
@@ -402,7 +404,12 @@ static void test_retry_after_is_earliest_accept(void **st)
 			sim.units = k & 1 ? (rnd(&s, 2) ? 40 : 1500) : 1;
 			if (sim_request(now, tr.r[i].cpu))
 				continue;
-			a = sl_accept_at_ms(sim.cpus, ncpu, &sim.p, now);
+			a = sl_accept_at_ms(sim.cpus, ncpu, &sim.p, now, sim.units);
+			if (sim.units > sim.p.limit) {
+				/* bigger than the limit: never fits */
+				assert_true(a == SL_NEVER);
+				continue;
+			}
 			sim_tally(&t, now);
 			e = t.next_expiry_ms;
 			if (a == SL_NEVER || a <= now || !sim_tally(&t, a) ||
@@ -435,7 +442,7 @@ static void fill_then_fresh_at(int ncpu, __u64 t0, __u64 now)
 	sim_tally(&t, now);
 	assert_int_equal(t.used, 0);
 	assert_int_equal(sl_remaining(&t, &sim.p), sim.p.limit);
-	assert_int_equal(sl_accept_at_ms(sim.cpus, ncpu, &sim.p, now), now);
+	assert_int_equal(sl_accept_at_ms(sim.cpus, ncpu, &sim.p, now, 1), now);
 	for (i = 0; i < sim.p.limit; i++)
 		assert_true(sim_request(now, (i + 1) % ncpu));
 	assert_false(sim_request(now, 0));
@@ -550,10 +557,10 @@ static void test_bytes_unit_charge_counts_bytes(void **st)
 	sim_tally(&t, 10);
 	assert_int_equal(t.used, 1500);
 	assert_int_equal(sl_remaining(&t, &sim.p), sim.p.limit - 1500);
-	/* accepted while under the limit: ceil(L / 1500) packets */
+	/* a request must fit whole: floor(L / 1500) packets */
 	for (n = 1; sim_request(10, 0); n++)
 		;
-	assert_int_equal(n, (sim.p.limit + 1499) / 1500);
+	assert_int_equal(n, sim.p.limit / 1500);
 }
 
 static void test_bytes_unit_window_within_limit_cap_packet(void **st)

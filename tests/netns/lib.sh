@@ -1,0 +1,312 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Helpers of the namespace tests and the demo; source it, don't run it.
+#
+#   sl_init SLICELIMIT [SL_TRAFFIC]   names, temp dir, cleanup trap, tools
+#   sl_run FUNCTION                   run the script's body, clean up after
+#   sl_netns_setup                    client and server namespaces + veth
+#   sl ARGS...                        slicelimit in the server namespace
+#   in_client / in_server CMD...      a command in one namespace
+#   sl_recv_start / sl_recv_stop      a counting receiver in the server
+#   sl_send                           traffic from the client namespace
+#   tap_ok / tap_fail / tap_eq / tap_check / tap_done
+#
+# Every name carries the prefix sl$$, so parallel runs do not clash on
+# namespaces or links. The pins under /sys/fs/bpf/slicelimit are one per
+# host, though: sl_claim_pins waits for them to be free, and only a run that
+# claimed them detaches in its cleanup.
+#
+# Why the body runs in a child (sl_run): bash 5.2.15 (Debian 12) loses a
+# trapped signal that arrives while it runs a $(command substitution): the
+# trap fails with "unexpected EOF while looking for matching `)'" and never
+# runs. The tests are made of command substitutions, so the parent only
+# waits, where traps are reliable, and on INT/TERM it stops the body and
+# cleans up. What the body creates is recorded in files under $SL_TMP for
+# the parent to find.
+
+SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SL_PIN=/sys/fs/bpf/slicelimit
+
+# The pyenv shim costs half a second a call; the system python3 is enough.
+if [ -x /usr/bin/python3 ]; then SL_PY=/usr/bin/python3; else SL_PY=python3; fi
+
+SL_P=sl$$			# prefix of every name this run creates
+NS_C=${SL_P}c			# client namespace
+NS_S=${SL_P}s			# server namespace
+VETH_C=${SL_P}c0		# client end of the veth pair
+VETH_S=${SL_P}s0		# server end: slicelimit attaches here
+
+# Addresses. The server holds the first of each family; the clients all
+# sit on one link. IPv6 uses an on-link /48 so clients can sit in
+# different /64s (a rule keys IPv6 clients by /64 by default).
+SRV4=10.77.0.1
+SRV6=fd77::1
+CLIENT4=(10.77.0.2 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 10.77.0.7 10.77.0.8 10.77.0.9)
+CLIENT6=(fd77:0:0:1::2 fd77:0:0:1::3 fd77:0:0:2::2 fd77:0:0:3::2)
+
+SL_CLEANED=0
+SL_BODY=""			# the body's pid, while it runs
+TAP_PASSED=0
+TAP_FAILED=0
+
+# ---- TAP ----
+
+tap_ok() {		# DESC
+	echo "ok - $1"
+	TAP_PASSED=$((TAP_PASSED + 1))
+}
+
+tap_fail() {		# DESC [DIAGNOSTIC...]
+	local d
+	echo "not ok - $1"
+	shift
+	for d in "$@"; do
+		printf '%s\n' "$d" | sed 's/^/#   /'
+	done
+	TAP_FAILED=$((TAP_FAILED + 1))
+}
+
+tap_eq() {		# DESC GOT WANT
+	if [ "$2" = "$3" ]; then
+		tap_ok "$1"
+	else
+		tap_fail "$1" "got '$2', want '$3'"
+	fi
+}
+
+tap_check() {		# DESC CMD... : ok when CMD exits 0
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		tap_ok "$desc"
+	else
+		tap_fail "$desc" "command: $*" "$out"
+	fi
+}
+
+tap_done() {		# the closing comment; status 1 if anything failed
+	echo "# $TAP_PASSED passed, $TAP_FAILED failed"
+	[ "$TAP_FAILED" -eq 0 ]
+}
+
+diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
+
+# ---- JSON (read with python, never scraped) ----
+
+# json_get EXPR [FILE]: print EXPR evaluated with d = the JSON document
+# (from FILE, or stdin); dicts and lists come out as JSON, None as "null".
+json_get() {
+	"$SL_PY" -c '
+import json, sys
+d = json.load(open(sys.argv[2]) if len(sys.argv) > 2 else sys.stdin)
+v = eval(sys.argv[1], {"d": d})
+print(json.dumps(v) if isinstance(v, (dict, list)) or v is None else v)
+' "$@"
+}
+
+# ---- setup and teardown ----
+
+die() { echo "Bail out! $*"; exit 1; }
+
+in_client() { nsenter --net="/run/netns/$NS_C" "$@"; }
+in_server() { nsenter --net="/run/netns/$NS_S" "$@"; }
+
+# slicelimit in the server namespace. nsenter, not `ip netns exec`: that
+# remounts /sys, which hides the bpffs (and the pins) at /sys/fs/bpf.
+sl() { in_server "$SL_BIN" "$@"; }
+
+# sl_init SLICELIMIT [SL_TRAFFIC]: check the tools, build sl-traffic if it
+# is missing or older than its source, and register the cleanup.
+sl_init() {
+	local src=$SL_LIB_DIR/traffic.c
+	SL_BIN=$(readlink -f "$1")
+	SL_TRAFFIC=${2:-$(dirname "$SL_BIN")/tests/sl-traffic}
+	[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP)"
+	[ -x "$SL_BIN" ] || die "$1: no slicelimit binary (make)"
+	for t in ip nsenter bpftool gcc; do
+		command -v "$t" >/dev/null || die "$t not found (make deps)"
+	done
+	if [ ! -x "$SL_TRAFFIC" ] || [ "$src" -nt "$SL_TRAFFIC" ]; then
+		mkdir -p "$(dirname "$SL_TRAFFIC")"
+		gcc -O2 -Wall -Wextra -Werror -o "$SL_TRAFFIC" "$src" ||
+			die "cannot build $SL_TRAFFIC"
+	fi
+	SL_TMP=$(mktemp -d "/tmp/$SL_P.XXXXXX")
+	SL_PIDFILE=$SL_TMP/pids	# "pid start-time" of each background process
+	: >"$SL_PIDFILE"
+	trap sl_cleanup EXIT
+	trap 'sl_cleanup; exit 130' INT
+	trap 'sl_cleanup; exit 143' TERM
+}
+
+# sl_claim_pins [SECONDS]: mount bpffs if needed, wait (bounded) until no
+# one else's pins are there, and mark them ours so cleanup removes them.
+sl_claim_pins() {
+	local limit=${1:-30} waited=0
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf ||
+		die "cannot mount bpffs at /sys/fs/bpf"
+	# an empty directory (left by a load that failed) holds nothing
+	while [ -n "$(ls -A "$SL_PIN" 2>/dev/null)" ]; do
+		[ "$waited" -ge "$limit" ] &&
+			die "$SL_PIN is in use by another run (waited ${limit}s)"
+		[ "$waited" -eq 0 ] && diag "$SL_PIN is in use; waiting up to ${limit}s"
+		sleep 1
+		waited=$((waited + 1))
+	done
+	: >"$SL_TMP/owns-pins"
+}
+
+sl_netns_setup() {
+	local a
+	ip netns add "$NS_C" || die "ip netns add $NS_C"
+	ip netns add "$NS_S" || die "ip netns add $NS_S"
+	ip link add "$VETH_C" netns "$NS_C" type veth peer name "$VETH_S" \
+		netns "$NS_S" || die "cannot create the veth pair"
+	for ns in "$NS_C" "$NS_S"; do
+		ip -n "$ns" link set lo up
+		# no router solicitations or DAD: only the test's own traffic
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_ra=0 \
+			net.ipv6.conf.default.accept_ra=0 2>/dev/null
+	done
+	ip -n "$NS_S" addr add "$SRV4/24" dev "$VETH_S"
+	ip -n "$NS_S" addr add "$SRV6/48" dev "$VETH_S" nodad
+	for a in "${CLIENT4[@]}"; do
+		ip -n "$NS_C" addr add "$a/24" dev "$VETH_C"
+	done
+	for a in "${CLIENT6[@]}"; do
+		ip -n "$NS_C" addr add "$a/48" dev "$VETH_C" nodad
+	done
+	ip -n "$NS_C" link set "$VETH_C" up || die "link up $VETH_C"
+	ip -n "$NS_S" link set "$VETH_S" up || die "link up $VETH_S"
+}
+
+# start time of a process (field 22 of /proc/PID/stat): with the pid, it
+# names the process, even after the pid is reused
+proc_start() { cut -d' ' -f22 "/proc/$1/stat" 2>/dev/null; }
+
+# sl_bg VAR CMD...: start CMD (a program, not a function: the pid must be
+# the program's) in the background, record it for the cleanup and store
+# its pid in VAR. Not from a $(subshell): the process must be ours to wait.
+sl_bg() {
+	local var=$1
+	shift
+	"$@" &
+	echo "$! $(proc_start "$!")" >>"$SL_PIDFILE"
+	printf -v "$var" '%s' "$!"
+}
+
+# sl_wait PID: wait for a process started by sl_bg and forget it (its pid
+# may be reused afterwards); returns its exit status.
+sl_wait() {
+	local pid=$1 rc=0
+	wait "$pid" || rc=$?
+	grep -v "^$pid " "$SL_PIDFILE" >"$SL_PIDFILE.new"
+	mv "$SL_PIDFILE.new" "$SL_PIDFILE"
+	return "$rc"
+}
+
+# sl_run FUNCTION: run the body of the script in a child and return its
+# status; the EXIT/INT/TERM traps of sl_init clean up.
+sl_run() {
+	local rc=0
+	"$@" &
+	SL_BODY=$!
+	wait "$SL_BODY" || rc=$?
+	SL_BODY=""
+	return "$rc"
+}
+
+# sl_recv_start NAME PROTO BIND PORT [SECONDS]: a receiver in the server
+# namespace writing $SL_TMP/NAME.json; returns once it is listening.
+sl_recv_start() {
+	local name=$1 proto=$2 bind=$3 port=$4 secs=${5:-20} i
+	rm -f "$SL_TMP/$name.ready"
+	# nsenter execs sl-traffic: the pid is the receiver's own
+	sl_bg "RECV_PID_$name" nsenter --net="/run/netns/$NS_S" \
+		"$SL_TRAFFIC" recv --proto "$proto" \
+		--bind "$bind" --port "$port" --seconds "$secs" --json \
+		--ready "$SL_TMP/$name.ready" >"$SL_TMP/$name.json"
+	for i in $(seq 1 200); do
+		[ -e "$SL_TMP/$name.ready" ] && return 0
+		sleep 0.025
+	done
+	die "receiver $name did not start"
+}
+
+# sl_recv_stop NAME: let in-flight packets land, stop the receiver, and
+# leave its counts in $SL_TMP/NAME.json.
+sl_recv_stop() {
+	local var=RECV_PID_$1
+	sleep 0.2
+	kill -TERM "${!var}" 2>/dev/null
+	sl_wait "${!var}" || diag "receiver $1 exited with status $?"
+}
+
+# received NAME ADDR: what the receiver NAME counted from ADDR
+received() {
+	json_get "d.get('$2', 0)" "$SL_TMP/$1.json"
+}
+
+# sl_send SRC DST PORT COUNT [sl-traffic options]: send from the client
+# namespace; prints sl-traffic's JSON; fails unless all COUNT were sent.
+sl_send() {
+	local src=$1 dst=$2 port=$3 count=$4
+	shift 4
+	in_client "$SL_TRAFFIC" send --src "$src" --dst "$dst" --port "$port" \
+		--count "$count" --json "$@"
+}
+
+# sl_send_bg VAR SRC DST PORT COUNT [opts]: sl_send in the background; the
+# pid (sl-traffic's own: nsenter execs it) goes to VAR, for sl_wait.
+sl_send_bg() {
+	local var=$1 src=$2 dst=$3 port=$4 count=$5
+	shift 5
+	sl_bg "$var" nsenter --net="/run/netns/$NS_C" "$SL_TRAFFIC" send \
+		--src "$src" --dst "$dst" --port "$port" --count "$count" --json "$@"
+}
+
+# any_alive: is a process recorded by sl_bg still running?
+any_alive() {
+	local pid start
+	while read -r pid start; do
+		[ "$(proc_start "$pid")" = "$start" ] && return 0
+	done <"$SL_PIDFILE"
+	return 1
+}
+
+# The parent's cleanup: stop the body and the processes it started (only
+# those: pid and start time must both match), detach if the pins are ours,
+# delete the namespaces, remove the temp dir.
+sl_cleanup() {
+	local pid start i
+	[ "$SL_CLEANED" -eq 1 ] && return
+	SL_CLEANED=1
+	trap - EXIT INT TERM
+	if [ -n "$SL_BODY" ]; then
+		kill -TERM "$SL_BODY" 2>/dev/null
+		wait "$SL_BODY" 2>/dev/null
+	fi
+	[ -n "${SL_TMP:-}" ] || return
+	while read -r pid start; do
+		[ "$(proc_start "$pid")" = "$start" ] && kill -TERM "$pid" 2>/dev/null
+	done <"$SL_PIDFILE"
+	# they are the body's children, not ours to wait: poll, bounded
+	for i in $(seq 1 50); do
+		any_alive || break
+		sleep 0.1
+	done
+	if [ -e "$SL_TMP/owns-pins" ] && [ -e "$SL_PIN" ]; then
+		# detach in the namespace that still has the devices; from the
+		# host it only forgets them (their namespace would be gone)
+		if [ -e "/run/netns/$NS_S" ]; then
+			sl detach --all >/dev/null
+		else
+			"$SL_BIN" detach --all >/dev/null
+		fi
+	fi
+	# the names carry our pid: whatever exists is ours; the veth pair
+	# goes with its namespaces
+	for ns in "$NS_C" "$NS_S"; do
+		[ -e "/run/netns/$ns" ] && ip netns del "$ns"
+	done
+	rm -rf "$SL_TMP"
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common.h"
+#include "packet.h"
+#include "replay.h"
+#include "rules.h"
+#include "sl_key.h"
+
+/* Accept times of one client, to find its busiest window afterwards. */
+struct accepts {
+	__u64 *t;
+	size_t nr, cap;
+};
+
+static int client_index(struct sl_replay_result *res, struct accepts **acc,
+			const struct sl_addr *a)
+{
+	size_t i;
+
+	/* traces have few distinct clients per run; a scan keeps first-seen
+	 * order, which is the order the output promises
+	 */
+	for (i = res->nr; i-- > 0;)
+		if (!memcmp(&res->client[i].addr, a, sizeof(*a)))
+			return i;
+	if ((res->nr & (res->nr - 1)) == 0) {	/* grow at powers of two */
+		size_t cap = res->nr ? res->nr * 2 : 1;
+		void *c = realloc(res->client, cap * sizeof(*res->client));
+		void *x = realloc(*acc, cap * sizeof(**acc));
+
+		if (c)
+			res->client = c;
+		if (x)
+			*acc = x;
+		if (!c || !x)
+			return -ENOMEM;
+	}
+	memset(&res->client[res->nr], 0, sizeof(res->client[0]));
+	memset(&(*acc)[res->nr], 0, sizeof((*acc)[0]));
+	res->client[res->nr].addr = *a;
+	return res->nr++;
+}
+
+static int accepts_add(struct accepts *a, __u64 t)
+{
+	if (a->nr == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		void *p = realloc(a->t, cap * sizeof(*a->t));
+
+		if (!p)
+			return -ENOMEM;
+		a->t = p;
+		a->cap = cap;
+	}
+	a->t[a->nr++] = t;
+	return 0;
+}
+
+/* Times are non-decreasing: two pointers over (t - window, t]. */
+static __u64 max_in_window(const struct accepts *a, __u64 window_ms)
+{
+	size_t lo = 0, hi;
+	__u64 best = 0;
+
+	for (hi = 0; hi < a->nr; hi++) {
+		while (a->t[lo] + window_ms <= a->t[hi])
+			lo++;
+		if (hi - lo + 1 > best)
+			best = hi - lo + 1;
+	}
+	return best;
+}
+
+/* Which rule decided: the one whose counters moved. */
+static const struct sl_rule *rule_that_moved(const struct sl_maps *m,
+					     const struct sl_rule *rules,
+					     unsigned nr, __u64 *before)
+{
+	const struct sl_rule *found = NULL;
+	struct sl_rule_stats s;
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		__u64 sum;
+
+		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &s,
+				      sizeof(s)))
+			continue;
+		sum = s.passed + s.dropped + s.shadow_dropped + s.exempt;
+		if (sum != before[i])
+			found = &rules[i];
+		before[i] = sum;
+	}
+	return found;
+}
+
+int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
+		  __u64 window_ms, sl_replay_decision_fn fn, void *ctx,
+		  struct sl_replay_result *res)
+{
+	struct sl_addr dst4, dst6;
+	struct accepts *acc = NULL;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	__u64 *moved = NULL;
+	unsigned nr_rules = 0;
+	uint8_t pkt[SL_PACKET_MAX];
+	size_t i;
+	int err = 0;
+
+	memset(res, 0, sizeof(*res));
+	sl_parse_addr("192.0.2.1", &dst4);
+	sl_parse_addr("2001:db8::1", &dst6);
+	if (fn) {
+		err = sl_rules_read_live(&in->maps, &rules, &nr_rules, &cfg);
+		moved = calloc(nr_rules + 1, sizeof(*moved));
+		if (err || !moved) {
+			err = err ? err : -ENOMEM;
+			goto out;
+		}
+		rule_that_moved(&in->maps, rules, nr_rules, moved);
+	}
+	for (i = 0; i < tr->nr && !err; i++) {
+		const struct sl_trace_req *r = &tr->req[i];
+		struct sl_replay_client *c;
+		__u32 verdict;
+		size_t len;
+		int idx;
+
+		idx = client_index(res, &acc, &r->client);
+		if (idx < 0) {
+			err = idx;
+			break;
+		}
+		c = &res->client[idx];
+		len = sl_packet_udp(pkt, &r->client,
+				    sl_addr_is_ipv4(&r->client) ? &dst4 : &dst6,
+				    40000, 9, 18);
+		sl_instance_set_time(in, r->t_ms);
+		err = sl_instance_run(in, false, r->cpu >= 0 ? r->cpu : 0, pkt,
+				      len, 1, &verdict, NULL);
+		if (err)
+			break;
+		c->sent++;
+		if (verdict == XDP_PASS) {
+			c->accepted++;
+			err = accepts_add(&acc[idx], r->t_ms);
+		} else {
+			c->rejected++;
+		}
+		if (fn) {
+			const struct sl_rule *rule;
+			struct sl_client_view v = { 0 };
+			struct sl_client_key key;
+
+			rule = rule_that_moved(&in->maps, rules, nr_rules, moved);
+			if (rule) {
+				sl_client_key_make(&key, rule, &r->client,
+						   htons(9));
+				err = sl_client_view_read(&in->maps, rule, &key,
+							  r->t_ms, &v);
+			}
+			fn(ctx, r, verdict == XDP_PASS, rule, &v);
+		}
+	}
+	for (i = 0; i < res->nr; i++) {
+		if (!err)
+			res->client[i].max_in_window =
+				max_in_window(&acc[i], window_ms);
+		free(acc[i].t);
+	}
+out:
+	free(acc);
+	free(moved);
+	free(rules);
+	if (err)
+		sl_replay_result_free(res);
+	return err;
+}
+
+void sl_replay_result_free(struct sl_replay_result *res)
+{
+	free(res->client);
+	res->client = NULL;
+	res->nr = 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Replaying a trace through the real BPF program: each request becomes a
+ * UDP packet from its client, run with BPF_PROG_TEST_RUN on its CPU at its
+ * model time. What the kernel decided is what the replay reports.
+ */
+#ifndef SL_REPLAY_H
+#define SL_REPLAY_H
+
+#include <stdbool.h>
+#include "client_view.h"
+#include "instance.h"
+#include "trace.h"
+
+struct sl_replay_client {
+	struct sl_addr addr;
+	__u64 sent;
+	__u64 accepted;
+	__u64 rejected;
+	__u64 max_in_window;	/* most accepts in any (t - window, t] */
+};
+
+struct sl_replay_result {
+	struct sl_replay_client *client;	/* in order of first request */
+	size_t nr;
+};
+
+/* Called after each request when given: the rule that decided (NULL if
+ * none matched) and the client's standing right after the decision.
+ */
+typedef void (*sl_replay_decision_fn)(void *ctx, const struct sl_trace_req *r,
+				      bool accepted, const struct sl_rule *rule,
+				      const struct sl_client_view *v);
+
+int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
+		  __u64 window_ms, sl_replay_decision_fn fn, void *ctx,
+		  struct sl_replay_result *res);
+void sl_replay_result_free(struct sl_replay_result *res);
+
+#endif /* SL_REPLAY_H */

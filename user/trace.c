@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common.h"
+#include "trace.h"
+
+static int bad_line(const char *name, unsigned line, const char *what,
+		    const char *tok)
+{
+	fprintf(stderr, "%s:%u: %s%s%s%s\n", name, line, what,
+		tok ? " '" : "", tok ? tok : "", tok ? "'" : "");
+	return -EINVAL;
+}
+
+int sl_trace_read(const char *name, FILE *f, int nr_cpus, struct sl_trace *t)
+{
+	char buf[512], *tok[4], *save, *p, *end;
+	size_t cap = 0;
+	unsigned line = 0;
+	__u64 last = 0;
+	int n, err = 0;
+
+	memset(t, 0, sizeof(*t));
+	while (fgets(buf, sizeof(buf), f)) {
+		struct sl_trace_req r = { .cpu = -1 };
+
+		line++;
+		if (!strchr(buf, '\n') && !feof(f)) {
+			err = bad_line(name, line, "line longer than 511 bytes", NULL);
+			break;
+		}
+		p = strchr(buf, '#');
+		if (p)
+			*p = '\0';
+		n = 0;
+		for (p = strtok_r(buf, " \t\r\n,", &save); p && n < 4;
+		     p = strtok_r(NULL, " \t\r\n,", &save))
+			tok[n++] = p;
+		if (!n)
+			continue;
+		if (n < 2 || n > 3) {
+			err = bad_line(name, line, "expected T_MS CLIENT [CPU]", NULL);
+			break;
+		}
+		errno = 0;
+		r.t_ms = strtoull(tok[0], &end, 10);
+		if (errno || *end || tok[0][0] == '-') {
+			err = bad_line(name, line, "not a time in ms:", tok[0]);
+			break;
+		}
+		if (r.t_ms < last) {
+			err = bad_line(name, line, "time goes backwards:", tok[0]);
+			break;
+		}
+		if (sl_parse_addr(tok[1], &r.client)) {
+			err = bad_line(name, line, "not an IPv4 or IPv6 address:",
+				       tok[1]);
+			break;
+		}
+		if (n == 3) {
+			long cpu = strtol(tok[2], &end, 10);
+
+			if (*end || cpu < 0 || cpu >= nr_cpus) {
+				fprintf(stderr, "%s:%u: CPU '%s' is not one of 0..%d\n",
+					name, line, tok[2], nr_cpus - 1);
+				err = -EINVAL;
+				break;
+			}
+			r.cpu = cpu;
+		}
+		r.line = line;
+		last = r.t_ms;
+		if (t->nr == cap) {
+			void *q;
+
+			cap = cap ? cap * 2 : 1024;
+			q = realloc(t->req, cap * sizeof(*t->req));
+			if (!q) {
+				err = -ENOMEM;
+				break;
+			}
+			t->req = q;
+		}
+		t->req[t->nr++] = r;
+	}
+	if (!err && ferror(f))
+		err = bad_line(name, line + 1, "read error", NULL);
+	if (err)
+		sl_trace_free(t);
+	return err;
+}
+
+void sl_trace_free(struct sl_trace *t)
+{
+	free(t->req);
+	t->req = NULL;
+	t->nr = 0;
+}
