@@ -38,7 +38,7 @@ USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 
 TEST_BINS  := $(BUILD)/tests/test_algo $(BUILD)/tests/test_rules \
-	      $(BUILD)/tests/test_bpf
+	      $(BUILD)/tests/test_bpf $(BUILD)/tests/test_replay
 
 .PHONY: all deps test demo bench clean
 all: $(BUILD)/slicelimit
@@ -72,13 +72,15 @@ $(BUILD)/slicelimit: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) | $(BUILD)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+TEST_CFLAGS := $(CFLAGS) -Iuser -Itests/lib
 
-$(BUILD)/tests/test_bpf: tests/bpf/test_bpf.c $(LIB_OBJS) $(SKEL) | $(BUILD)/tests
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(wildcard tests/lib/*.h) | $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/test_%: tests/bpf/test_%.c $(LIB_OBJS) $(SKEL) $(wildcard tests/lib/*.h) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)

@@ -45,7 +45,7 @@ static __always_inline void *sl_state_get(__u32 algorithm,
 	const void *zero = &sl_zero_client;
 	void *c;
 
-	if (algorithm == SL_ALGO_SLIDING_PLAIN) {
+	if (sl_uses_slots(algorithm)) {
 		map = &sl_clients_plain;
 		zero = &sl_zero_plain;
 	} else if (algorithm == SL_ALGO_SLIDING_LOG) {
@@ -118,7 +118,7 @@ __noinline int sl_tally_node(const struct sl_client_key *key,
 	ctx.params = *p;
 	ctx.now_ms = now_ms;
 	sl_tally_init(&ctx.tally);
-	if (p->algorithm == SL_ALGO_SLIDING_PLAIN)
+	if (sl_uses_slots(p->algorithm))
 		bpf_loop(sl_nr_cpus, sl_tally_cpu_plain, &ctx, 0);
 	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
 		bpf_loop(sl_nr_cpus, sl_tally_cpu_log, &ctx, 0);
@@ -137,7 +137,7 @@ __noinline int sl_charge_cpu(const struct sl_client_key *key,
 {
 	if (!key || !p || !t)
 		return -1;
-	if (p->algorithm == SL_ALGO_SLIDING_PLAIN) {
+	if (sl_uses_slots(p->algorithm)) {
 		struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
 
 		if (c)

@@ -81,7 +81,7 @@ struct sl_params {
 struct sl_tally {
 	__u64 used;		/* units counted inside the window */
 	__u64 next_expiry_ms;	/* when the first counted slice leaves it */
-	__u64 aux;		/* counter: previous-window sum; bucket: TAT */
+	__u64 aux;		/* counter: the weighted slice; bucket: TAT */
 	__u32 seq;		/* node accept sequence: sum of CPU counters */
 	__u32 pad;
 };
@@ -295,71 +295,54 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
 	c->fixed.count += units;
 }
 
-/* ---- sliding-counter: current window plus the previous one weighted by
- * the part of it still inside the sliding window ----
+/* ---- sliding-counter: the last N slices in full, and the slice before
+ * them weighted by the part of it still inside the window. With one slice
+ * this is the common two-window counter (previous window weighted by the
+ * unelapsed fraction of the current one); with 12 it is the study's
+ * "oldest slice weighted" counter. Same ring of slices as sliding-plain.
  */
-
-/* This CPU's counts as of window w: (current, previous). */
-SL_INLINE void sl_counter_at(const struct sl_client *c, __u64 w, __u64 *cur,
-			     __u64 *prev)
+SL_INLINE void sl_counter_tally(struct sl_tally *t,
+				const struct sl_client_plain *c,
+				const struct sl_params *p, __u64 now_ms)
 {
-	*cur = *prev = 0;
-	if (c->counter.window == w) {
-		*cur = c->counter.cur;
-		*prev = c->counter.prev;
-	} else if (c->counter.window + 1 == w) {
-		*prev = c->counter.cur;
+	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
+	int i;
+
+	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
+		const struct sl_slot *s = &c->slot[i];
+		__u32 back = d - s->slice;
+
+		if (back < n)
+			t->used += s->count;
+		else if (back == n)
+			t->aux += s->count;	/* weighed in _finish */
 	}
 }
 
-/* Sums the node's current count in `used` and previous count in `aux`;
- * sl_counter_finish() weighs them.
- */
-SL_INLINE void sl_counter_tally(struct sl_tally *t, const struct sl_client *c,
-				const struct sl_params *p, __u64 now_ms)
-{
-	__u64 cur, prev;
-
-	sl_counter_at(c, now_ms / p->window_ms, &cur, &prev);
-	t->used += cur;
-	t->aux += prev;
-}
-
-/* estimate = cur + prev * (W - e) / W, e = time into the current window.
- * floor(estimate) < limit exactly when estimate < limit, so `used` holds
- * the floor and the common verdict used < limit stays exact. The estimate
- * falls as e grows: next_expiry is the first ms at which it is below the
- * limit, or the next window, where the counts shift.
+/* estimate = full + oldest * (S - e) / S, e = time into the current slice.
+ * floor(estimate) + 1 <= limit exactly when estimate < limit, so `used`
+ * holds the floor and the common verdict stays exact for one unit. The
+ * estimate only falls as time passes (slices leave it continuously):
+ * next_expiry is the first ms at which it is below the limit, or the next
+ * slice, where the weights move on.
  */
 SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
 				 __u64 now_ms)
 {
-	__u64 W = p->window_ms, e = now_ms % W, start = now_ms - e;
-	__u64 cur = t->used, prev = t->aux, need, e_min;
+	__u64 S = p->slice_ms, e = now_ms % S, start = now_ms - e;
+	__u64 full = t->used, oldest = t->aux, need, e_min;
 
-	t->used = cur + prev * (W - e) / W;
-	if (!cur && !prev)
+	t->used = full + oldest * (S - e) / S;
+	if (!full && !oldest)
 		return;
-	if (cur >= p->limit || !prev) {
-		sl_tally_expiry(t, start + W);
+	if (full >= p->limit || !oldest) {
+		sl_tally_expiry(t, start + S);
 		return;
 	}
-	/* smallest e' with prev * (W - e') < (limit - cur) * W */
-	need = ((p->limit - cur) * W + prev - 1) / prev;	/* ceil */
-	e_min = W + 1 > need ? W + 1 - need : 0;
-	sl_tally_expiry(t, e_min < W ? start + e_min : start + W);
-}
-
-SL_INLINE void sl_counter_charge(struct sl_client *c,
-				 const struct sl_params *p, __u64 now_ms,
-				 __u32 units)
-{
-	__u64 w = now_ms / p->window_ms, cur, prev;
-
-	sl_counter_at(c, w, &cur, &prev);
-	c->counter.window = w;
-	c->counter.cur = cur + units;
-	c->counter.prev = prev;
+	/* smallest e' with oldest * (S - e') < (limit - full) * S */
+	need = ((p->limit - full) * S + oldest - 1) / oldest;	/* ceil */
+	e_min = S + 1 > need ? S + 1 - need : 0;
+	sl_tally_expiry(t, e_min < S ? start + e_min : start + S);
 }
 
 /* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
@@ -459,11 +442,19 @@ SL_INLINE void sl_log_charge(struct sl_client_log *c, __u64 now_ms)
 
 /* ---- dispatch ---- */
 
+/* Algorithms whose state is a ring of slices (sl_clients_plain). */
+SL_INLINE int sl_uses_slots(__u32 algorithm)
+{
+	return algorithm == SL_ALGO_SLIDING_PLAIN ||
+	       algorithm == SL_ALGO_SLIDING_COUNTER;
+}
+
 /* Bytes of one CPU's state of a client, by algorithm (its map's value). */
 SL_INLINE __u32 sl_state_size(__u32 algorithm)
 {
 	switch (algorithm) {
 	case SL_ALGO_SLIDING_PLAIN:
+	case SL_ALGO_SLIDING_COUNTER:
 		return sizeof(struct sl_client_plain);
 	case SL_ALGO_SLIDING_LOG:
 		return sizeof(struct sl_client_log);
@@ -486,7 +477,7 @@ SL_INLINE int sl_hdr_tally(struct sl_tally *t, const struct sl_client_hdr *h,
 	return !sl_client_idle(h, p, now_ms);
 }
 
-/* sl_clients: sliding, fixed, token-bucket, sliding-counter. */
+/* sl_clients: sliding, fixed, token-bucket. */
 SL_INLINE void sl_client_tally(struct sl_tally *t, const struct sl_client *c,
 			       const struct sl_params *p, __u64 now_ms)
 {
@@ -499,9 +490,6 @@ SL_INLINE void sl_client_tally(struct sl_tally *t, const struct sl_client *c,
 	case SL_ALGO_TOKEN_BUCKET:
 		sl_bucket_tally(t, c, p, now_ms);
 		break;
-	case SL_ALGO_SLIDING_COUNTER:
-		sl_counter_tally(t, c, p, now_ms);
-		break;
 	default:
 		sl_sliding_tally(t, c, p, now_ms);
 		break;
@@ -512,7 +500,11 @@ SL_INLINE void sl_client_plain_tally(struct sl_tally *t,
 				     const struct sl_client_plain *c,
 				     const struct sl_params *p, __u64 now_ms)
 {
-	if (sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+	if (!sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+		return;
+	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
+		sl_counter_tally(t, c, p, now_ms);
+	else
 		sl_plain_tally(t, c, p, now_ms);
 }
 
@@ -569,9 +561,6 @@ SL_INLINE void sl_client_charge(struct sl_client *c, const struct sl_params *p,
 	case SL_ALGO_TOKEN_BUCKET:
 		sl_bucket_charge(c, p, t, now_ms, units);
 		break;
-	case SL_ALGO_SLIDING_COUNTER:
-		sl_counter_charge(c, p, now_ms, units);
-		break;
 	default:
 		sl_sliding_charge(c, p, t, now_ms, units);
 		break;
@@ -602,7 +591,7 @@ SL_INLINE void sl_client_log_charge(struct sl_client_log *c,
 SL_INLINE void sl_tally_add(struct sl_tally *t, const void *state,
 			    const struct sl_params *p, __u64 now_ms)
 {
-	if (p->algorithm == SL_ALGO_SLIDING_PLAIN)
+	if (sl_uses_slots(p->algorithm))
 		sl_client_plain_tally(t, state, p, now_ms);
 	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
 		sl_client_log_tally(t, state, p, now_ms);
@@ -613,7 +602,7 @@ SL_INLINE void sl_tally_add(struct sl_tally *t, const void *state,
 SL_INLINE void sl_charge(void *state, const struct sl_params *p,
 			 const struct sl_tally *t, __u64 now_ms, __u32 units)
 {
-	if (p->algorithm == SL_ALGO_SLIDING_PLAIN)
+	if (sl_uses_slots(p->algorithm))
 		sl_client_plain_charge(state, p, now_ms, units);
 	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
 		sl_client_log_charge(state, p, now_ms);

@@ -63,8 +63,9 @@ enum sl_algorithm {
 	SL_ALGO__COUNT,
 };
 
-/* sliding-plain keeps one counter per slice; sliding-log one time per
- * accept. Both live in maps of their own (sl_clients_plain, sl_clients_log)
+/* sliding-plain and sliding-counter keep one counter per slice;
+ * sliding-log one time per accept. They live in maps of their own
+ * (sl_clients_plain, sl_clients_log)
  * so that their size is paid only by the clients of rules that use them.
  */
 #define SL_MAX_PLAIN_SLICES	64
@@ -161,13 +162,6 @@ struct sl_fixed {
 	__u64 count;
 };
 
-/* sliding-counter: this CPU's counts of the current and previous window. */
-struct sl_counter {
-	__u64 window;
-	__u64 cur;
-	__u64 prev;
-};
-
 /* token-bucket as GCRA: the theoretical arrival time this CPU last set.
  * The node's TAT is the maximum over CPUs, and every accept writes
  * max + cost, so the per-CPU slots together behave as one bucket.
@@ -195,12 +189,13 @@ struct sl_client {
 	union {
 		struct sl_record rec[SL_RECORDS];	/* sliding */
 		struct sl_fixed fixed;
-		struct sl_counter counter;
 		struct sl_bucket bucket;
 	};
 };
 
-/* sliding-plain: one counter per slice, ring indexed by slice number. */
+/* sliding-plain and sliding-counter: one counter per slice, ring indexed
+ * by slice number.
+ */
 struct sl_slot {
 	__u32 slice;		/* now_ms / slice_ms, wrapping */
 	__u32 count;

@@ -2,7 +2,8 @@
 # Run the whole suite and print one closing line: "N passed, N failed".
 #
 # Each cmocka binary in BUILD/tests counts its own tests; each
-# tests/netns/test_*.sh prints TAP lines ("ok - what" / "not ok - what").
+# tests/{replay,netns}/test_*.sh prints TAP lines ("ok - what" /
+# "not ok - what").
 # A binary or script that dies without reporting counts as one failure.
 set -u
 build=${1:-build}
@@ -42,7 +43,7 @@ for bin in "$build"/tests/test_*; do
 	echo "== $(basename "$bin")"
 	count_cmocka "$bin"
 done
-for script in "$here"/netns/test_*.sh; do
+for script in "$here"/replay/test_*.sh "$here"/netns/test_*.sh; do
 	[ -f "$script" ] || continue
 	echo "== $(basename "$script")"
 	count_tap "$script"

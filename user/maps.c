@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include "common.h"
 #include "maps.h"
+#include "sl_algo.h"
 
 #define SL_MAP_FIELDS(X) \
 	X(active) X(config) X(rules) X(port_classes) X(class_rules) \
@@ -75,7 +76,7 @@ void sl_maps_close(struct sl_maps *m)
 
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm)
 {
-	if (algorithm == SL_ALGO_SLIDING_PLAIN)
+	if (sl_uses_slots(algorithm))
 		return m->clients_plain;
 	if (algorithm == SL_ALGO_SLIDING_LOG)
 		return m->clients_log;

@@ -424,14 +424,18 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 {
 	const char *name = sl_algorithm_name(r->algorithm);
 	bool bucket = r->algorithm == SL_ALGO_TOKEN_BUCKET;
+	bool counter = r->algorithm == SL_ALGO_SLIDING_COUNTER;
 	bool sliced = r->algorithm == SL_ALGO_SLIDING ||
-		      r->algorithm == SL_ALGO_SLIDING_PLAIN;
-	unsigned max_slices = r->algorithm == SL_ALGO_SLIDING_PLAIN ?
-			      SL_MAX_PLAIN_SLICES : 3600;
+		      r->algorithm == SL_ALGO_SLIDING_PLAIN || counter;
+	/* the counter's ring also holds the weighted slice before the window */
+	unsigned max_slices = r->algorithm == SL_ALGO_SLIDING ? 3600 :
+			      SL_MAX_PLAIN_SLICES - counter;
 
+	if (counter && !y->slices)
+		slices = 1;	/* the two-window counter */
 	r->slice_ms = r->window_ms;
 	if (y->slices && !sliced)
-		bad(c, "slices", "does not apply to %s (only sliding and sliding-plain have slices)",
+		bad(c, "slices", "does not apply to %s (only sliding, sliding-plain and sliding-counter have slices)",
 		    name);
 	else if (sliced && (slices < 1 || slices > max_slices ||
 			    slices > r->window_ms))
