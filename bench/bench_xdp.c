@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ns/packet of slicelimit's data path with BPF_PROG_TEST_RUN, side by side
- * with two floors measured in the same run: XDP_DROP alone, and a bare
- * per-source counter in an LRU per-CPU hash. Each case is RUNS runs of
- * REPEAT packets on CPU 0; we print the median, min and max of the kernel's
- * per-packet mean, and the median's ratio to each floor.
+ * with two floors: XDP_DROP alone, and a bare per-source counter in an LRU
+ * per-CPU hash. Every case is set up first (each state in its own private
+ * instance), then all are measured in interleaved rounds, so that noise
+ * from a shared machine falls on all of them alike. We print the median,
+ * min and max over ROUNDS of the kernel's per-packet mean over REPEAT
+ * packets, on CPU 0, and the median's ratio to each floor.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,13 +22,21 @@
 #include "floor.skel.h"
 #include "slicelimit.skel.h"
 
-#define RUNS	7
-#define REPEAT	1000000
+#define ROUNDS		7
+#define REPEAT		1000000
+#define MAX_CASES	24
 
-struct result {
+struct bench_case {
 	const char *name;
-	double median, min, max;
+	int prog_fd;
+	uint8_t pkt[SL_PACKET_MAX];
+	size_t len;
+	__u32 verdict;
+	double ns[ROUNDS];
 };
+
+static struct bench_case cases[MAX_CASES];
+static int nr_cases;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -35,30 +45,10 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int measure(int prog_fd, const void *pkt, size_t len,
-		   struct result *r, __u32 expect)
+static void addr(const char *s, struct sl_addr *a)
 {
-	double ns[RUNS];
-	int i;
-
-	for (i = 0; i < RUNS; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
-			    .data_size_in = len, .repeat = REPEAT);
-
-		if (bpf_prog_test_run_opts(prog_fd, &opts))
-			return -errno;
-		if (opts.retval != expect) {
-			fprintf(stderr, "%s: verdict %u, expected %u\n", r->name,
-				opts.retval, expect);
-			return -EINVAL;
-		}
-		ns[i] = opts.duration;
-	}
-	qsort(ns, RUNS, sizeof(ns[0]), cmp_double);
-	r->median = ns[RUNS / 2];
-	r->min = ns[0];
-	r->max = ns[RUNS - 1];
-	return 0;
+	if (sl_parse_addr(s, a))
+		abort();
 }
 
 static int apply_yaml(struct sl_instance *in, const char *yaml)
@@ -71,6 +61,45 @@ static int apply_yaml(struct sl_instance *in, const char *yaml)
 		err = sl_rules_apply(&in->maps, &rs);
 	sl_rules_free(&rs);
 	return err;
+}
+
+/* A UDP packet from src to port; `warm` copies first so it is over limit. */
+static void add_case(const char *name, int fd, const char *src, __u16 port,
+		     __u32 verdict, struct sl_instance *warm)
+{
+	struct bench_case *c = &cases[nr_cases++];
+	struct sl_addr s, d;
+	int i;
+
+	addr(src, &s);
+	addr(strchr(src, ':') ? "2001:db8:ffff::1" : "192.0.2.1", &d);
+	c->name = name;
+	c->prog_fd = fd;
+	c->verdict = verdict;
+	c->len = sl_packet_udp(c->pkt, &s, &d, 1234, port, 18);
+	for (i = 0; warm && i < 64; i++)
+		sl_instance_run(warm, false, 0, c->pkt, c->len, 1, NULL, NULL);
+}
+
+/* One packet from each of n sources (10.x.y.z): the table holds n. */
+static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
+{
+	struct sl_addr src, dst;
+	uint8_t pkt[SL_PACKET_MAX];
+	unsigned i;
+	size_t len;
+
+	addr("192.0.2.1", &dst);
+	addr("10.0.0.0", &src);
+	for (i = 0; i < n; i++) {
+		__u32 v = htonl(0x0a000000 + 1 + i);
+
+		memcpy(&src.byte[12], &v, 4);
+		len = sl_packet_udp(pkt, &src, &dst, 1234, port, 18);
+		if (sl_instance_run(in, false, 0, pkt, len, 1, NULL, NULL))
+			return -1;
+	}
+	return 0;
 }
 
 /* The kernel's own account of a map's memory (fdinfo "memlock"). */
@@ -91,145 +120,132 @@ static unsigned long long map_memlock(int fd)
 	return v;
 }
 
-static void addr(const char *s, struct sl_addr *a)
-{
-	if (sl_parse_addr(s, a))
-		abort();
-}
-
-/* Send one packet from each of n sources (10.x.y.z) so the table holds n. */
-static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
-{
-	struct sl_addr src, dst;
-	uint8_t pkt[SL_PACKET_MAX];
-	unsigned i;
-	size_t len;
-
-	addr("192.0.2.1", &dst);
-	addr("10.0.0.0", &src);
-	for (i = 0; i < n; i++) {
-		__u32 v = htonl(0x0a000000 + 1 + i);
-
-		memcpy(&src.byte[12], &v, 4);
-		len = sl_packet_udp(pkt, &src, &dst, 1234, port, 18);
-		if (sl_instance_run(in, false, -1, pkt, len, 1, NULL, NULL))
-			return -1;
-	}
-	return 0;
-}
+static const char base_rules[] =
+	"rules:\n"
+	"  - { name: sliding, protocol: udp, ports: 5000, limit: 10 }\n"
+	"  - { name: fixed, protocol: udp, ports: 5001, limit: 10, algorithm: fixed }\n"
+	"  - { name: bucket, protocol: udp, ports: 5002, limit: 10, algorithm: token-bucket }\n"
+	"  - { name: plain, protocol: udp, ports: 5003, limit: 10, algorithm: sliding-plain }\n"
+	"  - { name: log, protocol: udp, ports: 5004, limit: 10, algorithm: sliding-log }\n"
+	"  - { name: counter, protocol: udp, ports: 5005, limit: 10, algorithm: sliding-counter }\n"
+	"  - { name: open, protocol: udp, ports: 6000, limit: 4000000000 }\n"
+	"  - { name: watch, protocol: udp, ports: 7000, limit: 10, action: shadow }\n";
 
 int main(void)
 {
 	struct sl_instance_opts io = { .model_clock = true };
-	struct result res[16];
-	struct sl_instance in;
+	struct sl_instance base, big, many;
 	struct floor_bpf *fl;
-	struct sl_addr src, src6, dst, dst6;
-	uint8_t pkt[SL_PACKET_MAX], pkt6[SL_PACKET_MAX], other[SL_PACKET_MAX];
-	size_t len, len6, olen;
-	int n = 0, xdp, i, err;
 	char *yaml;
+	int r, i, fd;
 
 	if (sl_pin_to_cpu(0))
 		return 1;
 	fl = floor_bpf__open_and_load();
-	if (!fl || sl_instance_open(&in, &io)) {
+	if (!fl || sl_instance_open(&base, &io) || sl_instance_open(&big, &io) ||
+	    sl_instance_open(&many, &io)) {
 		fprintf(stderr, "cannot load the programs (root? bpffs?)\n");
 		return 1;
 	}
-	sl_instance_set_time(&in, 1000000);
-	xdp = bpf_program__fd(in.skel->progs.sl_xdp);
-	addr("198.51.100.7", &src);
-	addr("192.0.2.1", &dst);
-	addr("2001:db8::7", &src6);
-	addr("2001:db8:ffff::1", &dst6);
-	len = sl_packet_udp(pkt, &src, &dst, 1234, 5000, 18);
-	len6 = sl_packet_udp(pkt6, &src6, &dst6, 1234, 5000, 18);
-	olen = sl_packet_udp(other, &src, &dst, 1234, 9999, 18);
+	sl_instance_set_time(&base, 1000000);
+	sl_instance_set_time(&big, 1000000);
+	sl_instance_set_time(&many, 1000000);
 
-#define CASE(label, fd, p, l, verdict) do {				\
-	res[n].name = label;						\
-	err = measure(fd, p, l, &res[n], verdict);			\
-	if (err) goto fail;						\
-	n++;								\
-} while (0)
-
-	CASE("floor: XDP_DROP only", bpf_program__fd(fl->progs.floor_drop),
-	     pkt, len, XDP_DROP);
-	CASE("floor: per-source LRU per-CPU count", bpf_program__fd(fl->progs.floor_count),
-	     pkt, len, XDP_DROP);
-
-	if (apply_yaml(&in,
-		"rules:\n"
-		"  - { name: flood, protocol: udp, ports: 5000, limit: 10, window: 60s }\n"
-		"  - { name: open, protocol: udp, ports: 6000, limit: 4000000000, window: 60s }\n"
-		"  - { name: watch, protocol: udp, ports: 7000, limit: 10, window: 60s, action: shadow }\n"))
-		goto fail;
-	CASE("slicelimit: no rule matched", xdp, other, olen, XDP_PASS);
-	len = sl_packet_udp(pkt, &src, &dst, 1234, 6000, 18);
-	CASE("slicelimit: under limit (accept)", xdp, pkt, len, XDP_PASS);
-	len = sl_packet_udp(pkt, &src, &dst, 1234, 5000, 18);
-	for (i = 0; i < 11; i++)
-		sl_instance_run(&in, false, -1, pkt, len, 1, NULL, NULL);
-	CASE("slicelimit: over limit (drop)", xdp, pkt, len, XDP_DROP);
-	for (i = 0; i < 11; i++)
-		sl_instance_run(&in, false, -1, pkt6, len6, 1, NULL, NULL);
-	CASE("slicelimit: over limit, IPv6", xdp, pkt6, len6, XDP_DROP);
-	len = sl_packet_udp(pkt, &src, &dst, 1234, 7000, 18);
-	for (i = 0; i < 11; i++)
-		sl_instance_run(&in, false, -1, pkt, len, 1, NULL, NULL);
-	CASE("slicelimit: over limit, shadow", xdp, pkt, len, XDP_PASS);
-
-	if (fill_clients(&in, 100000, 5000))
-		goto fail;
-	len = sl_packet_udp(pkt, &src, &dst, 1234, 5000, 18);
-	CASE("slicelimit: over limit, 100,000 clients", xdp, pkt, len, XDP_DROP);
-
-	/* 1,000 rules, the flood rule last by priority */
+	/* 1,000 rules, the measured one last by priority */
 	yaml = malloc(1000 * 96 + 64);
 	if (!yaml)
-		goto fail;
+		return 1;
 	strcpy(yaml, "rules:\n");
 	for (i = 0; i < 999; i++)
 		sprintf(yaml + strlen(yaml),
 			"  - { name: r%d, protocol: udp, ports: %d, limit: 10 }\n",
 			i, 10000 + i);
-	strcat(yaml, "  - { name: flood, protocol: udp, ports: 5000, limit: 10, window: 60s }\n");
-	err = apply_yaml(&in, yaml);
+	strcat(yaml, "  - { name: sliding, protocol: udp, ports: 5000, limit: 10 }\n");
+	if (apply_yaml(&base, base_rules) || apply_yaml(&big, base_rules) ||
+	    apply_yaml(&many, yaml) || fill_clients(&big, 100000, 5000)) {
+		fprintf(stderr, "cannot set up the benchmark's rules and clients\n");
+		return 1;
+	}
 	free(yaml);
-	if (err)
-		goto fail;
-	for (i = 0; i < 11; i++)
-		sl_instance_run(&in, false, -1, pkt, len, 1, NULL, NULL);
-	CASE("slicelimit: over limit, 1,000 rules", xdp, pkt, len, XDP_DROP);
 
-	printf("BPF_PROG_TEST_RUN, 64-byte-class UDP packets, CPU 0, %d runs x %d packets\n\n",
-	       RUNS, REPEAT);
-	printf("%-42s %8s %8s %8s %10s %10s\n", "case", "median", "min", "max",
+	fd = bpf_program__fd(base.skel->progs.sl_xdp);
+	add_case("floor: XDP_DROP only", bpf_program__fd(fl->progs.floor_drop),
+		 "198.51.100.7", 5000, XDP_DROP, NULL);
+	add_case("floor: per-source LRU per-CPU count",
+		 bpf_program__fd(fl->progs.floor_count), "198.51.100.7", 5000,
+		 XDP_DROP, NULL);
+	add_case("no rule matched", fd, "198.51.100.7", 9999, XDP_PASS, NULL);
+	add_case("under limit (accept), sliding", fd, "198.51.100.7", 6000,
+		 XDP_PASS, NULL);
+	add_case("over limit: sliding", fd, "198.51.100.7", 5000, XDP_DROP, &base);
+	add_case("over limit: fixed", fd, "198.51.100.7", 5001, XDP_DROP, &base);
+	add_case("over limit: token-bucket", fd, "198.51.100.7", 5002, XDP_DROP, &base);
+	add_case("over limit: sliding-plain", fd, "198.51.100.7", 5003, XDP_DROP, &base);
+	add_case("over limit: sliding-log", fd, "198.51.100.7", 5004, XDP_DROP, &base);
+	add_case("over limit: sliding-counter", fd, "198.51.100.7", 5005, XDP_DROP, &base);
+	add_case("over limit: sliding, IPv6", fd, "2001:db8::7", 5000, XDP_DROP, &base);
+	add_case("over limit: sliding, shadow", fd, "198.51.100.7", 7000, XDP_PASS, &base);
+	add_case("over limit: sliding, 100,000 clients",
+		 bpf_program__fd(big.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &big);
+	add_case("over limit: sliding, 1,000 rules",
+		 bpf_program__fd(many.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &many);
+
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < nr_cases; i++) {
+			struct bench_case *c = &cases[i];
+			LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = c->pkt,
+				    .data_size_in = c->len, .repeat = REPEAT);
+
+			if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
+				perror(c->name);
+				return 1;
+			}
+			if (opts.retval != c->verdict) {
+				fprintf(stderr, "%s: verdict %u, expected %u\n",
+					c->name, opts.retval, c->verdict);
+				return 1;
+			}
+			c->ns[r] = opts.duration;
+		}
+	}
+	for (i = 0; i < nr_cases; i++)
+		qsort(cases[i].ns, ROUNDS, sizeof(double), cmp_double);
+
+	printf("BPF_PROG_TEST_RUN, UDP packets, CPU 0, %d interleaved rounds x %d packets per case\n\n",
+	       ROUNDS, REPEAT);
+	printf("%-40s %8s %8s %8s %10s %10s\n", "case", "median", "min", "max",
 	       "x XDP_DROP", "x counter");
-	for (i = 0; i < n; i++)
-		printf("%-42s %6.1fns %6.1fns %6.1fns %10.2f %10.2f\n", res[i].name,
-		       res[i].median, res[i].min, res[i].max,
-		       res[i].median / res[0].median, res[i].median / res[1].median);
+	for (i = 0; i < nr_cases; i++)
+		printf("%-40s %6.0fns %6.0fns %6.0fns %10.2f %10.2f\n",
+		       cases[i].name, cases[i].ns[ROUNDS / 2], cases[i].ns[0],
+		       cases[i].ns[ROUNDS - 1],
+		       cases[i].ns[ROUNDS / 2] / cases[0].ns[ROUNDS / 2],
+		       cases[i].ns[ROUNDS / 2] / cases[1].ns[ROUNDS / 2]);
 
 	{
 		struct bpf_map_info info = {};
 		__u32 ilen = sizeof(info);
-		unsigned long long mem = map_memlock(in.maps.clients);
+		unsigned long long mem = map_memlock(base.maps.clients);
 
-		bpf_obj_get_info_by_fd(in.maps.clients, &info, &ilen);
+		bpf_obj_get_info_by_fd(base.maps.clients, &info, &ilen);
 		printf("\nclient table: %u entries, %d CPUs, value %u bytes per CPU, "
 		       "key %u bytes: %llu bytes in all (fdinfo memlock), %.0f bytes per client, "
 		       "%.0f per client per CPU\n",
-		       info.max_entries, in.maps.nr_cpus, info.value_size,
+		       info.max_entries, base.maps.nr_cpus, info.value_size,
 		       info.key_size, mem, (double)mem / info.max_entries,
-		       (double)mem / info.max_entries / in.maps.nr_cpus);
+		       (double)mem / info.max_entries / base.maps.nr_cpus);
+		printf("per-CPU state by algorithm: sliding, fixed, token-bucket share %zu bytes "
+		       "(sl_clients, preallocated LRU); sliding-plain and sliding-counter %zu "
+		       "(sl_clients_plain), sliding-log %zu (sl_clients_log), both allocated on use\n",
+		       sizeof(struct sl_client), sizeof(struct sl_client_plain),
+		       sizeof(struct sl_client_log));
 		printf("design study: 12 slices x 48 bytes = 576 bytes per client\n");
 	}
-	sl_instance_close(&in);
+	sl_instance_close(&many);
+	sl_instance_close(&big);
+	sl_instance_close(&base);
 	floor_bpf__destroy(fl);
 	return 0;
-fail:
-	fprintf(stderr, "benchmark failed\n");
-	return 1;
 }
