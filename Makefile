@@ -82,12 +82,18 @@ $(BUILD)/tests/test_%: tests/bpf/test_%.c $(LIB_OBJS) $(SKEL) $(wildcard tests/l
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
 
+NETNS_TOOL := $(BUILD)/tests/sl-traffic
+
+$(NETNS_TOOL): tests/netns/traffic.c | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(NETNS_TOOL)
 	$(Q)tests/run.sh $(BUILD)
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all $(NETNS_TOOL)
 	$(Q)tests/netns/demo.sh $(BUILD)/slicelimit
 
 bench: deps

@@ -234,7 +234,8 @@ struct sl_rule_stats {
 	__u64 dropped;
 	__u64 shadow_dropped;	/* over the limit in shadow mode: passed */
 	__u64 exempt;		/* source on the rule's exempt list */
-	__u64 passed_bytes;
+	__u64 passed_bytes;	/* every packet let through: passed,
+				 * shadow_dropped and exempt */
 	__u64 dropped_bytes;
 };
 

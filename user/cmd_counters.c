@@ -22,9 +22,12 @@ json_object *sl_rule_to_json(const struct sl_rule *r);
 static const char stats_help[] =
 "Usage: slicelimit stats [--json]\n"
 "\n"
-"Per-rule counters summed over CPUs (passed, dropped, shadow_dropped,\n"
-"exempt, and their bytes) and global counters (packets, non_ip, malformed,\n"
-"fragments, no_rule, fail_open).\n";
+"Per-rule counters summed over CPUs: passed (under the limit, or not\n"
+"counted by the rule's unit), dropped, shadow_dropped (over the limit in\n"
+"shadow mode: passed), exempt (source on the exempt list: passed);\n"
+"passed_bytes counts every packet let through (passed, shadow_dropped and\n"
+"exempt), dropped_bytes the dropped ones. Global counters: packets,\n"
+"non_ip, malformed, fragments, no_rule, fail_open.\n";
 
 static const char top_help[] =
 "Usage: slicelimit top [-n N] [--rule NAME] [--json]\n"

@@ -111,6 +111,8 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	pr_info("loaded and pinned under %s", SL_PIN_DIR);
 out:
 	slicelimit_bpf__destroy(skel);
+	if (err)
+		rmdir(SL_PIN_DIR);	/* only if empty: never a partial state */
 	return err;
 }
 

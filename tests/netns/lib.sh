@@ -7,7 +7,8 @@
 #   sl ARGS...                        slicelimit in the server namespace
 #   in_client / in_server CMD...      a command in one namespace
 #   sl_recv_start / sl_recv_stop      a counting receiver in the server
-#   sl_send                           traffic from the client namespace
+#   sl_send / sl_send_bg              traffic from the client namespace
+#   sl_bg / sl_wait                   background processes of the body
 #   tap_ok / tap_fail / tap_eq / tap_check / tap_done
 #
 # Every name carries the prefix sl$$, so parallel runs do not clash on
@@ -19,9 +20,9 @@
 # trapped signal that arrives while it runs a $(command substitution): the
 # trap fails with "unexpected EOF while looking for matching `)'" and never
 # runs. The tests are made of command substitutions, so the parent only
-# waits, where traps are reliable, and on INT/TERM it stops the body and
-# cleans up. What the body creates is recorded in files under $SL_TMP for
-# the parent to find.
+# waits, where traps are reliable. The body runs in a process group of its
+# own, so everything it starts (receivers, senders, a slicelimit command
+# half done) can be stopped, and waited for, before the cleanup detaches.
 
 SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SL_PIN=/sys/fs/bpf/slicelimit
@@ -43,8 +44,9 @@ SRV6=fd77::1
 CLIENT4=(10.77.0.2 10.77.0.3 10.77.0.4 10.77.0.5 10.77.0.6 10.77.0.7 10.77.0.8 10.77.0.9)
 CLIENT6=(fd77:0:0:1::2 fd77:0:0:1::3 fd77:0:0:2::2 fd77:0:0:3::2)
 
+SL_PIDS=()			# the body's background processes
 SL_CLEANED=0
-SL_BODY=""			# the body's pid, while it runs
+SL_BODY=""			# the body's pid = its process group id
 TAP_PASSED=0
 TAP_FAILED=0
 
@@ -117,7 +119,7 @@ sl() { in_server "$SL_BIN" "$@"; }
 # sl_init SLICELIMIT [SL_TRAFFIC]: check the tools, build sl-traffic if it
 # is missing or older than its source, and register the cleanup.
 sl_init() {
-	local src=$SL_LIB_DIR/traffic.c
+	local src=$SL_LIB_DIR/traffic.c t
 	SL_BIN=$(readlink -f "$1")
 	SL_TRAFFIC=${2:-$(dirname "$SL_BIN")/tests/sl-traffic}
 	[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP)"
@@ -131,8 +133,6 @@ sl_init() {
 			die "cannot build $SL_TRAFFIC"
 	fi
 	SL_TMP=$(mktemp -d "/tmp/$SL_P.XXXXXX")
-	SL_PIDFILE=$SL_TMP/pids	# "pid start-time" of each background process
-	: >"$SL_PIDFILE"
 	trap sl_cleanup EXIT
 	trap 'sl_cleanup; exit 130' INT
 	trap 'sl_cleanup; exit 143' TERM
@@ -152,18 +152,19 @@ sl_claim_pins() {
 		sleep 1
 		waited=$((waited + 1))
 	done
-	: >"$SL_TMP/owns-pins"
+	: >"$SL_TMP/owns-pins"	# for the parent's cleanup
 }
 
 sl_netns_setup() {
-	local a
+	local a ns
 	ip netns add "$NS_C" || die "ip netns add $NS_C"
 	ip netns add "$NS_S" || die "ip netns add $NS_S"
 	ip link add "$VETH_C" netns "$NS_C" type veth peer name "$VETH_S" \
 		netns "$NS_S" || die "cannot create the veth pair"
 	for ns in "$NS_C" "$NS_S"; do
 		ip -n "$ns" link set lo up
-		# no router solicitations or DAD: only the test's own traffic
+		# ignore router advertisements (and DAD is off per address,
+		# nodad): the test's own traffic, ready at once
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.accept_ra=0 \
 			net.ipv6.conf.default.accept_ra=0 2>/dev/null
 	done
@@ -179,40 +180,55 @@ sl_netns_setup() {
 	ip -n "$NS_S" link set "$VETH_S" up || die "link up $VETH_S"
 }
 
-# start time of a process (field 22 of /proc/PID/stat): with the pid, it
-# names the process, even after the pid is reused
-proc_start() { cut -d' ' -f22 "/proc/$1/stat" 2>/dev/null; }
-
 # sl_bg VAR CMD...: start CMD (a program, not a function: the pid must be
-# the program's) in the background, record it for the cleanup and store
-# its pid in VAR. Not from a $(subshell): the process must be ours to wait.
+# the program's) in the background and store its pid in VAR. Not from a
+# $(subshell): the process must be ours to wait for.
 sl_bg() {
 	local var=$1
 	shift
 	"$@" &
-	echo "$! $(proc_start "$!")" >>"$SL_PIDFILE"
+	SL_PIDS+=("$!")
 	printf -v "$var" '%s' "$!"
 }
 
-# sl_wait PID: wait for a process started by sl_bg and forget it (its pid
-# may be reused afterwards); returns its exit status.
+# sl_wait PID: wait for a process started by sl_bg and forget it;
+# returns its exit status.
 sl_wait() {
-	local pid=$1 rc=0
+	local pid=$1 rc=0 i keep=()
 	wait "$pid" || rc=$?
-	grep -v "^$pid " "$SL_PIDFILE" >"$SL_PIDFILE.new"
-	mv "$SL_PIDFILE.new" "$SL_PIDFILE"
+	for i in "${SL_PIDS[@]}"; do
+		[ "$i" = "$pid" ] || keep+=("$i")
+	done
+	SL_PIDS=("${keep[@]}")
 	return "$rc"
 }
 
-# sl_run FUNCTION: run the body of the script in a child and return its
-# status; the EXIT/INT/TERM traps of sl_init clean up.
+# sl_run FUNCTION: run the body of the script in a child, in a process
+# group of its own, and return its status; the traps of sl_init clean up.
 sl_run() {
 	local rc=0
-	"$@" &
+	set -m			# the child gets a process group of its own
+	(set +m; "$@") &
 	SL_BODY=$!
+	set +m
 	wait "$SL_BODY" || rc=$?
-	SL_BODY=""
+	sl_stop_body
 	return "$rc"
+}
+
+# sl_stop_body: end whatever the body's process group still runs (all of
+# it started by this run) and wait, bounded, until none of it is left.
+sl_stop_body() {
+	local i
+	[ -n "$SL_BODY" ] || return 0
+	kill -TERM -- "-$SL_BODY" 2>/dev/null
+	wait "$SL_BODY" 2>/dev/null
+	for i in $(seq 1 50); do
+		kill -0 -- "-$SL_BODY" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL -- "-$SL_BODY" 2>/dev/null
+	SL_BODY=""
 }
 
 # sl_recv_start NAME PROTO BIND PORT [SECONDS]: a receiver in the server
@@ -264,36 +280,15 @@ sl_send_bg() {
 		--src "$src" --dst "$dst" --port "$port" --count "$count" --json "$@"
 }
 
-# any_alive: is a process recorded by sl_bg still running?
-any_alive() {
-	local pid start
-	while read -r pid start; do
-		[ "$(proc_start "$pid")" = "$start" ] && return 0
-	done <"$SL_PIDFILE"
-	return 1
-}
-
-# The parent's cleanup: stop the body and the processes it started (only
-# those: pid and start time must both match), detach if the pins are ours,
-# delete the namespaces, remove the temp dir.
+# The cleanup, in the parent: stop the body and what it started, detach
+# if the pins are ours, delete the namespaces, remove the temp dir.
 sl_cleanup() {
-	local pid start i
+	local ns
 	[ "$SL_CLEANED" -eq 1 ] && return
 	SL_CLEANED=1
 	trap - EXIT INT TERM
-	if [ -n "$SL_BODY" ]; then
-		kill -TERM "$SL_BODY" 2>/dev/null
-		wait "$SL_BODY" 2>/dev/null
-	fi
+	sl_stop_body
 	[ -n "${SL_TMP:-}" ] || return
-	while read -r pid start; do
-		[ "$(proc_start "$pid")" = "$start" ] && kill -TERM "$pid" 2>/dev/null
-	done <"$SL_PIDFILE"
-	# they are the body's children, not ours to wait: poll, bounded
-	for i in $(seq 1 50); do
-		any_alive || break
-		sleep 0.1
-	done
 	if [ -e "$SL_TMP/owns-pins" ] && [ -e "$SL_PIN" ]; then
 		# detach in the namespace that still has the devices; from the
 		# host it only forgets them (their namespace would be gone)

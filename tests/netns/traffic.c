@@ -295,8 +295,10 @@ static long send_tcp(const struct opts *o, const struct sockaddr_storage *dst,
 	}
 	while (n && now_s() < deadline)
 		reap(a, &n, earliest_ms(a, n), connected, failed);
-	while (n)		/* past the deadline: give the rest up */
-		close(a[--n].fd), (*failed)++;
+	while (n) {		/* past the deadline: give the rest up */
+		close(a[--n].fd);
+		(*failed)++;
+	}
 	return sent;
 }
 
