@@ -55,7 +55,13 @@ static __always_inline void *sl_state_get(__u32 algorithm,
 	c = bpf_map_lookup_elem(map, key);
 	if (c)
 		return c;
-	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	if (!bpf_map_update_elem(map, key, zero, BPF_NOEXIST)) {
+		__u32 k = 0;
+		struct sl_global_stats *gs = bpf_map_lookup_elem(&sl_global_stats, &k);
+
+		if (gs)
+			gs->new_clients++;
+	}
 	return bpf_map_lookup_elem(map, key);
 }
 
@@ -129,6 +135,33 @@ __noinline int sl_tally_node(const struct sl_client_key *key,
 	return 0;
 }
 
+/* The first drop of a client in a window goes to the ring buffer; the
+ * later ones of that window stay silent (this path runs once per cache
+ * refresh, not per packet, and the window check makes it once per window).
+ */
+static __always_inline void sl_drop_event(struct sl_client_hdr *own,
+					  const struct sl_client_key *key,
+					  const struct sl_params *p,
+					  const struct sl_tally *t,
+					  __u64 now_ms)
+{
+	struct sl_drop_event *ev;
+
+	if ((__u32)now_ms - own->event_ms < p->window_ms && own->event_ms)
+		return;
+	own->event_ms = (__u32)now_ms ? (__u32)now_ms : 1;
+	ev = bpf_ringbuf_reserve(&sl_events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	ev->time_ms = now_ms;
+	ev->key = *key;
+	ev->pad = 0;
+	ev->used = t->used;
+	ev->retry_after_ms = t->next_expiry_ms > now_ms ?
+			     t->next_expiry_ms - now_ms : 0;
+	bpf_ringbuf_submit(ev, 0);
+}
+
 /* Account an accept in this CPU's state, in the rule's map. */
 __noinline int sl_charge_cpu(const struct sl_client_key *key,
 			     const struct sl_params *p,
@@ -181,6 +214,7 @@ __noinline int sl_decide(const struct sl_client_key *key,
 			own->blocked_until_ms = t.next_expiry_ms;
 			own->blocked_epoch = epoch;
 		}
+		sl_drop_event(own, key, p, &t, now_ms);
 		return SL_OVER;
 	}
 	sl_charge_cpu(key, p, &t, now_ms, units);

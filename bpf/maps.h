@@ -138,6 +138,12 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_global_stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_events SEC(".maps");
+
 /* Written by userspace only: which devices run the program, and how. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -133,6 +133,50 @@ struct {
 	__uint(XDP_PASS, 1);
 } XDP_RUN_CONFIG(sl_xdp);
 
+/* Count one request for a key under a rule (the HTTP check API). Run only
+ * through BPF_PROG_TEST_RUN with a struct sl_check_req as the "packet", so
+ * an API check and a packet are decided by the same code, on the same
+ * state: an address counted by XDP and by the API is one client.
+ */
+SEC("xdp")
+int sl_check(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct sl_check_req *req = data;
+	const struct sl_rule *rule;
+	struct sl_config *cfg;
+	struct sl_client_key key;
+	struct sl_params p;
+	__u32 zero = 0, idx, *gen;
+	int ret;
+
+	if ((void *)(req + 1) > data_end || req->magic != SL_CHECK_MAGIC ||
+	    req->position >= SL_MAX_RULES)
+		return XDP_ABORTED;
+	gen = bpf_map_lookup_elem(&sl_active, &zero);
+	if (!gen)
+		return XDP_ABORTED;
+	cfg = bpf_map_lookup_elem(&sl_config, gen);
+	if (!cfg || cfg->rules_epoch != req->rules_epoch)
+		return XDP_ABORTED;
+	idx = (cfg->gen & 1) * SL_MAX_RULES + req->position;
+	rule = bpf_map_lookup_elem(&sl_rules, &idx);
+	if (!rule || rule->id != req->rule_id)
+		return XDP_ABORTED;
+
+	if (req->flags & SL_CHECK_RAW_KEY) {
+		key.addr = req->addr;
+		key.rule_id = rule->id;
+		key.dport = 0;
+	} else {
+		sl_client_key_make(&key, rule, &req->addr, 0);
+	}
+	sl_params_from_rule(&p, rule);
+	ret = sl_decide(&key, &p, cfg->rules_epoch, sl_now_ms(), 1);
+	return ret == SL_OVER ? XDP_DROP : XDP_PASS;
+}
+
 SEC("tc")
 int sl_tc(struct __sk_buff *skb)
 {

@@ -177,7 +177,7 @@ struct sl_bucket {
 	__u32 accepted;		/* units accepted on this CPU, wrapping */	\
 	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
-	__u32 pad;
+	__u32 event_ms;		/* last drop event sent for this client */
 
 struct sl_client_hdr {
 	SL_CLIENT_HEADER
@@ -247,6 +247,35 @@ struct sl_global_stats {
 	__u64 fragments;	/* IP fragments: passed, not counted */
 	__u64 no_rule;		/* no rule matched: passed */
 	__u64 fail_open;	/* client table refused an insert: passed */
+	__u64 new_clients;	/* client states created */
+};
+
+/* Ring buffer sl_events: the first drop of a client in a window (not one
+ * per packet), for `slicelimit events`.
+ */
+struct sl_drop_event {
+	__u64 time_ms;		/* model/TAI ms */
+	struct sl_client_key key;
+	__u32 pad;
+	__u64 used;		/* units counted in the window */
+	__u64 retry_after_ms;	/* until the count can fall below the limit */
+};
+
+/* Input of the sl_check program (BPF_PROG_TEST_RUN only, never attached):
+ * count one request for a key under a rule, with the kernel's own code.
+ * It answers XDP_PASS (accepted), XDP_DROP (over the limit) or
+ * XDP_ABORTED (no such rule: the rule set changed; read it again).
+ */
+#define SL_CHECK_MAGIC		0x534c4331	/* "SLC1" */
+#define SL_CHECK_RAW_KEY	1	/* addr is the key itself: no mask */
+
+struct sl_check_req {
+	__u32 magic;
+	__u32 position;		/* the rule's priority position */
+	__u32 rules_epoch;	/* of the rule set the position is from */
+	__u16 rule_id;
+	__u16 flags;		/* SL_CHECK_* */
+	struct sl_addr addr;	/* client address, or a hashed string key */
 };
 
 /* Attached devices, hash sl_devices keyed by ifindex (userspace only). */

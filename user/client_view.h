@@ -12,6 +12,8 @@ struct sl_client_view {
 	__u64 used;
 	__u64 remaining;
 	__u64 retry_after_ms;	/* 0: a request would pass now */
+	__u64 reset_ms;		/* until the count next falls (0: nothing
+				 * counted) */
 };
 
 /* From per-CPU values already read (m->nr_cpus of them). */

@@ -14,6 +14,7 @@ int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);
 int do_query(int argc, char **argv);
 int do_replay(int argc, char **argv);
+int do_run(int argc, char **argv);
 
 /* Print a JSON document (honours --pretty) and release it. */
 void sl_print_json(json_object *o);

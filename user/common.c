@@ -48,6 +48,7 @@ void name(const char *fmt, ...)						\
 	fputc('\n', stderr);						\
 }
 SL_PR(pr_warn, 0, "slicelimit: warning: ")
+SL_PR(pr_notice, 0, "slicelimit: ")
 SL_PR(pr_info, 1, "slicelimit: ")
 SL_PR(pr_debug, 2, "slicelimit: debug: ")
 

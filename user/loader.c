@@ -24,6 +24,7 @@
 
 #define SL_PROG_XDP_PIN		SL_PIN_DIR "/prog_xdp"
 #define SL_PROG_TC_PIN		SL_PIN_DIR "/prog_tc"
+#define SL_PROG_CHECK_PIN	SL_PIN_DIR "/prog_check"
 /* Our TC filter: a fixed handle and priority, so detach finds it. */
 #define SL_TC_HANDLE		0x51
 #define SL_TC_PRIORITY		0x51
@@ -69,7 +70,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 		return err;
 	*xdp_fd = bpf_obj_get(SL_PROG_XDP_PIN);
 	*tc_fd = bpf_obj_get(SL_PROG_TC_PIN);
-	if (*xdp_fd >= 0 && *tc_fd >= 0)
+	if (*xdp_fd >= 0 && *tc_fd >= 0 && !access(SL_PROG_CHECK_PIN, F_OK))
 		return 0;
 	if (*xdp_fd >= 0)
 		close(*xdp_fd);
@@ -101,6 +102,8 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
 	if (!err)
 		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
 	if (err) {
 		pr_error("cannot pin the programs under %s: %s", SL_PIN_DIR,
 			 strerror(-err));
@@ -349,6 +352,38 @@ int sl_detach(const char *dev)
 	return err;
 }
 
+bool sl_is_attached(const char *dev)
+{
+	struct sl_device rec;
+	struct sl_maps m;
+	__u32 key, next;
+	void *prev = NULL;
+	bool found = false;
+
+	if (sl_maps_open_pinned(&m))
+		return false;
+	while (!found && !bpf_map_get_next_key(m.devices, prev, &next)) {
+		found = !bpf_map_lookup_elem(m.devices, &next, &rec) &&
+			!strcmp(rec.name, dev);
+		key = next;
+		prev = &key;
+	}
+	sl_maps_close(&m);
+	return found;
+}
+
+int sl_unpin_if_unused(void)
+{
+	struct sl_maps m;
+	bool unused;
+
+	if (sl_maps_open_pinned(&m))
+		return 0;
+	unused = devices_empty(&m);
+	sl_maps_close(&m);
+	return unused ? sl_unpin_all() : 0;
+}
+
 int sl_detach_all(void)
 {
 	struct sl_device rec;
@@ -372,6 +407,13 @@ int sl_detach_all(void)
 	}
 	sl_maps_close(&m);
 	return sl_unpin_all();
+}
+
+int sl_open_check_prog(void)
+{
+	int fd = bpf_obj_get(SL_PROG_CHECK_PIN);
+
+	return fd < 0 ? -errno : fd;
 }
 
 int sl_unpin_all(void)

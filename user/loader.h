@@ -17,6 +17,13 @@ int sl_attach(const char *dev, enum sl_attach_mode mode,
 	      const struct sl_load_opts *opts);
 int sl_detach(const char *dev);
 int sl_detach_all(void);
+/* Remove the pins if no device uses them (a service with no devices). */
+int sl_unpin_if_unused(void);
+/* Is DEV recorded as attached (by any earlier run)? */
+bool sl_is_attached(const char *dev);
+
+/* The pinned sl_check program (the HTTP check API), or -errno. */
+int sl_open_check_prog(void);
 
 /* Remove everything under SL_PIN_DIR (after the last detach). */
 int sl_unpin_all(void);

@@ -29,6 +29,7 @@ static const char main_help[] =
 "  top [-n N]          the clients with the highest current counts\n"
 "  query ADDR [--rule NAME] [--port N]\n"
 "                      limit, used, remaining and Retry-After of a client\n"
+"  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
 "  replay [TRACE] [--algorithm NAME --limit N --window DUR ... | --rules F]\n"
 "                      run a trace through the real program, model clock\n"
 "\n"
@@ -54,6 +55,7 @@ static const struct {
 	{ "top", do_top },
 	{ "query", do_query },
 	{ "replay", do_replay },
+	{ "run", do_run },
 };
 
 static int print_libbpf(enum libbpf_print_level level, const char *fmt,

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The service's config file (`slicelimit run --config FILE`), YAML:
+ *
+ *   devices:                  # attached at start, detached at stop
+ *     - { name: eth0, mode: xdp }      # xdp (default), xdp-generic, tc
+ *   rules: /etc/slicelimit/rules.yaml  # applied at start and on SIGHUP
+ *   clients: 262144           # client table capacity (first load only)
+ *   keep_attached: false      # true: leave the programs enforcing at stop
+ *   http:
+ *     listen: 127.0.0.1:8080  # the check API and /metrics; "off": none
+ */
+#ifndef SL_CONFIG_H
+#define SL_CONFIG_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include "slicelimit.h"
+
+#define SL_MAX_DEVICES	64
+
+struct sl_config_device {
+	char name[16];
+	enum sl_attach_mode mode;
+};
+
+struct sl_service_config {
+	struct sl_config_device devices[SL_MAX_DEVICES];
+	unsigned nr_devices;
+	char rules_path[4096];
+	unsigned clients;
+	bool keep_attached;
+	bool http_enabled;
+	struct sockaddr_storage http_addr;
+	char http_listen[128];
+};
+
+/* Parse and validate; errors (with line where known) go to stderr. */
+int sl_config_load(const char *path, struct sl_service_config *cfg);
+
+/* "127.0.0.1:8080", "[::1]:8080" -> socket address. 0 or -EINVAL. */
+int sl_parse_listen(const char *s, struct sockaddr_storage *ss);
+
+#endif /* SL_CONFIG_H */

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "metrics.h"
+#include "rules.h"
+
+/* Upper bounds of the check latency buckets, in seconds. */
+static const double latency_le[SL_LATENCY_BUCKETS] = {
+	0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+	0.005, 0.01,
+};
+
+static const char *const status_label[6] = {
+	"200", "401_403", "429", "4xx", "5xx", "other",
+};
+
+void sl_http_stats_count(struct sl_http_stats *s, unsigned status)
+{
+	int i = status == 200 ? 0 : status == 401 || status == 403 ? 1 :
+		status == 429 ? 2 : status / 100 == 4 ? 3 :
+		status / 100 == 5 ? 4 : 5;
+
+	atomic_fetch_add(&s->by_status[i], 1);
+}
+
+void sl_http_stats_latency(struct sl_http_stats *s, long long ns)
+{
+	int i;
+
+	for (i = 0; i < SL_LATENCY_BUCKETS; i++)
+		if (ns <= latency_le[i] * 1e9)
+			break;
+	atomic_fetch_add(&s->latency[i], 1);
+	atomic_fetch_add(&s->latency_sum_ns, ns);
+	atomic_fetch_add(&s->checks, 1);
+}
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	bool failed;
+};
+
+static void put(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = true;
+			return;
+		}
+		if (t->len + n < t->cap) {
+			t->len += n;
+			return;
+		}
+		t->cap = (t->cap + n) * 2;
+		t->buf = realloc(t->buf, t->cap);
+		if (!t->buf) {
+			t->failed = true;
+			t->cap = t->len = 0;
+			return;
+		}
+	}
+}
+
+static unsigned long long count_keys(int fd)
+{
+	struct sl_client_key key, next;
+	unsigned long long n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+static unsigned capacity(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
+{
+	static const struct { const char *name; int which; } tables[] = {
+		{ "sl_clients", 0 }, { "sl_clients_plain", 1 }, { "sl_clients_log", 2 },
+	};
+	struct text t = { .cap = 8192 };
+	struct sl_global_stats gs;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	unsigned nr = 0, i;
+	unsigned long long cum = 0;
+
+	t.buf = malloc(t.cap);
+	if (!t.buf || sl_rules_read_live(m, &rules, &nr, &cfg)) {
+		free(t.buf);
+		return NULL;
+	}
+	put(&t, "# HELP slicelimit_rule_packets_total Packets matched by a rule, by outcome.\n"
+		"# TYPE slicelimit_rule_packets_total counter\n");
+	for (i = 0; i < nr; i++) {
+		struct sl_rule_stats rs;
+
+		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &rs, sizeof(rs)))
+			continue;
+		put(&t, "slicelimit_rule_packets_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
+			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"dropped\"} %llu\n"
+			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"shadow_dropped\"} %llu\n"
+			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"exempt\"} %llu\n",
+		    rules[i].name, (unsigned long long)rs.passed,
+		    rules[i].name, (unsigned long long)rs.dropped,
+		    rules[i].name, (unsigned long long)rs.shadow_dropped,
+		    rules[i].name, (unsigned long long)rs.exempt);
+	}
+	put(&t, "# HELP slicelimit_rule_bytes_total Bytes matched by a rule, let through or dropped.\n"
+		"# TYPE slicelimit_rule_bytes_total counter\n");
+	for (i = 0; i < nr; i++) {
+		struct sl_rule_stats rs;
+
+		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &rs, sizeof(rs)))
+			continue;
+		put(&t, "slicelimit_rule_bytes_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
+			"slicelimit_rule_bytes_total{rule=\"%s\",outcome=\"dropped\"} %llu\n",
+		    rules[i].name, (unsigned long long)rs.passed_bytes,
+		    rules[i].name, (unsigned long long)rs.dropped_bytes);
+	}
+	if (!sl_percpu_sum_u64(m, m->global_stats, 0, &gs, sizeof(gs))) {
+		put(&t, "# HELP slicelimit_packets_total Packets seen, by what became of them before any rule.\n"
+			"# TYPE slicelimit_packets_total counter\n"
+			"slicelimit_packets_total{kind=\"all\"} %llu\n"
+			"slicelimit_packets_total{kind=\"non_ip\"} %llu\n"
+			"slicelimit_packets_total{kind=\"malformed\"} %llu\n"
+			"slicelimit_packets_total{kind=\"fragment\"} %llu\n"
+			"slicelimit_packets_total{kind=\"no_rule\"} %llu\n"
+			"# HELP slicelimit_fail_open_total Packets passed because no client state could be had.\n"
+			"# TYPE slicelimit_fail_open_total counter\n"
+			"slicelimit_fail_open_total %llu\n"
+			"# HELP slicelimit_clients_created_total Client states created; evicted = created - live.\n"
+			"# TYPE slicelimit_clients_created_total counter\n"
+			"slicelimit_clients_created_total %llu\n",
+		    (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
+		    (unsigned long long)gs.malformed, (unsigned long long)gs.fragments,
+		    (unsigned long long)gs.no_rule, (unsigned long long)gs.fail_open,
+		    (unsigned long long)gs.new_clients);
+	}
+	put(&t, "# HELP slicelimit_clients Client states held, by table.\n"
+		"# TYPE slicelimit_clients gauge\n");
+	for (i = 0; i < 3; i++) {
+		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
+
+		put(&t, "slicelimit_clients{table=\"%s\"} %llu\n", tables[i].name,
+		    count_keys(fd));
+	}
+	put(&t, "# HELP slicelimit_clients_capacity Client states a table can hold.\n"
+		"# TYPE slicelimit_clients_capacity gauge\n");
+	for (i = 0; i < 3; i++) {
+		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
+
+		put(&t, "slicelimit_clients_capacity{table=\"%s\"} %u\n",
+		    tables[i].name, capacity(fd));
+	}
+	put(&t, "# HELP slicelimit_rules Rules running.\n# TYPE slicelimit_rules gauge\n"
+		"slicelimit_rules %u\n"
+		"# HELP slicelimit_rules_epoch Rule set applies so far.\n# TYPE slicelimit_rules_epoch gauge\n"
+		"slicelimit_rules_epoch %u\n", nr, cfg.rules_epoch);
+	put(&t, "# HELP slicelimit_http_responses_total HTTP API responses by status.\n"
+		"# TYPE slicelimit_http_responses_total counter\n");
+	for (i = 0; i < 6; i++)
+		put(&t, "slicelimit_http_responses_total{code=\"%s\"} %llu\n",
+		    status_label[i], (unsigned long long)atomic_load(&s->by_status[i]));
+	put(&t, "# HELP slicelimit_http_check_duration_seconds Time to decide a check.\n"
+		"# TYPE slicelimit_http_check_duration_seconds histogram\n");
+	for (i = 0; i < SL_LATENCY_BUCKETS; i++) {
+		cum += atomic_load(&s->latency[i]);
+		put(&t, "slicelimit_http_check_duration_seconds_bucket{le=\"%g\"} %llu\n",
+		    latency_le[i], cum);
+	}
+	cum += atomic_load(&s->latency[SL_LATENCY_BUCKETS]);
+	put(&t, "slicelimit_http_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+		"slicelimit_http_check_duration_seconds_sum %.9f\n"
+		"slicelimit_http_check_duration_seconds_count %llu\n",
+	    cum, atomic_load(&s->latency_sum_ns) / 1e9,
+	    (unsigned long long)atomic_load(&s->checks));
+	free(rules);
+	if (t.failed) {
+		free(t.buf);
+		return NULL;
+	}
+	return t.buf;
+}

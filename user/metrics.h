@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* /metrics: the maps' counters and the HTTP API's own, as Prometheus text. */
+#ifndef SL_METRICS_H
+#define SL_METRICS_H
+
+#include <stdatomic.h>
+#include "maps.h"
+
+#define SL_LATENCY_BUCKETS 10
+
+/* Counted by the HTTP threads (atomics: they run concurrently). */
+struct sl_http_stats {
+	atomic_ullong by_status[6];	/* 200, 401/403, 429, other 4xx, 5xx, other */
+	atomic_ullong latency[SL_LATENCY_BUCKETS + 1];	/* checks, +Inf last */
+	atomic_ullong latency_sum_ns;
+	atomic_ullong checks;
+};
+
+void sl_http_stats_count(struct sl_http_stats *s, unsigned status);
+void sl_http_stats_latency(struct sl_http_stats *s, long long ns);
+
+/* The whole exposition (malloc'd), or NULL. */
+char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s);
+
+#endif /* SL_METRICS_H */

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `slicelimit run --config FILE`: the service. It attaches the configured
+ * devices, applies the rules, serves the HTTP API, and runs until SIGTERM
+ * or SIGINT. SIGHUP re-reads the config and the rules; a bad file is
+ * reported and the running state kept. Everything the kernel needs is
+ * pinned, so a service killed with -9 leaves the programs enforcing, and
+ * the next start adopts the pinned state rather than attaching twice.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "common.h"
+#include "config.h"
+#include "http.h"
+#include "loader.h"
+#include "maps.h"
+#include "rules.h"
+#include "service.h"
+
+/* Attach what the config names and is not attached yet. */
+static int attach_devices(const struct sl_service_config *cfg)
+{
+	struct sl_load_opts lo = { .clients = cfg->clients };
+	unsigned i;
+	int err;
+
+	for (i = 0; i < cfg->nr_devices; i++) {
+		const struct sl_config_device *d = &cfg->devices[i];
+
+		if (sl_is_attached(d->name)) {
+			pr_info("%s: already attached: adopted", d->name);
+			continue;
+		}
+		err = sl_attach(d->name, d->mode, &lo);
+		if (err)
+			return err;
+		pr_info("%s: attached (%s)", d->name, sl_mode_name(d->mode));
+	}
+	return 0;
+}
+
+static bool config_has_device(const struct sl_service_config *cfg,
+			      const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < cfg->nr_devices; i++)
+		if (!strcmp(cfg->devices[i].name, name))
+			return true;
+	return false;
+}
+
+static int apply_rules_file(const char *path)
+{
+	struct sl_ruleset rs;
+	struct sl_maps m;
+	int err;
+
+	err = sl_rules_load_file(path, &rs);
+	if (err)
+		return err;
+	err = sl_maps_open_pinned(&m);
+	if (!err) {
+		err = sl_rules_apply(&m, &rs);
+		sl_maps_close(&m);
+	}
+	if (!err)
+		pr_notice("%s: applied %u rules", path, rs.nr);
+	sl_rules_free(&rs);
+	return err;
+}
+
+/* SIGHUP: everything new is checked before anything changes. */
+static void reload(const char *path, struct sl_service_config *cfg)
+{
+	struct sl_service_config next;
+	struct sl_ruleset rs;
+	unsigned i;
+
+	if (sl_config_load(path, &next)) {
+		pr_error("%s: not valid; keeping the running config and rules", path);
+		return;
+	}
+	if (sl_rules_load_file(next.rules_path, &rs)) {
+		pr_error("%s: not valid; keeping the running rules", next.rules_path);
+		return;
+	}
+	sl_rules_free(&rs);
+	if (strcmp(next.http_listen, cfg->http_listen))
+		pr_warn("http.listen changed: takes effect at the next start");
+	if (attach_devices(&next)) {
+		pr_error("attaching the new devices failed; keeping the running rules");
+		return;
+	}
+	for (i = 0; i < cfg->nr_devices; i++)
+		if (!config_has_device(&next, cfg->devices[i].name))
+			sl_detach(cfg->devices[i].name);
+	if (apply_rules_file(next.rules_path)) {
+		pr_error("%s: cannot apply; the running rules are unchanged",
+			 next.rules_path);
+		return;
+	}
+	/* keep the listener we have */
+	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
+	next.http_addr = cfg->http_addr;
+	next.http_enabled = cfg->http_enabled;
+	*cfg = next;
+	pr_notice("%s: reloaded", path);
+}
+
+int sl_service_run(const char *path)
+{
+	struct sl_service_config cfg;
+	struct sl_checker checker;
+	struct sl_http *http = NULL;
+	struct sl_ruleset rs;
+	struct sl_maps m;
+	sigset_t sigs;
+	int xdp_fd, tc_fd, check_fd = -1, sig, err;
+	unsigned i;
+
+	/* blocked before any thread starts, so that all of them inherit it
+	 * and the signals reach sigwait() below
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	if (sl_config_load(path, &cfg))
+		return -EINVAL;
+	/* check the rules before touching anything */
+	if (sl_rules_load_file(cfg.rules_path, &rs))
+		return -EINVAL;
+	sl_rules_free(&rs);
+
+	err = sl_load_pinned(&(struct sl_load_opts){ .clients = cfg.clients },
+			     &xdp_fd, &tc_fd);
+	if (err)
+		return err;
+	close(xdp_fd);
+	close(tc_fd);
+	/* rules first: the program never runs on a device without them */
+	err = apply_rules_file(cfg.rules_path);
+	if (!err)
+		err = attach_devices(&cfg);
+	if (err)
+		return err;
+
+	err = sl_maps_open_pinned(&m);
+	if (err)
+		return err;
+	check_fd = sl_open_check_prog();
+	if (check_fd < 0 || sl_checker_init(&checker, check_fd, &m)) {
+		pr_error("cannot open the check program under %s", SL_PIN_DIR);
+		sl_maps_close(&m);
+		return check_fd < 0 ? check_fd : -EIO;
+	}
+	if (cfg.http_enabled) {
+		http = sl_http_start(&cfg.http_addr, &checker);
+		if (!http) {
+			pr_error("http: cannot listen on %s (in use? a privileged port?)",
+				 cfg.http_listen);
+			err = -EADDRINUSE;
+			goto out;
+		}
+		pr_notice("http: listening on %s", cfg.http_listen);
+	}
+
+	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
+	while (!sigwait(&sigs, &sig) && sig == SIGHUP)
+		reload(path, &cfg);
+	pr_notice("stopping on signal %d", sig);
+out:
+	sl_http_stop(http);
+	sl_checker_fini(&checker);
+	close(check_fd);
+	sl_maps_close(&m);
+	if (!cfg.keep_attached) {
+		for (i = 0; i < cfg.nr_devices; i++)
+			sl_detach(cfg.devices[i].name);
+		sl_unpin_if_unused();
+	} else {
+		pr_warn("keep_attached: the programs stay attached and enforcing");
+	}
+	return err;
+}
