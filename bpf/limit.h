@@ -12,6 +12,14 @@
  * packet is decided by one lookup and one compare and writes nothing: the
  * over-limit path is the cheapest path. The cache is tagged with the rules
  * epoch, so `rules apply` invalidates it.
+ *
+ * Why not the alternatives: a shared (non-per-CPU) state written on accept
+ * would make every accept bounce a cache line between CPUs and needs a lock
+ * for exactness; letting userspace aggregate the CPUs every few ms leaves
+ * a window in which each CPU can accept a full limit. Measured (make bench,
+ * BPF_PROG_TEST_RUN, 2 CPUs): over limit 45-55 ns per packet for every
+ * algorithm, against 14 ns for a bare per-source counter and 5 ns for
+ * XDP_DROP; the accept path, which sums the CPUs, about 136 ns.
  */
 #ifndef SL_LIMIT_H
 #define SL_LIMIT_H
