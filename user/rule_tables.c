@@ -233,36 +233,55 @@ static int write_array(int fd, __u32 first_key, const void *values,
 
 /* ---- prefix tables ---- */
 
-static int clear_lpm_gen(int fd, __u32 gen)
+/* Delete every key of map `fd` that `match` accepts. Keys are collected
+ * first: deleting while walking with get_next_key would skip entries.
+ */
+static int delete_keys_where(int fd, size_t key_size,
+			     bool (*match)(const void *key, const void *arg),
+			     const void *arg)
 {
-	struct sl_lpm_key key, next, *doomed = NULL;
+	char *doomed = NULL, key[64], next[64];
 	size_t nr = 0, cap = 0, i;
 	void *prev = NULL;
 	int err = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (next.gen == gen) {
+	if (key_size > sizeof(key))
+		return -E2BIG;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (match(next, arg)) {
 			if (nr == cap) {
 				void *p;
 
-				cap = cap ? cap * 2 : 64;
-				p = realloc(doomed, cap * sizeof(*doomed));
+				cap = cap ? cap * 2 : 256;
+				p = realloc(doomed, cap * key_size);
 				if (!p) {
 					free(doomed);
 					return -ENOMEM;
 				}
 				doomed = p;
 			}
-			doomed[nr++] = next;
+			memcpy(doomed + nr++ * key_size, next, key_size);
 		}
-		key = next;
-		prev = &key;
+		memcpy(key, next, key_size);
+		prev = key;
 	}
 	for (i = 0; i < nr; i++)
-		if (bpf_map_delete_elem(fd, &doomed[i]) && errno != ENOENT)
+		if (bpf_map_delete_elem(fd, doomed + i * key_size) &&
+		    errno != ENOENT)
 			err = -errno;
 	free(doomed);
 	return err;
+}
+
+static bool lpm_key_of_gen(const void *key, const void *gen)
+{
+	return ((const struct sl_lpm_key *)key)->gen == *(const __u32 *)gen;
+}
+
+static int clear_lpm_gen(int fd, __u32 gen)
+{
+	return delete_keys_where(fd, sizeof(struct sl_lpm_key),
+				 lpm_key_of_gen, &gen);
 }
 
 static int put_lpm(int fd, __u32 gen, const struct sl_addr *addr,
@@ -359,41 +378,22 @@ static int zero_rule_stats(const struct sl_maps *m, __u32 id)
 	return err;
 }
 
+static bool client_of_removed_rule(const void *key, const void *removed)
+{
+	__u32 id = ((const struct sl_client_key *)key)->rule_id % SL_MAX_RULES;
+
+	return (((const struct sl_bitmap *)removed)->word[id / 64] >> (id % 64)) & 1;
+}
+
+static int forget_clients_in(int fd, const struct sl_bitmap *removed)
+{
+	return delete_keys_where(fd, sizeof(struct sl_client_key),
+				 client_of_removed_rule, removed);
+}
+
 /* Forget the client state of rules that are gone, so that their ids can be
  * reused later without inheriting counts.
  */
-static int forget_clients_in(int fd, const struct sl_bitmap *removed)
-{
-	struct sl_client_key key, next, *doomed = NULL;
-	size_t nr = 0, cap = 0, i;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		__u32 id = next.rule_id % SL_MAX_RULES;
-
-		if ((removed->word[id / 64] >> (id % 64)) & 1) {
-			if (nr == cap) {
-				void *p;
-
-				cap = cap ? cap * 2 : 256;
-				p = realloc(doomed, cap * sizeof(*doomed));
-				if (!p) {
-					free(doomed);
-					return -ENOMEM;
-				}
-				doomed = p;
-			}
-			doomed[nr++] = next;
-		}
-		key = next;
-		prev = &key;
-	}
-	for (i = 0; i < nr; i++)
-		bpf_map_delete_elem(fd, &doomed[i]);
-	free(doomed);
-	return 0;
-}
-
 static int forget_clients(const struct sl_maps *m,
 			  const struct sl_bitmap *removed)
 {
