@@ -233,32 +233,23 @@ SL_INLINE __u32 sl_plain_slices(const struct sl_params *p)
 	return n < 1 ? 1 : n > SL_MAX_PLAIN_SLICES ? SL_MAX_PLAIN_SLICES : n;
 }
 
-/* The slices' counts at now: the last N in `used`; for sliding-counter the
- * one before them in `aux`, for sl_counter_finish() to weigh.
- */
-SL_INLINE void sl_slots_tally(struct sl_tally *t,
+SL_INLINE void sl_plain_tally(struct sl_tally *t,
 			      const struct sl_client_plain *c,
 			      const struct sl_params *p, __u64 now_ms)
 {
 	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
-	int counter = p->algorithm == SL_ALGO_SLIDING_COUNTER;
 	int i;
 
 	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
 		const struct sl_slot *s = &c->slot[i];
 		__u32 back = d - s->slice;	/* slices ago, wrapping */
 
-		if (!s->count)
+		if (!s->count || back >= n)
 			continue;
-		if (back < n) {
-			t->used += s->count;
-			/* plain: counted until slice s->slice + n begins */
-			if (!counter)
-				sl_tally_expiry(t, ((__u64)d + (n - back)) *
-						   p->slice_ms);
-		} else if (counter && back == n) {
-			t->aux += s->count;
-		}
+		t->used += s->count;
+		/* counted until slice s->slice + n begins */
+		sl_tally_expiry(t, ((__u64)now_ms / p->slice_ms + (n - back)) *
+				   p->slice_ms);
 	}
 }
 
@@ -308,8 +299,28 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
  * them weighted by the part of it still inside the window. With one slice
  * this is the common two-window counter (previous window weighted by the
  * unelapsed fraction of the current one); with 12 it is the study's
- * "oldest slice weighted" counter. Same ring of slices as sliding-plain.
+ * "oldest slice weighted" counter. Same ring of slices as sliding-plain,
+ * walked on its own: one more branch per slice in sl_plain_tally()'s walk
+ * takes the verifier past its limit.
  */
+SL_INLINE void sl_counter_tally(struct sl_tally *t,
+				const struct sl_client_plain *c,
+				const struct sl_params *p, __u64 now_ms)
+{
+	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
+	int i;
+
+	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
+		const struct sl_slot *s = &c->slot[i];
+		__u32 back = d - s->slice;
+
+		if (back < n)
+			t->used += s->count;
+		else if (back == n)
+			t->aux += s->count;	/* weighed in _finish */
+	}
+}
+
 /* estimate = full + oldest * (S - e) / S, e = time into the current slice.
  * floor(estimate) + 1 <= limit exactly when estimate < limit, so `used`
  * holds the floor and the common verdict stays exact for one unit. The
@@ -491,8 +502,12 @@ SL_INLINE void sl_client_plain_tally(struct sl_tally *t,
 				     const struct sl_client_plain *c,
 				     const struct sl_params *p, __u64 now_ms)
 {
-	if (sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
-		sl_slots_tally(t, c, p, now_ms);
+	if (!sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+		return;
+	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
+		sl_counter_tally(t, c, p, now_ms);
+	else
+		sl_plain_tally(t, c, p, now_ms);
 }
 
 SL_INLINE void sl_client_log_tally(struct sl_tally *t,
