@@ -100,25 +100,25 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_clients SEC(".maps");
 
-/* sliding-plain and sliding-log state: allocated on first use only
- * (no LRU: when full, new clients of these rules pass, counted as
- * fail_open), so rules that do not use them cost nothing.
+/* sliding-plain/-counter and sliding-log state: larger values, so tables
+ * of their own, so that only their rules' clients pay for them. LRU and
+ * preallocated like sl_clients (allocating per-CPU values on demand fails
+ * under load in the packet path); the loader sizes them to a memory budget
+ * (see sl_size_state_maps()).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 16384);
 	__type(key, struct sl_client_key);
 	__type(value, struct sl_client_plain);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_clients_plain SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 1024);
 	__type(key, struct sl_client_key);
 	__type(value, struct sl_client_log);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_clients_log SEC(".maps");
 

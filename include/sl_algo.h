@@ -226,9 +226,13 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 
 /* ---- sliding-plain: the study's sum of the last N slices ---- */
 
+/* Slices that cover the window: the rule's slice length is rounded up
+ * (see check_algorithm()), so there are never more than the rule asked
+ * for and the ring holds them all; the cap only guards bad input.
+ */
 SL_INLINE __u32 sl_plain_slices(const struct sl_params *p)
 {
-	__u32 n = p->window_ms / p->slice_ms;
+	__u32 n = (p->window_ms + p->slice_ms - 1) / p->slice_ms;
 
 	return n < 1 ? 1 : n > SL_MAX_PLAIN_SLICES ? SL_MAX_PLAIN_SLICES : n;
 }

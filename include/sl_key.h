@@ -70,11 +70,14 @@ SL_INLINE void sl_params_from_rule(struct sl_params *p,
 	p->pad = 0;
 	p->token_ns = rule->token_ns;
 	/* how long a CPU's state can matter after its last accept: a window;
-	 * the counter also weighs the slice before it; a bucket refills in
-	 * capacity x token interval
+	 * slices rounded up cover a little more, and the counter also weighs
+	 * the slice before them; a bucket refills in capacity x token interval
 	 */
-	if (rule->algorithm == SL_ALGO_SLIDING_COUNTER)
-		p->idle_ms = (__u64)rule->window_ms + rule->slice_ms;
+	if (rule->algorithm == SL_ALGO_SLIDING_PLAIN ||
+	    rule->algorithm == SL_ALGO_SLIDING_COUNTER)
+		p->idle_ms = ((__u64)sl_plain_slices(p) +
+			      (rule->algorithm == SL_ALGO_SLIDING_COUNTER)) *
+			     rule->slice_ms;
 	else if (rule->algorithm == SL_ALGO_TOKEN_BUCKET)
 		p->idle_ms = (rule->bucket_capacity * rule->token_ns + 999999) /
 			     1000000;

@@ -22,8 +22,7 @@ int sl_instance_open(struct sl_instance *in, const struct sl_instance_opts *o)
 		bpf_map__set_pin_path(map, NULL);
 	in->skel->rodata->sl_nr_cpus = libbpf_num_possible_cpus();
 	in->skel->rodata->sl_use_model_clock = o && o->model_clock;
-	if (o && o->clients)
-		bpf_map__set_max_entries(in->skel->maps.sl_clients, o->clients);
+	sl_size_state_maps(in->skel->obj, o ? o->clients : 0);
 	err = slicelimit_bpf__load(in->skel);
 	if (err) {
 		slicelimit_bpf__destroy(in->skel);

@@ -89,8 +89,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 		return err;
 	}
 	skel->rodata->sl_nr_cpus = libbpf_num_possible_cpus();
-	bpf_map__set_max_entries(skel->maps.sl_clients,
-				 opts->clients ? opts->clients : SL_DEFAULT_CLIENTS);
+	sl_size_state_maps(skel->obj, opts->clients);
 	err = slicelimit_bpf__load(skel);
 	if (err) {
 		pr_error("cannot load the BPF programs: %s%s", strerror(-err),

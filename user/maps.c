@@ -74,6 +74,30 @@ void sl_maps_close(struct sl_maps *m)
 	m->owned = false;
 }
 
+static void size_to_budget(struct bpf_map *map, int nr_cpus)
+{
+	__u64 per_client = (__u64)((bpf_map__value_size(map) + 7) & ~7u) *
+			   (nr_cpus > 0 ? nr_cpus : 1);
+	__u64 fits = SL_WIDE_STATE_BUDGET / per_client;
+
+	if (fits < 64)
+		fits = 64;
+	if (fits < bpf_map__max_entries(map))
+		bpf_map__set_max_entries(map, fits);
+}
+
+void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_clients"),
+				 clients ? clients : SL_DEFAULT_CLIENTS);
+	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_plain"),
+		       nr_cpus);
+	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_log"),
+		       nr_cpus);
+}
+
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm)
 {
 	if (sl_uses_slots(algorithm))

@@ -37,6 +37,14 @@ void sl_maps_close(struct sl_maps *m);
 /* -ENODEV with a message when bpffs is not mounted at /sys/fs/bpf. */
 int sl_check_bpffs(void);
 
+/* Size the client tables of an object before load: sl_clients to
+ * `clients` (0: default); sl_clients_plain and sl_clients_log to what fits
+ * in SL_WIDE_STATE_BUDGET bytes on this machine's CPUs (at most their
+ * default capacity). Deterministic, so pinned maps are reused.
+ */
+#define SL_WIDE_STATE_BUDGET	(64u << 20)
+void sl_size_state_maps(struct bpf_object *obj, unsigned clients);
+
 /* The client state map of an algorithm (see sl_state_size()). */
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm);
 

@@ -441,8 +441,13 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 			    slices > r->window_ms))
 		bad(c, "slices", "must be between 1 and %u for %s, and at most the window in ms",
 		    max_slices, name);
-	else if (sliced)
+	else if (r->algorithm == SL_ALGO_SLIDING)
 		r->slice_ms = r->window_ms / slices;
+	else if (sliced)
+		/* rounded up, so that `slices` slices cover the window and the
+		 * ring of SL_MAX_PLAIN_SLICES always holds them
+		 */
+		r->slice_ms = (r->window_ms + slices - 1) / slices;
 
 	if (!bucket && y->bucket_capacity)
 		bad(c, "bucket_capacity", "applies to token-bucket only");

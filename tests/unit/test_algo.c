@@ -4,7 +4,8 @@
  * key (include/sl_key.h). A small simulator decides every request as the
  * kernel does: tally the client over all CPUs, accept while the tally allows,
  * charge the CPU the request arrived on. Figures are checked against models
- * computed here (the study's plain sliding slices, an exact sliding log).
+ * (the study's plain sliding slices, computed here; an exact sliding log,
+ * shared with the replay tests in tests/lib/trace_gen.h with the traces).
  * Tests that take a CPU count get it as cmocka state (1 or 2).
  */
 #include <stdarg.h>
@@ -19,22 +20,12 @@
 #include "slicelimit.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "trace_gen.h"
 
-#define MAXREQ		16384
 #define MAXCPU		2
 #define NTRACES		500
 #define SEED		0x5eed511ce2026ULL
 #define ULL(x)		((unsigned long long)(x))
-
-struct req {
-	__u64 t;
-	int cpu;
-};
-
-struct trace {
-	int n;
-	struct req r[MAXREQ];
-};
 
 static struct {
 	struct sl_params p;
@@ -93,39 +84,6 @@ static void sim_run(const struct trace *x)
 		sim_request(x->r[i].t, x->r[i].cpu);
 }
 
-/* Largest number of accepts (sorted times) in any interval (t - w, t]. */
-static __u64 max_in_window(const __u64 *acc, int n, __u64 w)
-{
-	__u64 best = 0;
-	int i, j = 0;
-
-	for (i = 0; i < n; i++) {
-		while (acc[j] + w <= acc[i])
-			j++;
-		if ((__u64)(i - j + 1) > best)
-			best = i - j + 1;
-	}
-	return best;
-}
-
-/* Exact sliding log: accept while fewer than `limit` accepts lie in
- * (t - w, t]; the accepted requests of `in` go to `out`.
- */
-static int ref_log(const struct trace *in, __u64 limit, __u64 w,
-		   struct trace *out)
-{
-	int i, j = 0;
-
-	out->n = 0;
-	for (i = 0; i < in->n; i++) {
-		while (j < out->n && out->r[j].t + w <= in->r[i].t)
-			j++;
-		if ((__u64)(out->n - j) < limit)
-			out->r[out->n++] = in->r[i];
-	}
-	return out->n;
-}
-
 /* The study's plain sliding slices: a count per slice floor(t / s); accept
  * while slices d - (w/s - 1) .. d sum to less than `limit`.
  */
@@ -149,57 +107,6 @@ static int ref_plain(const struct trace *in, __u64 limit, __u32 w, __u32 s,
 		}
 	}
 	return n;
-}
-
-static __u64 rnd(__u64 *s, __u64 n)	/* xorshift64*, in [0, n) */
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return (*s * 0x2545F4914F6CDD1DULL >> 11) % n;
-}
-
-static void add_burst(struct trace *x, __u64 t, int n, int cpu)
-{
-	while (n-- > 0 && x->n < MAXREQ)
-		x->r[x->n++] = (struct req){ .t = t, .cpu = cpu };
-}
-
-static int req_cmp(const void *a, const void *b)
-{
-	const struct req *x = a, *y = b;
-
-	return x->t < y->t ? -1 : x->t > y->t;
-}
-
-/* Random bursts, often at slice edges or one window after the previous
- * burst (the edge-slice shapes); burst sizes scale with `lim` requests.
- */
-static void gen_trace(__u64 *s, const struct sl_params *p, __u64 lim,
-		      int ncpu, struct trace *x)
-{
-	__u64 w = p->window_ms, sl = p->slice_ms, t = rnd(s, w), prev = 0;
-	__u64 start, span, size, i;
-	int b, bursts = 1 + rnd(s, 10);
-
-	x->n = 0;
-	for (b = 0; b < bursts; b++) {
-		/* at a coming slice edge, a window after the last burst, or not */
-		i = rnd(s, 4);
-		start = i == 0 ? (t / sl + 1 + rnd(s, 3)) * sl + rnd(s, 5) - 2 :
-			i == 1 ? prev + w + rnd(s, 5) - 2 : t + rnd(s, w);
-		i = rnd(s, 4);
-		size = i == 0 ? lim / 10 + 1 : i == 1 ? lim : 1 + rnd(s, 2 * lim);
-		span = rnd(s, 3) == 0 ? 0 : rnd(s, 2) ? rnd(s, sl) : rnd(s, 3 * w);
-		for (i = 0; i < size && x->n < MAXREQ; i++)
-			x->r[x->n++] = (struct req){
-				.t = start + i * span / size,
-				.cpu = ncpu > 1 ? (int)rnd(s, ncpu) : 0,
-			};
-		prev = start;
-		t = start + span > t ? start + span : t;
-	}
-	qsort(x->r, x->n, sizeof(x->r[0]), req_cmp);
 }
 
 static const __u64 limits[] = { 1, 2, 3, 5, 7, 10, 11, 20, 50, 99, 100, 600 };
