@@ -1,7 +1,13 @@
 # slicelimit: `make` builds, `make test` runs the suite, `make demo` shows it
 # working on a veth pair, `make deps` installs what a fresh Debian 12 needs.
 
+# SANITIZE=1: userspace built with ASan and UBSan, in its own build dir
+ifeq ($(SANITIZE),1)
+BUILD      ?= build-san
+SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
 BUILD      ?= build
+endif
 ARCH       := $(shell uname -m)
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
@@ -18,12 +24,13 @@ endif
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libelf-dev zlib1g-dev libcyaml-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
-	python3 gcc make libsodium-dev libmicrohttpd-dev nginx curl
+	python3 gcc make libsodium-dev libmicrohttpd-dev nginx curl wrk
 
 PKGS       := libbpf libxdp libcyaml yaml-0.1 json-c libsodium libmicrohttpd
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 	      -Iinclude -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS     += $(SAN_FLAGS)
 LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Iinclude -Ibpf \
@@ -99,6 +106,7 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp
 	$(Q)$(BUILD)/bench/bench_xdp
+	$(Q)bench/bench_http.sh $(BUILD)
 
 clean:
 	$(Q)rm -rf $(BUILD)

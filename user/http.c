@@ -118,7 +118,7 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	snprintf(buf, sizeof(buf), "%llu",
 		 (unsigned long long)(res->allowed ? reset : retry));
 	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
-	if (!res->allowed) {
+	if (!res->allowed && status != 200) {
 		/* RFC 9110: delay-seconds, at least 1 */
 		snprintf(buf, sizeof(buf), "%llu",
 			 (unsigned long long)(retry ? retry : 1));
@@ -207,7 +207,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 {
 	struct sl_http *h = cls;
 	struct request *req = *con_cls;
-	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	bool get = !strcmp(method, "GET");
 	bool post = !strcmp(method, "POST");
 
 	if (!req) {	/* headers only so far */
@@ -234,10 +234,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		if (get)
 			return handle_check(h, c, arg(c, "rule"), arg(c, "key"), true);
 	} else if (!strncmp(url, "/v1/clients/", 12)) {
-		if (get)
+		if (get || !strcmp(method, "HEAD"))
 			return handle_check(h, c, arg(c, "rule"), url + 12, false);
 	} else if (!strcmp(url, "/metrics")) {
-		if (get) {
+		if (get || !strcmp(method, "HEAD")) {
 			char *text = sl_metrics_render(h->checker->maps, &h->stats);
 			enum MHD_Result ret;
 
