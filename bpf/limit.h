@@ -145,7 +145,7 @@ __noinline int sl_tally_node(const struct sl_client_key *key,
 
 /* The first drop of a client in a window goes to the ring buffer; the
  * later ones of that window stay silent (this path runs once per cache
- * refresh, not per packet, and the window check makes it once per window).
+ * refresh, not per packet, and the age check makes it once per window).
  */
 static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 					  const struct sl_client_key *key,
@@ -155,12 +155,21 @@ static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 {
 	struct sl_drop_event *ev;
 
-	if ((__u32)now_ms - own->event_ms < p->window_ms && own->event_ms)
+	/* the tally read every CPU's last report: one per client per window,
+	 * whichever CPUs its packets arrive on
+	 */
+	if (t->event_age_ms < p->window_ms)
 		return;
 	own->event_ms = (__u32)now_ms ? (__u32)now_ms : 1;
 	ev = bpf_ringbuf_reserve(&sl_events, sizeof(*ev), 0);
-	if (!ev)
+	if (!ev) {
+		__u32 k = 0;
+		struct sl_global_stats *gs = bpf_map_lookup_elem(&sl_global_stats, &k);
+
+		if (gs)
+			gs->events_lost++;	/* nobody reading: buffer full */
 		return;
+	}
 	ev->time_ms = now_ms;
 	ev->key = *key;
 	ev->pad = 0;

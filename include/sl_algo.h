@@ -83,7 +83,7 @@ struct sl_tally {
 	__u64 next_expiry_ms;	/* when the first counted slice leaves it */
 	__u64 aux;		/* counter: the weighted slice; bucket: TAT */
 	__u32 seq;		/* node accept sequence: sum of CPU counters */
-	__u32 pad;
+	__u32 event_age_ms;	/* since any CPU last reported a drop */
 };
 
 SL_INLINE void sl_tally_init(struct sl_tally *t)
@@ -92,7 +92,7 @@ SL_INLINE void sl_tally_init(struct sl_tally *t)
 	t->next_expiry_ms = SL_NEVER;
 	t->aux = 0;
 	t->seq = 0;
-	t->pad = 0;
+	t->event_age_ms = ~0u;
 }
 
 SL_INLINE __u64 sl_slice_cap(const struct sl_params *p)
@@ -479,7 +479,12 @@ SL_INLINE __u32 sl_state_size(__u32 algorithm)
 SL_INLINE int sl_hdr_tally(struct sl_tally *t, const struct sl_client_hdr *h,
 			   const struct sl_params *p, __u64 now_ms)
 {
+	__u32 age = (__u32)now_ms - h->event_ms;
+
 	t->seq += h->accepted;
+	/* drop events are once per window per client, not per CPU */
+	if (h->event_ms && age < t->event_age_ms)
+		t->event_age_ms = age;
 	return !sl_client_idle(h, p, now_ms);
 }
 

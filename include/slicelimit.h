@@ -248,6 +248,7 @@ struct sl_global_stats {
 	__u64 no_rule;		/* no rule matched: passed */
 	__u64 fail_open;	/* client table refused an insert: passed */
 	__u64 new_clients;	/* client states created */
+	__u64 events_lost;	/* drop events the full ring buffer refused */
 };
 
 /* Ring buffer sl_events: the first drop of a client in a window (not one

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * stats, top, query: read the counters and client state, and answer with
+ * stats, query: read the counters and client state, and answer with
  * the same include/ code the kernel decides with.
  */
 #include <arpa/inet.h>
@@ -12,6 +12,7 @@
 #include "client_view.h"
 #include "commands.h"
 #include "common.h"
+#include "live.h"
 #include "maps.h"
 #include "rules.h"
 #include "sl_algo.h"
@@ -27,13 +28,9 @@ static const char stats_help[] =
 "shadow mode: passed), exempt (source on the exempt list: passed);\n"
 "passed_bytes counts every packet let through (passed, shadow_dropped and\n"
 "exempt), dropped_bytes the dropped ones. Global counters: packets,\n"
-"non_ip, malformed, fragments, no_rule, fail_open.\n";
-
-static const char top_help[] =
-"Usage: slicelimit top [-n N] [--rule NAME] [--json]\n"
-"\n"
-"The N (default 10) clients with the most units counted in their current\n"
-"window, with their limit, remaining allowance and Retry-After.\n";
+"non_ip, malformed, fragments, no_rule, fail_open, new_clients (client\n"
+"states created: evicted = created - live), events_lost (drop events a\n"
+"full ring buffer refused).\n";
 
 static const char query_help[] =
 "Usage: slicelimit query ADDR [--rule NAME] [--port N] [--json]\n"
@@ -42,40 +39,6 @@ static const char query_help[] =
 "limit, the units used in the current window, what remains, and the\n"
 "Retry-After in seconds (0 when a request would pass now). --port names\n"
 "the destination port for rules that key by port.\n";
-
-static void view_to_json(json_object *o, const struct sl_rule *rule,
-			 const struct sl_client_view *v)
-{
-	json_object_object_add(o, "rule", json_object_new_string(rule->name));
-	json_object_object_add(o, "limit", json_object_new_int64(rule->limit));
-	json_object_object_add(o, "window_ms", json_object_new_int64(rule->window_ms));
-	json_object_object_add(o, "used", json_object_new_int64(v->used));
-	json_object_object_add(o, "remaining", json_object_new_int64(v->remaining));
-	json_object_object_add(o, "retry_after_ms", json_object_new_int64(v->retry_after_ms));
-	/* Retry-After is whole seconds, rounded up (RFC 9110) */
-	json_object_object_add(o, "retry_after_s",
-			       json_object_new_int64((v->retry_after_ms + 999) / 1000));
-}
-
-static int open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
-		     struct sl_config *cfg)
-{
-	int err;
-
-	if (sl_check_bpffs())
-		return -ENODEV;
-	err = sl_maps_open_pinned(m);
-	if (err) {
-		pr_error("nothing loaded under %s (slicelimit attach DEV)", SL_PIN_DIR);
-		return err;
-	}
-	err = sl_rules_read_live(m, rules, nr, cfg);
-	if (err) {
-		pr_error("cannot read the running rules: %s", strerror(-err));
-		sl_maps_close(m);
-	}
-	return err;
-}
 
 static void add_u64(json_object *o, const char *k, __u64 v)
 {
@@ -100,7 +63,7 @@ int do_stats(int argc, char **argv)
 		return sl_usage(stats_help, c != 'h');
 	if (optind != argc)
 		return sl_usage(stats_help, true);
-	if (open_live(&m, &rules, &nr, &cfg))
+	if (sl_open_live(&m, &rules, &nr, &cfg))
 		return SL_EXIT_FAIL;
 
 	root = json_object_new_object();
@@ -131,6 +94,8 @@ int do_stats(int argc, char **argv)
 	add_u64(g, "fragments", gs.fragments);
 	add_u64(g, "no_rule", gs.no_rule);
 	add_u64(g, "fail_open", gs.fail_open);
+	add_u64(g, "new_clients", gs.new_clients);
+	add_u64(g, "events_lost", gs.events_lost);
 	json_object_object_add(root, "rules", arr);
 	json_object_object_add(root, "global", g);
 
@@ -150,184 +115,20 @@ int do_stats(int argc, char **argv)
 			       N("dropped_bytes"));
 #undef N
 		}
-		printf("\npackets %llu  non_ip %llu  malformed %llu  fragments %llu  no_rule %llu  fail_open %llu\n",
+		printf("\npackets %llu  non_ip %llu  malformed %llu  fragments %llu  no_rule %llu  fail_open %llu\n"
+		       "new clients %llu  events lost %llu\n",
 		       (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
 		       (unsigned long long)gs.malformed,
 		       (unsigned long long)gs.fragments,
 		       (unsigned long long)gs.no_rule,
-		       (unsigned long long)gs.fail_open);
+		       (unsigned long long)gs.fail_open,
+		       (unsigned long long)gs.new_clients,
+		       (unsigned long long)gs.events_lost);
 		json_object_put(root);
 	}
 	free(rules);
 	sl_maps_close(&m);
 	return SL_EXIT_OK;
-}
-
-static const struct sl_rule *rule_by_name(const struct sl_rule *rules,
-					  unsigned nr, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < nr; i++)
-		if (!strcmp(rules[i].name, name))
-			return &rules[i];
-	return NULL;
-}
-
-static const char *format_client(const struct sl_client_key *key,
-				 const struct sl_rule *rule, char *buf,
-				 size_t len)
-{
-	unsigned plen = sl_addr_is_ipv4(&key->addr) ?
-			96 + rule->key_ipv4_prefix : rule->key_ipv6_prefix;
-	size_t n;
-
-	sl_format_prefix(&key->addr, plen, buf, len);
-	n = strlen(buf);
-	if (rule->key_by_port && n < len)
-		snprintf(buf + n, len - n, " port %u", ntohs(key->dport));
-	return buf;
-}
-
-struct top_row {
-	struct sl_client_key key;
-	const struct sl_rule *rule;
-	struct sl_client_view view;
-};
-
-static int by_used_desc(const void *a, const void *b)
-{
-	const struct top_row *x = a, *y = b;
-
-	return x->view.used < y->view.used ? 1 : x->view.used > y->view.used ? -1 : 0;
-}
-
-int do_top(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "rule", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *only = NULL;
-	struct sl_rule *rules = NULL;
-	struct top_row *rows = NULL;
-	void *cpus = NULL;
-	struct sl_client_key key, next;
-	struct sl_config cfg;
-	struct sl_maps m;
-	size_t nrows = 0, cap = 0, i;
-	unsigned nr, n = 10, alg;
-	__u64 now = sl_now_tai_ms();
-	void *prev = NULL;
-	json_object *arr;
-	char *end, buf[96];
-	int c;
-
-	while ((c = getopt_long(argc, argv, "n:r:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			n = strtoul(optarg, &end, 10);
-			if (*end || !n) {
-				pr_error("-n: '%s' is not a positive count", optarg);
-				return SL_EXIT_USAGE;
-			}
-			break;
-		case 'r':
-			only = optarg;
-			break;
-		default:
-			return sl_usage(top_help, c != 'h');
-		}
-	}
-	if (optind != argc)
-		return sl_usage(top_help, true);
-	if (open_live(&m, &rules, &nr, &cfg))
-		return SL_EXIT_FAIL;
-	if (only && !rule_by_name(rules, nr, only)) {
-		pr_error("--rule: no running rule is named '%s'", only);
-		goto fail;
-	}
-	cpus = calloc(m.nr_cpus, sizeof(struct sl_client_log));
-	if (!cpus)
-		goto fail;
-	for (alg = 0; alg < SL_ALGO__COUNT; alg++) {
-		int fd = sl_state_fd(&m, alg);
-
-		/* sl_clients holds four algorithms: walk it once */
-		if (fd == m.clients && alg != SL_ALGO_SLIDING)
-			continue;
-		prev = NULL;
-		while (!bpf_map_get_next_key(fd, prev, &next)) {
-			const struct sl_rule *rule = NULL;
-			struct sl_client_view v;
-
-			key = next;
-			prev = &key;
-			for (i = 0; i < nr; i++)
-				if (rules[i].id == key.rule_id)
-					rule = &rules[i];
-			if (!rule || sl_state_fd(&m, rule->algorithm) != fd ||
-			    (only && strcmp(rule->name, only)) ||
-			    bpf_map_lookup_elem(fd, &key, cpus))
-				continue;
-			sl_client_view_compute(&m, rule, cpus, now, &v);
-			if (!v.used)
-				continue;
-			if (nrows == cap) {
-				void *p;
-
-				cap = cap ? cap * 2 : 256;
-				p = realloc(rows, cap * sizeof(*rows));
-				if (!p)
-					goto fail;
-				rows = p;
-			}
-			rows[nrows].key = key;
-			rows[nrows].rule = rule;
-			rows[nrows++].view = v;
-		}
-	}
-	if (nrows)
-		qsort(rows, nrows, sizeof(*rows), by_used_desc);
-	if (nrows > n)
-		nrows = n;
-
-	arr = json_object_new_array();
-	for (i = 0; i < nrows; i++) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "client", json_object_new_string(
-			format_client(&rows[i].key, rows[i].rule, buf, sizeof(buf))));
-		view_to_json(o, rows[i].rule, &rows[i].view);
-		json_object_array_add(arr, o);
-	}
-	if (sl_json) {
-		sl_print_json(arr);
-	} else {
-		printf("%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
-		       "USED", "LIMIT", "REMAINING", "RETRY_AFTER");
-		for (i = 0; i < nrows; i++)
-			printf("%-32s %-20s %10llu %10llu %10llu %11llus\n",
-			       format_client(&rows[i].key, rows[i].rule, buf, sizeof(buf)),
-			       rows[i].rule->name,
-			       (unsigned long long)rows[i].view.used,
-			       (unsigned long long)rows[i].rule->limit,
-			       (unsigned long long)rows[i].view.remaining,
-			       (unsigned long long)(rows[i].view.retry_after_ms + 999) / 1000);
-		json_object_put(arr);
-	}
-	free(rows);
-	free(cpus);
-	free(rules);
-	sl_maps_close(&m);
-	return SL_EXIT_OK;
-fail:
-	free(rows);
-	free(cpus);
-	free(rules);
-	sl_maps_close(&m);
-	return SL_EXIT_FAIL;
 }
 
 int do_query(int argc, char **argv)
@@ -373,9 +174,9 @@ int do_query(int argc, char **argv)
 		pr_error("'%s' is not an IPv4 or IPv6 address", argv[optind]);
 		return SL_EXIT_USAGE;
 	}
-	if (open_live(&m, &rules, &nr, &cfg))
+	if (sl_open_live(&m, &rules, &nr, &cfg))
 		return SL_EXIT_FAIL;
-	if (only && !rule_by_name(rules, nr, only)) {
+	if (only && !sl_rule_by_name(rules, nr, only)) {
 		pr_error("--rule: no running rule is named '%s'", only);
 		free(rules);
 		sl_maps_close(&m);
@@ -394,8 +195,8 @@ int do_query(int argc, char **argv)
 			break;
 		o = json_object_new_object();
 		json_object_object_add(o, "client", json_object_new_string(
-			format_client(&key, &rules[i], buf, sizeof(buf))));
-		view_to_json(o, &rules[i], &v);
+			sl_format_client(&key, &rules[i], buf, sizeof(buf))));
+		sl_client_view_to_json(o, &rules[i], &v);
 		json_object_array_add(arr, o);
 	}
 	if (sl_json) {

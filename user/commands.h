@@ -13,6 +13,7 @@ int do_rules(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_top(int argc, char **argv);
 int do_query(int argc, char **argv);
+int do_events(int argc, char **argv);
 int do_replay(int argc, char **argv);
 int do_run(int argc, char **argv);
 

@@ -26,7 +26,8 @@ static const char main_help[] =
 "  rules apply FILE    replace the running rules atomically\n"
 "  rules list          the running rules\n"
 "  stats               per-rule and global counters\n"
-"  top [-n N]          the clients with the highest current counts\n"
+"  top [-n N] [--watch] the clients with the highest current counts (--watch: live)\n"
+"  events              follow the drop events: a client's first drop per window\n"
 "  query ADDR [--rule NAME] [--port N]\n"
 "                      limit, used, remaining and Retry-After of a client\n"
 "  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
@@ -54,6 +55,7 @@ static const struct {
 	{ "stats", do_stats },
 	{ "top", do_top },
 	{ "query", do_query },
+	{ "events", do_events },
 	{ "replay", do_replay },
 	{ "run", do_run },
 };

@@ -154,11 +154,15 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 			"slicelimit_fail_open_total %llu\n"
 			"# HELP slicelimit_clients_created_total Client states created; evicted = created - live.\n"
 			"# TYPE slicelimit_clients_created_total counter\n"
-			"slicelimit_clients_created_total %llu\n",
+			"slicelimit_clients_created_total %llu\n"
+			"# HELP slicelimit_events_lost_total Drop events a full ring buffer refused.\n"
+			"# TYPE slicelimit_events_lost_total counter\n"
+			"slicelimit_events_lost_total %llu\n",
 		    (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
 		    (unsigned long long)gs.malformed, (unsigned long long)gs.fragments,
 		    (unsigned long long)gs.no_rule, (unsigned long long)gs.fail_open,
-		    (unsigned long long)gs.new_clients);
+		    (unsigned long long)gs.new_clients,
+		    (unsigned long long)gs.events_lost);
 	}
 	put(&t, "# HELP slicelimit_clients Client states held, by table.\n"
 		"# TYPE slicelimit_clients gauge\n");

@@ -12,9 +12,10 @@
 #   tap_ok / tap_fail / tap_eq / tap_check / tap_done
 #
 # Every name carries the prefix sl$$, so parallel runs do not clash on
-# namespaces or links. The pins under /sys/fs/bpf/slicelimit are one per
-# host, though: sl_claim_pins waits for them to be free, and only a run that
-# claimed them detaches in its cleanup.
+# namespaces or links. The pins under /sys/fs/bpf/slicelimit would be one
+# per host, so every run re-executes itself in a private mount namespace
+# with a bpffs of its own: concurrent runs, and a slicelimit the host runs,
+# never see each other's pins (sl_claim_pins then only has to mount it).
 #
 # Why the body runs in a child (sl_run): bash 5.2.15 (Debian 12) loses a
 # trapped signal that arrives while it runs a $(command substitution): the
@@ -23,6 +24,14 @@
 # waits, where traps are reliable. The body runs in a process group of its
 # own, so everything it starts (receivers, senders, a slicelimit command
 # half done) can be stopped, and waited for, before the cleanup detaches.
+
+# A private mount namespace and bpffs for this run (see above). The
+# namespaces and pins it creates live and die with it.
+if [ -z "${SL_PRIVATE_BPFFS:-}" ]; then
+	exec env SL_PRIVATE_BPFFS=1 unshare --mount --propagation private \
+		bash "$0" "$@"
+fi
+mount -t bpf bpf /sys/fs/bpf || { echo "not ok - cannot mount a private bpffs"; exit 1; }
 
 SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SL_PIN=/sys/fs/bpf/slicelimit
