@@ -47,7 +47,7 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 TEST_BINS  := $(BUILD)/tests/test_algo $(BUILD)/tests/test_rules \
 	      $(BUILD)/tests/test_bpf $(BUILD)/tests/test_replay
 
-.PHONY: all deps test demo bench clean
+.PHONY: all deps test demo bench install clean
 all: $(BUILD)/slicelimit
 
 deps:
@@ -107,6 +107,13 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp
 	$(Q)$(BUILD)/bench/bench_xdp
 	$(Q)bench/bench_http.sh $(BUILD)
+
+PREFIX ?= /usr/local
+install: all
+	install -D -m 755 $(BUILD)/slicelimit $(DESTDIR)$(PREFIX)/sbin/slicelimit
+	install -D -m 644 packaging/slicelimit.service $(DESTDIR)/etc/systemd/system/slicelimit.service
+	[ -e $(DESTDIR)/etc/slicelimit/config.yaml ] || install -D -m 644 packaging/config.yaml $(DESTDIR)/etc/slicelimit/config.yaml
+	[ -e $(DESTDIR)/etc/slicelimit/rules.yaml ] || install -D -m 644 packaging/rules.yaml $(DESTDIR)/etc/slicelimit/rules.yaml
 
 clean:
 	$(Q)rm -rf $(BUILD)

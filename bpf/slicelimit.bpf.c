@@ -170,6 +170,11 @@ int sl_check(struct xdp_md *ctx)
 		key.rule_id = rule->id;
 		key.dport = 0;
 	} else {
+		struct sl_packet pkt = { .src = req->addr };
+
+		/* an address the rule exempts is exempt from its checks too */
+		if (sl_exempt(cfg, &pkt, req->position))
+			return XDP_PASS;
 		sl_client_key_make(&key, rule, &req->addr, 0);
 	}
 	sl_params_from_rule(&p, rule);

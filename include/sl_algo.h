@@ -366,13 +366,19 @@ SL_INLINE void sl_bucket_finish(struct sl_tally *t, const struct sl_params *p,
 				__u64 now_ms)
 {
 	__u64 now_ns = now_ms * 1000000, tat = t->aux, T = p->token_ns;
-	__u64 tol = (p->limit - 1) * T, ready;
+	__u64 over, next_ns;
 
 	if (tat <= now_ns || !T)
 		return;
-	t->used = (tat - now_ns + T - 1) / T;
-	ready = tat > tol ? tat - tol : 0;	/* first ns with a token */
-	sl_tally_expiry(t, (ready + 999999) / 1000000);
+	over = tat - now_ns;
+	t->used = (over + T - 1) / T;
+	/* when the next token comes back, i.e. `used` falls by one: over
+	 * shrinks to (used - 1) * T; over the limit that is the first moment
+	 * a request fits (TAT - now <= (capacity - 1) * T)
+	 */
+	next_ns = t->used > p->limit ? tat - (p->limit - 1) * T :
+		  now_ns + (over - (t->used - 1) * T);
+	sl_tally_expiry(t, (next_ns + 999999) / 1000000);
 }
 
 SL_INLINE void sl_bucket_charge(struct sl_client *c, const struct sl_params *p,

@@ -59,11 +59,17 @@ SL_INLINE void sl_client_key_make(struct sl_client_key *key,
 	key->dport = rule->key_by_port ? dport : 0;
 }
 
+/* What `used` is compared with: the limit, or a bucket's capacity. */
+SL_INLINE __u64 sl_rule_quota(const struct sl_rule *rule)
+{
+	return rule->algorithm == SL_ALGO_TOKEN_BUCKET ?
+	       rule->bucket_capacity : rule->limit;
+}
+
 SL_INLINE void sl_params_from_rule(struct sl_params *p,
 				   const struct sl_rule *rule)
 {
-	p->limit = rule->algorithm == SL_ALGO_TOKEN_BUCKET ?
-		   rule->bucket_capacity : rule->limit;
+	p->limit = sl_rule_quota(rule);
 	p->window_ms = rule->window_ms;
 	p->slice_ms = rule->slice_ms;
 	p->algorithm = rule->algorithm;

@@ -20,7 +20,8 @@ void sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 	v->remaining = sl_remaining(&t, &p);
 	at = sl_accept_at_ms(cpus, m->nr_cpus, &p, now_ms, 1);
 	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
-	v->reset_ms = t.next_expiry_ms == SL_NEVER ? 0 : t.next_expiry_ms - now_ms;
+	v->reset_ms = t.next_expiry_ms == SL_NEVER || t.next_expiry_ms < now_ms ?
+		      0 : t.next_expiry_ms - now_ms;
 }
 
 int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,

@@ -10,6 +10,7 @@
 #include "common.h"
 #include "http.h"
 #include "metrics.h"
+#include "sl_key.h"
 
 #define SL_HTTP_MAX_BODY	4096
 
@@ -74,8 +75,7 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 				   unsigned status)
 {
 	const struct sl_rule *rule = &res->rule;
-	__u64 limit = rule->algorithm == SL_ALGO_TOKEN_BUCKET ?
-		      rule->bucket_capacity : rule->limit;
+	__u64 limit = sl_rule_quota(rule);
 	__u64 retry = seconds_up(res->view.retry_after_ms);
 	__u64 reset = seconds_up(res->view.reset_ms);
 	struct MHD_Response *r = NULL;
@@ -159,9 +159,11 @@ static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = sl_check(h->checker, rule, key, count, &res);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (count)
+	if (count && !err) {
 		sl_http_stats_latency(&h->stats,
 			(t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
+		sl_http_stats_check(&h->stats, res.rule.id, res.allowed);
+	}
 	if (err == -ENOENT)
 		return send_error(h, c, 404, "no rule of that name (slicelimit rules list)");
 	if (err)
@@ -182,18 +184,34 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 	if (req->too_big)
 		return send_error(h, c, 413, "body larger than 4096 bytes");
 	if (req->len) {
+		struct json_tokener *tok = json_tokener_new();
+		size_t end;
+
 		req->body[req->len] = '\0';
-		o = json_tokener_parse(req->body);
-		if (!o || !json_object_is_type(o, json_type_object)) {
+		if (!tok)
+			return send_error(h, c, 503, "out of memory");
+		o = json_tokener_parse_ex(tok, req->body, req->len);
+		/* one JSON object and nothing after it but white space */
+		end = tok->char_offset;
+		json_tokener_free(tok);
+		while (end < req->len && strchr(" \t\r\n", req->body[end]))
+			end++;
+		if (!o || !json_object_is_type(o, json_type_object) ||
+		    end != req->len) {
 			json_object_put(o);
-			return send_error(h, c, 400, "body is not a JSON object");
+			return send_error(h, c, 400, "body is not one JSON object");
 		}
 		if (json_object_object_get_ex(o, "rule", &v) &&
 		    json_object_is_type(v, json_type_string))
 			rule = json_object_get_string(v);
 		if (json_object_object_get_ex(o, "key", &v) &&
-		    json_object_is_type(v, json_type_string))
+		    json_object_is_type(v, json_type_string)) {
 			key = json_object_get_string(v);
+			if (strlen(key) != (size_t)json_object_get_string_len(v)) {
+				json_object_put(o);
+				return send_error(h, c, 400, "'key' contains a NUL byte");
+			}
+		}
 	}
 	ret = handle_check(h, c, rule, key, true);
 	json_object_put(o);

@@ -60,7 +60,7 @@ void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
 			    const struct sl_client_view *v)
 {
 	json_object_object_add(o, "rule", json_object_new_string(rule->name));
-	json_object_object_add(o, "limit", json_object_new_int64(rule->limit));
+	json_object_object_add(o, "limit", json_object_new_int64(sl_rule_quota(rule)));
 	json_object_object_add(o, "window_ms", json_object_new_int64(rule->window_ms));
 	json_object_object_add(o, "used", json_object_new_int64(v->used));
 	json_object_object_add(o, "remaining", json_object_new_int64(v->remaining));

@@ -7,6 +7,8 @@
  * `status` know them, and the pins go when the last device is detached.
  */
 #include <dirent.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -118,6 +120,21 @@ out:
 	return err;
 }
 
+/* libxdp needs CAP_SYS_ADMIN (it crashes without it, in
+ * xdp_program__attach_multi): say so before calling it.
+ */
+static bool have_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
+}
+
 static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 		      enum sl_attach_mode mode)
 {
@@ -128,6 +145,11 @@ static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 	__u32 id = 0;
 	int err;
 
+	if (!have_cap_sys_admin()) {
+		pr_error("%s: attaching XDP (libxdp) needs CAP_SYS_ADMIN; run as root or grant it, or use --mode tc",
+			 dev);
+		return -EPERM;
+	}
 	if (!bpf_xdp_query_id(ifindex, 0, &id) && id) {
 		pr_error("%s already has an XDP program (id %u): detach it first, or use --mode tc",
 			 dev, id);

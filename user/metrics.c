@@ -38,6 +38,12 @@ void sl_http_stats_latency(struct sl_http_stats *s, long long ns)
 	atomic_fetch_add(&s->checks, 1);
 }
 
+void sl_http_stats_check(struct sl_http_stats *s, unsigned rule_id,
+			 bool allowed)
+{
+	atomic_fetch_add(&s->by_rule[rule_id % SL_MAX_RULES][allowed], 1);
+}
+
 struct text {
 	char *buf;
 	size_t len, cap;
@@ -189,6 +195,16 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 	for (i = 0; i < 6; i++)
 		put(&t, "slicelimit_http_responses_total{code=\"%s\"} %llu\n",
 		    status_label[i], (unsigned long long)atomic_load(&s->by_status[i]));
+	put(&t, "# HELP slicelimit_http_checks_total Checks of the HTTP API, by rule and answer.\n"
+		"# TYPE slicelimit_http_checks_total counter\n");
+	for (i = 0; i < nr; i++) {
+		unsigned id = rules[i].id % SL_MAX_RULES;
+
+		put(&t, "slicelimit_http_checks_total{rule=\"%s\",result=\"allowed\"} %llu\n"
+			"slicelimit_http_checks_total{rule=\"%s\",result=\"denied\"} %llu\n",
+		    rules[i].name, (unsigned long long)atomic_load(&s->by_rule[id][1]),
+		    rules[i].name, (unsigned long long)atomic_load(&s->by_rule[id][0]));
+	}
 	put(&t, "# HELP slicelimit_http_check_duration_seconds Time to decide a check.\n"
 		"# TYPE slicelimit_http_check_duration_seconds histogram\n");
 	for (i = 0; i < SL_LATENCY_BUCKETS; i++) {

@@ -4,7 +4,9 @@
 #define SL_METRICS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include "maps.h"
+#include "slicelimit.h"
 
 #define SL_LATENCY_BUCKETS 10
 
@@ -14,10 +16,13 @@ struct sl_http_stats {
 	atomic_ullong latency[SL_LATENCY_BUCKETS + 1];	/* checks, +Inf last */
 	atomic_ullong latency_sum_ns;
 	atomic_ullong checks;
+	atomic_ullong by_rule[SL_MAX_RULES][2];	/* rule id: denied, allowed */
 };
 
 void sl_http_stats_count(struct sl_http_stats *s, unsigned status);
 void sl_http_stats_latency(struct sl_http_stats *s, long long ns);
+void sl_http_stats_check(struct sl_http_stats *s, unsigned rule_id,
+			 bool allowed);
 
 /* The whole exposition (malloc'd), or NULL. */
 char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s);

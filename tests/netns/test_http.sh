@@ -1,0 +1,657 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The service, `slicelimit run --config FILE`, and its HTTP API, asked with
+# curl inside the server namespace: the rate-limit headers and their
+# numbers, 429 and deny_status, a real 3 s window running out, read-only
+# lookups, IP keys shared with the kernel's state, bad requests, concurrent
+# checks of one key, /metrics, SIGHUP with a good and a bad rule file, and
+# SIGTERM. Then the shipped packaging/config.yaml and rules.yaml run under
+# the systemd unit's capability set, enforcing on the veth.
+#
+# Usage: test_http.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
+set -u
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+REPO=$(cd "$here/../.." && pwd)
+for t in curl setpriv unshare; do
+	command -v "$t" >/dev/null || die "$t not found (make deps)"
+done
+
+API=http://127.0.0.1:8080	# in the server namespace: no clash with the host
+SENT=$SL_TMP/sent		# "STATUS METHOD PATH" of every answer, for /metrics
+
+cat >"$SL_TMP/rules.yaml" <<'EOF'
+rules:
+  - name: api
+    limit: 5
+    window: 60s
+  - name: short
+    limit: 2
+    window: 3s
+  - name: ip
+    limit: 10
+    window: 60s
+  - name: conc
+    limit: 20
+    window: 60s
+    exempt: [10.1.0.0/16]
+  - name: tb
+    algorithm: token-bucket
+    limit: 6
+    window: 6s
+EOF
+# SIGHUP: 'api' raised to 8, a rule 'added'
+sed 's/limit: 5$/limit: 8/' "$SL_TMP/rules.yaml" >"$SL_TMP/rules2.yaml"
+cat >>"$SL_TMP/rules2.yaml" <<'EOF'
+  - name: added
+    limit: 2
+    window: 60s
+EOF
+# one bad field: the whole file must be refused on SIGHUP
+sed 's/limit: 8$/limit: 0/' "$SL_TMP/rules2.yaml" >"$SL_TMP/invalid.yaml"
+cp "$SL_TMP/rules.yaml" "$SL_TMP/running.yaml"
+cat >"$SL_TMP/config.yaml" <<EOF
+devices: []
+rules: $SL_TMP/running.yaml
+http:
+  listen: 127.0.0.1:8080
+EOF
+
+# ---- reading answers (headers, JSON, Prometheus text) with python ----
+
+cat >"$SL_TMP/h.py" <<'EOF'
+import json, sys
+
+def headers(path):
+    """the last header block curl -D wrote (after any 100 Continue)"""
+    text = open(path, newline="").read().replace("\r\n", "\n")
+    blocks = [b for b in text.split("\n\n") if b.strip()]
+    h = {}
+    for line in blocks[-1].split("\n")[1:] if blocks else []:
+        k, _, v = line.partition(":")
+        h[k.strip().lower()] = v.strip()
+    return h
+
+def header(path, name):
+    return headers(path).get(name.lower(), "")
+
+def body(path):
+    try:
+        return json.load(open(path))
+    except ValueError:
+        return None
+
+def rl(hdr, bdy, got, want, rule, limit, window, used, allowed):
+    """a check's (or a lookup's) answer against what it must say"""
+    limit, window, used = int(limit), int(window), int(used)
+    allowed = allowed == "True"
+    h, b, bad = headers(hdr), body(bdy), []
+    if got != want:
+        bad.append(f"status {got}, want {want}")
+    if not isinstance(b, dict):
+        return "; ".join(bad + ["body is not a JSON object: " + open(bdy).read()[:200]])
+    rem = max(limit - used, 0)
+    for k, v in dict(allowed=allowed, rule=rule, limit=limit, window_s=window,
+                     used=used, remaining=rem).items():
+        if b.get(k) != v:
+            bad.append(f"body {k}={b.get(k)!r}, want {v!r}")
+    if h.get("content-type") != "application/json":
+        bad.append(f"Content-Type {h.get('content-type')!r}")
+    if allowed:
+        t = b.get("reset_s")
+        lo = 0 if used == 0 else 1      # nothing counted: nothing to reset
+        if not isinstance(t, int) or not lo <= t <= window:
+            bad.append(f"body reset_s={t!r}, want {lo}..{window}")
+        if b.get("retry_after_s") != 0:
+            bad.append(f"body retry_after_s={b.get('retry_after_s')!r}, want 0")
+        if "retry-after" in h:
+            bad.append("Retry-After on an allowed answer")
+    else:
+        t = b.get("retry_after_s")
+        if not isinstance(t, int) or not 1 <= t <= window:
+            bad.append(f"body retry_after_s={t!r}, want 1..{window}")
+        if got == "200":        # a lookup: only a denial says Retry-After
+            if "retry-after" in h:
+                bad.append("Retry-After on a 200")
+        elif h.get("retry-after") != str(t):
+            bad.append(f"Retry-After {h.get('retry-after')!r}, want {t}")
+    for name, v in (("ratelimit-policy", f'"{rule}";q={limit};w={window}'),
+                    ("ratelimit", f'"{rule}";r={rem};t={t}'),
+                    ("x-ratelimit-limit", str(limit)),
+                    ("x-ratelimit-remaining", str(rem)),
+                    ("x-ratelimit-reset", str(t))):
+        if h.get(name) != v:
+            bad.append(f"{name}: {h.get(name)!r}, want {v!r}")
+    return "; ".join(bad) or "ok"
+
+def err(hdr, bdy, got, want):
+    """an error answer: the status and a JSON {"error": "..."}"""
+    h, b, bad = headers(hdr), body(bdy), []
+    if got != want:
+        bad.append(f"status {got}, want {want}")
+    if h.get("content-type") != "application/json":
+        bad.append(f"Content-Type {h.get('content-type')!r}")
+    if not isinstance(b, dict) or not isinstance(b.get("error"), str) or not b["error"]:
+        bad.append("body is not {\"error\": \"...\"}: " + open(bdy).read()[:200])
+    return "; ".join(bad) or "ok"
+
+def prom(path):
+    """Prometheus text -> {"name{labels}": value}"""
+    m = {}
+    for line in open(path):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            k, _, v = line.rpartition(" ")
+            m[k] = float(v)
+    return json.dumps(m)
+
+def sent(path):
+    """what /metrics must count for the answers in path"""
+    c = {"200": 0, "401_403": 0, "429": 0, "4xx": 0, "5xx": 0, "checks": 0}
+    for line in open(path):
+        code, method, url = line.split()
+        n = int(code)
+        if n == 0:
+            continue            # never reached the service
+        k = ("200" if n == 200 else "401_403" if n in (401, 403) else
+             "429" if n == 429 else "4xx" if n // 100 == 4 else
+             "5xx" if n // 100 == 5 else "other")
+        c[k] = c.get(k, 0) + 1
+        # timed: every counting check that was decided (not an unknown
+        # rule's 404, nor a 503)
+        if url.startswith("/v1/check") and n in (200, 401, 403, 429):
+            c["checks"] += 1
+    return json.dumps(c)
+
+print(globals()[sys.argv[1]](*sys.argv[2:]))
+EOF
+h() { "$SL_PY" "$SL_TMP/h.py" "$@"; }
+
+# hdr NAME: a header of the last answer ("" if absent)
+hdr() { h header "$SL_TMP/hdr" "$1"; }
+
+# body EXPR: EXPR of the last answer's JSON body (d)
+body() { json_get "$1" "$SL_TMP/body"; }
+
+# ---- requests ----
+
+# req METHOD PATH [curl options]: one request to the API from inside the
+# server namespace; prints the status; headers in $SL_TMP/hdr, body in
+# $SL_TMP/body; logged in $SENT for the /metrics checks
+req() {
+	local method=$1 path=$2 code m
+	shift 2
+	: >"$SL_TMP/hdr"
+	: >"$SL_TMP/body"
+	m=(-X "$method")
+	[ "$method" = HEAD ] && m=(-I)	# -X HEAD would wait for a body
+	code=$(in_server curl -s -m 5 "${m[@]}" -o "$SL_TMP/body" \
+		-D "$SL_TMP/hdr" -w '%{http_code}' "$@" "$API$path")
+	echo "$code $method $path" >>"$SENT"
+	echo "$code"
+}
+
+# check_rl DESC WANT_STATUS RULE LIMIT WINDOW USED ALLOWED METHOD PATH [opts]
+check_rl() {
+	local desc=$1 want=$2 rule=$3 limit=$4 window=$5 used=$6 allowed=$7 code
+	shift 7
+	code=$(req "$@")
+	tap_eq "$desc" "$(h rl "$SL_TMP/hdr" "$SL_TMP/body" "$code" "$want" \
+		"$rule" "$limit" "$window" "$used" "$allowed")" ok
+}
+
+# check_err DESC WANT_STATUS METHOD PATH [opts]
+check_err() {
+	local desc=$1 want=$2 code
+	shift 2
+	code=$(req "$@")
+	tap_eq "$desc" "$(h err "$SL_TMP/hdr" "$SL_TMP/body" "$code" "$want")" ok
+}
+
+# post_json RULE KEY: curl options of a JSON check body
+post_json() {
+	printf -- '-H\nContent-Type: application/json\n--data-binary\n{"rule": "%s", "key": "%s"}\n' "$1" "$2"
+}
+
+# ---- the service ----
+
+# A bpffs of this run's own: a mount namespace, held by a sleeping process,
+# with a fresh bpffs on /sys/fs/bpf. The service and every slicelimit
+# command of this run enter it, so they see these pins only: runs in
+# parallel, which share the host's /sys/fs/bpf (where lib.sh's claim is a
+# check, not a lock), can neither see nor disturb them, nor wait for them.
+# The pins go with the namespace when the holder ends (sl_stop_body at the
+# latest).
+private_bpffs() {
+	local i
+	# shellcheck disable=SC2016 # $1: the inner shell's
+	sl_bg BPFFS_HOLDER unshare --mount --propagation private sh -c \
+		'mount -t bpf bpf /sys/fs/bpf && : >"$1" && exec sleep 300' \
+		sh "$SL_TMP/bpffs.ready"
+	for i in $(seq 1 50); do
+		[ -e "$SL_TMP/bpffs.ready" ] && break
+		kill -0 "$BPFFS_HOLDER" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -e "$SL_TMP/bpffs.ready" ] || die "cannot mount a bpffs of our own"
+	MNT_NS=/proc/$BPFFS_HOLDER/ns/mnt
+}
+
+# in_sl_ns CMD...: in the server namespace and our bpffs's mount namespace
+in_sl_ns() { nsenter --mount="$MNT_NS" --net="/run/netns/$NS_S" "$@"; }
+# lib.sh's sl, in our bpffs
+sl() { in_sl_ns "$SL_BIN" "$@"; }
+
+# pins_gone: whether our bpffs holds no slicelimit pins
+pins_gone() {
+	if [ -n "$(in_sl_ns ls -A "$SL_PIN" 2>/dev/null)" ]; then echo pinned; else echo gone; fi
+}
+
+release_bpffs() {
+	kill "$BPFFS_HOLDER" 2>/dev/null
+	sl_wait "$BPFFS_HOLDER"
+}
+
+# start_service VAR LOG [CMD-PREFIX...]: start slicelimit run --config
+# $SL_TMP/config.yaml in the server namespace and wait (bounded) until the
+# API answers; the pid goes to VAR
+start_service() {
+	local var=$1 log=$2 i pid code
+	shift 2
+	sl_bg "$var" nsenter --mount="$MNT_NS" --net="/run/netns/$NS_S" "$@" "$SL_BIN" run \
+		--config "$SL_TMP/config.yaml" 2>"$log"
+	pid=${!var}
+	for i in $(seq 1 100); do
+		code=$(in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API/metrics")
+		if [ "$code" = 200 ]; then
+			echo "200 GET /metrics" >>"$SENT"
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag "$(cat "$log")"
+	die "slicelimit run did not start answering on $API"
+}
+
+# stop_service PID: SIGTERM, then wait (bounded); the exit status goes to
+# STOP_RC (not from a $(subshell): the process must be ours to wait for)
+stop_service() {
+	local pid=$1 i rc=0
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+	sl_wait "$pid" || rc=$?
+	STOP_RC=$rc
+}
+
+# wait_log LOG TEXT COUNT: wait (bounded) until TEXT is in LOG more than
+# COUNT times: the service has handled a signal
+wait_log() {
+	local i
+	for i in $(seq 1 50); do
+		[ "$(grep -c -- "$2" "$1")" -gt "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- the tests, in the order they run ----
+
+test_within_limit_headers_carry_the_numbers() {
+	local i code out=""
+	for i in 1 2 3 4 5; do
+		code=$(req GET "/v1/check?rule=api&key=alice")
+		out="$out $(h rl "$SL_TMP/hdr" "$SL_TMP/body" "$code" 200 api 5 60 "$i" True)"
+	done
+	tap_eq "5 checks of 'alice' under limit 5: each 200, body used 1..5, RateLimit-Policy \"api\";q=5;w=60, RateLimit r=4..0, X-RateLimit-Limit/-Remaining/-Reset agree, no Retry-After" \
+		"$out" " ok ok ok ok ok"
+}
+
+test_over_limit_429_and_deny_status() {
+	check_rl "the 6th check: 429 with Retry-After 1..60 s = body retry_after_s = RateLimit t = X-RateLimit-Reset, remaining 0" \
+		429 api 5 60 5 False GET "/v1/check?rule=api&key=alice"
+	check_rl "deny_status=403: 403 with the same headers" \
+		403 api 5 60 5 False GET "/v1/check?rule=api&key=alice&deny_status=403"
+	check_rl "deny_status=401: 401 with the same headers" \
+		401 api 5 60 5 False GET "/v1/check?rule=api&key=alice&deny_status=401"
+	check_rl "another key is not affected by alice's denials (bob: 200, used 1)" \
+		200 api 5 60 1 True GET "/v1/check?rule=api&key=bob"
+	check_rl "GET /v1/clients/alice: the 3 denials counted nothing (used 5); 200, allowed false, retry_after_s = RateLimit t, no Retry-After (only a denial has it)" \
+		200 api 5 60 5 False GET "/v1/clients/alice?rule=api"
+	tap_eq "HEAD /v1/check is 405 and counts nothing (bob still used 1)" \
+		"$(req HEAD "/v1/check?rule=api&key=bob")/$(req GET "/v1/clients/bob?rule=api" >/dev/null; body "d['used']")" \
+		"405/1"
+}
+
+test_passes_again_after_retry_after() {
+	local code ra
+	# rule 'short': 2 per 3 s
+	req GET "/v1/check?rule=short&key=ivan" >/dev/null
+	req GET "/v1/check?rule=short&key=ivan" >/dev/null
+	check_rl "rule short (2 per 3 s), the 3rd check: 429 with Retry-After 1..3 s" \
+		429 short 2 3 2 False GET "/v1/check?rule=short&key=ivan"
+	ra=$(hdr Retry-After)
+	[ "$ra" -ge 1 ] 2>/dev/null && [ "$ra" -le 3 ] || ra=3
+	sleep "$ra"
+	code=$(req GET "/v1/check?rule=short&key=ivan")
+	tap_eq "after sleeping its Retry-After (${ra}s) the key passes again: 200, allowed" \
+		"$code/$(body "d['allowed']")" "200/True"
+}
+
+test_token_bucket_headers() {
+	# limit 6 per 6 s: a bucket of 6 refilled at 1 token a second
+	check_rl "token-bucket rule: 200, limit 6 (the bucket), used 1, RateLimit t = X-RateLimit-Reset = reset_s within 1..6 s" \
+		200 tb 6 6 1 True GET "/v1/check?rule=tb&key=bucket"
+}
+
+test_post_get_and_read_only_lookup() {
+	local out="" opts
+	check_rl "GET /v1/clients/carol of a key never checked: 200, used 0, remaining 5" \
+		200 api 5 60 0 True GET "/v1/clients/carol?rule=api"
+	mapfile -t opts < <(post_json api carol)
+	check_rl "POST /v1/check with a JSON body {\"rule\",\"key\"}: 200, used 1" \
+		200 api 5 60 1 True POST /v1/check "${opts[@]}"
+	check_rl "GET /v1/check?rule=&key= of the same key: the same client, used 2" \
+		200 api 5 60 2 True GET "/v1/check?rule=api&key=carol"
+	check_rl "POST /v1/check with query parameters and no body: used 3" \
+		200 api 5 60 3 True POST "/v1/check?rule=api&key=carol"
+	out="$(req GET "/v1/clients/carol?rule=api" >/dev/null; body "d['used']")"
+	out="$out $(req GET "/v1/clients/carol?rule=api" >/dev/null; body "d['used']")"
+	out="$out $(req GET "/v1/clients/carol?rule=api" >/dev/null; body "d['used']")"
+	tap_eq "GET /v1/clients/carol three times counts nothing (used 3 3 3)" "$out" "3 3 3"
+	check_rl "the next check after the lookups: used 4" \
+		200 api 5 60 4 True GET "/v1/check?rule=api&key=carol"
+	mapfile -t opts < <(post_json ip "user 1/x")
+	req POST /v1/check "${opts[@]}" >/dev/null
+	req GET "/v1/check?rule=ip&key=user+1%2Fx" >/dev/null
+	tap_eq "a key with a space and a slash: JSON \"user 1/x\", query user+1%2Fx and path user%201%2Fx are one client (used 2)" \
+		"$(req GET "/v1/clients/user%201%2Fx?rule=ip" >/dev/null; body "d['used']")" 2
+}
+
+test_ip_key_shares_the_kernel_state() {
+	local i q opts
+	for i in 1 2 3; do req GET "/v1/check?rule=ip&key=10.77.0.9" >/dev/null; done
+	q=$(sl -j query 10.77.0.9 --rule ip)
+	tap_eq "3 checks of key 10.77.0.9: slicelimit query 10.77.0.9 --json sees the same client (used 3, remaining 7)" \
+		"$(printf '%s' "$q" | json_get "(d[0]['client'], d[0]['used'], d[0]['remaining'])")" \
+		"('10.77.0.9', 3, 7)"
+	tap_eq "... and the API's /v1/clients/10.77.0.9 says used 3 too" \
+		"$(req GET "/v1/clients/10.77.0.9?rule=ip" >/dev/null; body "d['used']")" 3
+	mapfile -t opts < <(post_json ip 2001:db8:1::1)
+	req POST /v1/check "${opts[@]}" >/dev/null
+	req GET "/v1/check?rule=ip&key=2001:db8:1::2" >/dev/null
+	tap_eq "IPv6 keys 2001:db8:1::1 and ::2 are one /64 client: query 2001:db8:1::99 says used 2" \
+		"$(sl -j query 2001:db8:1::99 --rule ip | json_get "(d[0]['client'], d[0]['used'])")" \
+		"('2001:db8:1::/64', 2)"
+}
+
+test_bad_requests_are_json_errors() {
+	check_err "unknown rule: 404" 404 GET "/v1/check?rule=nope&key=x"
+	check_err "unknown rule in /v1/clients: 404" 404 GET "/v1/clients/x?rule=nope"
+	check_err "missing key: 400" 400 GET "/v1/check?rule=api"
+	check_err "missing rule: 400" 400 GET "/v1/check?key=x"
+	check_err "POST body without a key: 400" 400 POST /v1/check \
+		-H 'Content-Type: application/json' --data-binary '{"rule": "api"}'
+	check_err "non-JSON body: 400" 400 POST /v1/check --data-binary 'rule=api&key=x'
+	check_err "a JSON array body: 400" 400 POST /v1/check --data-binary '[1, 2]'
+	check_err "deny_status=500: 400" 400 GET "/v1/check?rule=api&key=x&deny_status=500"
+	check_err "a JSON object followed by junk: 400" 400 POST /v1/check \
+		--data-binary '{"rule": "api", "key": "g"} garbage'
+	check_err "a key with a NUL byte in it: 400" 400 POST /v1/check \
+		--data-binary '{"rule": "api", "key": "x\u0000y"}'
+	check_err "a key of 257 bytes: 400" 400 GET \
+		"/v1/check?rule=api&key=$(head -c 257 /dev/zero | tr '\0' k)"
+	# a valid JSON body of exactly 4096 bytes, then one byte more
+	big() {
+		"$SL_PY" -c 'import json, sys
+n = int(sys.argv[1]); d = {"rule": "ip", "key": "padded", "pad": ""}
+d["pad"] = "p" * (n - len(json.dumps(d))); sys.stdout.write(json.dumps(d))' "$1" \
+			>"$SL_TMP/big.json"
+	}
+	big 4096
+	check_rl "a JSON body of exactly 4096 bytes is accepted: 200" \
+		200 ip 10 60 1 True POST /v1/check --data-binary "@$SL_TMP/big.json"
+	big 4097
+	check_err "a body of 4097 bytes: 413" 413 POST /v1/check --data-binary "@$SL_TMP/big.json"
+	head -c 100000 /dev/zero | tr '\0' x >"$SL_TMP/big.json"
+	check_err "a body of 100000 bytes: 413" 413 POST /v1/check --data-binary "@$SL_TMP/big.json"
+	check_err "DELETE /v1/check: 405" 405 DELETE "/v1/check?rule=api&key=x"
+	check_err "PUT /v1/check: 405" 405 PUT /v1/check --data-binary '{"rule": "api", "key": "x"}'
+	check_err "POST /v1/clients/x: 405" 405 POST "/v1/clients/x?rule=api"
+	check_err "POST /metrics: 405" 405 POST /metrics
+	check_err "unknown path /v2/check: 404" 404 GET "/v2/check?rule=api&key=x"
+	check_err "unknown path /: 404" 404 GET /
+	if kill -0 "$SLD" 2>/dev/null; then
+		check_rl "the service is alive after the bad requests and still answers (dave: 200)" \
+			200 api 5 60 1 True GET "/v1/check?rule=api&key=dave"
+	else
+		tap_fail "the service is alive after the bad requests" "$(tail -5 "$SL_TMP/sl.log")"
+	fi
+}
+
+# burst OUT METHOD KEY: 20 parallel checks of KEY in one curl, in the
+# background (bounded by -m 10); "STATUS METHOD PATH" lines go to OUT
+burst() {
+	local out=$1 method=$2 key=$3 args=() i
+	if [ "$method" = POST ]; then
+		args=(--data-binary "{\"rule\": \"conc\", \"key\": \"$key\"}")
+		for i in $(seq 1 20); do args+=(-o /dev/null "$API/v1/check"); done
+	else
+		for i in $(seq 1 20); do
+			args+=(-o /dev/null "$API/v1/check?rule=conc&key=$key")
+		done
+	fi
+	nsenter --net="/run/netns/$NS_S" curl -s --no-progress-meter -m 10 \
+		-Z --parallel-max 20 --parallel-immediate \
+		-w "%{http_code} $method /v1/check\n" "${args[@]}" >"$out" 2>"$out.err" &
+	BURST_PIDS+=("$!")
+}
+
+test_exempt_addresses_are_exempt_from_checks() {
+	local i codes=""
+	for i in $(seq 1 22); do
+		codes="$codes $(req GET "/v1/check?rule=conc&key=10.1.2.3")"
+	done
+	tap_eq "22 checks of an address the rule exempts (limit 20): all 200" \
+		"$(echo $codes | tr ' ' '\n' | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')" \
+		"200:22 "
+}
+
+test_concurrent_checks_lose_no_update() {
+	local key=burst-$$ p codes
+	# 4 curls x 20 parallel transfers = 80 checks at once, GET and POST,
+	# of one fresh key under limit 20
+	BURST_PIDS=()
+	burst "$SL_TMP/burst1" POST "$key"
+	burst "$SL_TMP/burst2" GET "$key"
+	burst "$SL_TMP/burst3" POST "$key"
+	burst "$SL_TMP/burst4" GET "$key"
+	for p in "${BURST_PIDS[@]}"; do wait "$p"; done
+	cat "$SL_TMP"/burst[1-4] >>"$SENT"
+	codes=$(cat "$SL_TMP"/burst[1-4] | cut -d' ' -f1 | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
+	tap_eq "80 concurrent checks (GET and POST) of one key under limit 20: exactly 20 got 200 and 60 got 429" \
+		"$codes" "200:20 429:60 "
+	tap_eq "... and the key's state says used 20, remaining 0" \
+		"$(req GET "/v1/clients/$key?rule=conc" >/dev/null; body "(d['used'], d['remaining'])")" \
+		"(20, 0)"
+	BURST_KEY=$key
+}
+
+test_metrics_count_what_was_sent() {
+	local want code missing
+	want=$(h sent "$SENT")	# before this request, which /metrics counts after
+	code=$(req GET /metrics)
+	cp "$SL_TMP/body" "$SL_TMP/metrics.txt"
+	tap_eq "GET /metrics: 200, Content-Type text/plain" \
+		"$code/$(hdr Content-Type | cut -d';' -f1)" "200/text/plain"
+	h prom "$SL_TMP/metrics.txt" >"$SL_TMP/metrics.json"
+	m() { json_get "d.get('$1', 'missing')" "$SL_TMP/metrics.json"; }
+	missing=$(json_get "' '.join('%s/%s=%s' % (r, o, d.get(k)) for r in ('api', 'short', 'ip', 'conc', 'tb') for o in ('passed', 'dropped', 'shadow_dropped', 'exempt') for k in ['slicelimit_rule_packets_total{rule=\"%s\",outcome=\"%s\"}' % (r, o)] if d.get(k) != 0)" "$SL_TMP/metrics.json")
+	tap_eq "per-rule packet counters: every outcome of every rule (api, short, ip, conc, tb) present, 0 (no device: no packets)" \
+		"${missing:-all there}" "all there"
+	tap_eq "slicelimit_rules 5" "$(m slicelimit_rules)" 5.0
+	tap_eq "HTTP responses by code = what this test got (200, 401_403, 429, 4xx, 5xx)" \
+		"$(json_get "[int(d.get('slicelimit_http_responses_total{code=\"%s\"}' % c, -1)) for c in ('200', '401_403', '429', '4xx', '5xx')]" "$SL_TMP/metrics.json")" \
+		"$(printf '%s' "$want" | json_get "[d[c] for c in ('200', '401_403', '429', '4xx', '5xx')]")"
+	tap_eq "latency histogram: _count = +Inf bucket = the checks sent ($(printf '%s' "$want" | json_get "d['checks']"))" \
+		"$(m slicelimit_http_check_duration_seconds_count)/$(m 'slicelimit_http_check_duration_seconds_bucket{le="+Inf"}')" \
+		"$(printf '%s' "$want" | json_get "'%.1f/%.1f' % (d['checks'], d['checks'])")"
+	tap_eq "latency histogram: buckets cumulative (never decreasing), sum > 0" \
+		"$(json_get "(lambda b: b == sorted(b) and len(b) == 11 and d['slicelimit_http_check_duration_seconds_sum'] > 0)([v for k, v in d.items() if k.startswith('slicelimit_http_check_duration_seconds_bucket')])" "$SL_TMP/metrics.json")" \
+		True
+}
+
+test_sighup_applies_a_changed_rule_file() {
+	local i
+	sl -j rules list >"$SL_TMP/list1.json"
+	cp "$SL_TMP/rules2.yaml" "$SL_TMP/running.yaml"
+	kill -HUP "$SLD"
+	for i in $(seq 1 50); do
+		sl -j rules list >"$SL_TMP/list2.json" 2>/dev/null
+		[ "$(json_get "len(d['rules'])" "$SL_TMP/list2.json" 2>/dev/null)" = 6 ] && break
+		sleep 0.1
+	done
+	tap_eq "SIGHUP with a changed file: rules list --json shows the new set, api at limit 8" \
+		"$(json_get "[(r['name'], r['limit']) for r in d['rules']]" "$SL_TMP/list2.json")" \
+		'[["api", 8], ["short", 2], ["ip", 10], ["conc", 20], ["tb", 6], ["added", 2]]'
+	check_rl "the API answers for the new rule 'added' (limit 2)" \
+		200 added 2 60 1 True GET "/v1/check?rule=added&key=erin"
+	check_rl "the API uses the raised limit: api, a fresh key, X-RateLimit-Limit 8" \
+		200 api 8 60 1 True GET "/v1/check?rule=api&key=frank"
+	tap_eq "a rule whose name is unchanged keeps its clients across the reload (conc: used 20)" \
+		"$(req GET "/v1/clients/$BURST_KEY?rule=conc" >/dev/null; body "d['used']")" 20
+}
+
+test_sighup_with_invalid_files_keeps_the_rules() {
+	local n
+	cp "$SL_TMP/invalid.yaml" "$SL_TMP/running.yaml"
+	n=$(grep -c 'not valid' "$SL_TMP/sl.log")
+	kill -HUP "$SLD"
+	if wait_log "$SL_TMP/sl.log" 'not valid' "$n"; then
+		tap_ok "SIGHUP with an invalid rule file: the service reports it"
+	else
+		tap_fail "SIGHUP with an invalid rule file: the service reports it" "$(tail -5 "$SL_TMP/sl.log")"
+	fi
+	sl -j rules list >"$SL_TMP/list3.json"
+	tap_eq "... it is still running and rules list --json is unchanged" \
+		"$(kill -0 "$SLD" 2>/dev/null && echo running)/$(cmp -s "$SL_TMP/list2.json" "$SL_TMP/list3.json" && echo same)" \
+		"running/same"
+	check_rl "... and the API still uses the running rules (api: limit 8, 'added' answers)" \
+		200 api 8 60 1 True GET "/v1/check?rule=api&key=grace"
+	check_rl "... ('added' still answers: erin used 2)" \
+		200 added 2 60 2 True GET "/v1/check?rule=added&key=erin"
+	cp "$SL_TMP/config.yaml" "$SL_TMP/config.good"
+	printf 'devices: [\nrules: {\n' >"$SL_TMP/config.yaml"
+	n=$(grep -c 'not valid' "$SL_TMP/sl.log")
+	kill -HUP "$SLD"
+	wait_log "$SL_TMP/sl.log" 'not valid' "$n" ||
+		diag "no report of the broken config: $(tail -3 "$SL_TMP/sl.log")"
+	sl -j rules list >"$SL_TMP/list4.json"
+	tap_eq "SIGHUP with an unparsable config: still running, the same rules" \
+		"$(kill -0 "$SLD" 2>/dev/null && echo running)/$(cmp -s "$SL_TMP/list2.json" "$SL_TMP/list4.json" && echo same)" \
+		"running/same"
+	cp "$SL_TMP/config.good" "$SL_TMP/config.yaml"
+}
+
+test_sigterm_stops_and_unpins() {
+	stop_service "$SLD"
+	tap_eq "SIGTERM: the service exits 0" "$STOP_RC" 0
+	tap_eq "... and, with no devices, removes its pins (status: nothing loaded)" \
+		"$(pins_gone)/$(sl -j status | json_get "d['loaded']")" "gone/False"
+	tap_eq "... and the API is gone" \
+		"$(in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API/metrics")" "000"
+}
+
+# The shipped packaging/: rules.yaml is valid; config.yaml (its device and
+# rule path replaced) runs under the unit's CapabilityBoundingSet and
+# enforces on the veth; API checks and packets meet in one client.
+test_shipped_config_under_the_units_capabilities() {
+	local caps bset names client=${CLIENT4[0]} c
+	tap_check "slicelimit rules check packaging/rules.yaml" \
+		"$SL_BIN" rules check "$REPO/packaging/rules.yaml"
+	cp "$REPO/packaging/rules.yaml" "$SL_TMP/shipped-rules.yaml"
+	sed -e "s|name: eth0|name: $VETH_S|" \
+		-e "s|rules: /etc/slicelimit/rules.yaml|rules: $SL_TMP/shipped-rules.yaml|" \
+		"$REPO/packaging/config.yaml" >"$SL_TMP/config.yaml"
+	tap_eq "packaging/config.yaml names eth0, /etc/slicelimit/rules.yaml and 127.0.0.1:8080 (replaced here)" \
+		"$(grep -c -e "name: $VETH_S" -e "rules: $SL_TMP/shipped-rules.yaml" -e 'listen: 127.0.0.1:8080$' "$SL_TMP/config.yaml")" 3
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$REPO/packaging/slicelimit.service")
+	bset=-all
+	for c in $caps; do
+		c=${c#CAP_}
+		bset="$bset,+${c,,}"
+	done
+	tap_eq "packaging/slicelimit.service: CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN" \
+		"$caps" "CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN"
+	start_service SLD2 "$SL_TMP/sl2.log" setpriv --bounding-set="$bset"
+	tap_eq "with only those capabilities it attaches $VETH_S (XDP, native)" \
+		"$(in_server ip -j link show "$VETH_S" | json_get "d[0].get('xdp', {}).get('mode')")" 1
+	names=$(sed -n 's/^  - name: \([^ ]*\)$/\1/p' "$REPO/packaging/rules.yaml" | paste -sd' ')
+	tap_eq "... and runs the shipped rules ($names)" \
+		"$(sl -j rules list | json_get "' '.join(r['name'] for r in d['rules'])")" "$names"
+	sl_recv_start dns udp "$SRV4" 53
+	sl_send "$client" "$SRV4" 53 5 >/dev/null || tap_fail "sl-traffic sent 5 packets"
+	sl_recv_stop dns
+	tap_eq "5 DNS packets from $client all arrive (rule dns, limit 300)" \
+		"$(received dns "$client")" 5
+	check_rl "an API check of key $client under rule dns counts on the packets' client: used 6" \
+		200 dns 300 60 6 True GET "/v1/check?rule=dns&key=$client"
+	tap_eq "... and slicelimit query $client --rule dns --json says used 6" \
+		"$(sl -j query "$client" --rule dns | json_get "d[0]['used']")" 6
+	check_rl "the rule 'api' of the nginx example answers: limit 100" \
+		200 api 100 60 1 True GET "/v1/check?rule=api&key=nginx-client"
+	req GET /metrics >/dev/null
+	h prom "$SL_TMP/body" >"$SL_TMP/metrics.json"
+	tap_eq "/metrics: rule dns passed 5 packets, dropped 0 (the API check is no packet); api matched none" \
+		"$(json_get "[int(d['slicelimit_rule_packets_total{rule=\"%s\",outcome=\"%s\"}' % k]) for k in (('dns', 'passed'), ('dns', 'dropped'), ('api', 'passed'), ('api', 'dropped'))]" "$SL_TMP/metrics.json")" \
+		"[5, 0, 0, 0]"
+	kill -HUP "$SLD2"
+	wait_log "$SL_TMP/sl2.log" 'reloaded' 0 || diag "no reload: $(tail -3 "$SL_TMP/sl2.log")"
+	tap_eq "ExecReload's SIGHUP under those capabilities: reloaded, still running" \
+		"$(grep -c 'reloaded' "$SL_TMP/sl2.log")/$(kill -0 "$SLD2" 2>/dev/null && echo running)" \
+		"1/running"
+	stop_service "$SLD2"
+	tap_eq "SIGTERM: exit 0, $VETH_S detached, the pins removed" \
+		"$STOP_RC/$(in_server ip -j link show "$VETH_S" | json_get "'xdp' in d[0]")/$(pins_gone)" \
+		"0/False/gone"
+}
+
+main() {
+	local start=$SECONDS elapsed
+	sl_netns_setup
+	private_bpffs
+	: >"$SENT"
+	start_service SLD "$SL_TMP/sl.log"
+	test_within_limit_headers_carry_the_numbers
+	test_over_limit_429_and_deny_status
+	test_passes_again_after_retry_after
+	test_token_bucket_headers
+	test_post_get_and_read_only_lookup
+	test_ip_key_shares_the_kernel_state
+	test_bad_requests_are_json_errors
+	test_exempt_addresses_are_exempt_from_checks
+	test_concurrent_checks_lose_no_update
+	test_metrics_count_what_was_sent
+	test_sighup_applies_a_changed_rule_file
+	test_sighup_with_invalid_files_keeps_the_rules
+	test_sigterm_stops_and_unpins
+	test_shipped_config_under_the_units_capabilities
+	release_bpffs
+	elapsed=$((SECONDS - start))
+	if [ "$elapsed" -le 50 ]; then
+		tap_ok "the whole run took ${elapsed}s (at most 50)"
+	else
+		tap_fail "the whole run took ${elapsed}s (at most 50)"
+	fi
+	tap_done
+}
+
+sl_run main
