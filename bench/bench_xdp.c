@@ -13,12 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "aggregate.h"
 #include "common.h"
 #include "instance.h"
 #include "packet.h"
 #include "rules.h"
+#include "sl_algo.h"
+#include "sl_key.h"
 #include "floor.skel.h"
 #include "slicelimit.skel.h"
 
@@ -102,6 +106,79 @@ static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
 	return 0;
 }
 
+/* ns of the insert path: a packet from a client the table has not seen,
+ * one run each (repeat would replay a known client), median of n.
+ */
+static double new_client_ns(struct sl_instance *in, unsigned n)
+{
+	struct sl_addr src, dst;
+	uint8_t pkt[SL_PACKET_MAX];
+	double *ns = calloc(n, sizeof(*ns)), med;
+	unsigned i;
+	__u32 d;
+	size_t len;
+
+	if (!ns)
+		return 0;
+	addr("192.0.2.1", &dst);
+	addr("10.200.0.0", &src);
+	for (i = 0; i < n; i++) {
+		__u32 v = htonl(0x0ac80000 + 1 + i);
+
+		memcpy(&src.byte[12], &v, 4);
+		len = sl_packet_udp(pkt, &src, &dst, 1234, 5000, 18);
+		if (sl_instance_run(in, false, 0, pkt, len, 1, NULL, &d))
+			d = 0;
+		ns[i] = d;
+	}
+	qsort(ns, n, sizeof(*ns), cmp_double);
+	med = ns[n / 2];
+	free(ns);
+	return med;
+}
+
+/* An aggregation pass: every client's tally summed over the CPUs, read
+ * with batched lookups (what top, metrics and a peer sync do).
+ */
+struct agg {
+	const struct sl_rule *rule;
+	int nr_cpus;
+	__u64 now, clients, used;
+};
+
+static int agg_one(void *ctx, const struct sl_client_key *key,
+		   const void *cpus, __u32 value_size)
+{
+	struct agg *a = ctx;
+	struct sl_params p;
+	struct sl_tally t;
+
+	sl_params_from_rule(&p, a->rule);
+	sl_tally_cpus(&t, cpus, a->nr_cpus, &p, a->now);
+	a->clients++;
+	a->used += t.used;
+	return 0;
+}
+
+static double aggregate_ms(struct sl_instance *in, __u64 *clients)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct timespec t0, t1;
+	struct agg a = { .nr_cpus = in->maps.nr_cpus, .now = 1000000 };
+	unsigned nr;
+
+	if (sl_rules_read_live(&in->maps, &rules, &nr, &cfg) || !nr)
+		return -1;
+	a.rule = &rules[0];
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sl_for_each_client(&in->maps, agg_one, &a);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	free(rules);
+	*clients = a.clients;
+	return (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
 /* The kernel's own account of a map's memory (fdinfo "memlock"). */
 static unsigned long long map_memlock(int fd)
 {
@@ -134,7 +211,7 @@ static const char base_rules[] =
 int main(void)
 {
 	struct sl_instance_opts io = { .model_clock = true };
-	struct sl_instance base, big, many;
+	struct sl_instance base, big, many, small, agg;
 	struct floor_bpf *fl;
 	char *yaml;
 	int r, i, fd;
@@ -143,13 +220,16 @@ int main(void)
 		return 1;
 	fl = floor_bpf__open_and_load();
 	if (!fl || sl_instance_open(&base, &io) || sl_instance_open(&big, &io) ||
-	    sl_instance_open(&many, &io)) {
+	    sl_instance_open(&many, &io) || sl_instance_open(&small, &io) ||
+	    sl_instance_open(&agg, &io)) {
 		fprintf(stderr, "cannot load the programs (root? bpffs?)\n");
 		return 1;
 	}
 	sl_instance_set_time(&base, 1000000);
 	sl_instance_set_time(&big, 1000000);
 	sl_instance_set_time(&many, 1000000);
+	sl_instance_set_time(&small, 1000000);
+	sl_instance_set_time(&agg, 1000000);
 
 	/* 1,000 rules, the measured one last by priority */
 	yaml = malloc(1000 * 96 + 64);
@@ -162,7 +242,9 @@ int main(void)
 			i, 10000 + i);
 	strcat(yaml, "  - { name: sliding, protocol: udp, ports: 5000, limit: 10 }\n");
 	if (apply_yaml(&base, base_rules) || apply_yaml(&big, base_rules) ||
-	    apply_yaml(&many, yaml) || fill_clients(&big, 100000, 5000)) {
+	    apply_yaml(&many, yaml) || apply_yaml(&small, base_rules) ||
+	    apply_yaml(&agg, base_rules) || fill_clients(&big, 100000, 5000) ||
+	    fill_clients(&small, 1000, 5000) || fill_clients(&agg, 200000, 5000)) {
 		fprintf(stderr, "cannot set up the benchmark's rules and clients\n");
 		return 1;
 	}
@@ -185,6 +267,9 @@ int main(void)
 	add_case("over limit: sliding-counter", fd, "198.51.100.7", 5005, XDP_DROP, &base);
 	add_case("over limit: sliding, IPv6", fd, "2001:db8::7", 5000, XDP_DROP, &base);
 	add_case("over limit: sliding, shadow", fd, "198.51.100.7", 7000, XDP_PASS, &base);
+	add_case("over limit: sliding, 1,000 clients",
+		 bpf_program__fd(small.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &small);
 	add_case("over limit: sliding, 100,000 clients",
 		 bpf_program__fd(big.skel->progs.sl_xdp), "198.51.100.7", 5000,
 		 XDP_DROP, &big);
@@ -225,6 +310,21 @@ int main(void)
 		       cases[i].ns[ROUNDS / 2] / cases[1].ns[ROUNDS / 2]);
 
 	{
+		double agg_ms[ROUNDS];
+		__u64 clients = 0;
+
+		printf("\n%-40s %6.0fns (one run per packet, median of 20,000 new sources)\n",
+		       "new client (insert), sliding", new_client_ns(&base, 20000));
+		for (r = 0; r < ROUNDS; r++)
+			agg_ms[r] = aggregate_ms(&agg, &clients);
+		qsort(agg_ms, ROUNDS, sizeof(double), cmp_double);
+		printf("%-40s %6.1fms median, %.1f min, %.1f max (%llu clients, "
+		       "batched lookups, tally over %d CPUs)\n",
+		       "aggregation pass", agg_ms[ROUNDS / 2], agg_ms[0],
+		       agg_ms[ROUNDS - 1], (unsigned long long)clients,
+		       agg.maps.nr_cpus);
+	}
+	{
 		struct bpf_map_info info = {};
 		__u32 ilen = sizeof(info);
 		unsigned long long mem = map_memlock(base.maps.clients);
@@ -238,11 +338,13 @@ int main(void)
 		       (double)mem / info.max_entries / base.maps.nr_cpus);
 		printf("per-CPU state by algorithm: sliding, fixed, token-bucket share %zu bytes "
 		       "(sl_clients, preallocated LRU); sliding-plain and sliding-counter %zu "
-		       "(sl_clients_plain), sliding-log %zu (sl_clients_log), both allocated on use\n",
+		       "(sl_clients_plain), sliding-log %zu (sl_clients_log), each LRU within 64 MiB\n",
 		       sizeof(struct sl_client), sizeof(struct sl_client_plain),
 		       sizeof(struct sl_client_log));
 		printf("design study: 12 slices x 48 bytes = 576 bytes per client\n");
 	}
+	sl_instance_close(&agg);
+	sl_instance_close(&small);
 	sl_instance_close(&many);
 	sl_instance_close(&big);
 	sl_instance_close(&base);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "aggregate.h"
 #include "client_view.h"
 #include "commands.h"
 #include "common.h"
@@ -83,65 +84,78 @@ static int by_used_desc(const void *a, const void *b)
 /* Every client with units counted now, busiest first (caller frees
  * *out; its rows point into `rules`). 0 or -ENOMEM.
  */
+struct collect {
+	const struct sl_maps *m;
+	const struct sl_rule *rules;
+	unsigned nr;
+	const char *only;
+	__u64 now;
+	struct top_row *rows;
+	size_t nrows, cap;
+};
+
+/* Per client: only the cheap tally; Retry-After for the few shown. */
+static int collect_one(void *ctx, const struct sl_client_key *key,
+		       const void *cpus, __u32 value_size)
+{
+	struct collect *c = ctx;
+	const struct sl_rule *rule = NULL;
+	struct sl_params p;
+	struct sl_tally t;
+	unsigned i;
+
+	for (i = 0; i < c->nr; i++)
+		if (c->rules[i].id == key->rule_id)
+			rule = &c->rules[i];
+	/* a state of a gone rule, or in another algorithm's table */
+	if (!rule || sl_state_size(rule->algorithm) != value_size ||
+	    (c->only && strcmp(rule->name, c->only)))
+		return 0;
+	sl_params_from_rule(&p, rule);
+	sl_tally_cpus(&t, cpus, c->m->nr_cpus, &p, c->now);
+	if (!t.used)
+		return 0;
+	if (c->nrows == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		void *q = realloc(c->rows, cap * sizeof(*c->rows));
+
+		if (!q)
+			return -ENOMEM;
+		c->rows = q;
+		c->cap = cap;
+	}
+	c->rows[c->nrows].key = *key;
+	c->rows[c->nrows].rule = rule;
+	c->rows[c->nrows].view.used = t.used;
+	c->nrows++;
+	return 0;
+}
+
+/* The busiest `keep` clients, busiest first, with their full view. */
 static int collect_clients(const struct sl_maps *m, const struct sl_rule *rules,
 			   unsigned nr, const char *only, __u64 now,
-			   struct top_row **out, size_t *nout)
+			   size_t keep, struct top_row **out, size_t *nout)
 {
-	struct top_row *rows = NULL;
-	struct sl_client_key key, next;
-	size_t nrows = 0, cap = 0;
-	unsigned alg, i;
-	void *cpus;
+	struct collect c = { .m = m, .rules = rules, .nr = nr, .only = only,
+			     .now = now };
+	size_t i;
+	int err;
 
-	cpus = calloc(m->nr_cpus, sizeof(struct sl_client_log));
-	if (!cpus)
-		return -ENOMEM;
-	for (alg = 0; alg < SL_ALGO__COUNT; alg++) {
-		int fd = sl_state_fd(m, alg);
-		void *prev = NULL;
-
-		/* sl_clients holds four algorithms: walk it once */
-		if (fd == m->clients && alg != SL_ALGO_SLIDING)
-			continue;
-		while (!bpf_map_get_next_key(fd, prev, &next)) {
-			const struct sl_rule *rule = NULL;
-			struct sl_client_view v;
-
-			key = next;
-			prev = &key;
-			for (i = 0; i < nr; i++)
-				if (rules[i].id == key.rule_id)
-					rule = &rules[i];
-			if (!rule || sl_state_fd(m, rule->algorithm) != fd ||
-			    (only && strcmp(rule->name, only)) ||
-			    bpf_map_lookup_elem(fd, &key, cpus))
-				continue;
-			sl_client_view_compute(m, rule, cpus, now, &v);
-			if (!v.used)
-				continue;
-			if (nrows == cap) {
-				void *p;
-
-				cap = cap ? cap * 2 : 256;
-				p = realloc(rows, cap * sizeof(*rows));
-				if (!p) {
-					free(rows);
-					free(cpus);
-					return -ENOMEM;
-				}
-				rows = p;
-			}
-			rows[nrows].key = key;
-			rows[nrows].rule = rule;
-			rows[nrows++].view = v;
-		}
+	err = sl_for_each_client(m, collect_one, &c);
+	if (err) {
+		free(c.rows);
+		return err;
 	}
-	free(cpus);
-	if (nrows)
-		qsort(rows, nrows, sizeof(*rows), by_used_desc);
-	*out = rows;
-	*nout = nrows;
-	return 0;
+	if (c.nrows)
+		qsort(c.rows, c.nrows, sizeof(*c.rows), by_used_desc);
+	if (c.nrows > keep)
+		c.nrows = keep;
+	for (i = 0; i < c.nrows && !err; i++)
+		err = sl_client_view_read(m, c.rows[i].rule, &c.rows[i].key, now,
+					  &c.rows[i].view);
+	*out = c.rows;
+	*nout = c.nrows;
+	return err;
 }
 
 static json_object *clients_to_json(const struct top_row *rows, size_t nrows)
@@ -294,7 +308,9 @@ static int watch_refresh(struct watch *w)
 			memset(&stats[i], 0, sizeof(stats[i]));
 	if (sl_percpu_sum_u64(w->m, w->m->global_stats, 0, &gs, sizeof(gs)))
 		memset(&gs, 0, sizeof(gs));
-	err = collect_clients(w->m, rules, nr, w->only, now_tai, &rows, &nrows);
+	/* more than a terminal shows: the view fits them to its height */
+	err = collect_clients(w->m, rules, nr, w->only, now_tai,
+			      w->n_given ? w->n : 1000, &rows, &nrows);
 	if (err) {
 		pr_error("cannot read the clients: %s", strerror(-err));
 		free(rules);
@@ -561,7 +577,8 @@ int do_top(int argc, char **argv)
 		return SL_EXIT_OK;
 	}
 
-	err = collect_clients(&m, rules, nr, only, sl_now_tai_ms(), &rows, &nrows);
+	err = collect_clients(&m, rules, nr, only, sl_now_tai_ms(), n, &rows,
+			      &nrows);
 	if (err) {
 		pr_error("cannot read the clients: %s", strerror(-err));
 		goto fail;
