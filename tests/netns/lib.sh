@@ -94,6 +94,20 @@ tap_check() {		# DESC CMD... : ok when CMD exits 0
 	fi
 }
 
+tap_elapsed() {		# START LIMIT: the run took at most LIMIT seconds
+	local e=$((SECONDS - $1))
+	if [ "$e" -le "$2" ]; then
+		tap_ok "the whole run took ${e}s (at most $2)"
+	else
+		tap_fail "the whole run took ${e}s (at most $2)"
+	fi
+}
+
+# pins_gone: "gone" when this run's bpffs holds no slicelimit pins
+pins_gone() {
+	if [ -n "$(ls -A "$SL_PIN" 2>/dev/null)" ]; then echo pinned; else echo gone; fi
+}
+
 tap_done() {		# the closing comment; status 1 if anything failed
 	echo "# $TAP_PASSED passed, $TAP_FAILED failed"
 	[ "$TAP_FAILED" -eq 0 ]

@@ -327,7 +327,7 @@ test_tc_mode_enforces_too() {
 }
 
 main() {
-	local start=$SECONDS elapsed
+	local start=$SECONDS
 	sl_claim_pins 30
 	sl_netns_setup
 	test_exit_codes_usage_is_2_failure_is_1
@@ -341,12 +341,7 @@ main() {
 	test_bpftool_dumps_name_fields
 	test_detach_restores_full_delivery
 	test_tc_mode_enforces_too
-	elapsed=$((SECONDS - start))
-	if [ "$elapsed" -le 60 ]; then
-		tap_ok "the whole run took ${elapsed}s (at most 60)"
-	else
-		tap_fail "the whole run took ${elapsed}s (at most 60)"
-	fi
+	tap_elapsed "$start" 60
 	tap_done
 }
 

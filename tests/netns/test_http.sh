@@ -219,42 +219,6 @@ post_json() {
 
 # ---- the service ----
 
-# A bpffs of this run's own: a mount namespace, held by a sleeping process,
-# with a fresh bpffs on /sys/fs/bpf. The service and every slicelimit
-# command of this run enter it, so they see these pins only: runs in
-# parallel, which share the host's /sys/fs/bpf (where lib.sh's claim is a
-# check, not a lock), can neither see nor disturb them, nor wait for them.
-# The pins go with the namespace when the holder ends (sl_stop_body at the
-# latest).
-private_bpffs() {
-	local i
-	# shellcheck disable=SC2016 # $1: the inner shell's
-	sl_bg BPFFS_HOLDER unshare --mount --propagation private sh -c \
-		'mount -t bpf bpf /sys/fs/bpf && : >"$1" && exec sleep 300' \
-		sh "$SL_TMP/bpffs.ready"
-	for i in $(seq 1 50); do
-		[ -e "$SL_TMP/bpffs.ready" ] && break
-		kill -0 "$BPFFS_HOLDER" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -e "$SL_TMP/bpffs.ready" ] || die "cannot mount a bpffs of our own"
-	MNT_NS=/proc/$BPFFS_HOLDER/ns/mnt
-}
-
-# in_sl_ns CMD...: in the server namespace and our bpffs's mount namespace
-in_sl_ns() { nsenter --mount="$MNT_NS" --net="/run/netns/$NS_S" "$@"; }
-# lib.sh's sl, in our bpffs
-sl() { in_sl_ns "$SL_BIN" "$@"; }
-
-# pins_gone: whether our bpffs holds no slicelimit pins
-pins_gone() {
-	if [ -n "$(in_sl_ns ls -A "$SL_PIN" 2>/dev/null)" ]; then echo pinned; else echo gone; fi
-}
-
-release_bpffs() {
-	kill "$BPFFS_HOLDER" 2>/dev/null
-	sl_wait "$BPFFS_HOLDER"
-}
 
 # start_service VAR LOG [CMD-PREFIX...]: start slicelimit run --config
 # $SL_TMP/config.yaml in the server namespace and wait (bounded) until the
@@ -262,7 +226,7 @@ release_bpffs() {
 start_service() {
 	local var=$1 log=$2 i pid code
 	shift 2
-	sl_bg "$var" nsenter --mount="$MNT_NS" --net="/run/netns/$NS_S" "$@" "$SL_BIN" run \
+	sl_bg "$var" nsenter --net="/run/netns/$NS_S" "$@" "$SL_BIN" run \
 		--config "$SL_TMP/config.yaml" 2>"$log"
 	pid=${!var}
 	for i in $(seq 1 100); do
@@ -625,9 +589,8 @@ test_shipped_config_under_the_units_capabilities() {
 }
 
 main() {
-	local start=$SECONDS elapsed
+	local start=$SECONDS
 	sl_netns_setup
-	private_bpffs
 	: >"$SENT"
 	start_service SLD "$SL_TMP/sl.log"
 	test_within_limit_headers_carry_the_numbers
@@ -644,13 +607,7 @@ main() {
 	test_sighup_with_invalid_files_keeps_the_rules
 	test_sigterm_stops_and_unpins
 	test_shipped_config_under_the_units_capabilities
-	release_bpffs
-	elapsed=$((SECONDS - start))
-	if [ "$elapsed" -le 50 ]; then
-		tap_ok "the whole run took ${elapsed}s (at most 50)"
-	else
-		tap_fail "the whole run took ${elapsed}s (at most 50)"
-	fi
+	tap_elapsed "$start" 50
 	tap_done
 }
 

@@ -8,7 +8,7 @@
 # 200 from the app with the RateLimit headers; over it: 429 with
 # Retry-After, the app never asked; other keys unaffected; after the 3 s
 # window: 200 again; slicelimit gone: 500 (fail closed). slicelimit runs
-# on a bpffs of its own (see private_bpffs): no other run can touch it.
+# on a bpffs of its own (lib.sh): no other run can touch it.
 #
 # Usage: test_nginx.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -75,42 +75,6 @@ NGINX_ARGS=(-p "$NGX/" -e "$NGX/error.log" -c "$NGX/nginx.conf"
 
 # ---- helpers ----
 
-# A bpffs of this run's own: a mount namespace, held by a sleeping process,
-# with a fresh bpffs on /sys/fs/bpf. The service and every slicelimit
-# command of this run enter it, so they see these pins only: runs in
-# parallel, which share the host's /sys/fs/bpf (where lib.sh's claim is a
-# check, not a lock), can neither see nor disturb them, nor wait for them.
-# The pins go with the namespace when the holder ends (sl_stop_body at the
-# latest).
-private_bpffs() {
-	local i
-	# shellcheck disable=SC2016 # $1: the inner shell's
-	sl_bg BPFFS_HOLDER unshare --mount --propagation private sh -c \
-		'mount -t bpf bpf /sys/fs/bpf && : >"$1" && exec sleep 300' \
-		sh "$SL_TMP/bpffs.ready"
-	for i in $(seq 1 50); do
-		[ -e "$SL_TMP/bpffs.ready" ] && break
-		kill -0 "$BPFFS_HOLDER" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -e "$SL_TMP/bpffs.ready" ] || die "cannot mount a bpffs of our own"
-	MNT_NS=/proc/$BPFFS_HOLDER/ns/mnt
-}
-
-# in_sl_ns CMD...: in the server namespace and our bpffs's mount namespace
-in_sl_ns() { nsenter --mount="$MNT_NS" --net="/run/netns/$NS_S" "$@"; }
-# lib.sh's sl, in our bpffs
-sl() { in_sl_ns "$SL_BIN" "$@"; }
-
-# pins_gone: whether our bpffs holds no slicelimit pins
-pins_gone() {
-	if [ -n "$(in_sl_ns ls -A "$SL_PIN" 2>/dev/null)" ]; then echo pinned; else echo gone; fi
-}
-
-release_bpffs() {
-	kill "$BPFFS_HOLDER" 2>/dev/null
-	sl_wait "$BPFFS_HOLDER"
-}
 
 
 # get KEY [PATH]: one request through nginx from the client namespace, with
@@ -177,7 +141,7 @@ test_nginx_config_is_valid() {
 
 start_all() {
 	local i code
-	sl_bg SLD nsenter --mount="$MNT_NS" --net="/run/netns/$NS_S" "$SL_BIN" run \
+	sl_bg SLD nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
 		--config "$SL_TMP/config.yaml" 2>"$SL_TMP/sl.log"
 	sl_bg NGINX nsenter --net="/run/netns/$NS_S" nginx "${NGINX_ARGS[@]}"
 	for i in $(seq 1 100); do
@@ -301,9 +265,8 @@ test_nginx_stops_cleanly() {
 }
 
 main() {
-	local start=$SECONDS elapsed
+	local start=$SECONDS
 	sl_netns_setup
-	private_bpffs
 	test_nginx_config_is_valid
 	start_all
 	test_within_quota_200_from_the_app
@@ -315,13 +278,7 @@ main() {
 	test_slicelimit_metrics_match_the_gateway
 	test_slicelimit_down_fails_closed
 	test_nginx_stops_cleanly
-	release_bpffs
-	elapsed=$((SECONDS - start))
-	if [ "$elapsed" -le 40 ]; then
-		tap_ok "the whole run took ${elapsed}s (at most 40)"
-	else
-		tap_fail "the whole run took ${elapsed}s (at most 40)"
-	fi
+	tap_elapsed "$start" 40
 	tap_done
 }
 
