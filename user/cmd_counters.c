@@ -40,11 +40,6 @@ static const char query_help[] =
 "Retry-After in seconds (0 when a request would pass now). --port names\n"
 "the destination port for rules that key by port.\n";
 
-static void add_u64(json_object *o, const char *k, __u64 v)
-{
-	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
-}
-
 int do_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -77,25 +72,12 @@ int do_stats(int argc, char **argv)
 		if (err)
 			memset(&rs, 0, sizeof(rs));
 		json_object_object_add(o, "rule", json_object_new_string(rules[i].name));
-		add_u64(o, "passed", rs.passed);
-		add_u64(o, "dropped", rs.dropped);
-		add_u64(o, "shadow_dropped", rs.shadow_dropped);
-		add_u64(o, "exempt", rs.exempt);
-		add_u64(o, "passed_bytes", rs.passed_bytes);
-		add_u64(o, "dropped_bytes", rs.dropped_bytes);
+		sl_rule_stats_to_json(o, &rs);
 		json_object_array_add(arr, o);
 	}
 	if (sl_percpu_sum_u64(&m, m.global_stats, 0, &gs, sizeof(gs)))
 		memset(&gs, 0, sizeof(gs));
-	g = json_object_new_object();
-	add_u64(g, "packets", gs.packets);
-	add_u64(g, "non_ip", gs.non_ip);
-	add_u64(g, "malformed", gs.malformed);
-	add_u64(g, "fragments", gs.fragments);
-	add_u64(g, "no_rule", gs.no_rule);
-	add_u64(g, "fail_open", gs.fail_open);
-	add_u64(g, "new_clients", gs.new_clients);
-	add_u64(g, "events_lost", gs.events_lost);
+	g = sl_global_stats_to_json(&gs);
 	json_object_object_add(root, "rules", arr);
 	json_object_object_add(root, "global", g);
 

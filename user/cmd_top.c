@@ -218,11 +218,6 @@ static __u64 now_clock_ms(clockid_t clk)
 	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void add_u64(json_object *o, const char *k, __u64 v)
-{
-	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
-}
-
 /* Units per second since the previous refresh, or "-" for none. */
 static const char *rate(char *buf, size_t len, bool have, __u64 now,
 			__u64 before, __u64 elapsed_ms)
@@ -323,30 +318,18 @@ static int watch_refresh(struct watch *w)
 	if (sl_json) {
 		json_object *root = json_object_new_object(), *g, *arr;
 
-		add_u64(root, "time_ms", now_unix);
-		add_u64(root, "interval_ms", w->interval_ms);
-		g = json_object_new_object();
-		add_u64(g, "packets", gs.packets);
-		add_u64(g, "non_ip", gs.non_ip);
-		add_u64(g, "malformed", gs.malformed);
-		add_u64(g, "fragments", gs.fragments);
-		add_u64(g, "no_rule", gs.no_rule);
-		add_u64(g, "fail_open", gs.fail_open);
-		add_u64(g, "new_clients", gs.new_clients);
+		sl_json_add_u64(root, "time_ms", now_unix);
+		sl_json_add_u64(root, "interval_ms", w->interval_ms);
+		g = sl_global_stats_to_json(&gs);
 		json_object_object_add(root, "global", g);
 		arr = json_object_new_array();
 		for (i = 0; i < nr; i++) {
 			json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "rule", json_object_new_string(rules[i].name));
-			add_u64(o, "limit", rules[i].limit);
-			add_u64(o, "window_ms", rules[i].window_ms);
-			add_u64(o, "passed", stats[i].passed);
-			add_u64(o, "dropped", stats[i].dropped);
-			add_u64(o, "shadow_dropped", stats[i].shadow_dropped);
-			add_u64(o, "exempt", stats[i].exempt);
-			add_u64(o, "passed_bytes", stats[i].passed_bytes);
-			add_u64(o, "dropped_bytes", stats[i].dropped_bytes);
+			sl_json_add_u64(o, "limit", sl_rule_quota(&rules[i]));
+			sl_json_add_u64(o, "window_ms", rules[i].window_ms);
+			sl_rule_stats_to_json(o, &stats[i]);
 			json_object_array_add(arr, o);
 		}
 		json_object_object_add(root, "rules", arr);

@@ -70,6 +70,36 @@ void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
 			       json_object_new_int64((v->retry_after_ms + 999) / 1000));
 }
 
+void sl_json_add_u64(json_object *o, const char *key, __u64 v)
+{
+	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
+}
+
+void sl_rule_stats_to_json(json_object *o, const struct sl_rule_stats *rs)
+{
+	sl_json_add_u64(o, "passed", rs->passed);
+	sl_json_add_u64(o, "dropped", rs->dropped);
+	sl_json_add_u64(o, "shadow_dropped", rs->shadow_dropped);
+	sl_json_add_u64(o, "exempt", rs->exempt);
+	sl_json_add_u64(o, "passed_bytes", rs->passed_bytes);
+	sl_json_add_u64(o, "dropped_bytes", rs->dropped_bytes);
+}
+
+json_object *sl_global_stats_to_json(const struct sl_global_stats *gs)
+{
+	json_object *g = json_object_new_object();
+
+	sl_json_add_u64(g, "packets", gs->packets);
+	sl_json_add_u64(g, "non_ip", gs->non_ip);
+	sl_json_add_u64(g, "malformed", gs->malformed);
+	sl_json_add_u64(g, "fragments", gs->fragments);
+	sl_json_add_u64(g, "no_rule", gs->no_rule);
+	sl_json_add_u64(g, "fail_open", gs->fail_open);
+	sl_json_add_u64(g, "new_clients", gs->new_clients);
+	sl_json_add_u64(g, "events_lost", gs->events_lost);
+	return g;
+}
+
 __u32 sl_map_id(int fd)
 {
 	struct bpf_map_info info = {};

@@ -30,6 +30,11 @@ const char *sl_format_client(const struct sl_client_key *key,
 void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
 			    const struct sl_client_view *v);
 
+/* Counters as JSON, the same fields in every command's output. */
+void sl_json_add_u64(json_object *o, const char *key, __u64 v);
+void sl_rule_stats_to_json(json_object *o, const struct sl_rule_stats *rs);
+json_object *sl_global_stats_to_json(const struct sl_global_stats *gs);
+
 /* The id of the map behind fd, 0 if unknown. */
 __u32 sl_map_id(int fd);
 /* Is the map of this id still the one pinned as SL_PIN_DIR/NAME? After a
