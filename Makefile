@@ -24,7 +24,7 @@ endif
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libelf-dev zlib1g-dev libcyaml-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
-	python3 gcc make libsodium-dev libmicrohttpd-dev nginx curl wrk
+	python3 gcc make libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk
 
 PKGS       := libbpf libxdp libcyaml yaml-0.1 json-c libsodium libmicrohttpd
 CFLAGS     ?= -O2 -g
@@ -96,7 +96,7 @@ $(NETNS_TOOL): tests/netns/traffic.c | $(BUILD)/tests
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(NETNS_TOOL)
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(NETNS_TOOL) $(FUZZ_BINS)
 	$(Q)tests/run.sh $(BUILD)
 
 demo: deps
@@ -133,3 +133,34 @@ $(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
 $(BUILD)/bench/bench_xdp: bench/bench_xdp.c $(BUILD)/bench/floor.skel.h $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Iuser -I$(BUILD)/bench $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+# ---- fuzzing: clang libFuzzer targets in tests/fuzz (make fuzz) ----
+# The userspace objects are rebuilt with clang and coverage instrumentation
+# in their own directory: the gcc-built ones in $(BUILD)/user are not.
+FUZZ_CC      ?= clang
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS  := -O1 -g -std=gnu11 -Wall -Wno-unused-parameter -Iinclude -Iuser \
+		-I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+		-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		-fno-omit-frame-pointer
+FUZZ_OBJS    := $(patsubst user/%.c,$(FUZZ_DIR)/obj/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(FUZZ_DIR)/obj:
+	$(Q)mkdir -p $@
+
+$(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(wildcard user/*.h) $(wildcard include/*.h) | $(FUZZ_DIR)/obj
+	$(call msg,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
+
+# make deletes intermediates after each link otherwise
+.SECONDARY: $(FUZZ_OBJS)
+.PHONY: fuzz
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(Q)tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS)

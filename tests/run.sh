@@ -43,7 +43,7 @@ for bin in "$build"/tests/test_*; do
 	echo "== $(basename "$bin")"
 	count_cmocka "$bin"
 done
-for script in "$here"/replay/test_*.sh "$here"/netns/test_*.sh; do
+for script in "$here"/replay/test_*.sh "$here"/netns/test_*.sh "$here"/fuzz/run.sh; do
 	[ -f "$script" ] || continue
 	echo "== $(basename "$script")"
 	count_tap "$script"

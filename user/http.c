@@ -194,7 +194,9 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 		/* one JSON object and nothing after it but white space */
 		end = tok->char_offset;
 		json_tokener_free(tok);
-		while (end < req->len && strchr(" \t\r\n", req->body[end]))
+		while (end < req->len && (req->body[end] == ' ' ||
+		       req->body[end] == '\t' || req->body[end] == '\r' ||
+		       req->body[end] == '\n'))
 			end++;
 		if (!o || !json_object_is_type(o, json_type_object) ||
 		    end != req->len) {
@@ -202,8 +204,13 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 			return send_error(h, c, 400, "body is not one JSON object");
 		}
 		if (json_object_object_get_ex(o, "rule", &v) &&
-		    json_object_is_type(v, json_type_string))
+		    json_object_is_type(v, json_type_string)) {
 			rule = json_object_get_string(v);
+			if (strlen(rule) != (size_t)json_object_get_string_len(v)) {
+				json_object_put(o);
+				return send_error(h, c, 400, "'rule' contains a NUL byte");
+			}
+		}
 		if (json_object_object_get_ex(o, "key", &v) &&
 		    json_object_is_type(v, json_type_string)) {
 			key = json_object_get_string(v);

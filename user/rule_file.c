@@ -467,6 +467,10 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 			if (*end || !(rate > 0) || rate > 1e9)
 				bad(c, "refill_per_s", "'%s' is not a rate in units per second (e.g. 10, 0.5)",
 				    y->refill_per_s);
+			else if (1e9 / rate > (double)SL_MAX_WINDOW_MS * 1e6)
+				/* also keeps the conversion below in range */
+				bad(c, "refill_per_s", "'%s' is slower than one unit in 24d",
+				    y->refill_per_s);
 			else
 				r->token_ns = (uint64_t)(1e9 / rate + 0.5);
 		} else if (r->limit) {
@@ -610,6 +614,12 @@ int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
 		return -EINVAL;
 	}
 
+	if (!file) {
+		/* white space or comments only: libcyaml loads no document */
+		fprintf(stderr, "%s:1: empty rule file: expected 'rules:' with a list of rules\n",
+			name);
+		return -EINVAL;
+	}
 	lines = locate_rules(buf, len, file->rules_count);
 	rs->specs = calloc(file->rules_count ? file->rules_count : 1,
 			   sizeof(*rs->specs));

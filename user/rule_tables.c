@@ -423,7 +423,7 @@ int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)
 	struct sl_rule *rules;
 	bool *is_new;
 	__u32 zero = 0, gen, i;
-	bool used;
+	bool used = false;
 	int err;
 
 	if (rs->nr > SL_MAX_RULES)
