@@ -37,11 +37,12 @@ sl_lpm_rules(void *map, __u32 gen, const struct sl_addr *addr)
 	return bpf_map_lookup_elem(map, &key);
 }
 
-/* Priority position of the first rule that matches the packet, or -1.
- * A global function: the verifier checks it once, on its own.
+/* Priority position of the first rule at or after `start` that matches
+ * the packet, or -1. A global function: the verifier checks it once, on
+ * its own.
  */
 __noinline int sl_rule_position(const struct sl_config *cfg,
-				const struct sl_packet *pkt)
+				const struct sl_packet *pkt, __u32 start)
 {
 	const struct sl_bitmap *ports, *src, *dst;
 	__u32 gen, key, *class;
@@ -72,6 +73,11 @@ __noinline int sl_rule_position(const struct sl_config *cfg,
 	for (w = 0; w < SL_RULE_WORDS; w++) {
 		__u64 m = ports->word[w] & src->word[w] & dst->word[w];
 
+		/* rules before `start` were applied already */
+		if ((__u32)(w + 1) * 64 <= start)
+			continue;
+		if ((__u32)w * 64 < start)
+			m &= ~0ULL << (start % 64);
 		if (m)
 			return w * 64 + sl_ctz64(m);
 	}
@@ -83,7 +89,13 @@ static __always_inline int sl_exempt(const struct sl_config *cfg,
 				     const struct sl_packet *pkt, __u32 pos)
 {
 	const struct sl_bitmap *ex;
-	__u32 bit = pos & (SL_MAX_RULES - 1);	/* bounds the word index */
+	__u32 bit = pos;
+
+	/* the mask bounds the word index for the verifier; the barrier keeps
+	 * the compiler from dropping it where it knows pos is in range
+	 */
+	__asm__ volatile("" : "+r"(bit));
+	bit &= SL_MAX_RULES - 1;
 
 	if (!cfg->has_exempt)
 		return 0;

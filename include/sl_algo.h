@@ -110,9 +110,21 @@ SL_INLINE int sl_client_idle(const struct sl_client_hdr *c,
 	return (__s64)(now_ms - c->last_ms) >= (__s64)p->idle_ms;
 }
 
+/* Time or slices since `then`, wrapping u32 arithmetic; a `then` in the
+ * future (the clock stepped back) counts as now, so a step back keeps every
+ * count instead of forgetting them all. Branch-free: it runs inside loops
+ * that the verifier walks once per iteration.
+ */
+SL_INLINE __u32 sl_u32_since(__u32 then, __u32 now)
+{
+	__u32 d = now - then;
+
+	return d & ~(__u32)((__s32)d >> 31);
+}
+
 SL_INLINE __u32 sl_record_age(const struct sl_record *r, __u64 now_ms)
 {
-	return (__u32)now_ms - r->first_ms;
+	return sl_u32_since(r->first_ms, (__u32)now_ms);
 }
 
 SL_INLINE int sl_record_live(const struct sl_record *r,
@@ -246,7 +258,7 @@ SL_INLINE void sl_plain_tally(struct sl_tally *t,
 
 	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
 		const struct sl_slot *s = &c->slot[i];
-		__u32 back = d - s->slice;	/* slices ago, wrapping */
+		__u32 back = sl_u32_since(s->slice, d);	/* slices ago */
 
 		if (!s->count || back >= n)
 			continue;
@@ -281,10 +293,11 @@ SL_INLINE void sl_fixed_tally(struct sl_tally *t, const struct sl_client *c,
 {
 	__u64 w = now_ms / p->window_ms;
 
-	if (c->fixed.window != w || !c->fixed.count)
+	/* a window ahead of now: the clock stepped back; keep its count */
+	if (c->fixed.window < w || !c->fixed.count)
 		return;
 	t->used += c->fixed.count;
-	sl_tally_expiry(t, (w + 1) * p->window_ms);
+	sl_tally_expiry(t, (c->fixed.window + 1) * p->window_ms);
 }
 
 SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
@@ -292,7 +305,7 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
 {
 	__u64 w = now_ms / p->window_ms;
 
-	if (c->fixed.window != w) {
+	if (c->fixed.window < w) {
 		c->fixed.window = w;
 		c->fixed.count = 0;
 	}
@@ -316,7 +329,7 @@ SL_INLINE void sl_counter_tally(struct sl_tally *t,
 
 	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
 		const struct sl_slot *s = &c->slot[i];
-		__u32 back = d - s->slice;
+		__u32 back = sl_u32_since(s->slice, d);
 
 		if (back < n)
 			t->used += s->count;
@@ -422,8 +435,9 @@ SL_INLINE __u32 sl_log_first_live(const struct sl_client_log *c,
 	SL_UNROLL
 	for (i = 0; i < 13; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
-		__u32 age = (__u32)now_ms -
-			    c->stamp_ms[(base + mid) & (SL_MAX_LOG - 1)];
+		__u32 age = sl_u32_since(c->stamp_ms[(base + mid) &
+						     (SL_MAX_LOG - 1)],
+					 (__u32)now_ms);
 		__u32 active = sl_mask_lt(lo, hi);
 		__u32 live = sl_mask_lt(age, p->window_ms);
 
@@ -443,7 +457,8 @@ SL_INLINE void sl_log_tally(struct sl_tally *t, const struct sl_client_log *c,
 		return;
 	t->used += c->accepted - first;
 	oldest = c->stamp_ms[first & (SL_MAX_LOG - 1)];
-	sl_tally_expiry(t, now_ms + (p->window_ms - ((__u32)now_ms - oldest)));
+	sl_tally_expiry(t, now_ms + (p->window_ms -
+				     sl_u32_since(oldest, (__u32)now_ms)));
 }
 
 SL_INLINE void sl_log_charge(struct sl_client_log *c, __u64 now_ms)

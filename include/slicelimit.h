@@ -20,6 +20,9 @@
 #define SL_MAX_RULES		1024
 #define SL_RULE_WORDS		(SL_MAX_RULES / 64)
 
+/* Rules one packet can meet through `continue: true`. */
+#define SL_MAX_CHAIN		4
+
 /* Two copies of every rule table; sl_active picks the live one, so
  * `rules apply` fills the idle copy and switches with one word write.
  */
@@ -49,9 +52,10 @@
 #define SL_MAX_CPUS		256
 
 /* Longest window: record times are u32 milliseconds compared by wrapping
- * difference, which is exact while ages stay below 2^31 ms.
+ * difference, exact while ages stay below 2^31 ms (24.8 days); a CPU's
+ * records can be up to two windows old, so a window is at most 12 days.
  */
-#define SL_MAX_WINDOW_MS	(24ULL * 24 * 3600 * 1000)
+#define SL_MAX_WINDOW_MS	(12ULL * 24 * 3600 * 1000)
 
 enum sl_algorithm {
 	SL_ALGO_SLIDING = 0,		/* slices with first-accept times: the default */
@@ -135,7 +139,10 @@ struct sl_rule {
 	__u16 port_min;		/* host byte order; 0..65535 = any */
 	__u16 port_max;
 	__u32 priority;
-	__u32 pad;
+	__u8 continues;		/* after this rule passes a packet, apply the
+				 * next rule that matches it too (stacking a
+				 * per-prefix rule on a per-address one) */
+	__u8 pad[3];
 	__u64 bucket_capacity;	/* token-bucket: burst, in units */
 	__u64 token_ns;		/* token-bucket: refill interval per unit */
 	struct sl_addr src;

@@ -45,7 +45,10 @@ static const char rules_help[] =
 "        ipv4_prefix: 32\n"
 "        ipv6_prefix: 64\n"
 "        per_port: false      # also key by destination port\n"
-"      exempt: [10.1.0.0/16]  # sources this rule never limits\n";
+"      exempt: [10.1.0.0/16]  # sources this rule never limits\n"
+"      continue: false        # true: a packet this rule passes goes on to\n"
+"                             # the next rule that matches it (stack a\n"
+"                             # per-/24 rule on a per-address one); up to 4\n";
 
 json_object *sl_rule_to_json(const struct sl_rule *r);
 
@@ -88,6 +91,7 @@ json_object *sl_rule_to_json(const struct sl_rule *r)
 	json_object_object_add(k, "per_port", json_object_new_boolean(r->key_by_port));
 	json_object_object_add(o, "key", k);
 	json_object_object_add(o, "exempt", json_object_new_int(r->nr_exempt));
+	json_object_object_add(o, "continue", json_object_new_boolean(r->continues));
 	return o;
 }
 

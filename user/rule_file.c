@@ -39,6 +39,7 @@ struct yaml_rule {
 	int algorithm;
 	int action;
 	struct yaml_key *key;
+	bool cont;
 	char **exempt;
 	unsigned exempt_count;
 };
@@ -118,6 +119,8 @@ static const cyaml_schema_field_t rule_fields[] = {
 			 ARRAY_SIZE(action_strings)),
 	CYAML_FIELD_MAPPING_PTR("key", CYAML_FLAG_OPTIONAL, struct yaml_rule,
 				key, key_fields),
+	CYAML_FIELD_BOOL("continue", CYAML_FLAG_OPTIONAL, struct yaml_rule,
+			 cont),
 	CYAML_FIELD_SEQUENCE("exempt", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
 			     struct yaml_rule, exempt, &string_ptr, 0,
 			     CYAML_UNLIMITED),
@@ -469,7 +472,7 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 				    y->refill_per_s);
 			else if (1e9 / rate > (double)SL_MAX_WINDOW_MS * 1e6)
 				/* also keeps the conversion below in range */
-				bad(c, "refill_per_s", "'%s' is slower than one unit in 24d",
+				bad(c, "refill_per_s", "'%s' is slower than one unit in 12d",
 				    y->refill_per_s);
 			else
 				r->token_ns = (uint64_t)(1e9 / rate + 0.5);
@@ -481,7 +484,7 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 			bad(c, "refill_per_s", "refill faster than one unit per ns");
 		else if (r->token_ns &&
 			 r->bucket_capacity > SL_MAX_WINDOW_MS * 1000000ULL / r->token_ns)
-			bad(c, "bucket_capacity", "a bucket must refill in at most 24d");
+			bad(c, "bucket_capacity", "a bucket must refill in at most 12d");
 	}
 	if (r->algorithm == SL_ALGO_SLIDING_LOG) {
 		if (r->limit > SL_MAX_LOG)
@@ -510,6 +513,7 @@ static void check_rule(struct checker *c, const struct yaml_rule *y,
 	r->unit = y->unit;
 	r->algorithm = y->algorithm;
 	r->action = y->action;
+	r->continues = y->cont;
 	check_ports(c, y, r);
 	check_prefix(c, "source", y->source, &r->src, &r->src_prefixlen);
 	check_prefix(c, "destination", y->destination, &r->dst,
@@ -523,7 +527,7 @@ static void check_rule(struct checker *c, const struct yaml_rule *y,
 		bad(c, "window", "'%s' is not a duration (e.g. 60s, 500ms, 0.2s, 1m)",
 		    y->window);
 	else if (window_ms < 1 || window_ms > SL_MAX_WINDOW_MS)
-		bad(c, "window", "must be between 1ms and 24d");
+		bad(c, "window", "must be between 1ms and 12d");
 	if (y->slices)
 		slices = *y->slices;
 	r->window_ms = window_ms;

@@ -31,7 +31,10 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
+#include "client_view.h"
+#include "common.h"
 #include "instance.h"
+#include "sl_key.h"
 #include "maps.h"
 #include "rules.h"
 
@@ -1353,6 +1356,116 @@ static void test_limit_key_ipv4_prefix_24_shares_allowance(void **state)
 	assert_int_equal(clients_of(f, id_of(f, "host")), 2);
 }
 
+/* A per-address rule that continues into a per-/24 aggregate rule: each
+ * address keeps its own allowance, and the /24 as a whole its own, so a
+ * flood that rotates addresses inside one prefix is still limited. A drop
+ * by the first rule does not count against the second.
+ */
+static void test_limit_continue_stacks_prefix_rule_on_address_rule(void **state)
+{
+	struct fixture *f = *state;
+	struct sl_rule_stats host, net;
+	unsigned i, passed = 0;
+	char src[32];
+	struct pkt p;
+
+	apply(f, "rules:\n"
+		 "  - {name: host, protocol: udp, ports: 3000, limit: 5, continue: true}\n"
+		 "  - {name: net, protocol: udp, ports: 3000, limit: 8,\n"
+		 "     key: {ipv4_prefix: 24}}\n"
+		 "  - {name: other, protocol: udp, ports: 3000-3001, limit: 1}\n");
+	mk(&p, "192.0.2.1", "203.0.113.1", UDP, 3000, 0, 0);
+	for (i = 0; i < 10; i++)
+		passed += run(f, &p) == PASS;
+	assert_int_equal(passed, 5);		/* host's limit, 5 of net's 8 */
+	mk(&p, "192.0.2.2", "203.0.113.1", UDP, 3000, 0, 0);
+	for (passed = 0, i = 0; i < 10; i++)
+		passed += run(f, &p) == PASS;
+	assert_int_equal(passed, 3);		/* what the /24 has left */
+	/* a rotating flood: one packet from each of 100 addresses */
+	for (passed = 0, i = 0; i < 100; i++) {
+		snprintf(src, sizeof(src), "198.51.100.%u", i + 1);
+		mk(&p, src, "203.0.113.1", UDP, 3000, 0, 0);
+		passed += run(f, &p) == PASS;
+	}
+	assert_int_equal(passed, 8);		/* the /24's limit */
+	host = stats_of(f, "host");
+	net = stats_of(f, "net");
+	assert_int_equal(host.passed, 5 + 5 + 100);
+	assert_int_equal(host.dropped, 5 + 5);
+	assert_int_equal(net.passed, 5 + 3 + 8);
+	assert_int_equal(net.dropped, 2 + 92);
+	/* net does not continue: the third rule never sees these packets */
+	assert_int_equal(stats_of(f, "other").passed, 0);
+}
+
+/* The clock stepping back (an NTP step of TAI; the model clock here)
+ * must not forget the counts: an abusive client stays limited. Neither a
+ * step back nor forward may reject a client well within its limit.
+ */
+static void test_limit_clock_steps_keep_counts(void **state)
+{
+	static const char *const algos[] = {
+		"sliding", "sliding-plain", "fixed", "sliding-log",
+		"sliding-counter", "token-bucket",
+	};
+	struct fixture *f = *state;
+	unsigned a, i, passed;
+	char yaml[256];
+	struct pkt abusive, steady;
+	__u64 t;
+
+	mk(&abusive, "192.0.2.66", "203.0.113.1", UDP, 3000, 0, 0);
+	mk(&steady, "192.0.2.77", "203.0.113.1", UDP, 3000, 0, 0);
+	for (a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
+		snprintf(yaml, sizeof(yaml),
+			 "rules:\n  - {name: %s, protocol: udp, ports: 3000, "
+			 "limit: 10, window: 60s, algorithm: %s}\n", algos[a],
+			 algos[a]);
+		apply(f, yaml);
+		t = T0 + 30000;
+		set_time(f, t);
+		for (passed = 0, i = 0; i < 20; i++)
+			passed += run(f, &abusive) == PASS;
+		if (passed != 10)
+			fail_msg("%s: %u of 20 passed before the step", algos[a], passed);
+		set_time(f, t - 5000);	/* back 5 s */
+		if (run(f, &abusive) != DROP)
+			fail_msg("%s: a step back of 5 s forgot the abusive client's count",
+				 algos[a]);
+		/* the count itself, not only the kernel's cached verdict */
+		{
+			struct sl_rule rule = live_rule(f, algos[a]);
+			struct sl_client_view v;
+			struct sl_client_key key;
+			struct sl_addr who;
+
+			assert_int_equal(sl_parse_addr("192.0.2.66", &who), 0);
+			sl_client_key_make(&key, &rule, &who, htons(3000));
+			assert_int_equal(sl_client_view_read(&f->in.maps, &rule, &key,
+							     t - 5000, &v), 0);
+			if (v.used < 10)
+				fail_msg("%s: after a step back of 5 s the count is %llu, not 10",
+					 algos[a], (unsigned long long)v.used);
+		}
+		/* one request every 12 s (half the limit rate) for 3 minutes,
+		 * with a step back of 3 s and, later, forward of 3 s
+		 */
+		for (i = 0; i < 15; i++) {
+			__u64 at = t + 1000 + i * 12000;
+
+			if (i >= 5)
+				at -= 3000;
+			if (i >= 10)
+				at += 6000;
+			set_time(f, at);
+			if (run(f, &steady) != PASS)
+				fail_msg("%s: request %u of a client at half its limit "
+					 "rejected after a clock step", algos[a], i);
+		}
+	}
+}
+
 static void test_limit_per_port_keys_separate_ports(void **state)
 {
 	static const struct {
@@ -1583,6 +1696,8 @@ int main(void)
 		T(test_limit_bytes_never_exceed_limit),
 		T(test_limit_key_ipv4_prefix_24_shares_allowance),
 		T(test_limit_per_port_keys_separate_ports),
+		T(test_limit_continue_stacks_prefix_rule_on_address_rule),
+		T(test_limit_clock_steps_keep_counts),
 		T(test_limit_two_cpus_node_total_at_limit),
 		T(test_apply_replace_keeps_ids_and_clients),
 		T(test_apply_1024_rules_classify),
