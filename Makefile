@@ -44,8 +44,8 @@ USER_SRCS  := $(wildcard user/*.c)
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 
-TEST_BINS  := $(BUILD)/tests/test_algo $(BUILD)/tests/test_rules \
-	      $(BUILD)/tests/test_bpf $(BUILD)/tests/test_replay
+TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
+		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
 
 .PHONY: all deps test demo bench install clean
 all: $(BUILD)/slicelimit

@@ -183,6 +183,11 @@ int do_status(int argc, char **argv)
 	if (sl_check_bpffs())
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&m);
+	if (err && err != -ENOENT) {
+		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		return SL_EXIT_FAIL;
+	}
 	if (err) {
 		if (sl_json) {
 			root = json_object_new_object();

@@ -182,7 +182,11 @@ static int rules_list(void)
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&m);
 	if (err) {
-		pr_error("nothing loaded: no rules (slicelimit rules apply FILE)");
+		if (err == -ENOENT)
+			pr_error("nothing loaded: no rules (slicelimit rules apply FILE)");
+		else
+			pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
+				 strerror(-err));
 		return SL_EXIT_FAIL;
 	}
 	err = sl_rules_read_live(&m, &rules, &nr, &cfg);

@@ -18,8 +18,13 @@ int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
 	if (sl_check_bpffs())
 		return -ENODEV;
 	err = sl_maps_open_pinned(m);
-	if (err) {
+	if (err == -ENOENT) {
 		pr_error("nothing loaded under %s (slicelimit attach DEV)", SL_PIN_DIR);
+		return err;
+	}
+	if (err) {
+		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
 		return err;
 	}
 	err = sl_rules_read_live(m, rules, nr, cfg);

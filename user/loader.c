@@ -7,6 +7,7 @@
  * `status` know them, and the pins go when the last device is detached.
  */
 #include <dirent.h>
+#include <linux/if_link.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <errno.h>
@@ -300,24 +301,62 @@ out_progs:
 /* Detach one recorded device; a device that has disappeared (its
  * namespace or link deleted) is simply forgotten.
  */
+/* The XDP program on a device, in the mode we attached it in (0: none),
+ * or -errno when the device cannot be asked (out of file descriptors...).
+ */
+static long long xdp_prog_on(__u32 ifindex, unsigned mode)
+{
+	__u32 id = 0;
+	int err;
+
+	err = bpf_xdp_query_id(ifindex, mode == SL_MODE_XDP ? XDP_FLAGS_DRV_MODE :
+					XDP_FLAGS_SKB_MODE, &id);
+	return err ? err : (long long)id;
+}
+
+/* Detach one recorded device; a device that has disappeared (its
+ * namespace or link deleted) is simply forgotten. An XDP detach is
+ * checked on the device: libxdp can report success, or "not there", when
+ * it failed (out of file descriptors, say), and a program left behind on
+ * unpinned maps could not be found again.
+ */
 static int detach_one(const struct sl_maps *m, __u32 ifindex,
 		      const struct sl_device *rec)
 {
 	char name[IF_NAMESIZE];
+	const char *found;
+	long long on;
 	int err = 0, fd;
 
-	if (if_indextoname(ifindex, name) && !strcmp(name, rec->name)) {
+	/* "no such device" is gone; failing to ask (no file descriptor for
+	 * the socket, say) is not
+	 */
+	found = if_indextoname(ifindex, name);
+	if (!found && errno != ENXIO && errno != ENODEV) {
+		err = -errno;
+		pr_error("%s: cannot look the device up: %s", rec->name,
+			 strerror(-err));
+		return err;
+	}
+	if (found && !strcmp(name, rec->name)) {
 		if (rec->mode == SL_MODE_TC) {
 			err = detach_tc(ifindex);
+			if (err == -ENOENT)
+				err = 0;	/* already gone from the device */
 		} else {
 			fd = bpf_obj_get(SL_PROG_XDP_PIN);
-			err = fd < 0 ? -errno :
-			      detach_xdp(ifindex, rec->name, fd, rec->mode);
-			if (fd >= 0)
+			if (fd >= 0) {
+				detach_xdp(ifindex, rec->name, fd, rec->mode);
 				close(fd);
+			}
+			/* a single program libxdp did not take off: directly */
+			if (xdp_prog_on(ifindex, rec->mode) == rec->prog_id)
+				bpf_xdp_detach(ifindex, rec->mode == SL_MODE_XDP ?
+					       XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE,
+					       NULL);
+			on = xdp_prog_on(ifindex, rec->mode);
+			err = on < 0 ? (int)on : on == rec->prog_id ? -EBUSY : 0;
 		}
-		if (err == -ENOENT)
-			err = 0;	/* already gone from the device */
 		if (err) {
 			pr_error("%s: cannot detach: %s", rec->name,
 				 strerror(-err));
@@ -347,10 +386,15 @@ int sl_detach(const char *dev)
 	if (err)
 		return err;
 	err = sl_maps_open_pinned(&m);
-	if (err) {
+	if (err == -ENOENT) {
 		pr_error("%s: not attached (nothing is pinned under %s)", dev,
 			 SL_PIN_DIR);
-		return -ENOENT;
+		return err;
+	}
+	if (err) {
+		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		return err;
 	}
 	err = -ENOENT;
 	while (!bpf_map_get_next_key(m.devices, prev, &next)) {

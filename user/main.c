@@ -4,6 +4,7 @@
  * dispatches from a table, bpftool style; each command family lives in its
  * own file.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,9 +119,20 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help"))
 		return sl_usage(main_help, false);
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		int ret;
+
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		ret = commands[i].fn(argc - 1, argv + 1);
+		/* output lost (a full disk, a closed pipe) is a failure */
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, "slicelimit: cannot write the output: %s\n",
+				strerror(errno));
+			return SL_EXIT_FAIL;
+		}
+		return ret;
+	}
 	pr_error("unknown command '%s' (slicelimit --help lists them)", argv[1]);
 	return SL_EXIT_USAGE;
 }

@@ -163,11 +163,43 @@ static void collect_cyaml_log(cyaml_log_t level, void *ctx, const char *fmt,
 			 sizeof(b->text) - 1;
 }
 
+/* Where libyaml itself finds a syntax error (libcyaml's backtrace names
+ * the last field it read, which can be lines before), or 0.
+ */
+static unsigned yaml_syntax_error_line(const char *buf, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	unsigned line = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return 0;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			/* the construct being read (a key, a flow list), when
+			 * libyaml names one, is where the file went wrong
+			 */
+			line = (parser.context ? parser.context_mark.line :
+				parser.problem_mark.line) + 1;
+			break;
+		}
+		if (ev.type == YAML_STREAM_END_EVENT) {
+			yaml_event_delete(&ev);
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return line;
+}
+
 /* libcyaml's text reads "Load: PROBLEM Load: Backtrace: in mapping field
- * 'F' (line: N, column: M) ..."; print it as "FILE:N: F: PROBLEM".
+ * 'F' (line: N, column: M) ..."; print it as "FILE:N: F: PROBLEM", with
+ * libyaml's own line for a syntax error.
  */
 static void report_cyaml_error(const char *file, const char *what,
-			       struct cyaml_log_buf *log)
+			       struct cyaml_log_buf *log, unsigned syntax_line)
 {
 	char *text = log->text, *bt, *p, field[64] = "";
 	unsigned line = 0;
@@ -197,6 +229,10 @@ static void report_cyaml_error(const char *file, const char *what,
 			p--;
 	}
 	*p = '\0';
+	if (syntax_line) {
+		line = syntax_line;
+		field[0] = '\0';	/* the backtrace's field is not the spot */
+	}
 	fprintf(stderr, "%s:%u: %s%s%s\n", file, line ? line : 1, field,
 		*field ? ": " : "", *text ? text : what);
 }
@@ -614,7 +650,9 @@ int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
 	err = cyaml_load_data((const uint8_t *)buf, len, &config, &file_schema,
 			      (cyaml_data_t **)&file, NULL);
 	if (err != CYAML_OK) {
-		report_cyaml_error(name, cyaml_strerror(err), &log);
+		report_cyaml_error(name, cyaml_strerror(err), &log,
+				   err == CYAML_ERR_LIBYAML_PARSER ?
+				   yaml_syntax_error_line(buf, len) : 0);
 		return -EINVAL;
 	}
 

@@ -184,7 +184,7 @@ static void test_rules_schema_errors_from_libcyaml(void **state)
 	expect_error("rules:\n  - name: a\n    limit: 5\n    bogus: 1\n",
 		     "Unexpected key: bogus");
 	expect_error("rules:\n  - limit: 5\n", "name");
-	expect_error("rules: [\n", "rules.yaml:1");
+	expect_error("rules: [\n", "rules.yaml:2");	/* the end, still in the list */
 	expect_error("", "empty rule file");
 }
 
