@@ -341,7 +341,7 @@ main() {
 	test_bpftool_dumps_name_fields
 	test_detach_restores_full_delivery
 	test_tc_mode_enforces_too
-	tap_elapsed "$start" 60
+	tap_elapsed "$start" 180
 	tap_done
 }
 

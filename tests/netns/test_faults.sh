@@ -693,7 +693,7 @@ main() {
 	test_full_disk
 	test_bpffs_not_mounted
 	diag "/dev/full and no bpffs: $((SECONDS - t))s"
-	tap_elapsed "$start" 85
+	tap_elapsed "$start" 180
 	tap_done
 }
 

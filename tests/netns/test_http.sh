@@ -607,7 +607,7 @@ main() {
 	test_sighup_with_invalid_files_keeps_the_rules
 	test_sigterm_stops_and_unpins
 	test_shipped_config_under_the_units_capabilities
-	tap_elapsed "$start" 50
+	tap_elapsed "$start" 180
 	tap_done
 }
 

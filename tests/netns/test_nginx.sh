@@ -278,7 +278,7 @@ main() {
 	test_slicelimit_metrics_match_the_gateway
 	test_slicelimit_down_fails_closed
 	test_nginx_stops_cleanly
-	tap_elapsed "$start" 40
+	tap_elapsed "$start" 180
 	tap_done
 }
 
