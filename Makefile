@@ -24,7 +24,7 @@ endif
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libelf-dev zlib1g-dev libcyaml-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
-	python3 gcc make libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk
+	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk
 
 PKGS       := libbpf libxdp libcyaml yaml-0.1 json-c libsodium libmicrohttpd
 CFLAGS     ?= -O2 -g
@@ -104,9 +104,10 @@ demo: deps
 	$(Q)tests/netns/demo.sh $(BUILD)/slicelimit
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/bench/macro/sl-macro
 	$(Q)$(BUILD)/bench/bench_xdp
 	$(Q)bench/bench_http.sh $(BUILD)
+	$(Q)bench/macro/bench_macro.sh $(BUILD)
 
 PREFIX ?= /usr/local
 install: all
@@ -129,6 +130,21 @@ $(BUILD)/bench/floor.bpf.o: bench/floor.bpf.c | $(BUILD)/bench
 $(BUILD)/bench/floor.skel.h: $(BUILD)/bench/floor.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(BUILD)/bench/macro:
+	$(Q)mkdir -p $@
+
+$(BUILD)/bench/macro/gen.bpf.o: bench/macro/gen.bpf.c | $(BUILD)/bench/macro
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/macro/gen.skel.h: $(BUILD)/bench/macro/gen.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name gen_bpf > $@
+
+$(BUILD)/bench/macro/sl-macro: bench/macro/macro.c $(BUILD)/bench/macro/gen.skel.h $(BUILD)/bench/floor.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/bench -I$(BUILD)/bench/macro $< -o $@ $(LDLIBS) -lpthread
 
 $(BUILD)/bench/bench_xdp: bench/bench_xdp.c $(BUILD)/bench/floor.skel.h $(LIB_OBJS)
 	$(call msg,CC,$@)

@@ -268,6 +268,15 @@ int sl_attach(const char *dev, enum sl_attach_mode mode,
 			 strerror(-err));
 		goto out_progs;
 	}
+	if (opts->clients) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(m.clients, &info, &len) &&
+		    info.max_entries != opts->clients)
+			pr_warn("--clients %u ignored: the client table was created with %u entries (by an earlier attach or rules apply); detach --all, then attach --clients first to resize it",
+				opts->clients, info.max_entries);
+	}
 	key = ifindex;
 	if (!bpf_map_lookup_elem(m.devices, &key, &rec)) {
 		pr_error("%s: already attached (mode %s); detach it first", dev,

@@ -1,0 +1,466 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# bench/macro/bench_macro.sh BUILD_DIR: real packets over a veth pair
+# between two network namespaces, slicelimit (native XDP on the receiving
+# end) side by side with the XDP floors and with netfilter's per-source
+# limiters, in one run on the same traffic.
+#
+# The traffic: sl-macro gen (bench/macro/macro.c) runs gen.bpf.c with
+# BPF_PROG_TEST_RUN + BPF_F_TEST_XDP_LIVE_FRAMES on the sending veth end;
+# it rewrites the source address of every frame (over N clients) and
+# XDP_TX sends it to the peer. veth processes what it receives in NAPI on
+# the CPU that sent it, so the receiver runs on the generator's CPU, in
+# softirq, and is as fast as it can be: packets/s at the receiver is the
+# mechanism's throughput, and softirq time (/proc/stat) / packets its CPU
+# cost per packet.
+#
+# 1. Throughput, for N sources (IPv4 for every N of NS, IPv6 for V6_NS),
+#    every mechanism in interleaved rounds (round 1: every N, every
+#    mechanism, then round 2 ...). Each case is set up fresh, warmed with
+#    2N + 200,000 packets (every source is known to the limiter and over
+#    its limit) and then measured for SECS seconds with the traffic
+#    stopped before and after each counter snapshot.
+# 2. Accuracy under flood: a limit of 10/s with a burst of 60 and a 5 s
+#    flood from one source from both CPUs (two generator threads, two veth
+#    queues, so the receiver runs on both CPUs at once); what passes,
+#    counted by each mechanism's own counters, against what is due.
+#
+# The run happens in a private mount namespace with a bpffs of its own
+# (slicelimit's pins are not the host's) and in two network namespaces
+# named after our pid; the firewall rules live in our namespaces only and
+# go with them. Writes bench/RESULTS-macro.md (RESULTS=FILE to change).
+#
+# Settings (environment): ROUNDS (3), SECS (1), NS ("1 1000 100000
+# 1000000"), V6_NS (1000), CLIENTS (every table's size; by default
+# 262,144, slicelimit's default, doubled until it holds N + N/32), GEN_CPUS (0),
+# ACC_ROUNDS (3), ACC_SECS (5), ACC_CPUS (0,1),
+# MECHS ("slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"),
+# ACC_MECHS ("sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy").
+
+# shellcheck disable=SC2015 # "A && B || die": die exits
+set -u
+
+usage() {
+	echo "usage: $0 BUILD_DIR   (e.g. $0 build, after make)" >&2
+	exit 2
+}
+[ $# -eq 1 ] || usage
+
+# A private mount namespace and bpffs (see lib.sh): our pins only.
+if [ -z "${SLM_PRIVATE_BPFFS:-}" ]; then
+	exec env SLM_PRIVATE_BPFFS=1 unshare --mount --propagation private \
+		bash "$0" "$@"
+fi
+mount -t bpf bpf /sys/fs/bpf || { echo "bench_macro: cannot mount a private bpffs" >&2; exit 1; }
+
+MACRO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$MACRO_DIR/../.." && pwd)
+BUILD=$(readlink -f "$1")
+SL_BIN=$BUILD/slicelimit
+GEN=$BUILD/bench/macro/sl-macro
+RESULTS=${RESULTS:-$TOP/bench/RESULTS-macro.md}
+
+ROUNDS=${ROUNDS:-3}
+SECS=${SECS:-1}
+NS=${NS-"1 1000 100000 1000000"}
+V6_NS=${V6_NS-1000}
+CLIENTS=${CLIENTS:-}		# table sizes; empty: per N, see table_size
+GEN_CPUS=${GEN_CPUS:-0}
+ACC_ROUNDS=${ACC_ROUNDS:-3}
+ACC_SECS=${ACC_SECS:-5}
+ACC_CPUS=${ACC_CPUS:-0,1}
+MECHS=${MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"}
+ACC_MECHS=${ACC_MECHS-"sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy"}
+
+P=slm$$
+NS_C=${P}c
+NS_S=${P}s
+VC=${P}c0
+VS=${P}s0
+SRV4=10.77.0.1
+SRV6=fd77::1
+SRC4=10.200.0.0		# IPv4 sources: 10.200.0.0 + i
+SRC6=2001:db8::1	# IPv6 sources: 2001:db8:i::1 (i in the /64 prefix)
+CLK_TCK=$(getconf CLK_TCK)
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+
+die() { echo "bench_macro: $*" >&2; exit 1; }
+log() { echo "# $*"; }
+
+[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP)"
+[ -x "$SL_BIN" ] || die "$1/slicelimit: no binary (make)"
+for t in ip nsenter ethtool nft iptables ip6tables iptables-legacy clang bpftool gcc "$PY"; do
+	command -v "$t" >/dev/null || die "$t not found (apt-get install nftables iptables ethtool)"
+done
+
+# ---- build the generator if make did not ----
+
+build_gen() {
+	local d=$BUILD/bench/macro cflags
+	mkdir -p "$d" || return 1
+	if [ ! -e "$BUILD/bench/floor.skel.h" ] || [ "$TOP/bench/floor.bpf.c" -nt "$BUILD/bench/floor.skel.h" ]; then
+		make -s -C "$TOP" BUILD="$BUILD" "$BUILD/bench/floor.skel.h" || return 1
+	fi
+	if [ ! -e "$d/gen.skel.h" ] || [ "$MACRO_DIR/gen.bpf.c" -nt "$d/gen.skel.h" ]; then
+		clang -g -O2 -target bpf -Wall -Werror -I"$TOP/include" -I"$TOP/bpf" \
+			-I"/usr/include/$(uname -m)-linux-gnu" \
+			-c "$MACRO_DIR/gen.bpf.c" -o "$d/gen.bpf.o" &&
+		bpftool gen skeleton "$d/gen.bpf.o" name gen_bpf >"$d/gen.skel.h" || return 1
+	fi
+	if [ ! -x "$GEN" ] || [ "$MACRO_DIR/macro.c" -nt "$GEN" ] || [ "$d/gen.skel.h" -nt "$GEN" ]; then
+		cflags=$(pkg-config --cflags libbpf 2>/dev/null)
+		# shellcheck disable=SC2086
+		gcc -O2 -g -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
+			$cflags -I"$BUILD/bench" -I"$d" "$MACRO_DIR/macro.c" -o "$GEN" \
+			-lbpf -lelf -lz -lpthread || return 1
+	fi
+}
+build_gen || die "cannot build $GEN"
+
+TMP=$(mktemp -d "/tmp/$P.XXXXXX") || die "mktemp"
+BODY=""
+CLEANED=0
+
+in_c() { nsenter --net="/run/netns/$NS_C" "$@"; }
+in_s() { nsenter --net="/run/netns/$NS_S" "$@"; }
+
+# ---- cleanup, in the parent ----
+
+cleanup() {
+	local i ns
+	[ "$CLEANED" -eq 1 ] && return
+	CLEANED=1
+	trap - EXIT INT TERM
+	if [ -n "$BODY" ]; then
+		kill -TERM -- "-$BODY" 2>/dev/null
+		wait "$BODY" 2>/dev/null
+		for i in $(seq 1 100); do
+			kill -0 -- "-$BODY" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL -- "-$BODY" 2>/dev/null
+	fi
+	if [ -e "/run/netns/$NS_S" ]; then
+		# our namespace only: its firewall, its XDP programs, our pins
+		in_s "$SL_BIN" detach --all >/dev/null 2>&1
+		in_s nft flush ruleset 2>/dev/null
+		in_s iptables-legacy -t raw -F 2>/dev/null
+		in_s ip6tables-legacy -t raw -F 2>/dev/null
+	fi
+	for ns in "$NS_C" "$NS_S"; do
+		[ -e "/run/netns/$ns" ] && ip netns del "$ns"
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
+
+# ---- setup ----
+
+netns_setup() {
+	ip netns add "$NS_C" && ip netns add "$NS_S" || die "ip netns add"
+	# two queues each way: two sending CPUs land on two receiving queues
+	ip link add "$VC" numtxqueues 2 numrxqueues 2 netns "$NS_C" type veth \
+		peer name "$VS" numtxqueues 2 numrxqueues 2 netns "$NS_S" ||
+		die "cannot create the veth pair"
+	ip -n "$NS_S" link set lo up
+	in_s sysctl -qw net.ipv6.conf.all.accept_ra=0 net.ipv6.conf.default.accept_ra=0
+	ip -n "$NS_S" addr add "$SRV4/24" dev "$VS"
+	ip -n "$NS_S" addr add "$SRV6/64" dev "$VS" nodad
+	ip -n "$NS_C" link set "$VC" up && ip -n "$NS_S" link set "$VS" up || die "link up"
+	# NAPI on the receiving veth without an XDP program (netfilter cases):
+	# veth runs NAPI, and so can take XDP frames, when GRO is on
+	in_s ethtool -K "$VS" gro on >/dev/null || die "ethtool -K $VS gro on"
+	DST_MAC=$(ip -n "$NS_S" -br link show dev "$VS" | awk '{print $3}')
+}
+
+# ---- the mechanisms ----
+# mech_up MECH FAMILY MODE: MODE tput (limit far below the offered rate)
+# or acc (10/s burst 60, one source SRC_ACC); mech_down MECH FAMILY;
+# mech_counts MECH FAMILY: "DROPPED PASSED" by the mechanism's own counters.
+
+sl_rules() {		# MODE MECH
+	case "$1/$2" in
+	tput/*) echo '  - { name: flood, protocol: udp, ports: 9, limit: 1, window: 60s }' ;;
+	acc/sl-bucket) echo '  - { name: flood, protocol: udp, ports: 9, limit: 60, window: 6s, algorithm: token-bucket, bucket_capacity: 60, refill_per_s: 10 }' ;;
+	acc/sl-sliding) echo '  - { name: flood, protocol: udp, ports: 9, limit: 600, window: 60s }' ;;
+	esac
+}
+
+nft_file() {		# MECH FAMILY MODE
+	local ip=ip fam hook limit size=$SIZE pass_match
+	[ "$2" = 6 ] && ip=ip6
+	if [ "$1" = nft-netdev ]; then
+		fam=netdev hook="type filter hook ingress device \"$VS\" priority -500;"
+	else
+		fam=inet hook="type filter hook prerouting priority -300;"
+	fi
+	if [ "$3" = tput ]; then
+		limit="limit rate over 1/minute burst 1 packets"
+		pass_match="udp dport 9"
+	else
+		limit="limit rate over 10/second burst 60 packets"
+		pass_match="$ip saddr $SRC_ACC"
+		size=65536
+	fi
+	cat <<-EOF
+	table $fam slm {
+		counter c_drop { }
+		counter c_pass { }
+		chain c {
+			$hook policy accept;
+			meter m size $size { $ip saddr $limit } counter name "c_drop" drop
+			$pass_match counter name "c_pass"
+		}
+	}
+	EOF
+}
+
+ipt_cmd() {		# MECH FAMILY: the iptables binary
+	local b=iptables
+	[ "$2" = 6 ] && b=ip6tables
+	[ "$1" = ipt-legacy ] && b=$b-legacy
+	echo "$b"
+}
+
+ipt_args() {		# MODE FAMILY: the hashlimit rule
+	if [ "$1" = tput ]; then
+		echo "-m hashlimit --hashlimit-name slm$2 --hashlimit-mode srcip --hashlimit-above 1/minute --hashlimit-burst 1 --hashlimit-htable-size $SIZE --hashlimit-htable-max $SIZE -j DROP"
+	else
+		echo "-m hashlimit --hashlimit-name slma$2 --hashlimit-mode srcip --hashlimit-above 10/second --hashlimit-burst 60 -j DROP"
+	fi
+}
+
+# note each mechanism's exact commands once, for the results
+note_cmd() {		# KEY TEXT
+	[ -e "$TMP/cmd.$1" ] || printf '%s\n' "$2" >"$TMP/cmd.$1"
+}
+
+mech_up() {
+	local mech=$1 fam=$2 mode=$3 b
+	case $mech in
+	slicelimit | sl-*)
+		printf 'rules:\n%s\n' "$(sl_rules "$mode" "$mech")" >"$TMP/rules.yaml"
+		# attach first: --clients only counts at the first load, and
+		# `rules apply` before attach would be that first load
+		b=""
+		[ "$mode" = tput ] && b="--clients $SIZE"
+		note_cmd "$mode.$mech" "$(printf 'nsenter --net=/run/netns/%s slicelimit attach %s %s\nnsenter --net=/run/netns/%s slicelimit rules apply rules.yaml   # rules:\n%s' \
+			"$NS_S" "$VS" "$b" "$NS_S" "$(sl_rules "$mode" "$mech")")"
+		# shellcheck disable=SC2086
+		in_s "$SL_BIN" attach "$VS" $b >/dev/null &&
+		in_s "$SL_BIN" rules apply "$TMP/rules.yaml" >/dev/null
+		;;
+	xdp-drop | floor-count)
+		b=drop
+		[ "$mech" = floor-count ] && b=count
+		note_cmd "$mode.$mech" "nsenter --net=/run/netns/$NS_S sl-macro floor $VS $b --max-entries SIZE   # bench/floor.bpf.c floor_$b, native XDP (bpf_xdp_attach, XDP_FLAGS_DRV_MODE)"
+		in_s "$GEN" floor "$VS" "$b" --max-entries "$SIZE"
+		;;
+	nft-*)
+		nft_file "$mech" "$fam" "$mode" >"$TMP/slm.nft"
+		note_cmd "$mode.$mech.$fam" "nft -f - <<EOF
+$(cat "$TMP/slm.nft")
+EOF"
+		in_s nft -f "$TMP/slm.nft"
+		;;
+	ipt-*)
+		b=$(ipt_cmd "$mech" "$fam")
+		# shellcheck disable=SC2046
+		in_s "$b" -t raw -A PREROUTING $(ipt_args "$mode" "$fam") &&
+		in_s "$b" -t raw -A PREROUTING -p udp --dport 9
+		note_cmd "$mode.$mech.$fam" "$b -t raw -A PREROUTING $(ipt_args "$mode" "$fam")
+$b -t raw -A PREROUTING -p udp --dport 9     # counts what passes"
+		;;
+	*) die "unknown mechanism $mech" ;;
+	esac
+}
+
+mech_down() {
+	local mech=$1 fam=$2 b
+	case $mech in
+	slicelimit | sl-*) in_s "$SL_BIN" detach --all >/dev/null ;;
+	xdp-drop | floor-count) ip -n "$NS_S" link set dev "$VS" xdpdrv off ;;
+	nft-netdev) in_s nft delete table netdev slm ;;
+	nft-inet) in_s nft delete table inet slm ;;
+	ipt-legacy) in_s "$(ipt_cmd "$mech" "$fam")" -t raw -F PREROUTING ;;
+	ipt-*)
+		# iptables-nft: its table is an nft table; delete it so no
+		# empty base chain stays hooked for the next cases
+		in_s "$(ipt_cmd "$mech" "$fam")" -t raw -F PREROUTING
+		if [ "$fam" = 6 ]; then in_s nft delete table ip6 raw; else in_s nft delete table ip raw; fi
+		;;
+	esac
+}
+
+# the receiver's veth counters: "PACKETS XDP_DROPS" over its queues
+veth_counts() {
+	in_s ethtool -S "$VS" | awk '/rx_queue_[0-9]+_xdp_packets:/ { p += $2 }
+		/rx_queue_[0-9]+_xdp_drops:/ { d += $2 } END { printf "%d %d\n", p, d }'
+}
+
+mech_counts() {
+	local mech=$1 fam=$2 b
+	case $mech in
+	slicelimit | sl-*)
+		# the rule's object in json-c's compact output (python would
+		# cost a quarter of a second a call on this machine)
+		in_s "$SL_BIN" stats --json | grep -o '{"rule":"flood",[^}]*}' |
+			sed -E 's/.*"passed":([0-9]+).*"dropped":([0-9]+).*/\2 \1/' ;;
+	xdp-drop | floor-count) veth_counts | awk '{ print $2, $1 - $2 }' ;;
+	nft-*)
+		if [ "$MODE_NOW" = tput ]; then
+			# nft 1.0.6 reads the whole ruleset, every element of the
+			# meter included, to print one counter: minutes for a
+			# meter of 1,000,000 sources (and the buckets refill
+			# meanwhile). So: passed = what reached UDP (every packet
+			# that passes the meter ends as UdpNoPorts: nothing
+			# listens on port 9), dropped = what veth took in - that
+			veth_counts | { read -r rx _; p=$(stack_passed "$fam"); echo "$((rx - p)) $p"; }
+			return
+		fi
+		b=inet
+		[ "$mech" = nft-netdev ] && b=netdev
+		echo "$(in_s nft list counter "$b" slm c_drop | awk '/packets/ { print $2 }')" \
+		     "$(in_s nft list counter "$b" slm c_pass | awk '/packets/ { print $2 }')" ;;
+	ipt-*)
+		# (2>/dev/null: iptables-nft warns that legacy tables exist)
+		in_s "$(ipt_cmd "$mech" "$fam")" -t raw -L PREROUTING -v -x -n 2>/dev/null |
+			awk 'NR == 3 { d = $1 } NR == 4 { p = $1 } END { print d, p }' ;;
+	esac
+}
+
+# stack_passed FAMILY: UDP datagrams to a port nobody listens on (port 9)
+stack_passed() {
+	if [ "$1" = 6 ]; then
+		in_s awk '$1 == "Udp6NoPorts" { print $2 }' /proc/net/snmp6
+	else
+		in_s awk '/^Udp:/ && ++n == 2 { print $3 }' /proc/net/snmp
+	fi
+}
+
+# softirq ticks (USER_HZ) of the CPUs in a comma list, and of all CPUs
+softirq_ticks() {
+	awk -v cpus="$1" 'BEGIN { n = split(cpus, c, ","); for (i = 1; i <= n; i++) want["cpu" c[i]] = 1 }
+		$1 == "cpu" { all = $8 } ($1 in want) { s += $8 }
+		END { printf "%d %d\n", s, all }' /proc/stat
+}
+
+snapshot() {		# MECH FAMILY: "SOFTIRQ_GEN SOFTIRQ_ALL RX XDPDROP DROPPED PASSED"
+	echo "$(softirq_ticks "$CPUS_NOW") $(veth_counts) $(mech_counts "$1" "$2")"
+}
+
+gen_cmd() {		# FAMILY N CPUS --seconds S | --packets P
+	local fam=$1 n=$2 cpus=$3 src=$SRC4 dst=$SRV4
+	shift 3
+	if [ "$fam" = 6 ]; then src=$SRC6 dst=$SRV6; fi
+	echo "$GEN gen --dev $VC --dst-mac $DST_MAC --src $src --dst $dst --base4 ${BASE4:-$SRC4} --clients $n --cpus $cpus $*"
+}
+
+# table_size N: the size of every mechanism's per-source table for N
+# sources: slicelimit's default (262,144), doubled until N fits with room
+# to spare (preallocated LRU tables evict a little before they are full)
+table_size() {
+	local s=262144
+	if [ -n "$CLIENTS" ]; then echo "$CLIENTS"; return; fi
+	while [ "$s" -lt $(($1 + $1 / 32)) ]; do s=$((s * 2)); done
+	echo "$s"
+}
+
+# ---- 1. throughput ----
+
+tput_case() {		# ROUND FAMILY N MECH
+	local r=$1 fam=$2 n=$3 mech=$4 a b out
+	CPUS_NOW=$GEN_CPUS BASE4=$SRC4 SIZE=$(table_size "$n") MODE_NOW=tput
+	if ! mech_up "$mech" "$fam" tput; then
+		echo "bench_macro: $mech: setup failed" >&2
+		mech_down "$mech" "$fam" 2>/dev/null
+		return 1
+	fi
+	# shellcheck disable=SC2046
+	in_c $(gen_cmd "$fam" "$n" "$GEN_CPUS" --packets $((2 * n + 200000))) >/dev/null ||
+		echo "bench_macro: $mech: warm-up failed" >&2
+	a=$(snapshot "$mech" "$fam")
+	note_cmd "gen.tput.$fam" "nsenter --net=/run/netns/$NS_C $(gen_cmd "$fam" N "$GEN_CPUS" --seconds "$SECS")"
+	# shellcheck disable=SC2046
+	out=$(in_c $(gen_cmd "$fam" "$n" "$GEN_CPUS" --seconds "$SECS")) ||
+		echo "bench_macro: $mech: generator failed" >&2
+	b=$(snapshot "$mech" "$fam")
+	mech_down "$mech" "$fam"
+	printf 'tput\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fam" "$n" "$mech" "$r" "$out" "$a" "$b" >>"$TMP/data.tsv"
+	log "$(printf 'round %s IPv%s N=%-8s %-14s ' "$r" "$fam" "$n" "$mech")$(echo "$out $a $b" |
+		tr -d '{}",:' | awk -v hz="$CLK_TCK" '{ e = $4 / 1e9; rx = $15 - $9
+		printf "rx %.2f Mpps, dropped %.2f Mpps, passed %d, softirq %.0f ns/pkt\n", rx / e / 1e6,
+			($17 - $11) / e / 1e6, $18 - $12, ($13 - $7) * 1e9 / hz / (rx ? rx : 1) }')"
+}
+
+# ---- 2. accuracy ----
+
+acc_case() {		# ROUND MECH INDEX
+	local r=$1 mech=$2 i=$3 a b out
+	SIZE=262144 MODE_NOW=acc
+	# a source of its own per round and mechanism: no state carries over
+	SRC_ACC=10.201.$r.$((i + 1)) BASE4=$SRC_ACC CPUS_NOW=$ACC_CPUS
+	mech_up "$mech" 4 acc || { echo "bench_macro: $mech: setup failed" >&2; mech_down "$mech" 4; return 1; }
+	a=$(snapshot "$mech" 4)
+	note_cmd "gen.acc" "nsenter --net=/run/netns/$NS_C $(gen_cmd 4 1 "$ACC_CPUS" --seconds "$ACC_SECS")"
+	# shellcheck disable=SC2046
+	out=$(in_c $(gen_cmd 4 1 "$ACC_CPUS" --seconds "$ACC_SECS")) ||
+		echo "bench_macro: $mech: generator failed" >&2
+	sleep 0.1
+	b=$(snapshot "$mech" 4)
+	mech_down "$mech" 4
+	printf 'acc\t4\t1\t%s\t%s\t%s\t%s\t%s\n' "$mech" "$r" "$out" "$a" "$b" >>"$TMP/data.tsv"
+	log "accuracy round $r $mech: passed $(( $(echo "$b" | awk '{print $6}') - $(echo "$a" | awk '{print $6}') ))"
+}
+
+body() {
+	local r n m i t0
+	t0=$(date +%s)
+	netns_setup
+	log "veth $VC -> $VS (2 queues), generator CPUs $GEN_CPUS, $ROUNDS rounds x ${SECS}s per case"
+	for r in $(seq 1 "$ROUNDS"); do
+		for n in $NS; do
+			for m in $MECHS; do
+				tput_case "$r" 4 "$n" "$m"
+			done
+		done
+		for n in $V6_NS; do
+			for m in $MECHS; do
+				[ "$m" = floor-count ] && continue	# IPv4 only
+				tput_case "$r" 6 "$n" "$m"
+			done
+		done
+	done
+	log "accuracy: ${ACC_SECS}s floods from one source on CPUs $ACC_CPUS, $ACC_ROUNDS rounds"
+	for r in $(seq 1 "$ACC_ROUNDS"); do
+		i=0
+		for m in $ACC_MECHS; do
+			acc_case "$r" "$m" "$i"
+			i=$((i + 1))
+		done
+	done
+	RUN_INFO=(
+		"date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+		"kernel=$(uname -r)"
+		"cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) x $(nproc)"
+		"nft=$(nft -v)"
+		"iptables=$(iptables -V) / $(iptables-legacy -V)"
+		"slicelimit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
+		"settings=$ROUNDS interleaved rounds x ${SECS}s per throughput case (after 2N+200000 warm-up packets), generator CPU(s) $GEN_CPUS; table sizes ${CLIENTS:-262144 for N <= 100000, 1048576 for N = 1000000}; accuracy $ACC_ROUNDS rounds x ${ACC_SECS}s on CPUs $ACC_CPUS"
+		"clk_tck=$(getconf CLK_TCK)"
+		"elapsed=$(( $(date +%s) - t0 ))"
+	)
+	"$PY" "$MACRO_DIR/summary.py" "$TMP" "$RESULTS" "${RUN_INFO[@]}"
+}
+
+rc=0
+set -m
+(set +m; body) &
+BODY=$!
+set +m
+wait "$BODY" || rc=$?
+cleanup
+exit "$rc"

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""bench/macro/summary.py TMP RESULTS KEY=VALUE...: the tables of
+bench_macro.sh from TMP/data.tsv (and the commands noted in TMP/cmd.*),
+printed and written to RESULTS as Markdown."""
+import glob
+import json
+import os
+import statistics
+import sys
+
+tmp, results = sys.argv[1], sys.argv[2]
+info = dict(a.split("=", 1) for a in sys.argv[3:])
+clk = int(info.get("clk_tck", 100))
+
+NAMES = {
+    "slicelimit": "slicelimit (XDP, sliding, limit 1/60s)",
+    "xdp-drop": "floor: XDP_DROP only",
+    "floor-count": "floor: per-source LRU per-CPU count",
+    "nft-netdev": "nft meter, netdev ingress",
+    "nft-inet": "nft meter, inet prerouting",
+    "ipt-hashlimit": "iptables(-nft) hashlimit, raw",
+    "sl-bucket": "slicelimit token-bucket 60 + 10/s",
+    "sl-sliding": "slicelimit sliding 600/60s",
+    "ipt-nft": "iptables-nft hashlimit, raw",
+    "ipt-legacy": "iptables-legacy hashlimit, raw",
+}
+
+tput, acc = {}, {}
+with open(os.path.join(tmp, "data.tsv")) as f:
+    for line in f:
+        kind, fam, n, mech, rnd, gen, a, b = line.rstrip("\n").split("\t")
+        try:
+            g = json.loads(gen)
+            a = list(map(int, a.split()))
+            b = list(map(int, b.split()))
+        except ValueError:
+            continue  # a failed case: reported on stderr already
+        if len(a) != 6 or len(b) != 6:
+            continue
+        e = g["elapsed_ns"] / 1e9
+        rx = b[2] - a[2]
+        row = {
+            "sent": g["sent"], "secs": e, "rx": rx,
+            "rx_mpps": rx / e / 1e6,
+            "drop_mpps": (b[4] - a[4]) / e / 1e6,
+            "dropped": b[4] - a[4], "passed": b[5] - a[5],
+            "ns": (b[0] - a[0]) * 1e9 / clk / rx if rx else float("nan"),
+            "ns_all": (b[1] - a[1]) * 1e9 / clk / rx if rx else float("nan"),
+        }
+        d = tput if kind == "tput" else acc
+        d.setdefault((int(fam), int(n)), {}).setdefault(mech, []).append(row)
+
+
+def med(rows, k):
+    v = sorted(r[k] for r in rows)
+    return statistics.median(v), v[0], v[-1]
+
+
+def fmt(t, prec):
+    m, lo, hi = t
+    return f"{m:.{prec}f} ({lo:.{prec}f}–{hi:.{prec}f})"
+
+
+out = []
+out.append("# slicelimit macro benchmark: real packets over veth")
+out.append("")
+out.append("Written by `bench/macro/bench_macro.sh` (do not edit by hand).")
+out.append("")
+for k in ("date", "kernel", "cpu", "nft", "iptables", "slicelimit", "settings"):
+    out.append(f"- {k}: {info.get(k, '?')}")
+out.append(f"- whole run: {info.get('elapsed', '?')} s")
+out.append("")
+out.append("""How: a generator (`bench/macro/gen.bpf.c`, driven by `sl-macro gen`) runs
+with BPF_PROG_TEST_RUN + BPF_F_TEST_XDP_LIVE_FRAMES on the sending veth end,
+rewrites each frame's source address over N clients (IPv4 10.200.0.0 + i;
+IPv6 2001:db8:i::1, i in the /64) and XDP_TX sends it to the peer in the
+receiving namespace, where the mechanism runs (XDP programs attached in native
+mode; netfilter with GRO on so that veth runs NAPI). veth runs its NAPI on the
+sending CPU, so generator and receiver share the generator's CPU: packets/s at
+the receiver is how fast the receiver goes with one CPU shared with a cheap
+generator, and softirq time of the generator CPU (/proc/stat, tick-sampled,
+USER_HZ) / packets received is the receiver's CPU cost per packet. rx =
+packets the receiving veth took in (its rx_queue_*_xdp_packets); dropped = the
+mechanism's own counter (slicelimit `stats --json`, nft named counters,
+iptables rule counters; veth `xdp_drops` for the floors; for nft in the
+throughput cases, received - passed, passed being the receiver's UdpNoPorts /
+Udp6NoPorts, where every packet the meter lets through ends: nft 1.0.6 dumps
+every meter element to print any counter, minutes for 1,000,000). Each case: set up
+fresh, 2N + 200,000 warm-up packets (every source seen and over its limit),
+counters read with the traffic stopped, SECS seconds of traffic, counters read
+again. Medians over the rounds (min–max in brackets); "x sl" = the median
+over slicelimit's median (rx Mpps: > 1 is faster than slicelimit; ns/pkt:
+< 1 is cheaper).""")
+out.append("")
+
+out.append("## 1. Throughput at the receiver")
+out.append("")
+for (fam, n) in sorted(tput, key=lambda k: (k[0], k[1])):
+    d = tput[(fam, n)]
+    out.append(f"### IPv{fam}, N = {n:,} sources")
+    out.append("")
+    out.append("| mechanism | rx Mpps | dropped Mpps | passed (all) | softirq ns/pkt | x sl (Mpps) | x sl (ns/pkt) | runs |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    sl = d.get("slicelimit")
+    sl_rx = med(sl, "rx_mpps")[0] if sl else None
+    sl_ns = med(sl, "ns")[0] if sl else None
+    for mech in ("slicelimit", "xdp-drop", "floor-count", "nft-netdev", "nft-inet", "ipt-hashlimit"):
+        if mech not in d:
+            continue
+        rows = d[mech]
+        rx, ns = med(rows, "rx_mpps"), med(rows, "ns")
+        passed = statistics.median(r["passed"] for r in rows)
+        rr = f"{rx[0] / sl_rx:.2f}" if sl_rx else "-"
+        rn = f"{ns[0] / sl_ns:.2f}" if sl_ns else "-"
+        out.append(f"| {NAMES[mech]} | {fmt(rx, 2)} | {fmt(med(rows, 'drop_mpps'), 2)} | "
+                   f"{passed:,.0f} | {fmt(ns, 0)} | {rr} | {rn} | {len(rows)} |")
+    out.append("")
+
+out.append("## 2. Accuracy under flood: 10/s, burst 60, one source, both CPUs")
+out.append("")
+out.append("""Each round floods from a source of its own (fresh state) for ACC_SECS
+seconds from two generator threads, one per CPU, into a veth with two queues
+(the receiver runs on both CPUs at once). passed = what the mechanism let
+through by its own counter (slicelimit: the rule's `passed`; nft: a counter
+rule after the meter; iptables: a counting rule after the hashlimit rule).
+Due: the token bucket's exact allowance, 60 + 10/s x T (T = the flood's
+measured duration, about 5 s: 110); for `sliding 600/60s`, 600 (the README
+promises never more than 1.1 x the limit in a window, 660).""")
+out.append("")
+out.append("| mechanism | passed: median (min–max) | every run | due | median / due | flood: rx Mpps | runs |")
+out.append("|---|---|---|---|---|---|---|")
+for mech in ("sl-bucket", "sl-sliding", "nft-netdev", "nft-inet", "ipt-nft", "ipt-legacy"):
+    rows = acc.get((4, 1), {}).get(mech)
+    if not rows:
+        continue
+    secs = statistics.median(r["secs"] for r in rows)
+    due = 600 if mech == "sl-sliding" else 60 + int(10 * secs)
+    p = med(rows, "passed")
+    out.append(f"| {NAMES[mech]} | {p[0]:.0f} ({p[1]}–{p[2]}) | "
+               f"{', '.join(str(r['passed']) for r in rows)} | {due} | {p[0] / due:.2f} | "
+               f"{med(rows, 'rx_mpps')[0]:.2f} | {len(rows)} |")
+out.append("")
+
+out.append("## Exact commands")
+out.append("")
+out.append("Everything in namespaces of the run: the receiver `%s` and the sender;" % "slm<pid>s")
+out.append("`sl-macro` is `build/bench/macro/sl-macro` (bench/macro/macro.c).")
+out.append("")
+for path in sorted(glob.glob(os.path.join(tmp, "cmd.*"))):
+    key = os.path.basename(path)[4:]
+    out.append(f"`{key}`:")
+    out.append("")
+    out.append("```")
+    out.append(open(path).read().rstrip("\n"))
+    out.append("```")
+    out.append("")
+
+text = "\n".join(out) + "\n"
+sys.stdout.write(text)
+with open(results, "w") as f:
+    f.write(text)
