@@ -34,6 +34,7 @@
 #include "client_view.h"
 #include "common.h"
 #include "instance.h"
+#include "instance_fixture.h"
 #include "sl_key.h"
 #include "maps.h"
 #include "rules.h"
@@ -311,24 +312,16 @@ struct fixture {
 	struct sl_instance in;
 };
 
-static cpu_set_t initial_cpus;
-
 static int setup(void **state)
 {
-	struct sl_instance_opts o = { .clients = 4096, .model_clock = true };
 	struct fixture *f = calloc(1, sizeof(*f));
-	int err;
 
 	if (!f)
 		return -1;
-	err = sl_instance_open(&f->in, &o);
-	if (err) {
-		fprintf(stderr, "sl_instance_open: %s%s\n", strerror(-err),
-			err == -EPERM ? " (run as root)" : "");
+	if (sl_test_open_instance(&f->in, 4096, T0)) {
 		free(f);
 		return -1;
 	}
-	sl_instance_set_time(&f->in, T0);
 	*state = f;
 	return 0;
 }
@@ -339,8 +332,7 @@ static int teardown(void **state)
 
 	sl_instance_close(&f->in);
 	free(f);
-	/* sl_instance_run(cpu >= 0) pins the thread; give the next test all */
-	sched_setaffinity(0, sizeof(initial_cpus), &initial_cpus);
+	sl_test_restore_cpus();	/* give the next test every CPU */
 	return 0;
 }
 
@@ -351,7 +343,7 @@ static int group_setup(void **state)
 {
 	int err;
 
-	sched_getaffinity(0, sizeof(initial_cpus), &initial_cpus);
+	sl_test_save_cpus();
 	err = setup(state);
 	if (!err)
 		err = teardown(state);
@@ -1506,8 +1498,8 @@ static void test_limit_two_cpus_node_total_at_limit(void **state)
 	__u32 id;
 	struct pkt p;
 
-	if (f->in.maps.nr_cpus < 2 || CPU_COUNT(&initial_cpus) < 2 ||
-	    !CPU_ISSET(0, &initial_cpus) || !CPU_ISSET(1, &initial_cpus))
+	if (f->in.maps.nr_cpus < 2 || CPU_COUNT(&sl_test_initial_cpus) < 2 ||
+	    !CPU_ISSET(0, &sl_test_initial_cpus) || !CPU_ISSET(1, &sl_test_initial_cpus))
 		skip();
 	apply(f, "rules:\n"
 		 "  - {name: api, protocol: udp, ports: 53, limit: 10, window: 1s, slices: 10}\n");

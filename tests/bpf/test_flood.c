@@ -35,6 +35,7 @@
 #include "slicelimit.h"
 #include "aggregate.h"
 #include "instance.h"
+#include "instance_fixture.h"
 #include "maps.h"
 #include "packet.h"
 #include "rules.h"
@@ -54,22 +55,16 @@ struct fixture {
 	bool two_cpus;		/* CPUs 0 and 1 both online and allowed */
 };
 
-static cpu_set_t initial_cpus;
 
 static int open_fixture(void **state, unsigned clients)
 {
-	struct sl_instance_opts o = { .clients = clients, .model_clock = true };
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
 	struct fixture *f = calloc(1, sizeof(*f));
-	int err;
 
 	if (!f)
 		return -1;
-	err = sl_instance_open(&f->in, &o);
-	if (err) {
-		fprintf(stderr, "sl_instance_open: %s%s\n", strerror(-err),
-			err == -EPERM ? " (run as root)" : "");
+	if (sl_test_open_instance(&f->in, clients, T0)) {
 		free(f);
 		return -1;
 	}
@@ -80,8 +75,7 @@ static int open_fixture(void **state, unsigned clients)
 	}
 	f->capacity = info.max_entries;
 	f->cpu = -1;
-	f->two_cpus = CPU_ISSET(0, &initial_cpus) && CPU_ISSET(1, &initial_cpus);
-	sl_instance_set_time(&f->in, T0);
+	f->two_cpus = CPU_ISSET(0, &sl_test_initial_cpus) && CPU_ISSET(1, &sl_test_initial_cpus);
 	*state = f;
 	return 0;
 }
@@ -102,8 +96,7 @@ static int teardown(void **state)
 
 	sl_instance_close(&f->in);
 	free(f);
-	/* sl_instance_run(cpu >= 0) pins the thread; give the next test all */
-	sched_setaffinity(0, sizeof(initial_cpus), &initial_cpus);
+	sl_test_restore_cpus();	/* give the next test every CPU */
 	return 0;
 }
 
@@ -112,7 +105,7 @@ static int group_setup(void **state)
 {
 	int err;
 
-	sched_getaffinity(0, sizeof(initial_cpus), &initial_cpus);
+	sl_test_save_cpus();
 	err = setup_small_table(state);
 	if (!err)
 		err = teardown(state);
