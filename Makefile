@@ -105,7 +105,7 @@ demo: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/bench/macro/sl-macro
-	$(Q)$(BUILD)/bench/bench_xdp
+	$(Q)$(BUILD)/bench/bench_xdp | tee bench/RESULTS-micro.txt
 	$(Q)bench/bench_http.sh $(BUILD)
 	$(Q)bench/macro/bench_macro.sh $(BUILD)
 
