@@ -39,7 +39,7 @@
 #include "maps.h"
 #include "rules.h"
 
-#define T0		1000000000ULL	/* model ms; a multiple of every window */
+#define T0		1000000000ULL	/* model ms; far from 0 (and from u32 wrap) */
 #define PKT_MAX		512
 #define MAX_CUTS	32
 
