@@ -336,19 +336,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Load the program once before the tests: if the verifier refuses it,
- * say so once instead of once per test.
- */
 static int group_setup(void **state)
 {
-	int err;
-
-	sl_test_save_cpus();
-	err = setup(state);
-	if (!err)
-		err = teardown(state);
-	*state = NULL;
-	return err;
+	return sl_test_load_once(state, setup, teardown);
 }
 
 enum verdict { PASS, DROP };

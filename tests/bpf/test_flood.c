@@ -100,17 +100,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Load the program once first: a verifier refusal is reported once. */
 static int group_setup(void **state)
 {
-	int err;
-
-	sl_test_save_cpus();
-	err = setup_small_table(state);
-	if (!err)
-		err = teardown(state);
-	*state = NULL;
-	return err;
+	return sl_test_load_once(state, setup_small_table, teardown);
 }
 
 /* ---- helpers ---------------------------------------------------------- */

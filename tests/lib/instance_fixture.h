@@ -42,4 +42,21 @@ static inline int sl_test_open_instance(struct sl_instance *in,
 	return 0;
 }
 
+/* Load the program once before a group's tests, so a verifier refusal is
+ * reported once rather than by every test; setup and teardown are the
+ * group's own per-test pair.
+ */
+static inline int sl_test_load_once(void **state, int (*setup)(void **),
+				    int (*teardown)(void **))
+{
+	int err;
+
+	sl_test_save_cpus();
+	err = setup(state);
+	if (!err)
+		err = teardown(state);
+	*state = NULL;
+	return err;
+}
+
 #endif /* SL_TEST_INSTANCE_FIXTURE_H */

@@ -214,6 +214,21 @@ sl_bg() {
 	printf -v "$var" '%s' "$!"
 }
 
+# sl_stop PID [SIG]: signal a process started by sl_bg (TERM), wait up to
+# 10 s, then KILL; its exit status goes to STOP_RC (not from a $(subshell):
+# the process must be ours to wait for)
+sl_stop() {
+	local pid=$1 sig=${2:-TERM} i rc=0
+	kill "-$sig" "$pid" 2>/dev/null
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+	sl_wait "$pid" || rc=$?
+	STOP_RC=$rc
+}
+
 # sl_wait PID: wait for a process started by sl_bg and forget it;
 # returns its exit status.
 sl_wait() {

@@ -156,19 +156,6 @@ start_service() {
 	die "slicelimit run did not start answering on $API"
 }
 
-# stop_service PID [SIG]: signal (TERM), wait bounded; status in STOP_RC
-stop_service() {
-	local pid=$1 sig=${2:-TERM} i rc=0
-	kill "-$sig" "$pid" 2>/dev/null
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-	sl_wait "$pid" || rc=$?
-	STOP_RC=$rc
-}
-
 api_code() {		# PATH: the HTTP status of GET PATH (000: no answer)
 	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
 }
@@ -300,7 +287,7 @@ test_kill9_keeps_enforcing_and_restart_adopts() {
 		tap_eq "not attached twice: xdp-loader status shows one program on $VETH_S" "$n" 1
 	fi
 
-	stop_service "$SVC"
+	sl_stop "$SVC"
 	tap_eq "SIGTERM: the restarted service exits 0" "$STOP_RC" 0
 	tap_eq "... $VETH_S has no XDP program, the pins are gone, status: not loaded" \
 		"$(in_server ip -j link show "$VETH_S" | json_get "'xdp' in d[0]")/$(pins_gone)/$(sl -j status | json_get "d['loaded']")" \
@@ -480,7 +467,7 @@ test_low_nofile() {
 	tap_eq "... the service still runs, $VETH_S still attached (native), the API answers" \
 		"$(kill -0 "$SVC" 2>/dev/null && echo up)/$(xdp_mode)/$(status_devices | json_get "[x[0] for x in d]")/$(api_code /metrics)" \
 		"up/1/[\"$VETH_S\"]/200"
-	stop_service "$SVC"
+	sl_stop "$SVC"
 	tap_eq "SIGTERM of the running service: exit 0, pins gone" "$STOP_RC/$(pins_gone)" "0/gone"
 
 	# nothing loaded: a failed load leaves nothing behind
@@ -671,7 +658,7 @@ test_bpffs_not_mounted() {
 	tap_eq "bpffs mounted back: the pins, the device and the rules are as before" \
 		"$(bpffs_here && echo bpffs)/$(status_devices | json_get "[x[0] for x in d]")/$(cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" && echo same)" \
 		"bpffs/[\"$VETH_S\"]/same"
-	stop_service "$SVC"
+	sl_stop "$SVC"
 	tap_eq "SIGTERM of the service (its log on /dev/full): exit 0, detached, pins gone" \
 		"$STOP_RC/$(has_xdp)/$(pins_gone)" "0/False/gone"
 }

@@ -242,20 +242,6 @@ start_service() {
 	die "slicelimit run did not start answering on $API"
 }
 
-# stop_service PID: SIGTERM, then wait (bounded); the exit status goes to
-# STOP_RC (not from a $(subshell): the process must be ours to wait for)
-stop_service() {
-	local pid=$1 i rc=0
-	kill -TERM "$pid" 2>/dev/null
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-	sl_wait "$pid" || rc=$?
-	STOP_RC=$rc
-}
-
 # wait_log LOG TEXT COUNT: wait (bounded) until TEXT is in LOG more than
 # COUNT times: the service has handled a signal
 wait_log() {
@@ -526,7 +512,7 @@ test_sighup_with_invalid_files_keeps_the_rules() {
 }
 
 test_sigterm_stops_and_unpins() {
-	stop_service "$SLD"
+	sl_stop "$SLD"
 	tap_eq "SIGTERM: the service exits 0" "$STOP_RC" 0
 	tap_eq "... and, with no devices, removes its pins (status: nothing loaded)" \
 		"$(pins_gone)/$(sl -j status | json_get "d['loaded']")" "gone/False"
@@ -582,7 +568,7 @@ test_shipped_config_under_the_units_capabilities() {
 	tap_eq "ExecReload's SIGHUP under those capabilities: reloaded, still running" \
 		"$(grep -c 'reloaded' "$SL_TMP/sl2.log")/$(kill -0 "$SLD2" 2>/dev/null && echo running)" \
 		"1/running"
-	stop_service "$SLD2"
+	sl_stop "$SLD2"
 	tap_eq "SIGTERM: exit 0, $VETH_S detached, the pins removed" \
 		"$STOP_RC/$(in_server ip -j link show "$VETH_S" | json_get "'xdp' in d[0]")/$(pins_gone)" \
 		"0/False/gone"
