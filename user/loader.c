@@ -66,6 +66,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
 		    .pin_root_path = SL_PIN_DIR);
 	struct slicelimit_bpf *skel;
+	bool had_pins;
 	int err;
 
 	err = sl_check_bpffs();
@@ -93,10 +94,13 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	}
 	skel->rodata->sl_nr_cpus = libbpf_num_possible_cpus();
 	sl_size_state_maps(skel->obj, opts->clients);
+	/* libbpf reuses maps pinned by name; EINVAL then usually means a
+	 * pinned map was made with other sizes, worth a hint only then */
+	had_pins = access(SL_PIN_DIR "/sl_clients", F_OK) == 0;
 	err = slicelimit_bpf__load(skel);
 	if (err) {
 		pr_error("cannot load the BPF programs: %s%s", strerror(-err),
-			 err == -EINVAL ?
+			 err == -EINVAL && had_pins ?
 			 " (maps pinned under " SL_PIN_DIR " may have other sizes: run 'slicelimit detach --all' first; -v shows libbpf's log)" :
 			 " (-v shows libbpf's log)");
 		goto out;

@@ -484,14 +484,19 @@ test_low_nofile() {
 	for n in 4 24; do
 		rc=0
 		with_nofile "$n" attach "$VETH_S" || rc=$?
-		if [ "$rc" -ge 128 ] || [ ! -s "$SL_TMP/err" ]; then
+		# how many descriptors a load takes depends on the machine's
+		# libbpf and libxdp: success is fine when the program is really
+		# on the device; a failure must say why
+		if [ "$rc" = 0 ]; then
+			[ "$(has_xdp)" = True ] || bad="$bad nofile=$n:exit-0-not-attached"
+			sl detach "$VETH_S" >/dev/null 2>&1
+		elif [ "$rc" -ge 128 ] || [ ! -s "$SL_TMP/err" ]; then
 			bad="$bad nofile=$n:exit-$rc"
 		fi
-		[ "$rc" = 0 ] && sl detach "$VETH_S" >/dev/null 2>&1
 		[ "$(pins_gone)" = gone ] || { bad="$bad nofile=$n:pins-left"; sl detach --all >/dev/null 2>&1; }
 		[ "$(has_xdp)" = False ] || { bad="$bad nofile=$n:xdp-left"; in_server ip link set "$VETH_S" xdp off; }
 	done
-	tap_eq "attach under nofile 4 and 24: exits 1..127 with an error, leaving nothing behind" \
+	tap_eq "attach under nofile 4 and 24: attached for real or exits 1..127 with an error, leaving nothing behind" \
 		"${bad:- all clean}" " all clean"
 
 	# detach around what it needs: "detached" (exit 0) must mean the
