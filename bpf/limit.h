@@ -27,6 +27,7 @@
 #include "maps.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "sl_peer.h"
 
 /* Set by the loader: CPUs whose slots a decision sums. */
 const volatile __u32 sl_nr_cpus = 1;
@@ -206,35 +207,67 @@ __noinline int sl_charge_cpu(const struct sl_client_key *key,
 	return 0;
 }
 
+/* Add the peers' part of the count (include/sl_peer.h) to a node's tally;
+ * returns the projected units of the predictive layout. Without a peer
+ * view entry (no peer counted this client yet, or no sync) the node
+ * decides alone.
+ */
+__noinline __u64 sl_peer_add(const struct sl_client_key *key,
+			     const struct sl_params *p,
+			     const struct sl_sync_conf *sc, __u64 now_ms,
+			     struct sl_tally *t)
+{
+	const struct sl_peer_view *v;
+
+	if (!key || !p || !sc || !t)
+		return 0;
+	v = bpf_map_lookup_elem(&sl_peer_view, key);
+	return v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
+}
+
 __noinline int sl_decide(const struct sl_client_key *key,
-			 const struct sl_params *p, __u32 epoch,
+			 const struct sl_params *rule_params, __u32 epoch,
 			 __u64 now_ms, __u32 units)
 {
+	const struct sl_sync_conf *sc;
 	struct sl_client_hdr *own;
+	struct sl_params p;
 	struct sl_tally t;
+	__u64 projected = 0;
+	__u32 zero = 0;
 
-	if (!key || !p)
+	if (!key || !rule_params)
 		return SL_FAIL_OPEN;
-	own = sl_state_get(p->algorithm, key);
+	p = *rule_params;
+	sc = bpf_map_lookup_elem(&sl_sync, &zero);
+	if (sc && sl_algo_syncs(p.algorithm))
+		p.limit = sl_layout_limit(p.limit, sc);
+	else
+		sc = NULL;
+	own = sl_state_get(p.algorithm, key);
 	if (!own)
 		return SL_FAIL_OPEN;
 	/* the over-limit path ends here: a lookup and a compare, no write */
 	if (own->blocked_epoch == epoch && now_ms < own->blocked_until_ms)
 		return SL_OVER;
 
-	sl_tally_node(key, p, now_ms, &t);
-	if (!sl_tally_allows(&t, p, units)) {
+	sl_tally_node(key, &p, now_ms, &t);
+	if (sc && sc->layout != SL_LAYOUT_LOCAL)
+		projected = sl_peer_add(key, &p, sc, now_ms, &t);
+	if (!sl_peer_allows(&t, &p, projected, units)) {
 		/* cache only "nothing fits": with unit bytes a smaller packet
-		 * may still fit where this one did not
+		 * may still fit where this one did not. A peer merge can only
+		 * raise the count, so the cache stays a lower bound of the
+		 * blocked time.
 		 */
-		if (!sl_tally_allows(&t, p, 1)) {
+		if (!sl_peer_allows(&t, &p, projected, 1)) {
 			own->blocked_until_ms = t.next_expiry_ms;
 			own->blocked_epoch = epoch;
 		}
-		sl_drop_event(own, key, p, &t, now_ms);
+		sl_drop_event(own, key, &p, &t, now_ms);
 		return SL_OVER;
 	}
-	sl_charge_cpu(key, p, &t, now_ms, units);
+	sl_charge_cpu(key, &p, &t, now_ms, units);
 	return SL_ACCEPT;
 }
 

@@ -144,6 +144,29 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_events SEC(".maps");
 
+/* Written by the service only: the sync layout (include/sl_peer.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_sync_conf);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_sync SEC(".maps");
+
+/* Written by the service only: the peers' counts per client. Sized like
+ * sl_clients by the loader; not preallocated, so a node without peers
+ * pays nothing for it. A full map refuses new entries: those clients are
+ * then counted by the node alone (fail open).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SL_DEFAULT_CLIENTS);
+	__type(key, struct sl_client_key);
+	__type(value, struct sl_peer_view);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_peer_view SEC(".maps");
+
 /* Written by userspace only: which devices run the program, and how. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -286,6 +286,42 @@ struct sl_check_req {
 	struct sl_addr addr;	/* client address, or a hashed string key */
 };
 
+/* ---- peer sync (see include/sl_peer.h) ---- */
+
+/* How a node counts a client together with its peers. */
+enum sl_layout {
+	SL_LAYOUT_LOCAL = 0,		/* no peers: the node's own count */
+	SL_LAYOUT_DELAYED_SYNC = 1,	/* own count + peers' last synced counts */
+	SL_LAYOUT_SPLIT_QUOTA = 2,	/* own count against limit / nodes */
+	SL_LAYOUT_PREDICTIVE = 3,	/* delayed sync + peers' recent rate */
+	SL_LAYOUT__COUNT,
+};
+
+/* Array sl_sync, one entry, written by the service (userspace only). */
+struct sl_sync_conf {
+	__u32 layout;		/* enum sl_layout */
+	__u32 nodes;		/* split-quota: the limit is divided by this */
+	__u32 interval_ms;	/* sync interval: how far a rate is projected */
+	__u32 pad;
+};
+
+/* Peers' counts of a client, in slices of sl_peer_slice_ms(window),
+ * numbered from the TAI epoch so that every node means the same slice.
+ * Ring indexed by slice % SL_PEER_SLOTS; a window spans at most
+ * SL_PEER_SLOTS - 1 slices, so every slice that can count has its slot.
+ */
+#define SL_PEER_SLOTS		16
+
+/* Hash sl_peer_view keyed by sl_client_key, written by userspace only
+ * (the merge of peers' messages); the kernel adds it to the node's count.
+ */
+struct sl_peer_view {
+	__u32 round_ms;		/* predictive: when this round of merges began
+				 * (model/TAI ms, wrapping) */
+	__u32 round_units;	/* predictive: peers' units merged since */
+	struct sl_slot slot[SL_PEER_SLOTS];
+};
+
 /* Attached devices, hash sl_devices keyed by ifindex (userspace only). */
 enum sl_attach_mode {
 	SL_MODE_XDP = 0,	/* native XDP */

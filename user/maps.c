@@ -14,7 +14,7 @@
 	X(active) X(config) X(rules) X(port_classes) X(class_rules) \
 	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
 	X(clients_log) X(rule_stats) \
-	X(global_stats) X(devices)
+	X(global_stats) X(devices) X(sync) X(peer_view)
 
 int sl_check_bpffs(void)
 {
@@ -91,6 +91,8 @@ void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 	int nr_cpus = libbpf_num_possible_cpus();
 
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_clients"),
+				 clients ? clients : SL_DEFAULT_CLIENTS);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_peer_view"),
 				 clients ? clients : SL_DEFAULT_CLIENTS);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_plain"),
 		       nr_cpus);

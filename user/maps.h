@@ -25,6 +25,8 @@ struct sl_maps {
 	int rule_stats;
 	int global_stats;
 	int devices;
+	int sync;		/* sl_sync: the layout */
+	int peer_view;		/* sl_peer_view: peers' counts per client */
 	int nr_cpus;		/* possible CPUs: per-CPU value count */
 	bool owned;		/* fds were opened here and must be closed */
 };
@@ -37,10 +39,10 @@ void sl_maps_close(struct sl_maps *m);
 /* -ENODEV with a message when bpffs is not mounted at /sys/fs/bpf. */
 int sl_check_bpffs(void);
 
-/* Size the client tables of an object before load: sl_clients to
- * `clients` (0: default); sl_clients_plain and sl_clients_log to what fits
- * in SL_WIDE_STATE_BUDGET bytes on this machine's CPUs (at most their
- * default capacity). Deterministic, so pinned maps are reused.
+/* Size the client tables of an object before load: sl_clients and
+ * sl_peer_view to `clients` (0: default); sl_clients_plain and
+ * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes on this
+ * machine's CPUs (at most their default capacity). Deterministic, so pinned maps are reused.
  */
 #define SL_WIDE_STATE_BUDGET	(64u << 20)
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients);
