@@ -167,6 +167,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_peer_view SEC(".maps");
 
+/* Written by the service only: sync health, for status and stats. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_sync_status);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_sync_status SEC(".maps");
+
 /* Written by userspace only: which devices run the program, and how. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

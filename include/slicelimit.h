@@ -322,6 +322,50 @@ struct sl_peer_view {
 	struct sl_slot slot[SL_PEER_SLOTS];
 };
 
+/* Sync health, array sl_sync_status with one entry: written by the running
+ * service every round, read by `status` and `stats` (userspace only).
+ */
+#define SL_MAX_PEERS		32
+
+struct sl_sync_peer {
+	__u32 node;		/* the peer's node id; 0: free */
+	__u32 pad;
+	__u64 last_heard_ms;	/* TAI ms of its last accepted message */
+	__u64 lag_ms;		/* arrival - sending time of that message */
+	__u64 messages;		/* accepted */
+	__u64 entries;		/* client slices merged from it */
+	__u64 bytes;
+	__u64 rejected;		/* replayed or duplicate messages */
+	char addr[48];		/* where its last message came from */
+};
+
+struct sl_sync_status {
+	__u32 node;		/* this node's id; 0: no sync configured */
+	__u32 layout;		/* enum sl_layout */
+	__u32 interval_ms;
+	__u32 peers_configured;
+	__u64 updated_ms;	/* TAI ms of the last round */
+	__u64 rounds;
+	__u64 sent_messages;
+	__u64 sent_bytes;
+	__u64 sent_entries;
+	__u64 send_errors;
+	__u64 collect_us;	/* the last aggregation pass, microseconds */
+	__u64 collect_clients;	/* clients it walked */
+	__u64 collect_changed;	/* clients it found changed */
+	__u64 rejected_forged;	/* authentication failed */
+	__u64 rejected_malformed;
+	__u64 rejected_replayed;	/* seen sequence, or an older incarnation */
+	__u64 rejected_own;	/* carrying this node's own id */
+	__u64 unknown_rule;	/* entries for a rule this node does not have */
+	__u64 view_full;	/* entries sl_peer_view had no room for */
+	__u64 backend_errors;	/* redis: failed round trips */
+	__u64 backend_reconnects;
+	__u32 backend_up;	/* redis: connected */
+	__u32 nr_peers;		/* peer[] entries in use */
+	struct sl_sync_peer peer[SL_MAX_PEERS];
+};
+
 /* Attached devices, hash sl_devices keyed by ifindex (userspace only). */
 enum sl_attach_mode {
 	SL_MODE_XDP = 0,	/* native XDP */

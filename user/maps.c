@@ -14,7 +14,8 @@
 	X(active) X(config) X(rules) X(port_classes) X(class_rules) \
 	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
 	X(clients_log) X(rule_stats) \
-	X(global_stats) X(devices) X(sync) X(peer_view)
+	X(global_stats) X(devices) X(sync) X(peer_view) \
+	X(sync_status)
 
 int sl_check_bpffs(void)
 {

@@ -27,6 +27,7 @@ struct sl_maps {
 	int devices;
 	int sync;		/* sl_sync: the layout */
 	int peer_view;		/* sl_peer_view: peers' counts per client */
+	int sync_status;	/* sl_sync_status: sync health */
 	int nr_cpus;		/* possible CPUs: per-CPU value count */
 	bool owned;		/* fds were opened here and must be closed */
 };

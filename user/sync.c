@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "aggregate.h"
+#include "common.h"
+#include "rules.h"
+#include "sl_key.h"
+#include "sl_peer.h"
+#include "sync.h"
+
+/* What this node last reported of a client, per peer slice: the next
+ * round sends only what grew. `accepted` (the sum of the CPUs' accept
+ * counters) tells in one compare whether anything changed at all.
+ */
+struct sent_client {
+	struct sl_client_key key;
+	__u32 accepted;
+	bool in_use;
+	__u64 changed_ms;
+	struct sl_slot sent[SL_PEER_SLOTS];
+};
+
+/* Replay protection per sender: its incarnation, the highest sequence
+ * seen, and which of the 64 below it were seen (as IPsec does).
+ */
+struct peer_seen {
+	__u64 incarnation;
+	__u64 max_seq;
+	__u64 window;		/* bit i: max_seq - i was seen */
+};
+
+struct rule_ref {
+	__u32 hash;
+	__u16 id;
+	__u8 algorithm;
+	__u32 window_ms;
+	struct sl_rule rule;
+};
+
+struct sl_sync {
+	struct sl_maps maps;		/* a copy: fds owned by the caller */
+	struct sl_sync_opts o;
+	__u64 seq;
+	struct sl_sync_status st;
+	struct peer_seen seen[SL_MAX_PEERS];
+
+	struct sent_client *table;	/* open addressing, power of two */
+	size_t cap, used;
+
+	struct rule_ref *rules;		/* live rules */
+	unsigned nr_rules;
+	struct rule_ref *by_id[SL_MAX_RULES];
+
+	struct sl_wire_entry in[SL_WIRE_MAX_ENTRIES];	/* decoded */
+	/* the round being collected */
+	struct sl_wire_entry out[SL_WIRE_MAX_ENTRIES];
+	unsigned nr_out;
+	__u64 now_ms;
+	sl_sync_emit_fn emit;
+	void *emit_ctx;
+};
+
+static const char *const layout_names[SL_LAYOUT__COUNT] = {
+	[SL_LAYOUT_LOCAL] = "local",
+	[SL_LAYOUT_DELAYED_SYNC] = "delayed-sync",
+	[SL_LAYOUT_SPLIT_QUOTA] = "split-quota",
+	[SL_LAYOUT_PREDICTIVE] = "predictive",
+};
+
+const char *sl_layout_name(unsigned layout)
+{
+	return layout < SL_LAYOUT__COUNT ? layout_names[layout] : "?";
+}
+
+int sl_parse_layout(const char *s, enum sl_layout *layout)
+{
+	unsigned i;
+
+	for (i = 0; i < SL_LAYOUT__COUNT; i++)
+		if (!strcmp(s, layout_names[i])) {
+			*layout = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int sl_sync_refresh_rules(struct sl_sync *s)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct rule_ref *refs;
+	unsigned nr = 0, i;
+	int err;
+
+	err = sl_rules_read_live(&s->maps, &rules, &nr, &cfg);
+	if (err)
+		return err;
+	refs = calloc(nr ? nr : 1, sizeof(*refs));
+	if (!refs) {
+		free(rules);
+		return -ENOMEM;
+	}
+	memset(s->by_id, 0, sizeof(s->by_id));
+	for (i = 0; i < nr; i++) {
+		refs[i].rule = rules[i];
+		refs[i].hash = sl_rule_name_hash(rules[i].name);
+		refs[i].id = rules[i].id;
+		refs[i].algorithm = rules[i].algorithm;
+		refs[i].window_ms = rules[i].window_ms;
+		if (rules[i].id < SL_MAX_RULES)
+			s->by_id[rules[i].id] = &refs[i];
+	}
+	free(rules);
+	free(s->rules);
+	s->rules = refs;
+	s->nr_rules = nr;
+	return 0;
+}
+
+static const struct rule_ref *rule_by_hash(const struct sl_sync *s,
+					   __u32 hash)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nr_rules; i++)
+		if (s->rules[i].hash == hash)
+			return &s->rules[i];
+	return NULL;
+}
+
+struct sl_sync *sl_sync_new(const struct sl_maps *m,
+			    const struct sl_sync_opts *o)
+{
+	struct sl_sync_conf conf = {
+		.layout = o->layout,
+		.nodes = o->nodes,
+		.interval_ms = o->interval_ms,
+	};
+	struct sl_sync *s;
+	__u32 zero = 0;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->maps = *m;
+	s->maps.owned = false;
+	s->o = *o;
+	s->st.node = o->node;
+	s->st.layout = o->layout;
+	s->st.interval_ms = o->interval_ms;
+	s->st.peers_configured = o->peers_configured;
+	s->cap = 1024;
+	s->table = calloc(s->cap, sizeof(*s->table));
+	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;
+	if (!err && bpf_map_update_elem(m->sync, &zero, &conf, BPF_ANY))
+		err = -errno;
+	if (err) {
+		sl_sync_free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+void sl_sync_free(struct sl_sync *s)
+{
+	if (!s)
+		return;
+	free(s->table);
+	free(s->rules);
+	free(s);
+}
+
+struct sl_sync_status *sl_sync_status(struct sl_sync *s)
+{
+	return &s->st;
+}
+
+int sl_sync_publish(struct sl_sync *s, uint64_t now_ms)
+{
+	__u32 zero = 0;
+
+	s->st.updated_ms = now_ms;
+	return bpf_map_update_elem(s->maps.sync_status, &zero, &s->st,
+				   BPF_ANY) ? -errno : 0;
+}
+
+/* ---- sending ---- */
+
+static size_t key_hash(const struct sl_client_key *k)
+{
+	const unsigned char *p = (const void *)k;
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static struct sent_client *table_slot(struct sent_client *t, size_t cap,
+				      const struct sl_client_key *k)
+{
+	size_t i = key_hash(k) & (cap - 1);
+
+	while (t[i].in_use && memcmp(&t[i].key, k, sizeof(*k)))
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* Keep only clients changed within `keep_ms`, in a table with room to
+ * grow: rebuilt when three quarters full.
+ */
+static int table_rebuild(struct sl_sync *s, __u64 now_ms, __u64 keep_ms)
+{
+	size_t cap = s->cap, i, used = 0;
+	struct sent_client *t;
+
+	if (s->used * 2 >= s->cap)
+		cap *= 2;
+	t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < s->cap; i++) {
+		const struct sent_client *c = &s->table[i];
+
+		if (!c->in_use || now_ms - c->changed_ms > keep_ms)
+			continue;
+		*table_slot(t, cap, &c->key) = *c;
+		used++;
+	}
+	free(s->table);
+	s->table = t;
+	s->cap = cap;
+	s->used = used;
+	return 0;
+}
+
+static void flush(struct sl_sync *s, bool heartbeat)
+{
+	struct sl_wire_header h = {
+		.type = heartbeat ? SL_WIRE_HEARTBEAT : SL_WIRE_COUNTS,
+		.count = heartbeat ? 0 : s->nr_out,
+		.node = s->o.node,
+		.incarnation = s->o.incarnation,
+		.seq = ++s->seq,
+		.sent_ms = s->now_ms,
+	};
+	uint8_t buf[SL_WIRE_MAX];
+	size_t len;
+
+	len = sl_wire_encode(buf, &h, s->out, s->o.key);
+	if (s->emit(s->emit_ctx, buf, len))
+		s->st.send_errors++;
+	s->st.sent_messages++;
+	s->st.sent_bytes += len;
+	s->st.sent_entries += h.count;
+	s->nr_out = 0;
+}
+
+/* A client's units per peer slice, summed over CPUs. */
+struct bins {
+	__u64 ps;
+	struct sl_slot slot[SL_PEER_SLOTS];
+};
+
+static void bin_piece(void *ctx, __u64 start_ms, __u32 units)
+{
+	struct bins *b = ctx;
+	__u32 slice = start_ms / b->ps;
+	struct sl_slot *s = &b->slot[slice % SL_PEER_SLOTS];
+
+	if (s->slice != slice || !s->count) {
+		s->slice = slice;
+		s->count = 0;
+	}
+	s->count += units;
+}
+
+static int collect_client(void *ctx, const struct sl_client_key *key,
+			  const void *cpus, __u32 value_size)
+{
+	struct sl_sync *s = ctx;
+	const struct rule_ref *r;
+	struct sent_client *c;
+	struct sl_params p;
+	struct bins b = { 0 };
+	size_t stride = (value_size + 7) & ~7u;
+	__u32 accepted = 0;
+	int cpu, i;
+
+	s->st.collect_clients++;
+	r = key->rule_id < SL_MAX_RULES ? s->by_id[key->rule_id] : NULL;
+	if (!r || !sl_algo_syncs(r->algorithm) ||
+	    sl_state_size(r->algorithm) != value_size)
+		return 0;
+	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++)
+		accepted += ((const struct sl_client_hdr *)
+			     ((const char *)cpus + cpu * stride))->accepted;
+	c = table_slot(s->table, s->cap, key);
+	if (c->in_use && c->accepted == accepted)
+		return 0;	/* nothing accepted since the last round */
+	if (!c->in_use) {
+		memset(c, 0, sizeof(*c));
+		c->key = *key;
+		c->in_use = true;
+		s->used++;
+	}
+	c->accepted = accepted;
+	c->changed_ms = s->now_ms;
+	s->st.collect_changed++;
+
+	sl_params_from_rule(&p, &r->rule);
+	b.ps = sl_peer_slice_ms(p.window_ms);
+	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++)
+		sl_state_pieces((const char *)cpus + cpu * stride, &p,
+				s->now_ms, bin_piece, &b);
+	for (i = 0; i < SL_PEER_SLOTS; i++) {
+		struct sl_slot *now = &b.slot[i], *was = &c->sent[i];
+		struct sl_wire_entry *e;
+
+		if (!now->count)
+			continue;
+		if (was->slice != now->slice) {
+			was->slice = now->slice;
+			was->count = 0;
+		}
+		if (now->count <= was->count)
+			continue;	/* slices only grow until they leave */
+		e = &s->out[s->nr_out++];
+		e->addr = key->addr;
+		e->rule_hash = r->hash;
+		e->dport = key->dport;
+		e->start_ms = (__u64)now->slice * b.ps;
+		e->units = now->count - was->count;
+		was->count = now->count;
+		if (s->nr_out == SL_WIRE_MAX_ENTRIES)
+			flush(s, false);
+	}
+	if (s->used * 4 >= s->cap * 3)
+		return table_rebuild(s, s->now_ms, ~0ull);
+	return 0;
+}
+
+static __u64 longest_window(const struct sl_sync *s)
+{
+	__u64 w = 0;
+	unsigned i;
+
+	for (i = 0; i < s->nr_rules; i++)
+		if (s->rules[i].window_ms > w)
+			w = s->rules[i].window_ms;
+	return w;
+}
+
+int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
+		    void *ctx)
+{
+	struct timespec t0, t1;
+	__u64 sent = s->st.sent_messages;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = sl_sync_refresh_rules(s);
+	if (err)
+		return err;
+	s->now_ms = now_ms;
+	s->emit = emit;
+	s->emit_ctx = ctx;
+	s->nr_out = 0;
+	s->st.collect_clients = 0;
+	s->st.collect_changed = 0;
+	err = sl_for_each_client(&s->maps, collect_client, s);
+	if (s->nr_out)
+		flush(s, false);
+	if (s->st.sent_messages == sent)
+		flush(s, true);
+	/* forget clients whose slices have all left the window */
+	if (!err && s->st.rounds % 64 == 63)
+		err = table_rebuild(s, now_ms, longest_window(s));
+	s->st.rounds++;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->st.collect_us = (t1.tv_sec - t0.tv_sec) * 1000000 +
+			   (t1.tv_nsec - t0.tv_nsec) / 1000;
+	return err;
+}
+
+/* ---- receiving ---- */
+
+static struct sl_sync_peer *peer_of(struct sl_sync *s, __u32 node,
+				    struct peer_seen **seen)
+{
+	unsigned i;
+
+	for (i = 0; i < s->st.nr_peers; i++)
+		if (s->st.peer[i].node == node)
+			break;
+	if (i == s->st.nr_peers) {
+		if (i == SL_MAX_PEERS)
+			return NULL;
+		memset(&s->st.peer[i], 0, sizeof(s->st.peer[i]));
+		memset(&s->seen[i], 0, sizeof(s->seen[i]));
+		s->st.peer[i].node = node;
+		s->st.nr_peers++;
+	}
+	*seen = &s->seen[i];
+	return &s->st.peer[i];
+}
+
+/* True (and recorded) if this sequence of this incarnation is new. */
+static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
+{
+	__u64 back;
+
+	if (incarnation < p->incarnation)
+		return false;	/* a message from before the sender restarted */
+	if (incarnation > p->incarnation) {
+		p->incarnation = incarnation;
+		p->max_seq = 0;
+		p->window = 0;
+	}
+	if (seq > p->max_seq) {
+		back = seq - p->max_seq;
+		p->window = back >= 64 ? 0 : p->window << back;
+		p->window |= 1;
+		p->max_seq = seq;
+		return true;
+	}
+	back = p->max_seq - seq;
+	if (back >= 64 || (p->window >> back) & 1)
+		return false;
+	p->window |= 1ull << back;
+	return true;
+}
+
+/* Add (or with `set`, make) the peers' units of one client slice in the
+ * peer view; the predictive layout's round counts what was added.
+ */
+static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
+			bool set, __u64 now_ms)
+{
+	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
+	struct sl_peer_view v;
+	struct sl_client_key key;
+	__u32 before = 0, added, interval = s->o.interval_ms;
+	__u64 ps;
+
+	if (!r) {
+		s->st.unknown_rule++;
+		return;
+	}
+	memset(&key, 0, sizeof(key));
+	key.addr = e->addr;
+	key.rule_id = r->id;
+	key.dport = e->dport;
+	if (bpf_map_lookup_elem(s->maps.peer_view, &key, &v))
+		memset(&v, 0, sizeof(v));
+	if (set) {
+		struct sl_slot *slot;
+
+		ps = sl_peer_slice_ms(r->window_ms);
+		slot = &v.slot[(e->start_ms / ps) % SL_PEER_SLOTS];
+		if (slot->slice == (__u32)(e->start_ms / ps)) {
+			before = slot->count;
+			slot->count = 0;
+		}
+	}
+	added = sl_peer_merge(&v, r->window_ms, e->start_ms, e->units, now_ms);
+	if (added <= before && set)
+		added = 0;
+	else if (set)
+		added -= before;
+	if (added) {
+		if (sl_u32_since(v.round_ms, (__u32)now_ms) >= interval ||
+		    !v.round_units) {
+			v.round_ms = (__u32)now_ms;
+			v.round_units = 0;
+		}
+		v.round_units += added;
+	}
+	if (bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
+		s->st.view_full++;
+}
+
+int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
+		    const char *from, uint64_t now_ms)
+{
+	struct sl_wire_entry *e = s->in;
+	struct sl_wire_header h;
+	struct sl_sync_peer *peer;
+	struct peer_seen *seen;
+	enum sl_wire_error err;
+	unsigned i;
+
+	err = sl_wire_decode(msg, len, s->o.key, &h, e);
+	if (err == SL_WIRE_FORGED) {
+		s->st.rejected_forged++;
+		return err;
+	}
+	if (err) {
+		s->st.rejected_malformed++;
+		return err;
+	}
+	if (h.node == s->o.node) {
+		s->st.rejected_own++;
+		return SL_SYNC_OWN;
+	}
+	peer = peer_of(s, h.node, &seen);
+	if (!peer) {
+		s->st.rejected_malformed++;
+		return SL_SYNC_TOO_MANY_PEERS;
+	}
+	if (!first_time(seen, h.incarnation, h.seq)) {
+		peer->rejected++;
+		s->st.rejected_replayed++;
+		return SL_SYNC_REPLAYED;
+	}
+	for (i = 0; i < h.count; i++)
+		merge_entry(s, &e[i], false, now_ms);
+	peer->last_heard_ms = now_ms;
+	peer->lag_ms = now_ms > h.sent_ms ? now_ms - h.sent_ms : 0;
+	peer->messages++;
+	peer->entries += h.count;
+	peer->bytes += len;
+	snprintf(peer->addr, sizeof(peer->addr), "%s", from ? from : "");
+	return SL_SYNC_MERGED;
+}
+
+void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
+			  unsigned n, uint64_t now_ms)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		merge_entry(s, &e[i], true, now_ms);
+}
