@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "common.h"
 #include "live.h"
+#include "sync_status.h"
 #include "maps.h"
 #include "rules.h"
 #include "sl_algo.h"
@@ -50,7 +51,7 @@ int do_stats(int argc, char **argv)
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
 	struct sl_maps m;
-	json_object *root, *arr, *g;
+	json_object *root, *arr, *g, *sync;
 	unsigned nr, i;
 	int c, err;
 
@@ -80,6 +81,8 @@ int do_stats(int argc, char **argv)
 	g = sl_global_stats_to_json(&gs);
 	json_object_object_add(root, "rules", arr);
 	json_object_object_add(root, "global", g);
+	sync = sl_sync_status_json(&m, sl_now_tai_ms());
+	json_object_object_add(root, "sync", sync);
 
 	if (sl_json) {
 		sl_print_json(root);
@@ -106,6 +109,10 @@ int do_stats(int argc, char **argv)
 		       (unsigned long long)gs.fail_open,
 		       (unsigned long long)gs.new_clients,
 		       (unsigned long long)gs.events_lost);
+		if (sync) {
+			printf("\n");
+			sl_sync_status_print(sync);
+		}
 		json_object_put(root);
 	}
 	free(rules);

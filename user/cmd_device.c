@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "common.h"
 #include "loader.h"
+#include "sync_status.h"
 #include "maps.h"
 #include "rules.h"
 
@@ -166,7 +167,7 @@ int do_status(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	json_object *root, *devs;
+	json_object *root, *devs, *sync;
 	struct sl_config cfg;
 	struct sl_rule *rules = NULL;
 	struct sl_device rec;
@@ -233,6 +234,8 @@ int do_status(int argc, char **argv)
 	json_object_object_add(root, "rules_epoch", json_object_new_int(cfg.rules_epoch));
 	json_object_object_add(root, "clients", json_object_new_int(clients));
 	json_object_object_add(root, "clients_capacity", json_object_new_int(capacity));
+	sync = sl_sync_status_json(&m, sl_now_tai_ms());
+	json_object_object_add(root, "sync", sync);
 
 	if (sl_json) {
 		sl_print_json(root);
@@ -259,6 +262,8 @@ int do_status(int argc, char **argv)
 			       json_object_get_boolean(F("present")) ? "yes" : "no (gone)");
 #undef F
 		}
+		if (sync)
+			sl_sync_status_print(sync);
 		json_object_put(root);
 	}
 	free(rules);

@@ -8,11 +8,16 @@
 #include "common.h"
 #include "instance.h"
 #include "replay.h"
+#include "replay_nodes.h"
 #include "rules.h"
+#include "sync.h"
 
 static const char replay_help[] =
 "Usage: slicelimit replay [TRACE|-] [RULE OPTIONS | --rules FILE]\n"
 "                         [--decisions] [--json]\n"
+"       slicelimit replay [TRACE|-] [RULE OPTIONS | --rules FILE]\n"
+"                         --nodes N [--sync-interval DUR] [--layout NAME]\n"
+"                         [--assign lcg:SEED] [--json]\n"
 "\n"
 "Run a trace through the real BPF program (BPF_PROG_TEST_RUN) with a model\n"
 "clock, in a private copy that does not touch the attached one. Each\n"
@@ -36,11 +41,31 @@ static const char replay_help[] =
 "  --rules FILE          a rule file instead (the first rule's window is\n"
 "                        the one max_in_window uses)\n"
 "\n"
+"Across nodes:\n"
+"  --nodes N             N nodes (1..32), each its own copy of the program\n"
+"                        and its own sync engine, exchanging the real signed\n"
+"                        messages in memory\n"
+"  --sync-interval DUR   200ms (default): a round runs at the first request\n"
+"                        an interval or more after the last round\n"
+"  --layout NAME         delayed-sync (default), split-quota, predictive,\n"
+"                        or central (one state shared by every node)\n"
+"  --assign lcg:SEED     pick each request's node with the design study's\n"
+"                        generator; else the trace's third column is the\n"
+"                        node (0..N-1), and a fourth the CPU\n"
+"\n"
 "Output per client: sent, accepted, rejected, max_in_window (the most\n"
 "accepts in any interval (t - window, t]). --decisions adds one line per\n"
 "request: time, client, accept/reject, remaining, retry-after ms.\n"
 "With --json: an array of {client, sent, accepted, rejected,\n"
-"max_in_window}, or with --decisions {\"decisions\": [...], \"clients\": [...]}.\n";
+"max_in_window}, or with --decisions {\"decisions\": [...], \"clients\": [...]}.\n"
+"With --nodes also the sync traffic: rounds, messages (datagrams node to\n"
+"node; central: requests, each a touch of the shared state), bytes; JSON\n"
+"{\"nodes\", \"layout\", \"sync_interval_ms\", \"rounds\", \"messages\",\n"
+"\"bytes\", \"clients\": [...]}.\n"
+"\n"
+"Example, the design study's Model B at 90 requests/s:\n"
+"  seq 0 5399 | awk '{print int($1*1000/90), \"10.0.0.1\"}' |\n"
+"    slicelimit replay --limit 600 --window 60s --nodes 8 --assign lcg:20260730\n";
 
 struct decisions {
 	json_object *arr;	/* --json */
@@ -87,10 +112,85 @@ static bool plain_value(const char *s)
 	return true;
 }
 
+static const char *layout_name(unsigned layout)
+{
+	return layout == SL_REPLAY_CENTRAL ? "central" : sl_layout_name(layout);
+}
+
+/* --nodes, --sync-interval, --layout, --assign (in that order from 0). */
+static int parse_node_option(int which, const char *arg,
+			     struct sl_replay_nodes_opts *no)
+{
+	enum sl_layout layout;
+	uint64_t ms;
+	char *end;
+	unsigned long v;
+
+	switch (which) {
+	case 0:
+		v = strtoul(arg, &end, 10);
+		if (*end || !*arg || v < 1 || v > SL_MAX_PEERS) {
+			pr_error("--nodes: '%s' is not a number of nodes 1..%d",
+				 arg, SL_MAX_PEERS);
+			return -1;
+		}
+		no->nodes = v;
+		return 0;
+	case 1:
+		if (sl_parse_duration_ms(arg, &ms) || !ms || ms > 3600000) {
+			pr_error("--sync-interval: '%s' is not a duration from 1ms to 1h (200ms, 0.2s, 5s)",
+				 arg);
+			return -1;
+		}
+		no->interval_ms = ms;
+		return 0;
+	case 2:
+		if (!strcmp(arg, "central")) {
+			no->layout = SL_REPLAY_CENTRAL;
+			return 0;
+		}
+		if (sl_parse_layout(arg, &layout) || layout == SL_LAYOUT_LOCAL) {
+			pr_error("--layout: '%s' is not one of delayed-sync, split-quota, predictive, central",
+				 arg);
+			return -1;
+		}
+		no->layout = layout;
+		return 0;
+	default:
+		if (strncmp(arg, "lcg:", 4) || !arg[4] ||
+		    (v = strtoul(arg + 4, &end, 10), *end) || v > UINT32_MAX) {
+			pr_error("--assign: '%s' is not lcg:SEED (SEED 0..4294967295)",
+				 arg);
+			return -1;
+		}
+		no->assign_lcg = true;
+		no->seed = v;
+		return 0;
+	}
+}
+
+static json_object *nodes_json(const struct sl_replay_nodes_opts *no,
+			       const struct sl_replay_nodes_stats *ns,
+			       json_object *clients)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "nodes", json_object_new_int(no->nodes));
+	json_object_object_add(o, "layout",
+			       json_object_new_string(layout_name(no->layout)));
+	json_object_object_add(o, "sync_interval_ms",
+			       json_object_new_int64(no->interval_ms));
+	json_object_object_add(o, "rounds", json_object_new_int64(ns->rounds));
+	json_object_object_add(o, "messages", json_object_new_int64(ns->messages));
+	json_object_object_add(o, "bytes", json_object_new_int64(ns->bytes));
+	json_object_object_add(o, "clients", clients);
+	return o;
+}
+
 int do_replay(int argc, char **argv)
 {
 	enum { O_ALGO = 256, O_LIMIT, O_WINDOW, O_SLICES, O_CAP, O_REFILL,
-	       O_RULES, O_DECISIONS };
+	       O_RULES, O_DECISIONS, O_NODES, O_INTERVAL, O_LAYOUT, O_ASSIGN };
 	static const struct option opts[] = {
 		{ "algorithm", required_argument, NULL, O_ALGO },
 		{ "limit", required_argument, NULL, O_LIMIT },
@@ -100,6 +200,10 @@ int do_replay(int argc, char **argv)
 		{ "refill-per-s", required_argument, NULL, O_REFILL },
 		{ "rules", required_argument, NULL, O_RULES },
 		{ "decisions", no_argument, NULL, O_DECISIONS },
+		{ "nodes", required_argument, NULL, O_NODES },
+		{ "sync-interval", required_argument, NULL, O_INTERVAL },
+		{ "layout", required_argument, NULL, O_LAYOUT },
+		{ "assign", required_argument, NULL, O_ASSIGN },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -111,6 +215,14 @@ int do_replay(int argc, char **argv)
 	};
 	const char *values[6] = { NULL }, *rules_file = NULL, *path = "-";
 	struct sl_instance_opts io = { .model_clock = true };
+	struct sl_replay_nodes_opts no = {
+		.interval_ms = 200,
+		.layout = SL_LAYOUT_DELAYED_SYNC,
+	};
+	struct sl_replay_nodes_stats ns;
+	struct sl_instance *nodes[SL_MAX_PEERS] = { NULL };
+	bool node_opts = false;
+	unsigned nr_inst = 1, k;
 	struct decisions dec = { NULL };
 	struct sl_replay_result res;
 	struct sl_instance in;
@@ -135,6 +247,10 @@ int do_replay(int argc, char **argv)
 			rules_file = optarg;
 		} else if (c == O_DECISIONS) {
 			decisions = true;
+		} else if (c >= O_NODES && c <= O_ASSIGN) {
+			if (parse_node_option(c - O_NODES, optarg, &no))
+				return SL_EXIT_USAGE;
+			node_opts = true;
 		} else {
 			return sl_usage(replay_help, c != 'h');
 		}
@@ -143,6 +259,14 @@ int do_replay(int argc, char **argv)
 		return sl_usage(replay_help, true);
 	if (optind == argc - 1)
 		path = argv[optind];
+	if (node_opts && !no.nodes) {
+		pr_error("--sync-interval, --layout and --assign go with --nodes N");
+		return SL_EXIT_USAGE;
+	}
+	if (no.nodes && decisions) {
+		pr_error("--decisions is for one node; leave out --nodes");
+		return SL_EXIT_USAGE;
+	}
 	if (adhoc == !!rules_file) {
 		pr_error("replay needs either rule options (--limit ...) or --rules FILE");
 		return SL_EXIT_USAGE;
@@ -169,18 +293,28 @@ int do_replay(int argc, char **argv)
 		return SL_EXIT_USAGE;
 	}
 
-	err = sl_instance_open(&in, &io);
-	if (err) {
-		pr_error("cannot load the BPF program: %s (root is needed; -v shows libbpf's log)",
-			 strerror(-err));
-		sl_rules_free(&rs);
-		return SL_EXIT_FAIL;
+	if (no.nodes) {
+		/* small tables: a replay has few clients, and N copies */
+		io.clients = 16384;
+		nr_inst = no.layout == SL_REPLAY_CENTRAL ? 1 : no.nodes;
 	}
-	err = sl_rules_apply(&in.maps, &rs);
-	if (err) {
-		pr_error("cannot install the rules: %s", strerror(-err));
+	for (k = 0, err = 0; k < nr_inst && !err; k++) {
+		nodes[k] = k ? calloc(1, sizeof(*nodes[k])) : &in;
+		err = nodes[k] ? sl_instance_open(nodes[k], &io) : -ENOMEM;
+		if (err) {
+			if (k)
+				free(nodes[k]);
+			nodes[k] = NULL;
+			pr_error("cannot load the BPF program: %s (root is needed; -v shows libbpf's log)",
+				 strerror(-err));
+			break;
+		}
+		err = sl_rules_apply(&nodes[k]->maps, &rs);
+		if (err)
+			pr_error("cannot install the rules: %s", strerror(-err));
+	}
+	if (err)
 		goto out_instance;
-	}
 
 	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	if (!f) {
@@ -189,7 +323,7 @@ int do_replay(int argc, char **argv)
 		goto out_instance;
 	}
 	err = sl_trace_read(strcmp(path, "-") ? path : "stdin", f,
-			    in.maps.nr_cpus, &tr);
+			    in.maps.nr_cpus, no.nodes, &tr);
 	if (f != stdin)
 		fclose(f);
 	if (err) {
@@ -199,8 +333,13 @@ int do_replay(int argc, char **argv)
 
 	if (decisions && sl_json)
 		dec.arr = json_object_new_array();
-	err = sl_replay_run(&in, &tr, rs.specs[0].rule.window_ms,
-			    decisions ? print_decision : NULL, &dec, &res);
+	if (no.nodes)
+		err = sl_replay_nodes_run(nodes, &no, &tr,
+					  rs.specs[0].rule.window_ms, &res, &ns);
+	else
+		err = sl_replay_run(&in, &tr, rs.specs[0].rule.window_ms,
+				    decisions ? print_decision : NULL, &dec,
+				    &res);
 	if (err) {
 		pr_error("replay failed: %s", strerror(-err));
 		json_object_put(dec.arr);
@@ -229,6 +368,8 @@ int do_replay(int argc, char **argv)
 			json_object_object_add(o, "clients", arr);
 			arr = o;
 		}
+		if (no.nodes)
+			arr = nodes_json(&no, &ns, arr);
 		sl_print_json(arr);
 	} else {
 		char addr[64];
@@ -243,12 +384,24 @@ int do_replay(int argc, char **argv)
 			       (unsigned long long)res.client[i].accepted,
 			       (unsigned long long)res.client[i].rejected,
 			       (unsigned long long)res.client[i].max_in_window);
+		if (no.nodes)
+			printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
+			       no.nodes, layout_name(no.layout),
+			       (unsigned long long)ns.rounds,
+			       (unsigned long long)ns.messages,
+			       (unsigned long long)ns.bytes);
 	}
 	sl_replay_result_free(&res);
 out_trace:
 	sl_trace_free(&tr);
 out_instance:
-	sl_instance_close(&in);
+	for (k = 0; k < nr_inst; k++) {
+		if (!nodes[k])
+			continue;
+		sl_instance_close(nodes[k]);
+		if (k)
+			free(nodes[k]);
+	}
 	sl_rules_free(&rs);
 	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

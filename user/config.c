@@ -8,6 +8,7 @@
 #include "common.h"
 #include "config.h"
 #include "loader.h"
+#include "sync.h"
 
 struct yaml_device {
 	char *name;
@@ -18,6 +19,19 @@ struct yaml_http {
 	char *listen;
 };
 
+struct yaml_sync {
+	unsigned *node;
+	char *layout;
+	char *interval;
+	char *backend;
+	char *listen;
+	char **peers;
+	unsigned peers_count;
+	char *key_file;
+	char *url;
+	unsigned *nodes;
+};
+
 struct yaml_config {
 	struct yaml_device *devices;
 	unsigned devices_count;
@@ -25,6 +39,7 @@ struct yaml_config {
 	unsigned *clients;
 	bool keep_attached;
 	struct yaml_http *http;
+	struct yaml_sync *sync;
 };
 
 static const cyaml_schema_field_t device_fields[] = {
@@ -46,6 +61,32 @@ static const cyaml_schema_field_t http_fields[] = {
 	CYAML_FIELD_END
 };
 
+static const cyaml_schema_value_t peer_schema = {
+	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 1, 127),
+};
+
+static const cyaml_schema_field_t sync_fields[] = {
+	CYAML_FIELD_UINT_PTR("node", CYAML_FLAG_POINTER, struct yaml_sync, node),
+	CYAML_FIELD_STRING_PTR("layout", CYAML_FLAG_OPTIONAL, struct yaml_sync,
+			       layout, 1, 31),
+	CYAML_FIELD_STRING_PTR("interval", CYAML_FLAG_OPTIONAL,
+			       struct yaml_sync, interval, 1, 31),
+	CYAML_FIELD_STRING_PTR("backend", CYAML_FLAG_OPTIONAL, struct yaml_sync,
+			       backend, 1, 15),
+	CYAML_FIELD_STRING_PTR("listen", CYAML_FLAG_OPTIONAL, struct yaml_sync,
+			       listen, 1, 127),
+	CYAML_FIELD_SEQUENCE("peers", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+			     struct yaml_sync, peers, &peer_schema, 0,
+			     SL_MAX_PEERS),
+	CYAML_FIELD_STRING_PTR("key_file", CYAML_FLAG_OPTIONAL,
+			       struct yaml_sync, key_file, 1, 4095),
+	CYAML_FIELD_STRING_PTR("url", CYAML_FLAG_OPTIONAL, struct yaml_sync,
+			       url, 1, 255),
+	CYAML_FIELD_UINT_PTR("nodes", CYAML_FLAG_OPTIONAL, struct yaml_sync,
+			     nodes),
+	CYAML_FIELD_END
+};
+
 static const cyaml_schema_field_t config_fields[] = {
 	CYAML_FIELD_SEQUENCE("devices", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
 			     struct yaml_config, devices, &device_schema, 0,
@@ -58,6 +99,8 @@ static const cyaml_schema_field_t config_fields[] = {
 			 struct yaml_config, keep_attached),
 	CYAML_FIELD_MAPPING_PTR("http", CYAML_FLAG_OPTIONAL, struct yaml_config,
 				http, http_fields),
+	CYAML_FIELD_MAPPING_PTR("sync", CYAML_FLAG_OPTIONAL, struct yaml_config,
+				sync, sync_fields),
 	CYAML_FIELD_END
 };
 
@@ -105,6 +148,85 @@ int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 	}
 }
 
+/* Each problem is reported; -EINVAL if there was any. */
+static int sync_config(const char *path, const struct yaml_sync *y,
+		       struct sl_sync_config *sc)
+{
+	const char *backend = y->backend ? y->backend : "udp";
+	uint64_t ms = 200;
+	unsigned i;
+	int err = 0;
+
+	sc->enabled = true;
+	sc->node = *y->node;
+	if (!sc->node || sc->node > 65535) {
+		fprintf(stderr, "%s: sync.node: %u is not a node id 1..65535\n",
+			path, sc->node);
+		err = -EINVAL;
+	}
+	sc->layout = SL_LAYOUT_DELAYED_SYNC;
+	if (y->layout && (sl_parse_layout(y->layout, &sc->layout) ||
+			  sc->layout == SL_LAYOUT_LOCAL)) {
+		fprintf(stderr, "%s: sync.layout: '%s' is not delayed-sync, split-quota or predictive\n",
+			path, y->layout);
+		err = -EINVAL;
+	}
+	if (y->interval && (sl_parse_duration_ms(y->interval, &ms) || ms < 10 ||
+			    ms > 60000)) {
+		fprintf(stderr, "%s: sync.interval: '%s' is not a duration from 10ms to 60s (200ms, 1s)\n",
+			path, y->interval);
+		err = -EINVAL;
+	}
+	sc->interval_ms = ms;
+	if (!strcmp(backend, "udp")) {
+		sc->backend = SL_SYNC_UDP;
+	} else if (!strcmp(backend, "redis")) {
+		sc->backend = SL_SYNC_REDIS;
+	} else {
+		fprintf(stderr, "%s: sync.backend: '%s' is not udp or redis\n",
+			path, backend);
+		err = -EINVAL;
+	}
+	if (sc->backend == SL_SYNC_UDP) {
+		if (!y->listen || sl_parse_listen(y->listen, &sc->listen)) {
+			fprintf(stderr, "%s: sync.listen: %s%s%s ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)\n",
+				path, y->listen ? "'" : "", y->listen ? y->listen : "needs",
+				y->listen ? "' is not" : "");
+			err = -EINVAL;
+		}
+		for (i = 0; i < y->peers_count; i++) {
+			if (sl_parse_listen(y->peers[i], &sc->peers[i])) {
+				fprintf(stderr, "%s: sync.peers: '%s' is not ADDRESS:PORT\n",
+					path, y->peers[i]);
+				err = -EINVAL;
+			}
+		}
+		sc->nr_peers = y->peers_count;
+		if (!y->key_file) {
+			fprintf(stderr, "%s: sync.key_file: needed: the fleet's shared 32-byte key (64 hex digits)\n",
+				path);
+			err = -EINVAL;
+		}
+	} else {
+		snprintf(sc->url, sizeof(sc->url), "%s", y->url ? y->url : "");
+		if (!y->url || strncmp(y->url, "redis://", 8)) {
+			fprintf(stderr, "%s: sync.url: %s redis://HOST:PORT\n",
+				path, y->url ? "not a" : "needs");
+			err = -EINVAL;
+		}
+	}
+	if (y->key_file)
+		snprintf(sc->key_file, sizeof(sc->key_file), "%s", y->key_file);
+	sc->nodes = y->nodes ? *y->nodes : sc->nr_peers + 1;
+	if (sc->layout == SL_LAYOUT_SPLIT_QUOTA && (!sc->nodes ||
+						    sc->nodes > 65535)) {
+		fprintf(stderr, "%s: sync.nodes: the number of nodes sharing each limit, 1..65535\n",
+			path);
+		err = -EINVAL;
+	}
+	return err;
+}
+
 int sl_config_load(const char *path, struct sl_service_config *cfg)
 {
 	const cyaml_config_t cc = {
@@ -149,6 +271,8 @@ int sl_config_load(const char *path, struct sl_service_config *cfg)
 			path, listen);
 		err = -EINVAL;
 	}
+	if (y->sync && sync_config(path, y->sync, &cfg->sync))
+		err = -EINVAL;
 	cyaml_free(&cc, &config_schema, y, 0);
 	return err;
 }

@@ -9,6 +9,16 @@
  *   keep_attached: false      # true: leave the programs enforcing at stop
  *   http:
  *     listen: 127.0.0.1:8080  # the check API and /metrics; "off": none
+ *   sync:                     # optional: count each client with peers
+ *     node: 1                 # this node's id, unique in the fleet
+ *     layout: delayed-sync    # split-quota, predictive
+ *     interval: 200ms
+ *     backend: udp            # udp (a mesh of peers) or redis
+ *     listen: 10.0.0.1:7400   # udp: where peers' messages arrive
+ *     peers: [10.0.0.2:7400]  # udp: where this node's go
+ *     key_file: /etc/slicelimit/sync.key   # 32 bytes, as 64 hex digits
+ *     url: redis://127.0.0.1:6379           # redis
+ *     nodes: 2                # split-quota: default peers + 1
  */
 #ifndef SL_CONFIG_H
 #define SL_CONFIG_H
@@ -25,6 +35,25 @@ struct sl_config_device {
 	enum sl_attach_mode mode;
 };
 
+enum sl_sync_backend {
+	SL_SYNC_UDP = 0,
+	SL_SYNC_REDIS = 1,
+};
+
+struct sl_sync_config {
+	bool enabled;
+	unsigned node;
+	enum sl_layout layout;
+	unsigned interval_ms;
+	enum sl_sync_backend backend;
+	struct sockaddr_storage listen;
+	struct sockaddr_storage peers[SL_MAX_PEERS];
+	unsigned nr_peers;
+	unsigned nodes;
+	char key_file[4096];
+	char url[256];
+};
+
 struct sl_service_config {
 	struct sl_config_device devices[SL_MAX_DEVICES];
 	unsigned nr_devices;
@@ -34,6 +63,7 @@ struct sl_service_config {
 	bool http_enabled;
 	struct sockaddr_storage http_addr;
 	char http_listen[128];
+	struct sl_sync_config sync;
 };
 
 /* Parse and validate; errors (with line where known) go to stderr. */

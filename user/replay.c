@@ -102,6 +102,16 @@ int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
 		  __u64 window_ms, sl_replay_decision_fn fn, void *ctx,
 		  struct sl_replay_result *res)
 {
+	return sl_replay_run_nodes(&in, 1, NULL, tr, window_ms, fn, ctx, res);
+}
+
+int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
+			const struct sl_replay_route *route,
+			const struct sl_trace *tr, __u64 window_ms,
+			sl_replay_decision_fn fn, void *ctx,
+			struct sl_replay_result *res)
+{
+	struct sl_instance *in = nodes[0];
 	struct sl_addr dst4, dst6;
 	struct accepts *acc = NULL;
 	struct sl_rule *rules = NULL;
@@ -127,9 +137,17 @@ int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
 	for (i = 0; i < tr->nr && !err; i++) {
 		const struct sl_trace_req *r = &tr->req[i];
 		struct sl_replay_client *c;
+		unsigned node = 0;
 		__u32 verdict;
 		size_t len;
 		int idx;
+
+		if (route) {
+			err = route->before(route->ctx, r, i, &node);
+			if (err)
+				break;
+			in = nodes[node < nr_nodes ? node : 0];
+		}
 
 		idx = client_index(res, &acc, &r->client);
 		if (idx < 0) {

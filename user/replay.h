@@ -35,6 +35,23 @@ typedef void (*sl_replay_decision_fn)(void *ctx, const struct sl_trace_req *r,
 int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
 		  __u64 window_ms, sl_replay_decision_fn fn, void *ctx,
 		  struct sl_replay_result *res);
+
+/* Across nodes (user/replay_nodes.c): before each request, route->before
+ * may run a sync round at the request's time and picks the node (an
+ * index into `nodes`) whose program decides it. With --decisions, rules
+ * are read from nodes[0]; every node runs the same rules.
+ */
+struct sl_replay_route {
+	int (*before)(void *ctx, const struct sl_trace_req *r, size_t i,
+		      unsigned *node);
+	void *ctx;
+};
+
+int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
+			const struct sl_replay_route *route,
+			const struct sl_trace *tr, __u64 window_ms,
+			sl_replay_decision_fn fn, void *ctx,
+			struct sl_replay_result *res);
 void sl_replay_result_free(struct sl_replay_result *res);
 
 #endif /* SL_REPLAY_H */

@@ -20,6 +20,7 @@
 #include "maps.h"
 #include "rules.h"
 #include "service.h"
+#include "sync_service.h"
 
 /* Attach what the config names and is not attached yet. */
 static int attach_devices(const struct sl_service_config *cfg)
@@ -92,6 +93,8 @@ static void reload(const char *path, struct sl_service_config *cfg)
 	sl_rules_free(&rs);
 	if (strcmp(next.http_listen, cfg->http_listen))
 		pr_warn("http.listen changed: takes effect at the next start");
+	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
+		pr_warn("sync changed: takes effect at the next start");
 	if (attach_devices(&next)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
 		return;
@@ -104,7 +107,8 @@ static void reload(const char *path, struct sl_service_config *cfg)
 			 next.rules_path);
 		return;
 	}
-	/* keep the listener we have */
+	/* keep the listener and the sync we have */
+	next.sync = cfg->sync;
 	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
 	next.http_addr = cfg->http_addr;
 	next.http_enabled = cfg->http_enabled;
@@ -117,6 +121,7 @@ int sl_service_run(const char *path)
 	struct sl_service_config cfg;
 	struct sl_checker checker;
 	struct sl_http *http = NULL;
+	struct sl_sync_service *sync = NULL;
 	struct sl_ruleset rs;
 	struct sl_maps m;
 	sigset_t sigs;
@@ -172,11 +177,20 @@ int sl_service_run(const char *path)
 		pr_notice("http: listening on %s", cfg.http_listen);
 	}
 
+	if (cfg.sync.enabled) {
+		sync = sl_sync_service_start(&cfg.sync, &m);
+		if (!sync) {
+			err = -EINVAL;
+			goto out;
+		}
+	}
+
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP)
 		reload(path, &cfg);
 	pr_notice("stopping on signal %d", sig);
 out:
+	sl_sync_service_stop(sync);
 	sl_http_stop(http);
 	sl_checker_fini(&checker);
 	close(check_fd);

@@ -61,6 +61,7 @@ struct sl_sync {
 	unsigned nr_out;
 	__u64 now_ms;
 	sl_sync_emit_fn emit;
+	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
 	void *emit_ctx;
 };
 
@@ -254,6 +255,14 @@ static void flush(struct sl_sync *s, bool heartbeat)
 	uint8_t buf[SL_WIRE_MAX];
 	size_t len;
 
+	if (s->emit_entries) {
+		if (!heartbeat && s->emit_entries(s->emit_ctx, s->out,
+						  s->nr_out))
+			s->st.send_errors++;
+		s->st.sent_entries += heartbeat ? 0 : s->nr_out;
+		s->nr_out = 0;
+		return;
+	}
 	len = sl_wire_encode(buf, &h, s->out, s->o.key);
 	if (s->emit(s->emit_ctx, buf, len))
 		s->st.send_errors++;
@@ -358,8 +367,8 @@ static __u64 longest_window(const struct sl_sync *s)
 	return w;
 }
 
-int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
-		    void *ctx)
+static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
+		   sl_sync_emit_entries_fn emit_entries, void *ctx)
 {
 	struct timespec t0, t1;
 	__u64 sent = s->st.sent_messages;
@@ -371,6 +380,7 @@ int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 		return err;
 	s->now_ms = now_ms;
 	s->emit = emit;
+	s->emit_entries = emit_entries;
 	s->emit_ctx = ctx;
 	s->nr_out = 0;
 	s->st.collect_clients = 0;
@@ -388,6 +398,18 @@ int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	s->st.collect_us = (t1.tv_sec - t0.tv_sec) * 1000000 +
 			   (t1.tv_nsec - t0.tv_nsec) / 1000;
 	return err;
+}
+
+int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
+		    void *ctx)
+{
+	return collect(s, now_ms, emit, NULL, ctx);
+}
+
+int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+			    sl_sync_emit_entries_fn emit, void *ctx)
+{
+	return collect(s, now_ms, NULL, emit, ctx);
 }
 
 /* ---- receiving ---- */

@@ -49,6 +49,16 @@ typedef int (*sl_sync_emit_fn)(void *ctx, const uint8_t *msg, size_t len);
 int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 		    void *ctx);
 
+/* The same round for a store that keeps totals (Redis): the entries
+ * (units accepted since the last round) in batches of at most
+ * SL_WIRE_MAX_ENTRIES, unsigned; nothing for a heartbeat.
+ */
+typedef int (*sl_sync_emit_entries_fn)(void *ctx,
+				       const struct sl_wire_entry *e,
+				       unsigned n);
+int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+			    sl_sync_emit_entries_fn emit, void *ctx);
+
 /* Check and merge one datagram from `from` (for status). Returns
  * SL_WIRE_OK when merged, else why it was refused (SL_WIRE_* or one of
  * the engine's reasons below); every refusal is counted.

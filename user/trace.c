@@ -13,9 +13,26 @@ static int bad_line(const char *name, unsigned line, const char *what,
 	return -EINVAL;
 }
 
-int sl_trace_read(const char *name, FILE *f, int nr_cpus, struct sl_trace *t)
+/* A small column: 0 <= value < limit, else an error naming what it is. */
+static int small_column(const char *name, unsigned line, const char *what,
+			const char *tok, int limit, int *out)
 {
-	char buf[512], *tok[4], *save, *p, *end;
+	char *end;
+	long v = strtol(tok, &end, 10);
+
+	if (*end || !*tok || v < 0 || v >= limit) {
+		fprintf(stderr, "%s:%u: %s '%s' is not one of 0..%d\n",
+			name, line, what, tok, limit - 1);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int sl_trace_read(const char *name, FILE *f, int nr_cpus, int nr_nodes,
+		  struct sl_trace *t)
+{
+	char buf[512], *tok[5], *save, *p, *end;
 	size_t cap = 0;
 	unsigned line = 0;
 	__u64 last = 0;
@@ -23,7 +40,8 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, struct sl_trace *t)
 
 	memset(t, 0, sizeof(*t));
 	while (fgets(buf, sizeof(buf), f)) {
-		struct sl_trace_req r = { .cpu = -1 };
+		struct sl_trace_req r = { .cpu = -1, .node = -1 };
+		int max = nr_nodes ? 4 : 3, col = 2;
 
 		line++;
 		if (!strchr(buf, '\n') && !feof(f)) {
@@ -34,13 +52,15 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, struct sl_trace *t)
 		if (p)
 			*p = '\0';
 		n = 0;
-		for (p = strtok_r(buf, " \t\r\n,", &save); p && n < 4;
+		for (p = strtok_r(buf, " \t\r\n,", &save); p && n < 5;
 		     p = strtok_r(NULL, " \t\r\n,", &save))
 			tok[n++] = p;
 		if (!n)
 			continue;
-		if (n < 2 || n > 3) {
-			err = bad_line(name, line, "expected T_MS CLIENT [CPU]", NULL);
+		if (n < 2 || n > max) {
+			err = bad_line(name, line, nr_nodes ?
+				       "expected T_MS CLIENT [NODE [CPU]]" :
+				       "expected T_MS CLIENT [CPU]", NULL);
 			break;
 		}
 		errno = 0;
@@ -58,16 +78,17 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, struct sl_trace *t)
 				       tok[1]);
 			break;
 		}
-		if (n == 3) {
-			long cpu = strtol(tok[2], &end, 10);
-
-			if (*end || cpu < 0 || cpu >= nr_cpus) {
-				fprintf(stderr, "%s:%u: CPU '%s' is not one of 0..%d\n",
-					name, line, tok[2], nr_cpus - 1);
-				err = -EINVAL;
+		if (nr_nodes && n > col) {
+			err = small_column(name, line, "node", tok[col++],
+					   nr_nodes, &r.node);
+			if (err)
 				break;
-			}
-			r.cpu = cpu;
+		}
+		if (n > col) {
+			err = small_column(name, line, "CPU", tok[col], nr_cpus,
+					   &r.cpu);
+			if (err)
+				break;
 		}
 		r.line = line;
 		last = r.t_ms;

@@ -68,7 +68,7 @@ static void check_round_trip(const struct sl_trace *t)
 		free(text);
 		return;
 	}
-	err = sl_trace_read("round-trip", in, NR_CPUS, &back);
+	err = sl_trace_read("round-trip", in, NR_CPUS, 0, &back);
 	fclose(in);
 	if (err)
 		fail("the trace written back out does not read back", 0);
@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fmemopen((void *)data, size, "r");
 	if (!f)
 		return 0;
-	err = sl_trace_read("fuzz.trace", f, NR_CPUS, &t);
+	err = sl_trace_read("fuzz.trace", f, NR_CPUS, 0, &t);
 	fclose(f);
 	if (err) {
 		if (err != -EINVAL && err != -ENOMEM)

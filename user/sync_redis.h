@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Redis as the fleet's shared counter store (sync.backend: redis): each
+ * round a node pushes the units it accepted since the last round and
+ * reads back the other nodes' totals, in one atomic Lua script per batch
+ * (EVALSHA, loaded at connect). An unreachable store is a peer outage:
+ * the round is skipped, counted, and retried with backoff; the data path
+ * never waits for it (NFR-3).
+ */
+#ifndef SL_SYNC_REDIS_H
+#define SL_SYNC_REDIS_H
+
+#include <stdint.h>
+#include "sync.h"
+
+struct sl_redis;
+
+/* Parses redis://HOST:PORT; does not need the server to be up. NULL with
+ * a message if the URL is not valid.
+ */
+struct sl_redis *sl_redis_new(const char *url, unsigned node,
+			      unsigned interval_ms);
+void sl_redis_free(struct sl_redis *r);
+
+/* One sync round at now_ms (TAI): push, read back, merge into the peer
+ * view through `s`; updates s's status (backend_up, backend_errors,
+ * backend_reconnects). Returns within about one interval whatever the
+ * server does.
+ */
+void sl_redis_round(struct sl_redis *r, struct sl_sync *s, uint64_t now_ms);
+
+#endif /* SL_SYNC_REDIS_H */

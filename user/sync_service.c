@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The service's sync thread: a round every interval (collect and send, or
+ * a Redis round), and in between the peers' datagrams as they arrive.
+ * Nothing here is on the data path: if this thread stalls, the kernel
+ * keeps deciding with what it has (the node's own counts and the peers'
+ * as last merged), and a peer's part ages out with its slices.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "common.h"
+#include "sync_redis.h"
+#include "sync_service.h"
+
+struct sl_sync_service {
+	struct sl_sync_config cfg;
+	struct sl_sync *sync;
+	struct sl_redis *redis;
+	int sock;
+	int stop_fd;
+	pthread_t thread;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static socklen_t addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					   sizeof(struct sockaddr_in);
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *buf,
+			size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port;
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		const struct sockaddr_in *a = (const void *)ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	}
+}
+
+/* A datagram to every peer; one unreachable peer does not stop the rest. */
+static int send_to_peers(void *ctx, const uint8_t *msg, size_t len)
+{
+	struct sl_sync_service *svc = ctx;
+	unsigned i;
+	int err = 0;
+
+	for (i = 0; i < svc->cfg.nr_peers; i++)
+		if (sendto(svc->sock, msg, len, MSG_DONTWAIT,
+			   (const struct sockaddr *)&svc->cfg.peers[i],
+			   addr_len(&svc->cfg.peers[i])) < 0)
+			err = -errno;
+	return err;
+}
+
+static void receive_all(struct sl_sync_service *svc)
+{
+	uint8_t buf[SL_WIRE_MAX + 1];
+	struct sockaddr_storage from;
+	char name[64];
+
+	for (;;) {
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(svc->sock, buf, sizeof(buf), MSG_DONTWAIT,
+				     (struct sockaddr *)&from, &flen);
+
+		if (n < 0)
+			return;
+		format_addr(&from, name, sizeof(name));
+		/* a datagram longer than SL_WIRE_MAX arrives as SL_WIRE_MAX
+		 * + 1 bytes and is refused as malformed
+		 */
+		sl_sync_receive(svc->sync, buf, n, name, sl_now_tai_ms());
+	}
+}
+
+static void round_now(struct sl_sync_service *svc)
+{
+	uint64_t now = sl_now_tai_ms();
+	int err;
+
+	if (svc->redis) {
+		sl_redis_round(svc->redis, svc->sync, now);
+		sl_sync_status(svc->sync)->rounds++;
+	} else {
+		err = sl_sync_collect(svc->sync, now, send_to_peers, svc);
+		if (err)
+			pr_warn("sync: a round failed: %s", strerror(-err));
+	}
+	sl_sync_publish(svc->sync, now);
+}
+
+static void *sync_thread(void *arg)
+{
+	struct sl_sync_service *svc = arg;
+	uint64_t next = mono_ms();
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = svc->stop_fd, .events = POLLIN },
+			{ .fd = svc->sock, .events = POLLIN },
+		};
+		uint64_t now = mono_ms();
+		int timeout = next > now ? (int)(next - now) : 0;
+
+		if (poll(pfd, svc->sock >= 0 ? 2 : 1, timeout) < 0 &&
+		    errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		if (svc->sock >= 0 && pfd[1].revents)
+			receive_all(svc);
+		if (mono_ms() >= next) {
+			round_now(svc);
+			/* the next round an interval after this one ran: a
+			 * late round does not bunch up the following ones
+			 */
+			next = mono_ms() + svc->cfg.interval_ms;
+		}
+	}
+	return NULL;
+}
+
+static int open_socket(struct sl_sync_service *svc)
+{
+	int one = 1;
+
+	svc->sock = socket(svc->cfg.listen.ss_family, SOCK_DGRAM | SOCK_CLOEXEC,
+			   0);
+	if (svc->sock < 0)
+		return -errno;
+	setsockopt(svc->sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(svc->sock, (const struct sockaddr *)&svc->cfg.listen,
+		 addr_len(&svc->cfg.listen)))
+		return -errno;
+	return 0;
+}
+
+struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
+					      const struct sl_maps *m)
+{
+	struct sl_sync_opts o = {
+		.layout = c->layout,
+		.node = c->node,
+		.interval_ms = c->interval_ms,
+		.nodes = c->nodes,
+		.peers_configured = c->nr_peers,
+	};
+	struct sl_sync_service *svc;
+	char name[64];
+	int err = 0;
+
+	svc = calloc(1, sizeof(*svc));
+	if (!svc)
+		return NULL;
+	svc->cfg = *c;
+	svc->sock = -1;
+	svc->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (c->key_file[0] && sl_wire_key_load(c->key_file, o.key))
+		goto fail;
+	o.incarnation = sl_now_tai_ms() * 1000000;
+	svc->sync = sl_sync_new(m, &o);
+	if (!svc->sync) {
+		pr_error("sync: cannot start: %s", strerror(errno));
+		goto fail;
+	}
+	if (c->backend == SL_SYNC_REDIS) {
+		svc->redis = sl_redis_new(c->url, c->node, c->interval_ms);
+		if (!svc->redis)
+			goto fail;
+	} else {
+		err = open_socket(svc);
+		if (err) {
+			format_addr(&c->listen, name, sizeof(name));
+			pr_error("sync: cannot listen on %s: %s", name,
+				 strerror(-err));
+			goto fail;
+		}
+	}
+	sl_sync_publish(svc->sync, sl_now_tai_ms());
+	if (svc->stop_fd < 0 ||
+	    pthread_create(&svc->thread, NULL, sync_thread, svc)) {
+		pr_error("sync: cannot start its thread");
+		goto fail;
+	}
+	pr_notice("sync: node %u, %s every %u ms, %s", c->node,
+		  sl_layout_name(c->layout), c->interval_ms,
+		  c->backend == SL_SYNC_REDIS ? c->url : "udp");
+	return svc;
+fail:
+	if (svc->sock >= 0)
+		close(svc->sock);
+	if (svc->stop_fd >= 0)
+		close(svc->stop_fd);
+	sl_redis_free(svc->redis);
+	sl_sync_free(svc->sync);
+	free(svc);
+	return NULL;
+}
+
+void sl_sync_service_stop(struct sl_sync_service *svc)
+{
+	uint64_t one = 1;
+
+	if (!svc)
+		return;
+	if (write(svc->stop_fd, &one, sizeof(one)) == sizeof(one))
+		pthread_join(svc->thread, NULL);
+	close(svc->stop_fd);
+	if (svc->sock >= 0)
+		close(svc->sock);
+	sl_redis_free(svc->redis);
+	sl_sync_free(svc->sync);
+	free(svc);
+}
