@@ -52,6 +52,8 @@ static const char replay_help[] =
 "  --assign lcg:SEED     pick each request's node with the design study's\n"
 "                        generator; else the trace's third column is the\n"
 "                        node (0..N-1), and a fourth the CPU\n"
+"  A line 'T_MS sync' runs a round at T_MS; a trace with such lines gives\n"
+"  the whole schedule and --sync-interval is not used.\n"
 "\n"
 "Output per client: sent, accepted, rejected, max_in_window (the most\n"
 "accepts in any interval (t - window, t]). --decisions adds one line per\n"

@@ -75,12 +75,14 @@ void sl_maps_close(struct sl_maps *m)
 	m->owned = false;
 }
 
-static void size_to_budget(struct bpf_map *map, int nr_cpus)
+static void size_to_budget(struct bpf_map *map, int nr_cpus, unsigned clients)
 {
 	__u64 per_client = (__u64)((bpf_map__value_size(map) + 7) & ~7u) *
 			   (nr_cpus > 0 ? nr_cpus : 1);
 	__u64 fits = SL_WIDE_STATE_BUDGET / per_client;
 
+	if (clients && fits > clients)
+		fits = clients;
 	if (fits < 64)
 		fits = 64;
 	if (fits < bpf_map__max_entries(map))
@@ -96,9 +98,9 @@ void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_peer_view"),
 				 clients ? clients : SL_DEFAULT_CLIENTS);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_plain"),
-		       nr_cpus);
+		       nr_cpus, clients);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_log"),
-		       nr_cpus);
+		       nr_cpus, clients);
 }
 
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm)

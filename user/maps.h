@@ -43,7 +43,8 @@ int sl_check_bpffs(void);
 /* Size the client tables of an object before load: sl_clients and
  * sl_peer_view to `clients` (0: default); sl_clients_plain and
  * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes on this
- * machine's CPUs (at most their default capacity). Deterministic, so pinned maps are reused.
+ * machine's CPUs (at most their default capacity, and at most `clients`
+ * when given). Deterministic, so pinned maps are reused.
  */
 #define SL_WIDE_STATE_BUDGET	(64u << 20)
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients);

@@ -7,7 +7,8 @@
  * next one, and the next round is due an interval after it ran, as a
  * daemon that sleeps an interval after each round would do. This is the
  * design study's rule ("if t - last_sync >= interval, sync at t"), which
- * its Model B figures depend on.
+ * its Model B figures depend on. A trace can instead give the schedule
+ * itself with "T_MS sync" lines.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ struct nodes_run {
 	size_t nr_out, cap_out;
 	unsigned collecting;
 	__u64 last_sync_ms;
+	bool scheduled;		/* the trace gives the rounds: "T_MS sync" */
 	__u32 lcg;
 };
 
@@ -107,6 +109,12 @@ static int before_request(void *ctx, const struct sl_trace_req *r, size_t i,
 	int err;
 
 	(void)i;
+	if (r->sync) {
+		if (run->o->layout != SL_LAYOUT_DELAYED_SYNC &&
+		    run->o->layout != SL_LAYOUT_PREDICTIVE)
+			return 0;
+		return sync_round(run, r->t_ms);
+	}
 	if (run->o->assign_lcg)
 		*node = lcg_node(run);
 	else
@@ -117,7 +125,7 @@ static int before_request(void *ctx, const struct sl_trace_req *r, size_t i,
 		return 0;
 	}
 	if ((run->o->layout == SL_LAYOUT_DELAYED_SYNC ||
-	     run->o->layout == SL_LAYOUT_PREDICTIVE) &&
+	     run->o->layout == SL_LAYOUT_PREDICTIVE) && !run->scheduled &&
 	    r->t_ms - run->last_sync_ms >= run->o->interval_ms) {
 		err = sync_round(run, r->t_ms);
 		if (err)
@@ -140,6 +148,8 @@ int sl_replay_nodes_run(struct sl_instance *const *nodes,
 
 	memset(st, 0, sizeof(*st));
 	route.ctx = &run;
+	for (k = 0; k < tr->nr && !run.scheduled; k++)
+		run.scheduled = tr->req[k].sync;
 	run.sync = calloc(n, sizeof(*run.sync));
 	if (!run.sync)
 		return -ENOMEM;

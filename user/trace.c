@@ -73,7 +73,9 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, int nr_nodes,
 			err = bad_line(name, line, "time goes backwards:", tok[0]);
 			break;
 		}
-		if (sl_parse_addr(tok[1], &r.client)) {
+		if (nr_nodes && !strcmp(tok[1], "sync") && n == 2) {
+			r.sync = true;	/* a sync round at this time */
+		} else if (sl_parse_addr(tok[1], &r.client)) {
 			err = bad_line(name, line, "not an IPv4 or IPv6 address:",
 				       tok[1]);
 			break;

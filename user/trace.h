@@ -2,12 +2,14 @@
 /*
  * Request traces for `replay`: text, one request per line,
  * "T_MS CLIENT [CPU]", whitespace or comma separated, '#' starts a comment;
- * across nodes (replay --nodes) "T_MS CLIENT [NODE [CPU]]".
+ * across nodes (replay --nodes) "T_MS CLIENT [NODE [CPU]]", or "T_MS sync":
+ * a sync round at T_MS (a trace with such lines gives the whole schedule).
  * T_MS is model time in ms, non-decreasing; CLIENT an IPv4 or IPv6 address.
  */
 #ifndef SL_TRACE_H
 #define SL_TRACE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "slicelimit.h"
 
@@ -16,6 +18,7 @@ struct sl_trace_req {
 	struct sl_addr client;
 	int cpu;		/* -1: not given */
 	int node;		/* -1: not given */
+	bool sync;		/* not a request: a sync round */
 	unsigned line;
 };
 

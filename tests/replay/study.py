@@ -2,7 +2,7 @@
 """The design study's figures, reproduced through the real BPF program.
 
 Generates every trace from its definition in
-../shared/reference/design-study.md (Models A, C, D and the edge-slice
+../shared/reference/design-study.md (Models A, B, C, D and the edge-slice
 counter-examples), runs it with `slicelimit replay --json`, and compares
 the result with the study's tables. Prints TAP lines ("ok - ..." /
 "not ok - ..."); with --table, prints the side-by-side tables the README
@@ -252,10 +252,132 @@ def check_model_c():
                          f"bulk cut/legit cut {got} (study {want})")
 
 
+# ---- Model B: 8 nodes, one client -------------------------------------
+
+def replay_nodes(lines, args):
+    """A trace of text lines through replay --nodes; the whole JSON."""
+    with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+        path = f.name
+    try:
+        out = subprocess.run([SL, "replay", path, "--json", "--limit", "600",
+                              "--window", "60s", "--nodes", "8"] + args,
+                             capture_output=True, text=True, timeout=300)
+    finally:
+        os.unlink(path)
+    if out.returncode != 0:
+        raise RuntimeError(f"replay --nodes {args} failed: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def study_nodes(n):
+    """The study's node generator: s = s * 1103515245 + 12345 mod 2^32,
+    node floor(s / 2^32 * 8), from s = 20260730, first request after the
+    first step."""
+    s, out = 20260730, []
+    for _ in range(n):
+        s = (s * 1103515245 + 12345) % 2**32
+        out.append(s * 8 >> 32)
+    return out
+
+
+def model_b_trace(study_schedule=None):
+    """Three clients in one trace (each its own key, so they do not meet):
+    the study's 10/s and 90/s clients, n = rate*60 requests at t = i/rate s
+    (whole ms), each with its own run of the generator; and the burst the
+    study leaves open, 4,800 requests to all 8 nodes in 100 ms. With a
+    sync interval, the rounds go exactly where the study's model syncs the
+    90/s client: it compares t - last_sync >= interval in binary floating
+    point, where 0.6 - 0.4 < 0.2, so some rounds come one request late."""
+    reqs = []
+    for rate, client in ((10, "10.0.0.10"), (90, "10.0.0.90")):
+        for i, node in enumerate(study_nodes(rate * 60)):
+            reqs.append((i * 1000 // rate, 1, f"{client} {node}"))
+    reqs += [(i * 100 // 4800, 1, f"10.0.0.48 {i % 8}") for i in range(4800)]
+    if study_schedule is not None:
+        last = 0.0
+        for i in range(90 * 60):
+            if i / 90 - last >= study_schedule:
+                reqs.append((i * 1000 // 90, 0, "sync"))
+                last = i / 90
+    reqs.sort(key=lambda r: (r[0], r[1]))  # a round before that ms's requests
+    return [f"{t} {what}" for t, _, what in reqs]
+
+
+def check_model_b():
+    from concurrent.futures import ThreadPoolExecutor
+    runs = {("central",): ["--layout", "central"],
+            ("split-quota",): ["--layout", "split-quota"]}
+    for iv in (0.2, 1, 2, 5):
+        dur = ["--sync-interval", f"{int(iv * 1000)}ms"]
+        runs[("study", iv)] = ["--layout", "delayed-sync"]
+        runs[("exact", iv)] = ["--layout", "delayed-sync"] + dur
+        runs[("predictive", iv)] = ["--layout", "predictive"] + dur
+    plain = model_b_trace()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futs = {k: pool.submit(replay_nodes,
+                               model_b_trace(k[1]) if k[0] == "study" else plain,
+                               args) for k, args in runs.items()}
+        res = {k: f.result() for k, f in futs.items()}
+
+    def client(run, addr):
+        return next(c for c in res[run]["clients"] if c["client"] == addr)
+
+    table_lines.append("\nModel B (8 nodes, limit 600 / 60 s): accepted / rejected, "
+                       "study and replay:")
+    rows = [(10, ("central",), 600, 0), (10, ("split-quota",), 575, 25),
+            (10, ("study", 0.2), 600, 0), (90, ("central",), 600, 4800),
+            (90, ("split-quota",), 600, 4800), (90, ("study", 0.2), 609, 4791)]
+    for rate, run, acc, rej in rows:
+        c = client(run, f"10.0.0.{rate}")
+        got = (c["accepted"], c["rejected"])
+        name = "delayed sync 0.2 s" if run[0] == "study" else run[0]
+        tap(got == (acc, rej), f"model B {rate}/s {name}: accepted/rejected "
+                               f"{got} (study {(acc, rej)})")
+        table_lines.append(f"| {rate}/s | {name} | {acc} / {rej} | "
+                           f"{c['accepted']} / {c['rejected']} |")
+    # the interval table at 90/s: on the study's own schedule; on exact
+    # time (a round at the first request an interval or more after the
+    # last, which the study's rule gives in exact arithmetic); and the
+    # predictive layout, with the 10/s client's rejects
+    study = {0.2: 609, 1: 630, 2: 720, 5: 900}
+    exact = {0.2: 612, 1: 630, 2: 720, 5: 900}
+    table_lines.append("\n| interval | study | replay, study's schedule | "
+                       "replay, exact time | predictive 90/s | predictive 10/s "
+                       "rejected | messages/s per node |")
+    table_lines.append("|---|---|---|---|---|---|---|")
+    for iv in (0.2, 1, 2, 5):
+        got = client(("study", iv), "10.0.0.90")["accepted"]
+        tap(got == study[iv], f"model B 90/s delayed sync {iv} s on the study's "
+                              f"schedule: {got} accepted (study {study[iv]})")
+        ex = client(("exact", iv), "10.0.0.90")["accepted"]
+        tap(ex == exact[iv], f"model B 90/s delayed sync {iv} s, rounds by exact "
+                             f"time: {ex} accepted ({exact[iv]} by the study's "
+                             f"rule in exact arithmetic)")
+        pacc = client(("predictive", iv), "10.0.0.90")["accepted"]
+        prej = client(("predictive", iv), "10.0.0.10")["rejected"]
+        tap(pacc <= 660 and prej == 0,
+            f"model B predictive {iv} s: 90/s accepted {pacc} ({pacc / 600:.3f} x, "
+            f"at most 1.1 x), 10/s rejected {prej} (none)")
+        per_node_s = res[("exact", iv)]["messages"] / 8 / 60
+        table_lines.append(f"| {iv} s | {study[iv]} | {got} | {ex} | {pacc} "
+                           f"({pacc / 600:.3f} x) | {prej} | {per_node_s:.1f} |")
+    burst = {run[0]: client(run, "10.0.0.48")["accepted"]
+             for run in (("central",), ("split-quota",), ("exact", 0.2),
+                         ("predictive", 0.2))}
+    tap(burst["central"] == 600 and burst["split-quota"] == 600 and
+        600 <= burst["exact"] <= 4800,
+        f"model B burst, 4,800 requests to 8 nodes in 100 ms (0.2 s interval): "
+        f"accepted {burst} (the study's layout allows up to 8 x = 4800)")
+    table_lines.append(f"\nBurst, 4,800 requests to 8 nodes in 100 ms, accepted: "
+                       f"{burst} ('exact' is delayed sync)")
+
+
 def main():
     try:
         check_model_a()
         check_edges()
+        check_model_b()
         check_model_c()
     except Exception as e:  # a crash is a failure, not a skip
         tap(False, f"replay of the study's models: {e}")
