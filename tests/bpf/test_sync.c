@@ -1,0 +1,903 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Peer sync end to end through the real BPF object: two private
+ * model-clock instances, A (node 1) and B (node 2), with the same rule
+ * file, each with a sync engine (user/sync.h) over its own maps. Packets go
+ * through A's XDP program; A's engine collects the signed datagrams; B's
+ * engine checks and merges them into B's sl_peer_view; and B's program
+ * then decides with them. What is checked:
+ *
+ *  - the peer view B builds sums to what A accepted (on one CPU or two),
+ *    and B's kernel accepts exactly limit - N more from the client
+ *    (delayed-sync);
+ *  - a message is applied at most once: the same datagrams again, an
+ *    older incarnation, B's own node id, a forged byte, and a sequence
+ *    64 or more behind the highest are refused and counted, and leave the
+ *    view as it was; unseen sequences out of order are each merged once;
+ *  - a round without new accepts sends one heartbeat and changes nothing;
+ *  - an entry for a rule B does not have is counted, not merged;
+ *  - split-quota makes one node accept limit / nodes;
+ *  - predictive projects the peers' last round forward: 40 units merged
+ *    at T with a 1000 ms interval count 20 more at T + 500;
+ *  - at today's TAI time a 1 s window syncs too (its peer slice numbers
+ *    are past 2^32): this one fails until the sender stops rebuilding a
+ *    slice start from the wrapped slice number (user/sync.c,
+ *    collect_client).
+ *
+ * Expected counts are worked out here from the rule (limit 100 per 10 s)
+ * and the layouts' documented arithmetic (include/sl_peer.h), never read
+ * back from the code under test. Every test uses clients never seen
+ * before and a model time a minute past the previous test's, so nothing
+ * carries over.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <cmocka.h>
+
+#include "slicelimit.h"
+#include "common.h"
+#include "instance.h"
+#include "instance_fixture.h"
+#include "maps.h"
+#include "packet.h"
+#include "rules.h"
+#include "sl_key.h"
+#include "sl_peer.h"
+#include "sync.h"
+#include "sync_wire.h"
+
+#define T0		1000000000ULL	/* model ms; far from 0 and from u32 wrap */
+#define LIMIT		100
+#define WINDOW_MS	10000
+#define DPORT		9
+#define NODE_A		1
+#define NODE_B		2
+#define MAX_DGRAMS	16
+#define ULL(x)		((unsigned long long)(x))
+
+/* One sliding rule keyed by the source /32: the replay's UDP packets to
+ * port 9 match it.
+ */
+static const char rules_yaml[] =
+	"rules:\n"
+	"  - name: sync-udp\n"
+	"    protocol: udp\n"
+	"    ports: 9\n"
+	"    algorithm: sliding\n"
+	"    limit: 100\n"
+	"    window: 10s\n"
+	"    key: {ipv4_prefix: 32}\n"
+	"  - {name: sync-1s, protocol: udp, ports: 10, limit: 100, window: 1s,\n"
+	"     algorithm: sliding, key: {ipv4_prefix: 32}}\n";
+
+/* What B has first, so that sync-udp gets another id on B than on A:
+ * nodes know rules by name, ids are each node's own.
+ */
+static const char rules_yaml_b_before[] =
+	"rules:\n"
+	"  - {name: b-first, protocol: tcp, ports: 1, limit: 1}\n"
+	"  - {name: sync-udp, protocol: udp, ports: 9, limit: 100, window: 10s,\n"
+	"     algorithm: sliding, key: {ipv4_prefix: 32}}\n";
+
+struct dgrams {
+	unsigned n;
+	size_t len[MAX_DGRAMS];
+	uint8_t msg[MAX_DGRAMS][SL_WIRE_MAX];
+};
+
+struct fixture {
+	struct sl_instance a, b;
+	struct sl_rule rule_a, rule_b;	/* sync-udp on each node */
+	struct sl_sync *sa, *sb;	/* this test's engines */
+	uint8_t key[SL_WIRE_KEY];
+	__u64 inc_a, inc_b;		/* their incarnations */
+	__u64 now;			/* this test's start, model ms */
+	unsigned next_client;
+	unsigned tests;
+	unsigned spread;		/* CPUs packets go to in turn */
+};
+
+static struct fixture fx;
+
+/* ---- instances, rules, engines ------------------------------------------ */
+
+static int live_rule(struct sl_instance *in, const char *name,
+		     struct sl_rule *out)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	unsigned nr = 0, i;
+	int found = -1;
+
+	if (sl_rules_read_live(&in->maps, &rules, &nr, &cfg))
+		return -1;
+	for (i = 0; i < nr; i++)
+		if (!strcmp(rules[i].name, name)) {
+			*out = rules[i];
+			found = 0;
+		}
+	free(rules);
+	return found;
+}
+
+static int group_setup(void **state)
+{
+	struct sl_ruleset rs;
+	unsigned i;
+
+	if (sl_test_open_instance(&fx.a, 4096, T0))
+		return -1;
+	if (sl_test_open_instance(&fx.b, 4096, T0)) {
+		sl_instance_close(&fx.a);
+		return -1;
+	}
+	/* the setup's own checks: no cmocka asserts outside a test */
+	if (sl_rules_load_buffer("a.yaml", rules_yaml, strlen(rules_yaml), &rs) ||
+	    sl_rules_apply(&fx.a.maps, &rs))
+		goto fail;
+	sl_rules_free(&rs);
+	if (sl_rules_load_buffer("b.yaml", rules_yaml_b_before,
+				 strlen(rules_yaml_b_before), &rs) ||
+	    sl_rules_apply(&fx.b.maps, &rs))
+		goto fail;
+	sl_rules_free(&rs);
+	if (sl_rules_load_buffer("b.yaml", rules_yaml, strlen(rules_yaml), &rs) ||
+	    sl_rules_apply(&fx.b.maps, &rs))
+		goto fail;
+	sl_rules_free(&rs);
+	if (live_rule(&fx.a, "sync-udp", &fx.rule_a) ||
+	    live_rule(&fx.b, "sync-udp", &fx.rule_b))
+		goto fail;
+	for (i = 0; i < SL_WIRE_KEY; i++)
+		fx.key[i] = (uint8_t)(0x5a ^ (i * 13));
+	sl_test_save_cpus();
+	*state = &fx;
+	return 0;
+fail:
+	fprintf(stderr, "applying the rules failed\n");
+	sl_instance_close(&fx.b);
+	sl_instance_close(&fx.a);
+	return -1;
+}
+
+static int group_teardown(void **state)
+{
+	sl_instance_close(&fx.b);
+	sl_instance_close(&fx.a);
+	sl_test_restore_cpus();
+	return 0;
+}
+
+static struct sl_sync *engine(struct sl_instance *in, enum sl_layout layout,
+			      unsigned node, unsigned interval_ms,
+			      unsigned nodes, __u64 incarnation)
+{
+	struct sl_sync_opts o = {
+		.layout = layout, .node = node, .interval_ms = interval_ms,
+		.nodes = nodes, .peers_configured = 1,
+		.incarnation = incarnation,
+	};
+	struct sl_sync *s;
+
+	memcpy(o.key, fx.key, sizeof(o.key));
+	s = sl_sync_new(&in->maps, &o);
+	if (!s)
+		fail_msg("sl_sync_new: %s", strerror(errno));
+	return s;
+}
+
+/* Each test: fresh delayed-sync engines (interval 200 ms) with new
+ * incarnations, a minute after the last test began.
+ */
+static int begin(void **state)
+{
+	struct fixture *f = *state;
+
+	f->tests++;
+	f->spread = 1;
+	f->now = T0 + (__u64)f->tests * 60000;
+	f->inc_a = 1000000ULL * f->tests + NODE_A;
+	f->inc_b = 1000000ULL * f->tests + NODE_B;
+	f->sa = engine(&f->a, SL_LAYOUT_DELAYED_SYNC, NODE_A, 200, 2, f->inc_a);
+	f->sb = engine(&f->b, SL_LAYOUT_DELAYED_SYNC, NODE_B, 200, 2, f->inc_b);
+	return 0;
+}
+
+static int end(void **state)
+{
+	struct fixture *f = *state;
+
+	sl_sync_free(f->sa);
+	sl_sync_free(f->sb);
+	f->sa = f->sb = NULL;
+	sl_test_restore_cpus();
+	return 0;
+}
+
+/* ---- clients, packets, views -------------------------------------------- */
+
+/* 198.51.x.y, never used before. */
+static struct sl_addr new_client(struct fixture *f)
+{
+	unsigned n = ++f->next_client;
+	struct sl_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.byte[10] = a.byte[11] = 0xff;
+	a.byte[12] = 198;
+	a.byte[13] = 51;
+	a.byte[14] = n >> 8;
+	a.byte[15] = n;
+	return a;
+}
+
+/* Send `n` packets from `who` through an instance at `t`, on CPU 0 (or
+ * in turn on CPUs 0 and 1 while fx.spread is 2); the number accepted
+ * (XDP_PASS). With `first_reject`, where the first drop
+ * was (n if none).
+ */
+static unsigned send_port(struct sl_instance *in, const struct sl_addr *who,
+			  __u16 dport, __u64 t, unsigned n,
+			  unsigned *first_reject)
+{
+	struct sl_addr dst;
+	uint8_t pkt[SL_PACKET_MAX];
+	unsigned i, accepted = 0;
+	size_t len;
+
+	assert_int_equal(sl_parse_addr("192.0.2.1", &dst), 0);
+	len = sl_packet_udp(pkt, who, &dst, 40000, dport, 18);
+	sl_instance_set_time(in, t);
+	if (first_reject)
+		*first_reject = n;
+	for (i = 0; i < n; i++) {
+		__u32 verdict = ~0u;
+
+		assert_int_equal(sl_instance_run(in, false, i % fx.spread, pkt,
+						 len, 1, &verdict, NULL), 0);
+		assert_true(verdict == XDP_PASS || verdict == XDP_DROP);
+		if (verdict == XDP_PASS)
+			accepted++;
+		else if (first_reject && *first_reject == n)
+			*first_reject = i;
+	}
+	return accepted;
+}
+
+/* ... to port 9: rule sync-udp. */
+static unsigned send_udp(struct sl_instance *in, const struct sl_addr *who,
+			 __u64 t, unsigned n, unsigned *first_reject)
+{
+	return send_port(in, who, DPORT, t, n, first_reject);
+}
+
+/* The client key as the kernel builds it (zeroed first: the map compares
+ * every byte).
+ */
+static struct sl_client_key key_of(const struct sl_rule *rule,
+				   const struct sl_addr *who)
+{
+	struct sl_client_key k;
+
+	memset(&k, 0, sizeof(k));
+	sl_client_key_make(&k, rule, who, htons(DPORT));
+	return k;
+}
+
+/* B's peer view of a client under one of B's rules: 0, or -ENOENT with *v
+ * zeroed.
+ */
+static int view_under(struct fixture *f, const struct sl_rule *rule,
+		      const struct sl_addr *who, struct sl_peer_view *v)
+{
+	struct sl_client_key k = key_of(rule, who);
+
+	memset(v, 0, sizeof(*v));
+	if (bpf_map_lookup_elem(f->b.maps.peer_view, &k, v)) {
+		memset(v, 0, sizeof(*v));
+		return -errno;
+	}
+	return 0;
+}
+
+/* ... under sync-udp. */
+static int view_of(struct fixture *f, const struct sl_addr *who,
+		   struct sl_peer_view *v)
+{
+	return view_under(f, &f->rule_b, who, v);
+}
+
+static __u64 view_sum(const struct sl_peer_view *v)
+{
+	__u64 n = 0;
+	int i;
+
+	for (i = 0; i < SL_PEER_SLOTS; i++)
+		n += v->slot[i].count;
+	return n;
+}
+
+static void assert_view_unchanged(struct fixture *f, const struct sl_addr *who,
+				  const struct sl_peer_view *before)
+{
+	struct sl_peer_view now;
+
+	assert_int_equal(view_of(f, who, &now), 0);
+	assert_memory_equal(&now, before, sizeof(now));
+}
+
+/* ---- datagrams ------------------------------------------------------------ */
+
+static int store(void *ctx, const uint8_t *msg, size_t len)
+{
+	struct dgrams *d = ctx;
+
+	assert_true(d->n < MAX_DGRAMS);
+	assert_true(len <= SL_WIRE_MAX);
+	memcpy(d->msg[d->n], msg, len);
+	d->len[d->n++] = len;
+	return 0;
+}
+
+static void collect(struct sl_sync *s, __u64 t, struct dgrams *d)
+{
+	d->n = 0;
+	assert_int_equal(sl_sync_collect(s, t, store, d), 0);
+	assert_true(d->n > 0);
+}
+
+/* Decode with the fleet key; the units the datagrams carry for `who`. */
+static __u64 units_for(const struct dgrams *d, const struct sl_addr *who)
+{
+	static struct sl_wire_entry e[SL_WIRE_MAX_ENTRIES];
+	struct sl_wire_header h;
+	__u64 n = 0;
+	unsigned i, j;
+
+	for (i = 0; i < d->n; i++) {
+		assert_int_equal(sl_wire_decode(d->msg[i], d->len[i], fx.key,
+						&h, e), SL_WIRE_OK);
+		for (j = 0; j < h.count; j++)
+			if (!memcmp(&e[j].addr, who, sizeof(*who)))
+				n += e[j].units;
+	}
+	return n;
+}
+
+static int receive(struct fixture *f, const uint8_t *msg, size_t len,
+		   __u64 t)
+{
+	return sl_sync_receive(f->sb, msg, len, "192.0.2.100", t);
+}
+
+/* A message made by hand, signed with the fleet key: one entry of `units`
+ * for `who` under rule `rule_name` (NULL: a heartbeat).
+ */
+static size_t hand_message(uint8_t *buf, unsigned node, __u64 incarnation,
+			   __u64 seq, __u64 sent_ms, const char *rule_name,
+			   const struct sl_addr *who, __u64 start_ms,
+			   __u32 units)
+{
+	struct sl_wire_header h = {
+		.type = rule_name ? SL_WIRE_COUNTS : SL_WIRE_HEARTBEAT,
+		.count = rule_name ? 1 : 0,
+		.node = node, .incarnation = incarnation, .seq = seq,
+		.sent_ms = sent_ms,
+	};
+	struct sl_wire_entry e = { 0 };
+
+	if (rule_name) {
+		e.addr = *who;
+		e.rule_hash = sl_rule_name_hash(rule_name);
+		e.dport = 0;	/* the rule does not key by port */
+		e.start_ms = start_ms;
+		e.units = units;
+	}
+	return sl_wire_encode(buf, &h, &e, fx.key);
+}
+
+/* N packets from a new client through A at now; A's first round at
+ * now + 100, merged by B at now + 150. Checks that A accepted all N and
+ * B's view of the client sums to N.
+ */
+#define N_SENT	30
+
+static struct sl_addr sync_once(struct fixture *f, struct dgrams *d)
+{
+	struct sl_addr who = new_client(f);
+	struct sl_peer_view v;
+	unsigned i;
+
+	assert_int_equal(send_udp(&f->a, &who, f->now, N_SENT, NULL), N_SENT);
+	collect(f->sa, f->now + 100, d);
+	assert_int_equal(units_for(d, &who), N_SENT);
+	for (i = 0; i < d->n; i++)
+		assert_int_equal(receive(f, d->msg[i], d->len[i], f->now + 150),
+				 SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), N_SENT);
+	return who;
+}
+
+/* ---- delayed sync ---------------------------------------------------------- */
+
+static void test_delayed_sync_view_sums_n_and_b_accepts_limit_minus_n(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who, alone;
+	struct dgrams d;
+	unsigned first_reject;
+
+	assert_int_not_equal(f->rule_a.id, f->rule_b.id);
+	who = sync_once(f, &d);
+	/* B: 70 more, the 71st and after dropped */
+	assert_int_equal(send_udp(&f->b, &who, f->now + 200, LIMIT - N_SENT + 5,
+			      &first_reject), LIMIT - N_SENT);
+	assert_int_equal(first_reject, LIMIT - N_SENT);
+	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 1);
+	assert_int_equal(sl_sync_status(f->sb)->peer[0].node, NODE_A);
+	assert_int_equal(sl_sync_status(f->sb)->peer[0].messages, d.n);
+
+	/* a client A never saw: B alone, the whole limit */
+	alone = new_client(f);
+	assert_int_equal(send_udp(&f->b, &alone, f->now + 200, LIMIT + 5,
+			      &first_reject), LIMIT);
+	assert_int_equal(first_reject, LIMIT);
+}
+
+/* A's accepts spread over two CPUs' state are summed into one count; so
+ * are B's own.
+ */
+static void test_delayed_sync_two_cpus_summed(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who;
+	struct dgrams d;
+	unsigned first_reject;
+
+	if (f->a.maps.nr_cpus < 2 || !CPU_ISSET(0, &sl_test_initial_cpus) ||
+	    !CPU_ISSET(1, &sl_test_initial_cpus))
+		skip();
+	f->spread = 2;
+	who = sync_once(f, &d);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 200, LIMIT,
+				  &first_reject), LIMIT - N_SENT);
+	assert_int_equal(first_reject, LIMIT - N_SENT);
+}
+
+static void test_same_datagrams_again_replayed_view_unchanged(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_peer_view before;
+	struct sl_addr who;
+	struct dgrams d;
+	__u64 replayed;
+	unsigned i;
+
+	who = sync_once(f, &d);
+	assert_int_equal(view_of(f, &who, &before), 0);
+	replayed = sl_sync_status(f->sb)->rejected_replayed;
+	for (i = 0; i < d.n; i++)
+		assert_int_equal(receive(f, d.msg[i], d.len[i], f->now + 300),
+				 SL_SYNC_REPLAYED);
+	assert_view_unchanged(f, &who, &before);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_replayed,
+			 replayed + d.n);
+	assert_int_equal(sl_sync_status(f->sb)->peer[0].rejected, d.n);
+	/* and B still takes exactly what is left */
+	assert_int_equal(send_udp(&f->b, &who, f->now + 300, LIMIT, NULL),
+			 LIMIT - N_SENT);
+}
+
+static void test_older_incarnation_refused_newer_restarts_sequence(void **st)
+{
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view before, after;
+	struct sl_addr who;
+	struct dgrams d;
+	size_t len;
+
+	who = sync_once(f, &d);
+	assert_int_equal(view_of(f, &who, &before), 0);
+	/* node 1 before it restarted: a sequence B never saw, still refused */
+	len = hand_message(buf, NODE_A, f->inc_a - 1, 1000, f->now + 160,
+			   "sync-udp", &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_REPLAYED);
+	assert_view_unchanged(f, &who, &before);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_replayed, 1);
+
+	/* node 1 restarted: its sequence begins again at 1 */
+	len = hand_message(buf, NODE_A, f->inc_a + 1, 1, f->now + 170,
+			   "sync-udp", &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &after), 0);
+	assert_int_equal(view_sum(&after), N_SENT + 5);
+	/* and then the old incarnation's real datagrams are too old */
+	assert_int_equal(receive(f, d.msg[0], d.len[0], f->now + 200),
+			 SL_SYNC_REPLAYED);
+}
+
+static void test_own_node_id_refused(void **st)
+{
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view before;
+	struct sl_addr who;
+	struct dgrams d;
+	size_t len;
+
+	who = sync_once(f, &d);
+	assert_int_equal(view_of(f, &who, &before), 0);
+	len = hand_message(buf, NODE_B, f->inc_b, 1, f->now + 160, "sync-udp",
+			   &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_OWN);
+	assert_view_unchanged(f, &who, &before);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_own, 1);
+	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 1);
+}
+
+static void test_forged_byte_refused_and_counted(void **st)
+{
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view before;
+	struct sl_addr who = new_client(f);
+	struct dgrams d;
+	size_t at[] = { 0, 9, 40, 0 };	/* header, node, an entry, the tag */
+	unsigned i;
+
+	/* A's real datagram, changed in transit before B ever saw it */
+	assert_int_equal(send_udp(&f->a, &who, f->now, N_SENT, NULL), N_SENT);
+	collect(f->sa, f->now + 100, &d);
+	assert_int_equal(d.n, 1);
+	at[3] = d.len[0] - 1;
+	for (i = 0; i < 4; i++) {
+		memcpy(buf, d.msg[0], d.len[0]);
+		buf[at[i]] ^= 0x01;
+		assert_int_equal(receive(f, buf, d.len[0], f->now + 150),
+				 SL_WIRE_FORGED);
+		assert_int_equal(sl_sync_status(f->sb)->rejected_forged, i + 1);
+	}
+	/* nothing merged, and no peer learned from a forged message */
+	assert_int_equal(view_of(f, &who, &before), -ENOENT);
+	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 0);
+	/* the unchanged one is still good: the forgeries used up nothing */
+	assert_int_equal(receive(f, d.msg[0], d.len[0], f->now + 150),
+			 SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &before), 0);
+	assert_int_equal(view_sum(&before), N_SENT);
+}
+
+/* Three rounds of A, with new packets before each: delivered 1, 3, 2, each
+ * is merged once; delivered again, none is.
+ */
+static void test_out_of_order_unseen_seq_merged_once(void **st)
+{
+	struct fixture *f = *st;
+	static struct dgrams d[3];
+	static const unsigned sent[3] = { 10, 7, 4 };
+	static const unsigned order[3] = { 0, 2, 1 };
+	struct sl_addr who = new_client(f);
+	struct sl_peer_view v;
+	struct sl_wire_entry e[SL_WIRE_MAX_ENTRIES];
+	struct sl_wire_header h;
+	__u64 total = 0;
+	unsigned r, i;
+
+	for (r = 0; r < 3; r++) {
+		assert_int_equal(send_udp(&f->a, &who, f->now + r * 200, sent[r],
+				      NULL), sent[r]);
+		collect(f->sa, f->now + r * 200 + 100, &d[r]);
+		assert_int_equal(d[r].n, 1);
+		assert_int_equal(sl_wire_decode(d[r].msg[0], d[r].len[0],
+						f->key, &h, e), SL_WIRE_OK);
+		assert_int_equal(h.seq, r + 1);
+		assert_int_equal(units_for(&d[r], &who), sent[r]);
+	}
+	for (i = 0; i < 3; i++) {
+		r = order[i];
+		assert_int_equal(receive(f, d[r].msg[0], d[r].len[0],
+					 f->now + 700), SL_SYNC_MERGED);
+		total += sent[r];
+		assert_int_equal(view_of(f, &who, &v), 0);
+		assert_int_equal(view_sum(&v), total);
+	}
+	for (r = 0; r < 3; r++)
+		assert_int_equal(receive(f, d[r].msg[0], d[r].len[0],
+					 f->now + 800), SL_SYNC_REPLAYED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), 10 + 7 + 4);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 800, LIMIT, NULL),
+			 LIMIT - 21);
+}
+
+/* The replay window holds the highest sequence and the 63 below it. */
+static void test_seq_64_or_more_behind_max_refused(void **st)
+{
+	static const struct {
+		__u64 seq;
+		int want;
+	} steps[] = {
+		{ 100, SL_SYNC_MERGED },
+		{ 36, SL_SYNC_REPLAYED },	/* 64 behind */
+		{ 35, SL_SYNC_REPLAYED },	/* 65 behind */
+		{ 1, SL_SYNC_REPLAYED },
+		{ 37, SL_SYNC_MERGED },		/* 63 behind: the window's last */
+		{ 37, SL_SYNC_REPLAYED },
+		{ 99, SL_SYNC_MERGED },
+		{ 300, SL_SYNC_MERGED },	/* a jump past the window */
+		{ 299, SL_SYNC_MERGED },
+		{ 237, SL_SYNC_MERGED },
+		{ 236, SL_SYNC_REPLAYED },
+		{ 100, SL_SYNC_REPLAYED },
+	};
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_addr who = new_client(f);
+	struct sl_peer_view v;
+	__u64 merged = 0;
+	unsigned i;
+	size_t len;
+	int got;
+
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		len = hand_message(buf, 3, 77, steps[i].seq, f->now, "sync-udp",
+				   &who, f->now, 1);
+		got = receive(f, buf, len, f->now + 10);
+		if (got != steps[i].want)
+			fail_msg("step %u: seq %llu: %d, expected %d", i,
+				 ULL(steps[i].seq), got, steps[i].want);
+		merged += got == SL_SYNC_MERGED;
+		assert_int_equal(view_of(f, &who, &v), 0);
+		assert_int_equal(view_sum(&v), merged);
+	}
+}
+
+static void test_second_collect_without_packets_only_heartbeat(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_peer_view before;
+	struct sl_wire_entry e[SL_WIRE_MAX_ENTRIES];
+	struct sl_wire_header h;
+	struct sl_addr who;
+	struct dgrams d, d2;
+
+	who = sync_once(f, &d);
+	assert_int_equal(view_of(f, &who, &before), 0);
+	collect(f->sa, f->now + 300, &d2);
+	assert_int_equal(d2.n, 1);
+	assert_int_equal(d2.len[0], SL_WIRE_HEADER + SL_WIRE_TAG);
+	assert_int_equal(sl_wire_decode(d2.msg[0], d2.len[0], f->key, &h, e),
+			 SL_WIRE_OK);
+	assert_int_equal(h.type, SL_WIRE_HEARTBEAT);
+	assert_int_equal(h.count, 0);
+	assert_int_equal(h.node, NODE_A);
+	assert_int_equal(h.seq, d.n + 1);
+	assert_int_equal(receive(f, d2.msg[0], d2.len[0], f->now + 350),
+			 SL_SYNC_MERGED);
+	assert_view_unchanged(f, &who, &before);
+	assert_int_equal(sl_sync_status(f->sb)->peer[0].last_heard_ms,
+			 f->now + 350);
+}
+
+/* One message, two entries: one for a rule B has, one for a rule it does
+ * not. The first is merged, the second counted.
+ */
+static void test_unknown_rule_counted_not_merged(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_wire_header h = {
+		.type = SL_WIRE_COUNTS, .count = 2, .node = 4,
+		.incarnation = 5, .seq = 1, .sent_ms = f->now,
+	};
+	struct sl_wire_entry e[2];
+	struct sl_addr known = new_client(f), unknown = new_client(f);
+	struct sl_peer_view v;
+	struct sl_client_key k;
+	uint8_t buf[SL_WIRE_MAX];
+	__u32 id;
+	size_t len;
+
+	memset(e, 0, sizeof(e));
+	e[0].addr = known;
+	e[0].rule_hash = sl_rule_name_hash("sync-udp");
+	e[0].start_ms = f->now;
+	e[0].units = 11;
+	e[1].addr = unknown;
+	e[1].rule_hash = sl_rule_name_hash("only-on-a");
+	e[1].start_ms = f->now;
+	e[1].units = 13;
+	len = sl_wire_encode(buf, &h, e, f->key);
+	assert_int_equal(receive(f, buf, len, f->now + 10), SL_SYNC_MERGED);
+	assert_int_equal(sl_sync_status(f->sb)->unknown_rule, 1);
+	assert_int_equal(view_of(f, &known, &v), 0);
+	assert_int_equal(view_sum(&v), 11);
+	/* no view of the other client under any rule id */
+	assert_int_equal(view_of(f, &unknown, &v), -ENOENT);
+	for (id = 0; id < SL_MAX_RULES; id++) {
+		memset(&k, 0, sizeof(k));
+		k.addr = unknown;
+		k.rule_id = id;
+		if (!bpf_map_lookup_elem(f->b.maps.peer_view, &k, &v))
+			fail_msg("a view of the unknown rule's client under id %u",
+				 id);
+	}
+	/* the unknown client is B's alone */
+	assert_int_equal(send_udp(&f->b, &unknown, f->now + 20, LIMIT + 1, NULL),
+			 LIMIT);
+}
+
+/* ---- split quota ------------------------------------------------------------ */
+
+static void test_split_quota_four_nodes_accepts_limit_over_four(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_sync *s;
+	struct sl_addr who = new_client(f), other = new_client(f);
+	unsigned first_reject;
+
+	sl_sync_free(f->sa);
+	f->sa = s = engine(&f->a, SL_LAYOUT_SPLIT_QUOTA, NODE_A, 200, 4,
+			   f->inc_a);
+	assert_int_equal(send_udp(&f->a, &who, f->now, LIMIT, &first_reject),
+			 LIMIT / 4);
+	assert_int_equal(first_reject, LIMIT / 4);
+	/* per client: another one has its own quarter */
+	assert_int_equal(send_udp(&f->a, &other, f->now, LIMIT / 4 + 1, NULL),
+			 LIMIT / 4);
+	/* a window later, a quarter again */
+	assert_int_equal(send_udp(&f->a, &who, f->now + WINDOW_MS + 1, LIMIT, NULL),
+			 LIMIT / 4);
+}
+
+/* ---- predictive ------------------------------------------------------------- */
+
+/* B merges 40 units for each of four clients at T, interval 1000 ms. With
+ * limit L = 100 the projection may take the count to L + L / 50 = 102; the
+ * lower bound alone to 100. The projection at T + s is 40 x min(s, 1000) /
+ * 1000, and nothing from 2000 ms on. So B accepts
+ *   at T:        min(100 - 40, 102 - 40 - 0)  = 60
+ *   at T + 500:  min(100 - 40, 102 - 40 - 20) = 42
+ *   at T + 1500: min(100 - 40, 102 - 40 - 40) = 22
+ *   at T + 2000: min(100 - 40, 102 - 40 - 0)  = 60
+ * A projection of 19 or 21 at T + 500 would give 43 or 41.
+ */
+static void test_predictive_counts_projected_20_at_half_interval(void **st)
+{
+	static const struct {
+		__u64 at;
+		unsigned accepted;
+	} points[] = { { 0, 60 }, { 500, 42 }, { 1500, 22 }, { 2000, 60 } };
+	struct fixture *f = *st;
+	struct sl_wire_header h = {
+		.type = SL_WIRE_COUNTS, .count = 4, .node = NODE_A,
+		.incarnation = f->inc_a, .seq = 1, .sent_ms = f->now,
+	};
+	struct sl_wire_entry e[4];
+	struct sl_addr who[4];
+	struct sl_peer_view v;
+	uint8_t buf[SL_WIRE_MAX];
+	unsigned i, first_reject;
+	size_t len;
+
+	assert_int_equal(LIMIT / SL_PREDICT_MARGIN, 2);
+	sl_sync_free(f->sb);
+	f->sb = engine(&f->b, SL_LAYOUT_PREDICTIVE, NODE_B, 1000, 2, f->inc_b);
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < 4; i++) {
+		who[i] = new_client(f);
+		e[i].addr = who[i];
+		e[i].rule_hash = sl_rule_name_hash("sync-udp");
+		e[i].start_ms = f->now;
+		e[i].units = 40;
+	}
+	len = sl_wire_encode(buf, &h, e, f->key);
+	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(view_of(f, &who[i], &v), 0);
+		assert_int_equal(view_sum(&v), 40);
+		assert_int_equal(v.round_units, 40);
+		assert_int_equal(v.round_ms, (__u32)f->now);
+	}
+	for (i = 0; i < 4; i++) {
+		unsigned got = send_udp(&f->b, &who[i], f->now + points[i].at, 100,
+				    &first_reject);
+
+		if (got != points[i].accepted || first_reject != got)
+			fail_msg("T + %llu ms: %u accepted (first reject %u), "
+				 "expected %u", ULL(points[i].at), got,
+				 first_reject, points[i].accepted);
+	}
+}
+
+/* ---- real clocks ------------------------------------------------------------- */
+
+/* TAI ms in mid-2025. A 1 s window has peer slices of 67 ms, so slice
+ * numbers are past 2^32 (struct sl_slot keeps them wrapped, by design);
+ * the slice start a sender puts on the wire must still be the real one,
+ * or a receiver finds it long out of its window and drops the units.
+ * Shorter than about 6 s, every window is in this case today.
+ */
+#define TAI_2025_MS	1750000000000ULL
+
+static void test_one_second_window_at_real_tai_time_synced(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_wire_entry e[SL_WIRE_MAX_ENTRIES];
+	struct sl_wire_header h;
+	struct sl_rule ra, rb;
+	struct sl_addr who = new_client(f);
+	struct sl_peer_view v;
+	struct dgrams d;
+	__u64 t = TAI_2025_MS + (__u64)f->tests * 60000;
+	__u64 ps = sl_peer_slice_ms(1000);
+	unsigned i, j, entries = 0, first_reject;
+
+	assert_int_equal(ps, 67);
+	assert_true(t / ps > UINT32_MAX);
+	assert_int_equal(live_rule(&f->a, "sync-1s", &ra), 0);
+	assert_int_equal(live_rule(&f->b, "sync-1s", &rb), 0);
+	assert_int_equal(send_port(&f->a, &who, 10, t, 20, NULL), 20);
+	collect(f->sa, t + 10, &d);
+	/* on the wire: the start of the 67 ms slice the accepts fell in */
+	for (i = 0; i < d.n; i++) {
+		assert_int_equal(sl_wire_decode(d.msg[i], d.len[i], f->key,
+						&h, e), SL_WIRE_OK);
+		for (j = 0; j < h.count; j++) {
+			if (memcmp(&e[j].addr, &who, sizeof(who)))
+				continue;
+			entries++;
+			if (e[j].start_ms != t / ps * ps)
+				fail_msg("entry starts at %llu ms, the slice "
+					 "began at %llu", ULL(e[j].start_ms),
+					 ULL(t / ps * ps));
+			assert_int_equal(e[j].units, 20);
+		}
+	}
+	assert_int_equal(entries, 1);
+	for (i = 0; i < d.n; i++)
+		assert_int_equal(receive(f, d.msg[i], d.len[i], t + 20),
+				 SL_SYNC_MERGED);
+	assert_int_equal(view_under(f, &rb, &who, &v), 0);
+	assert_int_equal(view_sum(&v), 20);
+	assert_int_equal(send_port(&f->b, &who, 10, t + 30, LIMIT,
+				   &first_reject), LIMIT - 20);
+	assert_int_equal(first_reject, LIMIT - 20);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, begin, end)
+	const struct CMUnitTest tests[] = {
+		T(test_delayed_sync_view_sums_n_and_b_accepts_limit_minus_n),
+		T(test_delayed_sync_two_cpus_summed),
+		T(test_same_datagrams_again_replayed_view_unchanged),
+		T(test_older_incarnation_refused_newer_restarts_sequence),
+		T(test_own_node_id_refused),
+		T(test_forged_byte_refused_and_counted),
+		T(test_out_of_order_unseen_seq_merged_once),
+		T(test_seq_64_or_more_behind_max_refused),
+		T(test_second_collect_without_packets_only_heartbeat),
+		T(test_unknown_rule_counted_not_merged),
+		T(test_split_quota_four_nodes_accepts_limit_over_four),
+		T(test_predictive_counts_projected_20_at_half_interval),
+		/* last: its clock is 50 years past the others' */
+		T(test_one_second_window_at_real_tai_time_synced),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
