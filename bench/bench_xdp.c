@@ -23,6 +23,7 @@
 #include "rules.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "sync.h"
 #include "floor.skel.h"
 #include "slicelimit.skel.h"
 
@@ -86,7 +87,8 @@ static void add_case(const char *name, int fd, const char *src, __u16 port,
 }
 
 /* One packet from each of n sources (10.x.y.z): the table holds n. */
-static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
+static int touch_clients(struct sl_instance *in, unsigned first, unsigned n,
+			 __u16 port)
 {
 	struct sl_addr src, dst;
 	uint8_t pkt[SL_PACKET_MAX];
@@ -95,7 +97,7 @@ static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
 
 	addr("192.0.2.1", &dst);
 	addr("10.0.0.0", &src);
-	for (i = 0; i < n; i++) {
+	for (i = first; i < first + n; i++) {
 		__u32 v = htonl(0x0a000000 + 1 + i);
 
 		memcpy(&src.byte[12], &v, 4);
@@ -104,6 +106,12 @@ static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
 			return -1;
 	}
 	return 0;
+}
+
+/* Clients 10.0.0.1 .. n, one packet each. */
+static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
+{
+	return touch_clients(in, 0, n, port);
 }
 
 /* ns of the insert path: a packet from a client the table has not seen,
@@ -177,6 +185,79 @@ static double aggregate_ms(struct sl_instance *in, __u64 *clients)
 	free(rules);
 	*clients = a.clients;
 	return (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+/* A sync round (user/sync.c) over the aggregation instance: the time to
+ * find the changed clients and encode their units, and the bytes one
+ * node sends per peer. Datagrams are counted, not sent.
+ */
+struct wire_count {
+	__u64 datagrams, bytes;
+};
+
+static int count_datagram(void *ctx, const uint8_t *msg, size_t len)
+{
+	struct wire_count *w = ctx;
+
+	(void)msg;
+	w->datagrams++;
+	w->bytes += len;
+	return 0;
+}
+
+static double sync_round_ms(struct sl_sync *s, __u64 now,
+			    struct wire_count *w)
+{
+	struct timespec t0, t1;
+
+	memset(w, 0, sizeof(*w));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (sl_sync_collect(s, now, count_datagram, w))
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+/* The study's load: 5,000 requests/s per node, so 1,000 per 0.2 s round,
+ * from 1,000 different clients (the worst case: every request a change)
+ * among the 200,000 the table holds; then one round.
+ */
+static void bench_sync(struct sl_instance *agg)
+{
+	struct sl_sync_opts o = {
+		.layout = SL_LAYOUT_DELAYED_SYNC, .node = 1,
+		.interval_ms = 200, .incarnation = 1,
+	};
+	double first, rounds[ROUNDS];
+	struct wire_count w0, w;
+	struct sl_sync *s;
+	__u64 now = 1000000;
+	int r;
+
+	s = sl_sync_new(&agg->maps, &o);
+	if (!s) {
+		perror("sl_sync_new");
+		return;
+	}
+	first = sync_round_ms(s, now, &w0);
+	for (r = 0; r < ROUNDS; r++) {
+		now += 200;
+		sl_instance_set_time(agg, now);
+		touch_clients(agg, 1000 * r, 1000, 5000);
+		rounds[r] = sync_round_ms(s, now, &w);
+	}
+	qsort(rounds, ROUNDS, sizeof(double), cmp_double);
+	printf("%-40s %6.1fms (all 200,000 clients changed: %llu datagrams, %llu bytes per peer)\n",
+	       "sync round, first", first, (unsigned long long)w0.datagrams,
+	       (unsigned long long)w0.bytes);
+	printf("%-40s %6.1fms median, %.1f min, %.1f max (1,000 changed of 200,000: "
+	       "%llu datagrams, %llu bytes per peer per round; at 5 rounds/s "
+	       "%llu bytes/s to each peer, %llu bytes/s to 7 peers)\n",
+	       "sync round, study load", rounds[ROUNDS / 2], rounds[0],
+	       rounds[ROUNDS - 1], (unsigned long long)w.datagrams,
+	       (unsigned long long)w.bytes, (unsigned long long)w.bytes * 5,
+	       (unsigned long long)w.bytes * 5 * 7);
+	sl_sync_free(s);
 }
 
 /* The kernel's own account of a map's memory (fdinfo "memlock"). */
@@ -323,6 +404,7 @@ int main(void)
 		       "aggregation pass", agg_ms[ROUNDS / 2], agg_ms[0],
 		       agg_ms[ROUNDS - 1], (unsigned long long)clients,
 		       agg.maps.nr_cpus);
+		bench_sync(&agg);
 	}
 	{
 		struct bpf_map_info info = {};

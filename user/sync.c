@@ -60,6 +60,7 @@ struct sl_sync {
 	struct sl_wire_entry out[SL_WIRE_MAX_ENTRIES];
 	unsigned nr_out;
 	__u64 now_ms;
+	__u64 prev_ms;		/* when the previous round began */
 	sl_sync_emit_fn emit;
 	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
 	void *emit_ctx;
@@ -301,6 +302,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	struct bins b = { 0 };
 	size_t stride = (value_size + 7) & ~7u;
 	__u32 accepted = 0;
+	__u64 last_ms = 0;
 	int cpu, i;
 
 	s->st.collect_clients++;
@@ -308,9 +310,18 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	if (!r || !sl_algo_syncs(r->algorithm) ||
 	    sl_state_size(r->algorithm) != value_size)
 		return 0;
-	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++)
-		accepted += ((const struct sl_client_hdr *)
-			     ((const char *)cpus + cpu * stride))->accepted;
+	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++) {
+		const struct sl_client_hdr *h = (const void *)
+			((const char *)cpus + cpu * stride);
+
+		accepted += h->accepted;
+		last_ms = h->last_ms > last_ms ? h->last_ms : last_ms;
+	}
+	/* no accept since the last round began: unchanged, known without
+	 * touching the (large, cache-cold) table of what was sent
+	 */
+	if (s->st.rounds && last_ms < s->prev_ms)
+		return 0;
 	c = table_slot(s->table, s->cap, key);
 	if (c->in_use && c->accepted == accepted)
 		return 0;	/* nothing accepted since the last round */
@@ -345,7 +356,12 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 		e->addr = key->addr;
 		e->rule_hash = r->hash;
 		e->dport = key->dport;
-		e->start_ms = (__u64)now->slice * b.ps;
+		/* the slot's slice number wraps at 2^32 (a 1 s window's
+		 * slices already have, at today's TAI): count back from now
+		 */
+		e->start_ms = (s->now_ms / b.ps -
+			       sl_u32_since(now->slice,
+					    (__u32)(s->now_ms / b.ps))) * b.ps;
 		e->units = now->count - was->count;
 		was->count = now->count;
 		if (s->nr_out == SL_WIRE_MAX_ENTRIES)
@@ -390,6 +406,7 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 		flush(s, false);
 	if (s->st.sent_messages == sent)
 		flush(s, true);
+	s->prev_ms = now_ms;
 	/* forget clients whose slices have all left the window */
 	if (!err && s->st.rounds % 64 == 63)
 		err = table_rebuild(s, now_ms, longest_window(s));
@@ -467,7 +484,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 			bool set, __u64 now_ms)
 {
 	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
-	struct sl_peer_view v;
+	struct sl_peer_view v, was;
 	struct sl_client_key key;
 	__u32 before = 0, added, interval = s->o.interval_ms;
 	__u64 ps;
@@ -482,6 +499,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	key.dport = e->dport;
 	if (bpf_map_lookup_elem(s->maps.peer_view, &key, &v))
 		memset(&v, 0, sizeof(v));
+	was = v;
 	if (set) {
 		struct sl_slot *slot;
 
@@ -505,7 +523,11 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 		}
 		v.round_units += added;
 	}
-	if (bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
+	/* nothing to write for a slice already out of the window: no empty
+	 * entries for stale messages
+	 */
+	if (memcmp(&v, &was, sizeof(v)) &&
+	    bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
 		s->st.view_full++;
 }
 
