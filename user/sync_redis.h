@@ -5,7 +5,8 @@
  * reads back the other nodes' totals, in one atomic Lua script per batch
  * (EVALSHA, loaded at connect). An unreachable store is a peer outage:
  * the round is skipped, counted, and retried with backoff; the data path
- * never waits for it (NFR-3).
+ * never waits for it (NFR-3). The layout in the store, its expiry and the
+ * bounds on a round: sync_redis.c.
  */
 #ifndef SL_SYNC_REDIS_H
 #define SL_SYNC_REDIS_H
@@ -25,7 +26,9 @@ void sl_redis_free(struct sl_redis *r);
 /* One sync round at now_ms (TAI): push, read back, merge into the peer
  * view through `s`; updates s's status (backend_up, backend_errors,
  * backend_reconnects). Returns within about one interval whatever the
- * server does.
+ * server does: work left at the interval waits for the next round, and
+ * a command waits at most half an interval (name resolution aside).
+ * Backoff is timed by now_ms, so a model clock drives it too.
  */
 void sl_redis_round(struct sl_redis *r, struct sl_sync *s, uint64_t now_ms);
 
