@@ -137,6 +137,8 @@ int sl_service_run(const char *path)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+	/* a peer or Redis gone mid-write must not end the service */
+	signal(SIGPIPE, SIG_IGN);
 	if (sl_config_load(path, &cfg))
 		return -EINVAL;
 	/* check the rules before touching anything */

@@ -107,7 +107,6 @@ static void round_now(struct sl_sync_service *svc)
 
 	if (svc->redis) {
 		sl_redis_round(svc->redis, svc->sync, now);
-		sl_sync_status(svc->sync)->rounds++;
 	} else {
 		err = sl_sync_collect(svc->sync, now, send_to_peers, svc);
 		if (err)
