@@ -63,6 +63,7 @@ struct sl_sync {
 	__u64 prev_ms;		/* when the previous round began */
 	sl_sync_emit_fn emit;
 	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
+	bool silent;				/* sl_sync_adopt: send nothing */
 	void *emit_ctx;
 };
 
@@ -256,6 +257,10 @@ static void flush(struct sl_sync *s, bool heartbeat)
 	uint8_t buf[SL_WIRE_MAX];
 	size_t len;
 
+	if (s->silent) {
+		s->nr_out = 0;
+		return;
+	}
 	if (s->emit_entries) {
 		if (!heartbeat && s->emit_entries(s->emit_ctx, s->out,
 						  s->nr_out))
@@ -427,6 +432,17 @@ int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    sl_sync_emit_entries_fn emit, void *ctx)
 {
 	return collect(s, now_ms, NULL, emit, ctx);
+}
+
+int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
+{
+	int err;
+
+	s->silent = true;
+	err = collect(s, now_ms, NULL, NULL, NULL);
+	s->silent = false;
+	s->st.rounds = 0;
+	return err;
 }
 
 /* ---- receiving ---- */

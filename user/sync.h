@@ -59,6 +59,13 @@ typedef int (*sl_sync_emit_entries_fn)(void *ctx,
 int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    sl_sync_emit_entries_fn emit, void *ctx);
 
+/* A service restarted over pinned maps: record what they hold as sent,
+ * without sending it. The previous incarnation sent it (all but its last
+ * round at most, which is then undercounted: fail open); sending it again
+ * would count it twice at every peer.
+ */
+int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms);
+
 /* Check and merge one datagram from `from` (for status). Returns
  * SL_WIRE_OK when merged, else why it was refused (SL_WIRE_* or one of
  * the engine's reasons below); every refusal is counted.

@@ -202,6 +202,12 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 			goto fail;
 		}
 	}
+	/* counts already in the pinned maps went out from the service that
+	 * made them (nothing, on a fresh load)
+	 */
+	err = sl_sync_adopt(svc->sync, sl_now_tai_ms());
+	if (err)
+		pr_warn("sync: cannot read the pinned counts: %s", strerror(-err));
 	sl_sync_publish(svc->sync, sl_now_tai_ms());
 	if (svc->stop_fd < 0 ||
 	    pthread_create(&svc->thread, NULL, sync_thread, svc)) {
