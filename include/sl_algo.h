@@ -9,7 +9,7 @@
  * (record an accept on this CPU), and the sum's verdict `used < limit`.
  * Summing over CPUs gives the node's view; the sum's next_expiry_ms is the
  * earliest time the verdict can change, which the kernel caches for floods
- * and sl_accept_at_ms() walks to find Retry-After.
+ * and sl_accept_at_ms() (include/sl_peer.h) walks to find Retry-After.
  *
  * The `sliding` algorithm
  * -----------------------
@@ -663,28 +663,6 @@ SL_INLINE void sl_tally_cpus(struct sl_tally *t, const void *cpus,
 	sl_tally_finish(t, p, now_ms);
 }
 
-/* Earliest time >= now at which a request of `units` may be accepted. The
- * verdict can only change at the tally's next_expiry_ms, so walk those.
- * Userspace only (query, Retry-After); the kernel caches the first step.
- */
-SL_INLINE __u64 sl_accept_at_ms(const void *cpus, int nr_cpus,
-				const struct sl_params *p, __u64 now_ms,
-				__u32 units)
-{
-	__u64 at = now_ms;
-	struct sl_tally t;
-	int step;
-
-	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
-		sl_tally_cpus(&t, cpus, nr_cpus, p, at);
-		if (sl_tally_allows(&t, p, units))
-			return at;
-		if (t.next_expiry_ms == SL_NEVER)
-			return SL_NEVER;
-		at = t.next_expiry_ms > at ? t.next_expiry_ms : at + 1;
-	}
-	return SL_NEVER;
-}
 #endif
 
 #endif /* SL_ALGO_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* A client's standing under a rule, computed from its per-CPU state by
- * the same include/ code the kernel decides with.
+/* A client's standing under a rule, computed from its per-CPU state (and
+ * its peers') by the same include/ code the kernel decides with.
  */
 #ifndef SL_CLIENT_VIEW_H
 #define SL_CLIENT_VIEW_H
@@ -16,11 +16,9 @@ struct sl_client_view {
 				 * counted) */
 };
 
-/* From per-CPU values already read (m->nr_cpus of them). */
-void sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
-			    const void *cpus, __u64 now_ms,
-			    struct sl_client_view *v);
-/* Read the client's state (none yet: a fresh client) and compute. */
+/* Read the client's state (none yet: a fresh client) and, when the
+ * instance syncs, its peers' part and the layout's limit, and compute.
+ */
 int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 			const struct sl_client_key *key, __u64 now_ms,
 			struct sl_client_view *v);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "check.h"
 #include "common.h"
 #include "config.h"
@@ -185,6 +186,10 @@ int sl_service_run(const char *path)
 			err = -EINVAL;
 			goto out;
 		}
+	} else {
+		/* pinned maps from a run with sync: decide alone again */
+		bpf_map_update_elem(m.sync, &(__u32){ 0 },
+				    &(struct sl_sync_conf){ 0 }, BPF_ANY);
 	}
 
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());

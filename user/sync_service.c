@@ -79,13 +79,19 @@ static int send_to_peers(void *ctx, const uint8_t *msg, size_t len)
 	return err;
 }
 
+/* At most this many datagrams between two looks at the clock: a peer
+ * flooding the port cannot hold back this node's own rounds.
+ */
+#define SL_RECEIVE_BURST	256
+
 static void receive_all(struct sl_sync_service *svc)
 {
 	uint8_t buf[SL_WIRE_MAX + 1];
 	struct sockaddr_storage from;
 	char name[64];
+	int i;
 
-	for (;;) {
+	for (i = 0; i < SL_RECEIVE_BURST; i++) {
 		socklen_t flen = sizeof(from);
 		ssize_t n = recvfrom(svc->sock, buf, sizeof(buf), MSG_DONTWAIT,
 				     (struct sockaddr *)&from, &flen);
@@ -148,13 +154,24 @@ static void *sync_thread(void *arg)
 
 static int open_socket(struct sl_sync_service *svc)
 {
-	int one = 1;
+	/* a round after many new clients is a burst of datagrams to and
+	 * from every peer: room for a few thousand of them
+	 */
+	int one = 1, bytes = 8 << 20;
 
 	svc->sock = socket(svc->cfg.listen.ss_family, SOCK_DGRAM | SOCK_CLOEXEC,
 			   0);
 	if (svc->sock < 0)
 		return -errno;
 	setsockopt(svc->sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(svc->sock, SOL_SOCKET, SO_RCVBUFFORCE, &bytes,
+		       sizeof(bytes)))
+		setsockopt(svc->sock, SOL_SOCKET, SO_RCVBUF, &bytes,
+			   sizeof(bytes));
+	if (setsockopt(svc->sock, SOL_SOCKET, SO_SNDBUFFORCE, &bytes,
+		       sizeof(bytes)))
+		setsockopt(svc->sock, SOL_SOCKET, SO_SNDBUF, &bytes,
+			   sizeof(bytes));
 	if (bind(svc->sock, (const struct sockaddr *)&svc->cfg.listen,
 		 addr_len(&svc->cfg.listen)))
 		return -errno;

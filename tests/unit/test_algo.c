@@ -19,6 +19,7 @@
 
 #include "slicelimit.h"
 #include "sl_algo.h"
+#include "sl_peer.h"	/* sl_accept_at_ms */
 #include "sl_key.h"
 #include "trace_gen.h"
 
