@@ -47,6 +47,7 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
+#include "client_view.h"
 #include "common.h"
 #include "instance.h"
 #include "instance_fixture.h"
@@ -440,12 +441,30 @@ static void test_delayed_sync_view_sums_n_and_b_accepts_limit_minus_n(void **st)
 	struct dgrams d;
 	unsigned first_reject;
 
+	struct sl_client_key k;
+	struct sl_client_view cv;
+
 	assert_int_not_equal(f->rule_a.id, f->rule_b.id);
 	who = sync_once(f, &d);
+	/* what B tells the client (HTTP headers, query) counts A's units */
+	k = key_of(&f->rule_b, &who);
+	assert_int_equal(sl_client_view_read(&f->b.maps, &f->rule_b, &k,
+					     f->now + 200, &cv), 0);
+	assert_int_equal(cv.used, N_SENT);
+	assert_int_equal(cv.remaining, LIMIT - N_SENT);
+	assert_int_equal(cv.retry_after_ms, 0);
 	/* B: 70 more, the 71st and after dropped */
 	assert_int_equal(send_udp(&f->b, &who, f->now + 200, LIMIT - N_SENT + 5,
 			      &first_reject), LIMIT - N_SENT);
 	assert_int_equal(first_reject, LIMIT - N_SENT);
+	/* over the limit: nothing left, and a wait until A's slice leaves
+	 * the window (B's own accepts came later and leave after it)
+	 */
+	assert_int_equal(sl_client_view_read(&f->b.maps, &f->rule_b, &k,
+					     f->now + 200, &cv), 0);
+	assert_int_equal(cv.used, LIMIT);
+	assert_int_equal(cv.remaining, 0);
+	assert_true(cv.retry_after_ms > 0 && cv.retry_after_ms <= 10000);
 	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 1);
 	assert_int_equal(sl_sync_status(f->sb)->peer[0].node, NODE_A);
 	assert_int_equal(sl_sync_status(f->sb)->peer[0].messages, d.n);
