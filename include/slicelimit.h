@@ -357,6 +357,7 @@ struct sl_sync_status {
 	__u64 rejected_malformed;
 	__u64 rejected_replayed;	/* seen sequence, or an older incarnation */
 	__u64 rejected_own;	/* carrying this node's own id */
+	__u64 rejected_future;	/* sent more than SL_SYNC_MAX_SKEW_MS ahead */
 	__u64 unknown_rule;	/* entries for a rule this node does not have */
 	__u64 view_full;	/* entries sl_peer_view had no room for */
 	__u64 backend_errors;	/* redis: failed round trips */

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "common.h"
 #include "metrics.h"
 #include "rules.h"
+#include "sync_status.h"
 
 /* Upper bounds of the check latency buckets, in seconds. */
 static const double latency_le[SL_LATENCY_BUCKETS] = {
@@ -100,6 +102,69 @@ static unsigned capacity(int fd)
 	__u32 len = sizeof(info);
 
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+/* Peer health and sync traffic, when this instance syncs. */
+static void sync_metrics(struct text *t, const struct sl_maps *m)
+{
+	struct sl_sync_status st;
+	__u64 now = sl_now_tai_ms();
+	__u32 zero = 0, i;
+
+	if (m->sync_status < 0 ||
+	    bpf_map_lookup_elem(m->sync_status, &zero, &st) || !st.node)
+		return;
+	put(t, "# HELP slicelimit_sync_peer_up 1 while the peer was heard within %d intervals.\n"
+	       "# TYPE slicelimit_sync_peer_up gauge\n", SL_PEER_UP_INTERVALS);
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_up{node=\"%u\"} %d\n", st.peer[i].node,
+		    now - st.peer[i].last_heard_ms <
+		    (__u64)SL_PEER_UP_INTERVALS * st.interval_ms);
+	put(t, "# HELP slicelimit_sync_peer_lag_seconds Arrival minus sending time of the peer's last message.\n"
+	       "# TYPE slicelimit_sync_peer_lag_seconds gauge\n");
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_lag_seconds{node=\"%u\"} %.3f\n",
+		    st.peer[i].node, st.peer[i].lag_ms / 1e3);
+	put(t, "# HELP slicelimit_sync_peer_last_heard_seconds Since the peer's last accepted message.\n"
+	       "# TYPE slicelimit_sync_peer_last_heard_seconds gauge\n");
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_last_heard_seconds{node=\"%u\"} %.3f\n",
+		    st.peer[i].node, (now - st.peer[i].last_heard_ms) / 1e3);
+	put(t, "# HELP slicelimit_sync_peer_messages_total Messages accepted from the peer.\n"
+	       "# TYPE slicelimit_sync_peer_messages_total counter\n");
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_messages_total{node=\"%u\"} %llu\n",
+		    st.peer[i].node, (unsigned long long)st.peer[i].messages);
+	put(t, "# HELP slicelimit_sync_rejected_total Sync messages refused, by reason.\n"
+	       "# TYPE slicelimit_sync_rejected_total counter\n"
+	       "slicelimit_sync_rejected_total{reason=\"forged\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"malformed\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"replayed\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"future\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"own\"} %llu\n"
+	       "# HELP slicelimit_sync_sent_bytes_total Sync bytes sent (each peer's copy counted).\n"
+	       "# TYPE slicelimit_sync_sent_bytes_total counter\n"
+	       "slicelimit_sync_sent_bytes_total %llu\n"
+	       "# HELP slicelimit_sync_rounds_total Sync rounds run.\n"
+	       "# TYPE slicelimit_sync_rounds_total counter\n"
+	       "slicelimit_sync_rounds_total %llu\n"
+	       "# HELP slicelimit_sync_aggregation_seconds The last round's aggregation pass.\n"
+	       "# TYPE slicelimit_sync_aggregation_seconds gauge\n"
+	       "slicelimit_sync_aggregation_seconds %.6f\n"
+	       "# HELP slicelimit_sync_backend_up Redis: 1 while connected.\n"
+	       "# TYPE slicelimit_sync_backend_up gauge\n"
+	       "slicelimit_sync_backend_up %u\n"
+	       "# HELP slicelimit_sync_backend_errors_total Redis: failed round trips.\n"
+	       "# TYPE slicelimit_sync_backend_errors_total counter\n"
+	       "slicelimit_sync_backend_errors_total %llu\n",
+	    (unsigned long long)st.rejected_forged,
+	    (unsigned long long)st.rejected_malformed,
+	    (unsigned long long)st.rejected_replayed,
+	    (unsigned long long)st.rejected_future,
+	    (unsigned long long)st.rejected_own,
+	    (unsigned long long)st.sent_bytes, (unsigned long long)st.rounds,
+	    st.collect_us / 1e6, st.backend_up,
+	    (unsigned long long)st.backend_errors);
 }
 
 char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
@@ -218,6 +283,7 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 		"slicelimit_http_check_duration_seconds_count %llu\n",
 	    cum, atomic_load(&s->latency_sum_ns) / 1e9,
 	    (unsigned long long)atomic_load(&s->checks));
+	sync_metrics(&t, m);
 	free(rules);
 	if (t.failed) {
 		free(t.buf);

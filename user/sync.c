@@ -570,6 +570,10 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 		s->st.rejected_own++;
 		return SL_SYNC_OWN;
 	}
+	if (h.sent_ms > now_ms + SL_SYNC_MAX_SKEW_MS) {
+		s->st.rejected_future++;
+		return SL_SYNC_FUTURE;
+	}
 	peer = peer_of(s, h.node, &seen);
 	if (!peer) {
 		s->st.rejected_malformed++;

@@ -75,7 +75,14 @@ enum sl_sync_verdict {
 	SL_SYNC_REPLAYED = 100,		/* seen, too old, or older incarnation */
 	SL_SYNC_OWN = 101,		/* carries this node's id */
 	SL_SYNC_TOO_MANY_PEERS = 102,
+	SL_SYNC_FUTURE = 103,		/* sent too far ahead of our clock */
 };
+
+/* How far a sender's clock may run ahead of ours: TAI from NTP or PTP
+ * agrees to milliseconds; a message from further ahead is refused, so
+ * that slices "from the future" cannot be parked in the peer view.
+ */
+#define SL_SYNC_MAX_SKEW_MS	5000
 int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 		    const char *from, uint64_t now_ms);
 

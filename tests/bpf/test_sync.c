@@ -568,6 +568,34 @@ static void test_own_node_id_refused(void **st)
 	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 1);
 }
 
+/* A sender's clock more than SL_SYNC_MAX_SKEW_MS ahead: refused before
+ * anything of it is merged; one just inside the skew is merged.
+ */
+static void test_future_dated_refused_and_counted(void **st)
+{
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view before, after;
+	struct sl_addr who;
+	struct dgrams d;
+	size_t len;
+
+	who = sync_once(f, &d);
+	assert_int_equal(view_of(f, &who, &before), 0);
+	len = hand_message(buf, NODE_A, f->inc_a, 1000,
+			   f->now + 200 + SL_SYNC_MAX_SKEW_MS + 1, "sync-udp",
+			   &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_FUTURE);
+	assert_view_unchanged(f, &who, &before);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_future, 1);
+	len = hand_message(buf, NODE_A, f->inc_a, 1001,
+			   f->now + 200 + SL_SYNC_MAX_SKEW_MS, "sync-udp",
+			   &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &after), 0);
+	assert_int_equal(view_sum(&after), N_SENT + 5);
+}
+
 static void test_forged_byte_refused_and_counted(void **st)
 {
 	struct fixture *f = *st;
@@ -906,6 +934,7 @@ int main(void)
 		T(test_same_datagrams_again_replayed_view_unchanged),
 		T(test_older_incarnation_refused_newer_restarts_sequence),
 		T(test_own_node_id_refused),
+		T(test_future_dated_refused_and_counted),
 		T(test_forged_byte_refused_and_counted),
 		T(test_out_of_order_unseen_seq_merged_once),
 		T(test_seq_64_or_more_behind_max_refused),
