@@ -377,6 +377,81 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	return 0;
 }
 
+/* Does anything of a peer view entry still count at now? (Its rule gone:
+ * nothing.) The same test as sl_peer_tally's, on a zero tally.
+ */
+static bool view_counts(const struct sl_sync *s,
+			const struct sl_client_key *key,
+			const struct sl_peer_view *v, __u64 now_ms)
+{
+	const struct rule_ref *r = key->rule_id < SL_MAX_RULES ?
+				   s->by_id[key->rule_id] : NULL;
+	struct sl_sync_conf sc = {
+		.layout = SL_LAYOUT_PREDICTIVE,
+		.interval_ms = s->o.interval_ms,
+	};
+	struct sl_params p = { 0 };
+	struct sl_tally t;
+	__u64 projected;
+
+	if (!r)
+		return false;
+	p.window_ms = r->window_ms;
+	sl_tally_init(&t);
+	projected = sl_peer_tally(&t, v, &p, &sc, now_ms);
+	return t.used || projected || t.next_expiry_ms != SL_NEVER;
+}
+
+/* Delete the peer view entries that no longer count, in batches, so that
+ * the map holds the clients peers counted within a window, not every
+ * client ever heard of.
+ */
+static int sweep_peer_view(struct sl_sync *s, __u64 now_ms)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	enum { BATCH = 4096 };
+	struct sl_client_key *keys, *stale;
+	struct sl_peer_view *vals;
+	__u32 count, out, i, n, nr_stale;
+	void *in = NULL;
+	int ret, err = 0;
+
+	keys = calloc(BATCH, sizeof(*keys));
+	stale = calloc(BATCH, sizeof(*stale));
+	vals = calloc(BATCH, sizeof(*vals));
+	if (!keys || !stale || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	do {
+		count = BATCH;
+		ret = bpf_map_lookup_batch(s->maps.peer_view, in, &out, keys,
+					   vals, &count, &opts);
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		for (i = 0, nr_stale = 0; i < count; i++)
+			if (!view_counts(s, &keys[i], &vals[i], now_ms))
+				stale[nr_stale++] = keys[i];
+		n = nr_stale;
+		/* deleting behind the cursor keeps the walk valid: the
+		 * cursor is a bucket, and these keys are in earlier ones
+		 */
+		if (n && bpf_map_delete_batch(s->maps.peer_view, stale, &n,
+					      &opts) && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		in = &out;
+	} while (!ret);
+out:
+	free(vals);
+	free(stale);
+	free(keys);
+	return err;
+}
+
 static __u64 longest_window(const struct sl_sync *s)
 {
 	__u64 w = 0;
@@ -412,9 +487,13 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	if (s->st.sent_messages == sent)
 		flush(s, true);
 	s->prev_ms = now_ms;
-	/* forget clients whose slices have all left the window */
+	/* forget clients whose slices have all left the window, here and
+	 * in the peer view
+	 */
 	if (!err && s->st.rounds % 64 == 63)
 		err = table_rebuild(s, now_ms, longest_window(s));
+	if (!err && s->st.rounds % 64 == 31)
+		err = sweep_peer_view(s, now_ms);
 	s->st.rounds++;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s->st.collect_us = (t1.tv_sec - t0.tv_sec) * 1000000 +

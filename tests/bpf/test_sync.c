@@ -596,6 +596,33 @@ static void test_future_dated_refused_and_counted(void **st)
 	assert_int_equal(view_sum(&after), N_SENT + 5);
 }
 
+/* Entries whose slices have all left the window are deleted by a later
+ * round (one in 64 sweeps the peer view); a client still counted stays.
+ */
+static void test_stale_peer_view_entries_swept(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_peer_view v;
+	struct sl_addr old, fresh;
+	struct dgrams d;
+	__u64 later = f->now + 10000 + 1000;	/* the rule's window is 10 s */
+	unsigned i, n;
+
+	old = sync_once(f, &d);
+	fresh = new_client(f);
+	assert_int_equal(send_udp(&f->a, &fresh, later - 500, 7, NULL), 7);
+	collect(f->sa, later - 400, &d);
+	for (i = 0; i < d.n; i++)
+		assert_int_equal(receive(f, d.msg[i], d.len[i], later - 300),
+				 SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &old, &v), 0);
+	for (n = 0; n < 64; n++)
+		collect(f->sb, later + n, &d);
+	assert_int_equal(view_of(f, &old, &v), -ENOENT);
+	assert_int_equal(view_of(f, &fresh, &v), 0);
+	assert_int_equal(view_sum(&v), 7);
+}
+
 static void test_forged_byte_refused_and_counted(void **st)
 {
 	struct fixture *f = *st;
@@ -935,6 +962,7 @@ int main(void)
 		T(test_older_incarnation_refused_newer_restarts_sequence),
 		T(test_own_node_id_refused),
 		T(test_future_dated_refused_and_counted),
+		T(test_stale_peer_view_entries_swept),
 		T(test_forged_byte_refused_and_counted),
 		T(test_out_of_order_unseen_seq_merged_once),
 		T(test_seq_64_or_more_behind_max_refused),
