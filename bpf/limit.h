@@ -240,10 +240,15 @@ __noinline int sl_decide(const struct sl_client_key *key,
 		return SL_FAIL_OPEN;
 	p = *rule_params;
 	sc = bpf_map_lookup_elem(&sl_sync, &zero);
-	if (sc && sl_algo_syncs(p.algorithm))
+	if (sc && sl_algo_syncs(p.algorithm)) {
 		p.limit = sl_layout_limit(p.limit, sc);
-	else
+		/* a block cached under another layout or node count is not
+		 * this one's: fold them into the cache's tag
+		 */
+		epoch ^= sc->layout << 28 ^ sc->nodes << 16;
+	} else {
 		sc = NULL;
+	}
 	own = sl_state_get(p.algorithm, key);
 	if (!own)
 		return SL_FAIL_OPEN;
@@ -252,15 +257,17 @@ __noinline int sl_decide(const struct sl_client_key *key,
 		return SL_OVER;
 
 	sl_tally_node(key, &p, now_ms, &t);
-	if (sc && sc->layout != SL_LAYOUT_LOCAL)
+	if (sc && (sc->layout == SL_LAYOUT_DELAYED_SYNC ||
+		   sc->layout == SL_LAYOUT_PREDICTIVE))
 		projected = sl_peer_add(key, &p, sc, now_ms, &t);
 	if (!sl_peer_allows(&t, &p, projected, units)) {
 		/* cache only "nothing fits": with unit bytes a smaller packet
-		 * may still fit where this one did not. A peer merge can only
-		 * raise the count, so the cache stays a lower bound of the
-		 * blocked time.
+		 * may still fit where this one did not. Only the counted
+		 * part is cached: a peer merge can only raise it, so the
+		 * cache stays a lower bound of the blocked time, while a
+		 * projection falls again at the next merge.
 		 */
-		if (!sl_peer_allows(&t, &p, projected, 1)) {
+		if (!sl_tally_allows(&t, &p, 1)) {
 			own->blocked_until_ms = t.next_expiry_ms;
 			own->blocked_epoch = epoch;
 		}

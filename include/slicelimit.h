@@ -316,9 +316,13 @@ struct sl_sync_conf {
  * (the merge of peers' messages); the kernel adds it to the node's count.
  */
 struct sl_peer_view {
+	__u32 slice_ms;		/* the slice length the slots were made with:
+				 * an entry made under another window (the
+				 * rule changed) counts for nothing */
 	__u32 round_ms;		/* predictive: when this round of merges began
 				 * (model/TAI ms, wrapping) */
 	__u32 round_units;	/* predictive: peers' units merged since */
+	__u32 pad;
 	struct sl_slot slot[SL_PEER_SLOTS];
 };
 
@@ -360,6 +364,8 @@ struct sl_sync_status {
 	__u64 rejected_future;	/* sent more than SL_SYNC_MAX_SKEW_MS ahead */
 	__u64 unknown_rule;	/* entries for a rule this node does not have */
 	__u64 view_full;	/* entries sl_peer_view had no room for */
+	__u64 untracked;	/* changed clients not sent: no room to
+				 * remember what was sent of them */
 	__u64 backend_errors;	/* redis: failed round trips */
 	__u64 backend_reconnects;
 	__u32 backend_up;	/* redis: connected */

@@ -7,8 +7,8 @@
 /* Values per batch: about 4 MiB of per-CPU values a syscall. */
 #define SL_BATCH_BYTES	(4u << 20)
 
-static int walk_table(const struct sl_maps *m, int fd, __u32 value_size,
-		      sl_client_fn fn, void *ctx)
+int sl_for_each_client_in(const struct sl_maps *m, int fd, __u32 value_size,
+			  sl_client_fn fn, void *ctx)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	size_t stride = (size_t)((value_size + 7) & ~7u) * m->nr_cpus;
@@ -47,12 +47,15 @@ int sl_for_each_client(const struct sl_maps *m, sl_client_fn fn, void *ctx)
 {
 	int err;
 
-	err = walk_table(m, m->clients, sizeof(struct sl_client), fn, ctx);
+	err = sl_for_each_client_in(m, m->clients, sizeof(struct sl_client),
+				    fn, ctx);
 	if (!err)
-		err = walk_table(m, m->clients_plain,
-				 sizeof(struct sl_client_plain), fn, ctx);
+		err = sl_for_each_client_in(m, m->clients_plain,
+					    sizeof(struct sl_client_plain),
+					    fn, ctx);
 	if (!err)
-		err = walk_table(m, m->clients_log, sizeof(struct sl_client_log),
-				 fn, ctx);
+		err = sl_for_each_client_in(m, m->clients_log,
+					    sizeof(struct sl_client_log), fn,
+					    ctx);
 	return err;
 }

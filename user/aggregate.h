@@ -19,4 +19,8 @@ typedef int (*sl_client_fn)(void *ctx, const struct sl_client_key *key,
 
 int sl_for_each_client(const struct sl_maps *m, sl_client_fn fn, void *ctx);
 
+/* One table only: fd, and its value size. */
+int sl_for_each_client_in(const struct sl_maps *m, int fd, __u32 value_size,
+			  sl_client_fn fn, void *ctx);
+
 #endif /* SL_AGGREGATE_H */

@@ -218,10 +218,13 @@ static int sync_config(const char *path, const struct yaml_sync *y,
 	if (y->key_file)
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", y->key_file);
 	sc->nodes = y->nodes ? *y->nodes : sc->nr_peers + 1;
-	if (sc->layout == SL_LAYOUT_SPLIT_QUOTA && (!sc->nodes ||
-						    sc->nodes > 65535)) {
-		fprintf(stderr, "%s: sync.nodes: the number of nodes sharing each limit, 1..65535\n",
-			path);
+	if (sc->layout == SL_LAYOUT_SPLIT_QUOTA &&
+	    (!sc->nodes || sc->nodes > 65535 ||
+	     (sc->backend == SL_SYNC_REDIS && !y->nodes))) {
+		/* with Redis there is no peer list to count */
+		fprintf(stderr, "%s: sync.nodes: %s the number of nodes sharing each limit, 1..65535\n",
+			path, sc->backend == SL_SYNC_REDIS && !y->nodes ?
+			"split-quota over Redis needs" : "not");
 		err = -EINVAL;
 	}
 	return err;

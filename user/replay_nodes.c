@@ -161,8 +161,10 @@ int sl_replay_nodes_run(struct sl_instance *const *nodes,
 			.peers_configured = o->nodes - 1,
 		};
 
-		if (sodium_init() < 0)
+		if (sodium_init() < 0) {
+			free(run.sync);
 			return -EIO;
+		}
 		randombytes_buf(so.key, sizeof(so.key));
 		for (k = 0; k < n && !err; k++) {
 			so.node = k + 1;

@@ -412,6 +412,9 @@ static int forget_clients(const struct sl_maps *m,
 		err = forget_clients_in(m->clients_plain, removed);
 	if (!err)
 		err = forget_clients_in(m->clients_log, removed);
+	/* peers' counts too: a reused id must not inherit them */
+	if (!err && m->peer_view >= 0)
+		err = forget_clients_in(m->peer_view, removed);
 	return err;
 }
 

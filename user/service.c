@@ -180,16 +180,17 @@ int sl_service_run(const char *path)
 		pr_notice("http: listening on %s", cfg.http_listen);
 	}
 
-	if (cfg.sync.enabled) {
+	if (cfg.sync.enabled)
 		sync = sl_sync_service_start(&cfg.sync, &m);
-		if (!sync) {
-			err = -EINVAL;
-			goto out;
-		}
-	} else {
-		/* pinned maps from a run with sync: decide alone again */
+	if (!sync) {
+		/* decide alone: no sync configured, pinned maps from a run
+		 * with sync, or sync that cannot start (its error is above).
+		 * Peers failing must not take the limiter down (NFR-3).
+		 */
 		bpf_map_update_elem(m.sync, &(__u32){ 0 },
 				    &(struct sl_sync_conf){ 0 }, BPF_ANY);
+		if (cfg.sync.enabled)
+			pr_warn("sync: not running; this node decides on its own counts");
 	}
 
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());

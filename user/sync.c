@@ -49,7 +49,7 @@ struct sl_sync {
 	struct peer_seen seen[SL_MAX_PEERS];
 
 	struct sent_client *table;	/* open addressing, power of two */
-	size_t cap, used;
+	size_t cap, used, max_cap;
 
 	struct rule_ref *rules;		/* live rules */
 	unsigned nr_rules;
@@ -61,6 +61,7 @@ struct sl_sync {
 	unsigned nr_out;
 	__u64 now_ms;
 	__u64 prev_ms;		/* when the previous round began */
+	__u64 started_ms;	/* sl_sync_adopt: older messages are refused */
 	sl_sync_emit_fn emit;
 	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
 	bool silent;				/* sl_sync_adopt: send nothing */
@@ -135,6 +136,14 @@ static const struct rule_ref *rule_by_hash(const struct sl_sync *s,
 	return NULL;
 }
 
+static __u32 map_capacity(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
 struct sl_sync *sl_sync_new(const struct sl_maps *m,
 			    const struct sl_sync_opts *o)
 {
@@ -158,6 +167,13 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->st.interval_ms = o->interval_ms;
 	s->st.peers_configured = o->peers_configured;
 	s->cap = 1024;
+	/* room for every client the syncing tables can hold, twice over:
+	 * the table never needs more, however many sources a flood spoofs
+	 */
+	s->max_cap = s->cap;
+	while (s->max_cap < 2 * ((size_t)map_capacity(m->clients) +
+				 map_capacity(m->clients_plain)))
+		s->max_cap *= 2;
 	s->table = calloc(s->cap, sizeof(*s->table));
 	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;
 	if (!err && bpf_map_update_elem(m->sync, &zero, &conf, BPF_ANY))
@@ -224,7 +240,7 @@ static int table_rebuild(struct sl_sync *s, __u64 now_ms, __u64 keep_ms)
 	size_t cap = s->cap, i, used = 0;
 	struct sent_client *t;
 
-	if (s->used * 2 >= s->cap)
+	if (s->used * 2 >= s->cap && cap < s->max_cap)
 		cap *= 2;
 	t = calloc(cap, sizeof(*t));
 	if (!t)
@@ -307,7 +323,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	struct bins b = { 0 };
 	size_t stride = (value_size + 7) & ~7u;
 	__u32 accepted = 0;
-	__u64 last_ms = 0;
+	__u64 last_ms = 0, now_ms;
 	int cpu, i;
 
 	s->st.collect_clients++;
@@ -327,10 +343,23 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	 */
 	if (s->st.rounds && last_ms < s->prev_ms)
 		return 0;
+	/* the walk takes a while: a slice opened after the round read the
+	 * clock must be binned by its own start, or the next round would
+	 * find it in another slice and send it again
+	 */
+	now_ms = last_ms > s->now_ms ? last_ms : s->now_ms;
 	c = table_slot(s->table, s->cap, key);
 	if (c->in_use && c->accepted == accepted)
 		return 0;	/* nothing accepted since the last round */
 	if (!c->in_use) {
+		/* room is kept free (see table_rebuild); without it, not
+		 * tracking the client is safe: its units are not sent
+		 * (undercount), where sending them every round would not be
+		 */
+		if ((s->used + 1) * 8 > s->cap * 7) {
+			s->st.untracked++;
+			return 0;
+		}
 		memset(c, 0, sizeof(*c));
 		c->key = *key;
 		c->in_use = true;
@@ -344,7 +373,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	b.ps = sl_peer_slice_ms(p.window_ms);
 	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++)
 		sl_state_pieces((const char *)cpus + cpu * stride, &p,
-				s->now_ms, bin_piece, &b);
+				now_ms, bin_piece, &b);
 	for (i = 0; i < SL_PEER_SLOTS; i++) {
 		struct sl_slot *now = &b.slot[i], *was = &c->sent[i];
 		struct sl_wire_entry *e;
@@ -364,15 +393,15 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 		/* the slot's slice number wraps at 2^32 (a 1 s window's
 		 * slices already have, at today's TAI): count back from now
 		 */
-		e->start_ms = (s->now_ms / b.ps -
+		e->start_ms = (now_ms / b.ps -
 			       sl_u32_since(now->slice,
-					    (__u32)(s->now_ms / b.ps))) * b.ps;
+					    (__u32)(now_ms / b.ps))) * b.ps;
 		e->units = now->count - was->count;
 		was->count = now->count;
 		if (s->nr_out == SL_WIRE_MAX_ENTRIES)
 			flush(s, false);
 	}
-	if (s->used * 4 >= s->cap * 3)
+	if (s->used * 4 >= s->cap * 3 && s->cap < s->max_cap)
 		return table_rebuild(s, s->now_ms, ~0ull);
 	return 0;
 }
@@ -481,12 +510,28 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	s->nr_out = 0;
 	s->st.collect_clients = 0;
 	s->st.collect_changed = 0;
-	err = sl_for_each_client(&s->maps, collect_client, s);
+	/* split-quota needs no peers' counts: heartbeats only. The log
+	 * table never syncs (see sl_algo_syncs), so it is not walked.
+	 */
+	if (s->o.layout != SL_LAYOUT_SPLIT_QUOTA) {
+		err = sl_for_each_client_in(&s->maps, s->maps.clients,
+					    sizeof(struct sl_client),
+					    collect_client, s);
+		if (!err)
+			err = sl_for_each_client_in(&s->maps,
+						    s->maps.clients_plain,
+						    sizeof(struct sl_client_plain),
+						    collect_client, s);
+	}
 	if (s->nr_out)
 		flush(s, false);
 	if (s->st.sent_messages == sent)
 		flush(s, true);
-	s->prev_ms = now_ms;
+	/* a walk cut short: the clients it did not reach are looked at in
+	 * full next time
+	 */
+	if (!err)
+		s->prev_ms = now_ms;
 	/* forget clients whose slices have all left the window, here and
 	 * in the peer view
 	 */
@@ -517,6 +562,7 @@ int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 {
 	int err;
 
+	s->started_ms = now_ms;
 	s->silent = true;
 	err = collect(s, now_ms, NULL, NULL, NULL);
 	s->silent = false;
@@ -616,7 +662,8 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 			v.round_ms = (__u32)now_ms;
 			v.round_units = 0;
 		}
-		v.round_units += added;
+		v.round_units += added < ~(__u32)0 - v.round_units ?
+				 added : ~(__u32)0 - v.round_units;
 	}
 	/* nothing to write for a slice already out of the window: no empty
 	 * entries for stale messages
@@ -652,6 +699,11 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 	if (h.sent_ms > now_ms + SL_SYNC_MAX_SKEW_MS) {
 		s->st.rejected_future++;
 		return SL_SYNC_FUTURE;
+	}
+	if (h.sent_ms + SL_SYNC_MAX_SKEW_MS < now_ms ||
+	    h.sent_ms < s->started_ms) {
+		s->st.rejected_replayed++;
+		return SL_SYNC_STALE;
 	}
 	peer = peer_of(s, h.node, &seen);
 	if (!peer) {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "maps.h"
+#include "sl_peer.h"
 #include "sync_wire.h"
 
 struct sl_sync_opts {
@@ -76,13 +77,17 @@ enum sl_sync_verdict {
 	SL_SYNC_OWN = 101,		/* carries this node's id */
 	SL_SYNC_TOO_MANY_PEERS = 102,
 	SL_SYNC_FUTURE = 103,		/* sent too far ahead of our clock */
+	SL_SYNC_STALE = 104,		/* sent too long ago, or before we started */
 };
 
-/* How far a sender's clock may run ahead of ours: TAI from NTP or PTP
- * agrees to milliseconds; a message from further ahead is refused, so
- * that slices "from the future" cannot be parked in the peer view.
+/* How far a sender's clock may run ahead of ours, or a message be late:
+ * TAI from NTP or PTP agrees to milliseconds, and a round's datagrams
+ * arrive within it. A message from further ahead is refused, so that
+ * slices "from the future" cannot be parked in the peer view; one older
+ * is refused as stale, so that a replay captured before this node
+ * restarted (its replay window is in memory) cannot count again.
  */
-#define SL_SYNC_MAX_SKEW_MS	5000
+#define SL_SYNC_MAX_SKEW_MS	SL_PEER_MAX_AHEAD_MS
 int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 		    const char *from, uint64_t now_ms);
 

@@ -252,8 +252,9 @@ void sl_sync_service_stop(struct sl_sync_service *svc)
 
 	if (!svc)
 		return;
-	if (write(svc->stop_fd, &one, sizeof(one)) == sizeof(one))
-		pthread_join(svc->thread, NULL);
+	if (write(svc->stop_fd, &one, sizeof(one)) != sizeof(one))
+		pthread_cancel(svc->thread);	/* cannot happen: 8 bytes */
+	pthread_join(svc->thread, NULL);
 	close(svc->stop_fd);
 	if (svc->sock >= 0)
 		close(svc->sock);

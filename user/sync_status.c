@@ -56,6 +56,7 @@ json_object *sl_sync_status_json(const struct sl_maps *m, __u64 now_ms)
 	sl_json_add_u64(o, "rejected_future", st.rejected_future);
 	sl_json_add_u64(o, "unknown_rule_entries", st.unknown_rule);
 	sl_json_add_u64(o, "peer_view_full", st.view_full);
+	sl_json_add_u64(o, "untracked_clients", st.untracked);
 	json_object_object_add(o, "backend_up", json_object_new_boolean(st.backend_up));
 	sl_json_add_u64(o, "backend_errors", st.backend_errors);
 	sl_json_add_u64(o, "backend_reconnects", st.backend_reconnects);

@@ -623,6 +623,115 @@ static void test_stale_peer_view_entries_swept(void **st)
 	assert_int_equal(view_sum(&v), 7);
 }
 
+/* B's sync-udp with another window (same name and algorithm: same id). */
+static void apply_b_window(const char *window)
+{
+	char yaml[512];
+	struct sl_ruleset rs;
+
+	snprintf(yaml, sizeof(yaml),
+		 "rules:\n"
+		 "  - {name: sync-udp, protocol: udp, ports: 9, limit: 100, window: %s,\n"
+		 "     algorithm: sliding, key: {ipv4_prefix: 32}}\n"
+		 "  - {name: sync-1s, protocol: udp, ports: 10, limit: 100, window: 1s,\n"
+		 "     algorithm: sliding, key: {ipv4_prefix: 32}}\n", window);
+	assert_int_equal(sl_rules_load_buffer("b.yaml", yaml, strlen(yaml), &rs), 0);
+	assert_int_equal(sl_rules_apply(&fx.b.maps, &rs), 0);
+	sl_rules_free(&rs);
+}
+
+/* A window lengthened on B: the peers' slices made under the old one
+ * count for nothing (not frozen at "now" forever), and the entry starts
+ * over at the next merge; the old window back, they count again.
+ */
+static void test_window_change_drops_old_peer_slices(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_rule now_rule;
+	struct sl_addr who, other;
+	struct dgrams d;
+	unsigned i;
+
+	who = sync_once(f, &d);
+	apply_b_window("20s");
+	assert_int_equal(live_rule(&f->b, "sync-udp", &now_rule), 0);
+	assert_int_equal(now_rule.id, f->rule_b.id);
+	assert_int_equal(now_rule.window_ms, 20000);
+	/* B alone: the whole limit (an undercount: fail open) */
+	other = new_client(f);
+	assert_int_equal(send_udp(&f->b, &other, f->now + 300, 40, NULL), 40);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 300, LIMIT, NULL),
+			 LIMIT);
+	/* and an hour later, nothing of it is left in B's view */
+	for (i = 0; i < 64; i++)
+		collect(f->sb, f->now + 3600000 + i, &d);
+	assert_int_equal(view_of(f, &who, &(struct sl_peer_view){ 0 }), -ENOENT);
+	apply_b_window("10s");
+}
+
+/* A slice opened after a round read the clock (the walk takes a while)
+ * is sent once, under its own start, not once under the round's slice
+ * and again under its own.
+ */
+static void test_slice_opened_during_walk_sent_once(void **st)
+{
+	struct fixture *f = *st;
+	__u64 ps = sl_peer_slice_ms(WINDOW_MS);
+	__u64 x = (f->now / ps + 3) * ps + 10;	/* 10 ms into a peer slice */
+	struct sl_addr who = new_client(f);
+	struct dgrams d;
+	__u64 sent = 0;
+
+	assert_int_equal(send_udp(&f->a, &who, f->now, 10, NULL), 10);
+	collect(f->sa, f->now + 50, &d);
+	sent += units_for(&d, &who);
+	/* accepted at x, while the round that read x - 50 walks */
+	assert_int_equal(send_udp(&f->a, &who, x, 1, NULL), 1);
+	collect(f->sa, x - 50, &d);
+	sent += units_for(&d, &who);
+	/* one more into the same slice, and the next round */
+	assert_int_equal(send_udp(&f->a, &who, x + 60, 1, NULL), 1);
+	collect(f->sa, x + 100, &d);
+	sent += units_for(&d, &who);
+	assert_int_equal(sent, 12);
+}
+
+/* After B restarts (sl_sync_adopt at its start), a datagram sent before
+ * that is refused: B's replay window is new, so a captured one would
+ * count again. One sent more than the allowed skew ago is refused too.
+ */
+static void test_stale_and_pre_start_datagrams_refused(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	struct sl_peer_view before;
+	struct dgrams d;
+	uint8_t buf[SL_WIRE_MAX];
+	size_t len;
+
+	assert_int_equal(send_udp(&f->a, &who, f->now, 30, NULL), 30);
+	collect(f->sa, f->now + 100, &d);
+	assert_int_equal(receive(f, d.msg[0], d.len[0], f->now + 150),
+			 SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &before), 0);
+	/* B restarts at now + 200: a new engine over the same maps */
+	sl_sync_free(f->sb);
+	f->sb = engine(&f->b, SL_LAYOUT_DELAYED_SYNC, NODE_B, 200, 2,
+		       f->inc_b + 1);
+	assert_int_equal(sl_sync_adopt(f->sb, f->now + 200), 0);
+	assert_int_equal(receive(f, d.msg[0], d.len[0], f->now + 250),
+			 SL_SYNC_STALE);
+	assert_view_unchanged(f, &who, &before);
+	/* late beyond the skew, from a sender that started long ago */
+	len = hand_message(buf, NODE_A, f->inc_a, 50, f->now + 300, "sync-udp",
+			   &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len,
+				 f->now + 301 + SL_SYNC_MAX_SKEW_MS),
+			 SL_SYNC_STALE);
+	assert_view_unchanged(f, &who, &before);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_replayed, 2);
+}
+
 static void test_forged_byte_refused_and_counted(void **st)
 {
 	struct fixture *f = *st;
@@ -963,6 +1072,9 @@ int main(void)
 		T(test_own_node_id_refused),
 		T(test_future_dated_refused_and_counted),
 		T(test_stale_peer_view_entries_swept),
+		T(test_window_change_drops_old_peer_slices),
+		T(test_slice_opened_during_walk_sent_once),
+		T(test_stale_and_pre_start_datagrams_refused),
 		T(test_forged_byte_refused_and_counted),
 		T(test_out_of_order_unseen_seq_merged_once),
 		T(test_seq_64_or_more_behind_max_refused),
