@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Helpers of test_multinode.sh; every command is bounded in time.
+
+  recv BIND PORT SECONDS OUT READY
+      a UDP receiver that writes one line "TIMESTAMP SOURCE" per datagram
+      to OUT at SIGTERM or after SECONDS; TIMESTAMP is the kernel's
+      (SO_TIMESTAMPNS: taken as the packet, passed by XDP, enters the
+      stack). READY is created once the socket is bound.
+  windows WINDOW_S SOURCE START END FILE...
+      from the receivers' FILEs, the datagrams of SOURCE in [START, END):
+      "fixed", the count of every whole window [START + kW, START + (k+1)W)
+      before END; "sliding_max", the largest count of any interval
+      (t - W, t]; "first_half" and "early", the counts in the first and the
+      second half of the first window (as JSON)
+  align PERIOD_MS OFFSET_MS
+      sleep until the TAI clock in ms, modulo PERIOD_MS, reads OFFSET_MS
+  capture IFACE DST_IP DST_PORT SECONDS OUT
+      the UDP payload of the first IPv4 frame to DST_IP:DST_PORT seen on
+      IFACE, written to OUT; exit 1 if none came within SECONDS
+  send DST PORT KIND [ARGS...]
+      one datagram to a sync port:
+        signed KEYFILE NODE CLIENT RULE UNITS  counts, with the fleet's key
+        forged NODE CLIENT RULE UNITS          the same with a random key
+        truncated KEYFILE NODE                 a heartbeat cut to 40 bytes
+        garbage LENGTH                         random bytes
+        replay FILE                            the bytes of FILE
+
+The wire format is written here from the table in user/sync_wire.h, not
+from the code, so the test checks the daemon against its documentation.
+"""
+import hmac
+import ipaddress
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+MAGIC = 0x534C5331  # "SLS1"
+VERSION = 1
+COUNTS, HEARTBEAT = 0, 1
+# not in Python 3.11's socket module; 35 on the architectures these tests
+# run on (asm-generic)
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+
+
+def fnv1a(name):
+    """sl_rule_name_hash(): rules are matched across nodes by name."""
+    h = 2166136261
+    for b in name.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def tai_ms():
+    return time.clock_gettime_ns(time.CLOCK_TAI) // 1000000
+
+
+def encode(key, node, entries, kind=COUNTS):
+    """A signed message of entries [(address, rule name, units)], each
+    in the slice that begins now; sequence 1 of an incarnation begun now."""
+    now = tai_ms()
+    body = struct.pack(">IBBHIQQQ", MAGIC, VERSION, kind, len(entries),
+                       node, now * 1000000, 1, now)
+    for addr, rule, units in entries:
+        a = ipaddress.ip_address(addr)
+        if a.version == 4:
+            a = ipaddress.IPv6Address("::ffff:" + addr)
+        # destination port 0 (the rules do not count per port), reserved 0
+        body += a.packed + struct.pack(">IHHQI", fnv1a(rule), 0, 0, now,
+                                       units)
+    # libsodium crypto_auth: HMAC-SHA-512 cut to its first 256 bits
+    return body + hmac.new(key, body, "sha512").digest()[:32]
+
+
+def read_key(path):
+    raw = open(path, "rb").read()
+    if len(raw) == 32:
+        return raw
+    return bytes.fromhex("".join(raw.decode().split()))
+
+
+def cmd_recv(bind, port, seconds, out, ready):
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    s.bind((bind, int(port)))
+    open(ready, "w").close()
+    lines = []
+    deadline = time.monotonic() + float(seconds)
+    while not stop and time.monotonic() < deadline:
+        try:
+            r, _, _ = select.select([s], [], [], 0.1)
+        except InterruptedError:
+            continue
+        while r:
+            try:
+                _, anc, _, src = s.recvmsg(64, 64, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+            ts = time.time()
+            for level, typ, data in anc:
+                if level == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
+                    sec, nsec = struct.unpack("qq", data[:16])
+                    ts = sec + nsec / 1e9
+            lines.append("%.6f %s\n" % (ts, src[0]))
+    with open(out, "w") as f:
+        f.writelines(lines)
+    return 0
+
+
+def cmd_windows(window, source, start, end, *files):
+    w, start, end = float(window), float(start), float(end)
+    ts = []
+    for name in files:
+        for line in open(name):
+            t, src = line.split()
+            if src == source and start <= float(t) < end:
+                ts.append(float(t))
+    ts.sort()
+    fixed = []
+    while start + (len(fixed) + 1) * w <= end:
+        lo = start + len(fixed) * w
+        fixed.append(sum(1 for t in ts if lo <= t < lo + w))
+    # the busiest interval (t - W, t] ends at an arrival t
+    best, i = 0, 0
+    for j, t in enumerate(ts):
+        while ts[i] <= t - w:
+            i += 1
+        best = max(best, j - i + 1)
+    print(json.dumps({
+        "fixed": fixed,
+        "sliding_max": best,
+        "first_half": sum(1 for t in ts if t < start + w / 2),
+        "early": sum(1 for t in ts if start + w / 2 <= t < start + w),
+    }))
+    return 0
+
+
+def cmd_align(period_ms, offset_ms):
+    period, offset = int(period_ms), int(offset_ms)
+    time.sleep((offset - tai_ms() % period) % period / 1000)
+    return 0
+
+
+def cmd_capture(iface, dst_ip, dst_port, seconds, out):
+    # ETH_P_ALL: on a bridge port the bridge takes each frame before a
+    # handler of one protocol (ETH_P_IP) would see it; taps see them all
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+    s.bind((iface, 0))
+    want_ip = socket.inet_aton(dst_ip)
+    deadline = time.monotonic() + float(seconds)
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([s], [], [], 0.1)
+        if not r:
+            continue
+        frame = s.recv(2048)
+        if frame[12:14] != b"\x08\x00":
+            continue
+        ip = frame[14:]
+        udp = ip[(ip[0] & 15) * 4:]
+        if ip[9] != socket.IPPROTO_UDP or ip[16:20] != want_ip or \
+                struct.unpack(">H", udp[2:4])[0] != int(dst_port):
+            continue
+        length = struct.unpack(">H", udp[4:6])[0]
+        with open(out, "wb") as f:
+            f.write(udp[8:length])
+        return 0
+    return 1
+
+
+def cmd_send(dst, port, kind, *args):
+    if kind == "signed":
+        keyfile, node, client, rule, units = args
+        msg = encode(read_key(keyfile), int(node),
+                     [(client, rule, int(units))])
+    elif kind == "forged":
+        node, client, rule, units = args
+        msg = encode(os.urandom(32), int(node), [(client, rule, int(units))])
+    elif kind == "truncated":
+        keyfile, node = args
+        msg = encode(read_key(keyfile), int(node), [], HEARTBEAT)[:40]
+    elif kind == "garbage":
+        msg = os.urandom(int(args[0]))
+    elif kind == "replay":
+        msg = open(args[0], "rb").read()
+    else:
+        sys.exit("unknown kind: " + kind)
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(
+        msg, (dst, int(port)))
+    return 0
+
+
+if __name__ == "__main__":
+    COMMANDS = {"recv": cmd_recv, "windows": cmd_windows, "align": cmd_align,
+                "capture": cmd_capture, "send": cmd_send}
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        sys.exit(__doc__)
+    sys.exit(COMMANDS[sys.argv[1]](*sys.argv[2:]))
