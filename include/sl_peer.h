@@ -4,15 +4,18 @@
  * the peer view to the node's own count) and userspace (which fills the
  * peer view from peers' messages, and replays several nodes).
  *
- * What peers exchange: accepted units per client, binned by the TAI time
- * at which the sender's slice of them began, in slices of
- * sl_peer_slice_ms(window). A slice is counted while its start lies inside
- * the window, (now - W, now]. Every unit in it was accepted at or after
- * its record's first accept, which is at or after the slice start, so the
- * peers' part of the count is a lower bound, like the node's own (NFR-2):
- * a client within the limit is never rejected because of its peers. What
- * the bound hides is the slice that straddles now - W: at most
- * 1 / (SL_PEER_SLOTS - 1) of a window of the peers' accepts.
+ * What peers exchange: accepted units per client, grouped in slices of
+ * sl_peer_slice_ms(window) by the TAI time of their record's first accept,
+ * each group with the earliest such time. A group is counted while that
+ * time lies inside the window, (now - W, now]. Every unit in it was
+ * accepted at or after it, so the peers' part of the count is a lower
+ * bound, like the node's own (NFR-2): a client within the limit is never
+ * rejected because of its peers. What the bound hides is, in the group
+ * that straddles now - W, the units accepted after its earliest first
+ * accept: none when a burst opened it (a flood's accepts come in bursts
+ * where the window frees up), at most one slice's worth otherwise.
+ * Counting from the slice's start instead would hide a whole burst up to
+ * a slice early (measured: 1.34 x through 4 nodes under a 9 x flood).
  *
  * Layouts (the design study's Model B, plus one of ours):
  *  - delayed-sync: own count + the peers' counts as last merged. Between
@@ -94,19 +97,19 @@ SL_INLINE __u64 sl_peer_tally(struct sl_tally *t, const struct sl_peer_view *v,
 		    sc->layout != SL_LAYOUT_PREDICTIVE) || v->slice_ms != ps)
 		return 0;
 	for (i = 0; i < SL_PEER_SLOTS; i++) {
-		const struct sl_slot *s = &v->slot[i];
-		__u64 start, back = now_slice - s->slice;	/* wrapping */
+		const struct sl_peer_slot *s = &v->slot[i];
+		__u32 back = now_slice - s->slice, age;	/* wrapping */
 
 		/* a slice ahead of now (a clock stepped back) or a ring's
 		 * length behind: nothing of it is known to be in the window
 		 */
 		if (!s->count || back >= SL_PEER_SLOTS)
 			continue;
-		start = (now_ms / ps - back) * ps;
-		if (start + p->window_ms <= now_ms)
+		age = sl_u32_since(s->first_ms, (__u32)now_ms);
+		if (age >= p->window_ms)
 			continue;
 		t->used += s->count;
-		sl_tally_expiry(t, start + p->window_ms);
+		sl_tally_expiry(t, now_ms + (p->window_ms - age));
 	}
 	interval = sc->interval_ms;
 	if (sc->layout != SL_LAYOUT_PREDICTIVE || !interval || !v->round_units)
@@ -132,19 +135,19 @@ SL_INLINE int sl_peer_allows(const struct sl_tally *t,
 	       p->limit + p->limit / SL_PREDICT_MARGIN;
 }
 
-/* Add units of a slice that began at `start_ms` (TAI) to a peer view. A
- * slice too old to count any more is ignored; the slot of an older slice
- * is taken over. Returns the units added.
+/* Add units whose earliest first accept was at `start_ms` (TAI) to a peer
+ * view. Units too old to count any more are ignored; the slot of an older
+ * slice is taken over. Returns the units added.
  */
 SL_INLINE __u32 sl_peer_merge(struct sl_peer_view *v, __u32 window_ms,
 			      __u64 start_ms, __u32 units, __u64 now_ms)
 {
 	__u64 ps = sl_peer_slice_ms(window_ms);
 	__u32 slice = start_ms / ps, room;
-	struct sl_slot *s = &v->slot[slice % SL_PEER_SLOTS];
+	struct sl_peer_slot *s = &v->slot[slice % SL_PEER_SLOTS];
 	int i;
 
-	if (start_ms / ps * ps + window_ms <= now_ms)
+	if (start_ms + window_ms <= now_ms)
 		return 0;	/* already out of the window */
 	if (start_ms > now_ms + SL_PEER_MAX_AHEAD_MS)
 		return 0;	/* a clock gone wrong, or a forgery */
@@ -162,7 +165,10 @@ SL_INLINE __u32 sl_peer_merge(struct sl_peer_view *v, __u32 window_ms,
 		if (s->count && (__s32)(slice - s->slice) < 0)
 			return 0;
 		s->slice = slice;
+		s->first_ms = (__u32)start_ms;
 		s->count = 0;
+	} else if ((__s32)((__u32)start_ms - s->first_ms) < 0) {
+		s->first_ms = (__u32)start_ms;	/* the earliest counts */
 	}
 	room = ~(__u32)0 - s->count;	/* saturate: never wrap to a small count */
 	if (units > room)

@@ -312,6 +312,16 @@ struct sl_sync_conf {
  */
 #define SL_PEER_SLOTS		16
 
+/* Peers' units of one slice: counted while their earliest first accept
+ * is inside the window (so, like a node's own slices, never units older
+ * than the window, and never early by more than the slice's spread).
+ */
+struct sl_peer_slot {
+	__u32 slice;		/* first_ms / sl_peer_slice_ms(window) */
+	__u32 first_ms;		/* earliest first accept merged (wrapping) */
+	__u32 count;
+};
+
 /* Hash sl_peer_view keyed by sl_client_key, written by userspace only
  * (the merge of peers' messages); the kernel adds it to the node's count.
  */
@@ -323,7 +333,7 @@ struct sl_peer_view {
 				 * (model/TAI ms, wrapping) */
 	__u32 round_units;	/* predictive: peers' units merged since */
 	__u32 pad;
-	struct sl_slot slot[SL_PEER_SLOTS];
+	struct sl_peer_slot slot[SL_PEER_SLOTS];
 };
 
 /* Sync health, array sl_sync_status with one entry: written by the running
@@ -362,6 +372,7 @@ struct sl_sync_status {
 	__u64 rejected_replayed;	/* seen sequence, or an older incarnation */
 	__u64 rejected_own;	/* carrying this node's own id */
 	__u64 rejected_future;	/* sent more than SL_SYNC_MAX_SKEW_MS ahead */
+	__u64 rejected_stale;	/* sent too long ago, or before this start */
 	__u64 unknown_rule;	/* entries for a rule this node does not have */
 	__u64 view_full;	/* entries sl_peer_view had no room for */
 	__u64 untracked;	/* changed clients not sent: no room to

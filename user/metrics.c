@@ -146,6 +146,7 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	       "slicelimit_sync_rejected_total{reason=\"forged\"} %llu\n"
 	       "slicelimit_sync_rejected_total{reason=\"malformed\"} %llu\n"
 	       "slicelimit_sync_rejected_total{reason=\"replayed\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"stale\"} %llu\n"
 	       "slicelimit_sync_rejected_total{reason=\"future\"} %llu\n"
 	       "slicelimit_sync_rejected_total{reason=\"own\"} %llu\n"
 	       "# HELP slicelimit_sync_sent_bytes_total Sync bytes sent (each peer's copy counted).\n"
@@ -166,6 +167,7 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	    (unsigned long long)st.rejected_forged,
 	    (unsigned long long)st.rejected_malformed,
 	    (unsigned long long)st.rejected_replayed,
+	    (unsigned long long)st.rejected_stale,
 	    (unsigned long long)st.rejected_future,
 	    (unsigned long long)st.rejected_own,
 	    (unsigned long long)st.sent_bytes, (unsigned long long)st.rounds,

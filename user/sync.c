@@ -65,6 +65,7 @@ struct sl_sync {
 	sl_sync_emit_fn emit;
 	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
 	bool silent;				/* sl_sync_adopt: send nothing */
+	__u64 sent_until_ms;	/* the previous service's last round */
 	void *emit_ctx;
 };
 
@@ -294,22 +295,41 @@ static void flush(struct sl_sync *s, bool heartbeat)
 	s->nr_out = 0;
 }
 
-/* A client's units per peer slice, summed over CPUs. */
+/* A client's units per peer slice, summed over CPUs, with the earliest
+ * first accept among them. While adopting, only what a previous service
+ * can have sent: slices that began by its last round.
+ */
+struct bin {
+	__u32 slice;
+	__u32 count;
+	__u64 first_ms;
+};
+
 struct bins {
 	__u64 ps;
-	struct sl_slot slot[SL_PEER_SLOTS];
+	__u64 sent_until_ms;	/* adopting: later pieces are not sent yet */
+	bool adopting;
+	bool held_back;		/* adopting: some pieces were not sent yet */
+	struct bin slot[SL_PEER_SLOTS];
 };
 
 static void bin_piece(void *ctx, __u64 start_ms, __u32 units)
 {
 	struct bins *b = ctx;
 	__u32 slice = start_ms / b->ps;
-	struct sl_slot *s = &b->slot[slice % SL_PEER_SLOTS];
+	struct bin *s = &b->slot[slice % SL_PEER_SLOTS];
 
+	if (b->adopting && start_ms > b->sent_until_ms) {
+		b->held_back = true;
+		return;
+	}
 	if (s->slice != slice || !s->count) {
 		s->slice = slice;
 		s->count = 0;
+		s->first_ms = start_ms;
 	}
+	if (start_ms < s->first_ms)
+		s->first_ms = start_ms;
 	s->count += units;
 }
 
@@ -371,11 +391,14 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 
 	sl_params_from_rule(&p, &r->rule);
 	b.ps = sl_peer_slice_ms(p.window_ms);
+	b.adopting = s->silent;
+	b.sent_until_ms = s->sent_until_ms;
 	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++)
 		sl_state_pieces((const char *)cpus + cpu * stride, &p,
 				now_ms, bin_piece, &b);
 	for (i = 0; i < SL_PEER_SLOTS; i++) {
-		struct sl_slot *now = &b.slot[i], *was = &c->sent[i];
+		struct bin *now = &b.slot[i];
+		struct sl_slot *was = &c->sent[i];
 		struct sl_wire_entry *e;
 
 		if (!now->count)
@@ -390,17 +413,21 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 		e->addr = key->addr;
 		e->rule_hash = r->hash;
 		e->dport = key->dport;
-		/* the slot's slice number wraps at 2^32 (a 1 s window's
-		 * slices already have, at today's TAI): count back from now
+		/* the earliest first accept: a receiver counts the units
+		 * until it leaves the window. A store of totals (Redis) keys
+		 * them by slice, so it gets the slice's start (a lower bound
+		 * too, leaving up to a slice early).
 		 */
-		e->start_ms = (now_ms / b.ps -
-			       sl_u32_since(now->slice,
-					    (__u32)(now_ms / b.ps))) * b.ps;
+		e->start_ms = s->emit_entries ? now->first_ms / b.ps * b.ps :
+			      now->first_ms;
 		e->units = now->count - was->count;
 		was->count = now->count;
 		if (s->nr_out == SL_WIRE_MAX_ENTRIES)
 			flush(s, false);
 	}
+	/* units accepted while no service ran: the next round must look */
+	if (b.held_back)
+		c->accepted = accepted - 1;
 	if (s->used * 4 >= s->cap * 3 && s->cap < s->max_cap)
 		return table_rebuild(s, s->now_ms, ~0ull);
 	return 0;
@@ -560,9 +587,19 @@ int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 
 int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 {
+	struct sl_sync_status prev;
+	__u32 zero = 0;
 	int err;
 
 	s->started_ms = now_ms;
+	/* what the previous service sent: slices begun by its last round
+	 * (what they gained after it is lost: an undercount). Without one,
+	 * nothing was sent.
+	 */
+	if (bpf_map_lookup_elem(s->maps.sync_status, &zero, &prev) ||
+	    !prev.node)
+		prev.updated_ms = 0;
+	s->sent_until_ms = prev.updated_ms < now_ms ? prev.updated_ms : now_ms;
 	s->silent = true;
 	err = collect(s, now_ms, NULL, NULL, NULL);
 	s->silent = false;
@@ -642,7 +679,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 		memset(&v, 0, sizeof(v));
 	was = v;
 	if (set) {
-		struct sl_slot *slot;
+		struct sl_peer_slot *slot;
 
 		ps = sl_peer_slice_ms(r->window_ms);
 		slot = &v.slot[(e->start_ms / ps) % SL_PEER_SLOTS];
@@ -702,7 +739,7 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 	}
 	if (h.sent_ms + SL_SYNC_MAX_SKEW_MS < now_ms ||
 	    h.sent_ms < s->started_ms) {
-		s->st.rejected_replayed++;
+		s->st.rejected_stale++;
 		return SL_SYNC_STALE;
 	}
 	peer = peer_of(s, h.node, &seen);

@@ -60,10 +60,11 @@ typedef int (*sl_sync_emit_entries_fn)(void *ctx,
 int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    sl_sync_emit_entries_fn emit, void *ctx);
 
-/* A service restarted over pinned maps: record what they hold as sent,
- * without sending it. The previous incarnation sent it (all but its last
- * round at most, which is then undercounted: fail open); sending it again
- * would count it twice at every peer.
+/* A service restarted over pinned maps: record what the previous one
+ * sent (the slices begun by its last round, from the pinned sl_sync_status)
+ * as sent, without sending it again, which would count it twice at every
+ * peer; what was accepted while no service ran goes out in the next round.
+ * Datagrams sent before now_ms are refused from then on.
  */
 int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms);
 

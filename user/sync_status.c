@@ -54,6 +54,7 @@ json_object *sl_sync_status_json(const struct sl_maps *m, __u64 now_ms)
 	sl_json_add_u64(o, "rejected_replayed", st.rejected_replayed);
 	sl_json_add_u64(o, "rejected_own", st.rejected_own);
 	sl_json_add_u64(o, "rejected_future", st.rejected_future);
+	sl_json_add_u64(o, "rejected_stale", st.rejected_stale);
 	sl_json_add_u64(o, "unknown_rule_entries", st.unknown_rule);
 	sl_json_add_u64(o, "peer_view_full", st.view_full);
 	sl_json_add_u64(o, "untracked_clients", st.untracked);
@@ -78,10 +79,10 @@ void sl_sync_status_print(json_object *sync)
 	printf("          sent %llu messages (%llu bytes), aggregation %llu us over %llu clients\n",
 	       U(sync, "sent_messages"), U(sync, "sent_bytes"),
 	       U(sync, "aggregation_us"), U(sync, "aggregation_clients"));
-	printf("          rejected: %llu forged, %llu malformed, %llu replayed, %llu future, %llu own\n",
+	printf("          rejected: %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own\n",
 	       U(sync, "rejected_forged"), U(sync, "rejected_malformed"),
-	       U(sync, "rejected_replayed"), U(sync, "rejected_future"),
-	       U(sync, "rejected_own"));
+	       U(sync, "rejected_replayed"), U(sync, "rejected_stale"),
+	       U(sync, "rejected_future"), U(sync, "rejected_own"));
 	peers = G(sync, "peers");
 	n = json_object_array_length(peers);
 	if (n)
