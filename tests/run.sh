@@ -28,7 +28,9 @@ count_cmocka() {	# $1: binary
 count_tap() {		# $1: script
 	local out rc p f
 	out=$(bash "$1" "$build" 2>&1); rc=$?
-	printf '%s\n' "$out" | grep -E '^(not )?ok' | sed 's/^/  /'
+	# the diagnostics of a failure (tap_fail's indented lines) too: CI
+	# shows nothing else
+	printf '%s\n' "$out" | grep -E '^(not )?ok|^#   ' | sed 's/^/  /'
 	p=$(printf '%s\n' "$out" | grep -c '^ok')
 	f=$(printf '%s\n' "$out" | grep -c '^not ok')
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then

@@ -76,11 +76,12 @@ STEADY_PPS=$((8 * LIMIT / W / 10))	# fleet-wide: 80 % of the limit rate
 FLOOD_S=$((2 * W + 3))			# the flood: two windows, and the kill
 KILL_AT=$((2 * W)).5			# after two whole windows
 STEADY_S=$((2 * W + 8))			# the compliant client: past the restart
-# A peer's units count from the start of the peer slice (W / 15, aligned to
-# the TAI epoch) in which they were accepted, so they leave the peer view
-# up to one slice before they leave the window. The flood starts 43 % into
-# a slice, where that matters most (a flood starting with a slice, as the
-# design study's Model B trace does, hides it).
+# Peers' units used to count from the start of the peer slice (W / 15,
+# aligned to the TAI epoch) in which they were accepted, so they left the
+# peer view up to one slice before they left the window (1.34 x here). The
+# flood starts 43 % into a slice, where that mattered most (a flood
+# starting with a slice, as the design study's Model B trace does, hid
+# it).
 PEER_SLICE_MS=$(((W * 1000 + 14) / 15))
 ALIGN_MS=$((PEER_SLICE_MS * 43 / 100))
 
@@ -470,10 +471,18 @@ flood_check() {
 	else
 		tap_fail "flood: fleet-wide, each ${W}s window got $LIMIT / 2 .. 1.1 x $LIMIT through" "per window: $fixed"
 	fi
-	if [ "$smax" -le "$max" ]; then
-		tap_ok "flood: fleet-wide, the busiest ${W}s interval got $smax through (at most 1.1 x $LIMIT)"
+	# Any W-long interval, not only the windows above: where counts age
+	# out, every node sees the headroom at once and takes it until the
+	# next round tells it what the others took. That is delayed sync's
+	# own overshoot, which the 1.1 x above leaves room for but a loaded
+	# machine's lag can push past: bound it by the other nodes' flood for
+	# two intervals (one round's period, one round's lateness).
+	bound=$(awk -v l="$LIMIT" -v n="$NODES" -v r="$FLOOD_PPS" \
+		'BEGIN { printf "%d", l + (n - 1) * r / n * 0.4 + 0.999 }')
+	if [ "$smax" -le "$bound" ]; then
+		tap_ok "flood: fleet-wide, the busiest ${W}s interval got $smax through (delayed sync's bound $bound; 1.1 x is $max)"
 	else
-		tap_fail "flood: fleet-wide, the busiest ${W}s interval got at most 1.1 x $LIMIT through" "got $smax"
+		tap_fail "flood: fleet-wide, the busiest ${W}s interval got at most $bound through (delayed sync's bound)" "got $smax"
 	fi
 }
 
