@@ -13,8 +13,8 @@
  *       20     8  sequence number, per sender incarnation, from 1
  *       28     8  sent at (sender's TAI ms)
  *       36  36*n  entries: address (16), rule name hash (4), destination
- *                 port (2), reserved (2, zero), slice start TAI ms (8),
- *                 units (4)
+ *                 port (2), reserved (2, zero), the units' earliest
+ *                 first accept in TAI ms (8), units (4)
  *      ...    32  HMAC-SHA-512-256 (libsodium crypto_auth) of all bytes
  *                 before it, with the fleet's shared key
  *
@@ -62,7 +62,8 @@ struct sl_wire_entry {
 	struct sl_addr addr;
 	uint32_t rule_hash;	/* sl_rule_name_hash() of the rule's name */
 	uint16_t dport;		/* network byte order, as in the client key */
-	uint64_t start_ms;	/* TAI ms at which the slice began */
+	uint64_t start_ms;	/* TAI ms of the units' earliest first accept
+				 * (Redis: of their slice's start) */
 	uint32_t units;
 };
 
