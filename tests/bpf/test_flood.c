@@ -173,12 +173,7 @@ static enum verdict send_from(struct fixture *f, const struct sl_addr *src,
 
 static void apply(struct fixture *f, const char *yaml)
 {
-	struct sl_ruleset rs;
-
-	assert_int_equal(sl_rules_load_buffer("test.yaml", yaml, strlen(yaml),
-					      &rs), 0);
-	assert_int_equal(sl_rules_apply(&f->in.maps, &rs), 0);
-	sl_rules_free(&rs);
+	assert_int_equal(sl_test_apply_yaml(&f->in, yaml), 0);
 }
 
 static struct sl_global_stats global_stats(struct fixture *f)

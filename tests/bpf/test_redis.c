@@ -570,19 +570,10 @@ static void node_stop(struct node *n)
 
 static int open_node(struct node *n)
 {
-	struct sl_ruleset rs;
-	int err;
-
 	if (sl_test_open_instance(&n->in, 4096, T0))
 		return -1;
 	n->open = true;
-	err = sl_rules_load_buffer("test.yaml", rules_yaml,
-				   sizeof(rules_yaml) - 1, &rs);
-	if (err)
-		return -1;
-	err = sl_rules_apply(&n->in.maps, &rs);
-	sl_rules_free(&rs);
-	return err ? -1 : 0;
+	return sl_test_apply_yaml(&n->in, rules_yaml) ? -1 : 0;
 }
 
 static int group_teardown(void **state)

@@ -135,7 +135,6 @@ static int live_rule(struct sl_instance *in, const char *name,
 
 static int group_setup(void **state)
 {
-	struct sl_ruleset rs;
 	unsigned i;
 
 	if (sl_test_open_instance(&fx.a, 4096, T0))
@@ -145,19 +144,10 @@ static int group_setup(void **state)
 		return -1;
 	}
 	/* the setup's own checks: no cmocka asserts outside a test */
-	if (sl_rules_load_buffer("a.yaml", rules_yaml, strlen(rules_yaml), &rs) ||
-	    sl_rules_apply(&fx.a.maps, &rs))
+	if (sl_test_apply_yaml(&fx.a, rules_yaml) ||
+	    sl_test_apply_yaml(&fx.b, rules_yaml_b_before) ||
+	    sl_test_apply_yaml(&fx.b, rules_yaml))
 		goto fail;
-	sl_rules_free(&rs);
-	if (sl_rules_load_buffer("b.yaml", rules_yaml_b_before,
-				 strlen(rules_yaml_b_before), &rs) ||
-	    sl_rules_apply(&fx.b.maps, &rs))
-		goto fail;
-	sl_rules_free(&rs);
-	if (sl_rules_load_buffer("b.yaml", rules_yaml, strlen(rules_yaml), &rs) ||
-	    sl_rules_apply(&fx.b.maps, &rs))
-		goto fail;
-	sl_rules_free(&rs);
 	if (live_rule(&fx.a, "sync-udp", &fx.rule_a) ||
 	    live_rule(&fx.b, "sync-udp", &fx.rule_b))
 		goto fail;
@@ -627,7 +617,6 @@ static void test_stale_peer_view_entries_swept(void **st)
 static void apply_b_window(const char *window)
 {
 	char yaml[512];
-	struct sl_ruleset rs;
 
 	snprintf(yaml, sizeof(yaml),
 		 "rules:\n"
@@ -635,9 +624,7 @@ static void apply_b_window(const char *window)
 		 "     algorithm: sliding, key: {ipv4_prefix: 32}}\n"
 		 "  - {name: sync-1s, protocol: udp, ports: 10, limit: 100, window: 1s,\n"
 		 "     algorithm: sliding, key: {ipv4_prefix: 32}}\n", window);
-	assert_int_equal(sl_rules_load_buffer("b.yaml", yaml, strlen(yaml), &rs), 0);
-	assert_int_equal(sl_rules_apply(&fx.b.maps, &rs), 0);
-	sl_rules_free(&rs);
+	assert_int_equal(sl_test_apply_yaml(&fx.b, yaml), 0);
 }
 
 /* A window lengthened on B: the peers' slices made under the old one

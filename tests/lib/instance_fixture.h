@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "instance.h"
+#include "rules.h"
 
 static cpu_set_t sl_test_initial_cpus;
 
@@ -40,6 +41,22 @@ static inline int sl_test_open_instance(struct sl_instance *in,
 	}
 	sl_instance_set_time(in, t0_ms);
 	return 0;
+}
+
+/* Parse a rule file's text and apply it to an instance's maps: 0, or the
+ * error (the parser's messages are on stderr).
+ */
+static inline int sl_test_apply_yaml(struct sl_instance *in, const char *yaml)
+{
+	struct sl_ruleset rs;
+	int err;
+
+	err = sl_rules_load_buffer("test.yaml", yaml, strlen(yaml), &rs);
+	if (err)
+		return err;
+	err = sl_rules_apply(&in->maps, &rs);
+	sl_rules_free(&rs);
+	return err;
 }
 
 /* Load the program once before a group's tests, so a verifier refusal is
