@@ -104,12 +104,6 @@ static unsigned capacity(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
 }
 
-/* A clock stepped back reads as just heard, not as 584 million years. */
-static __u64 heard_ago(const struct sl_sync_peer *p, __u64 now)
-{
-	return now > p->last_heard_ms ? now - p->last_heard_ms : 0;
-}
-
 /* Peer health and sync traffic, when this instance syncs. */
 static void sync_metrics(struct text *t, const struct sl_maps *m)
 {
@@ -124,8 +118,7 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	       "# TYPE slicelimit_sync_peer_up gauge\n", SL_PEER_UP_INTERVALS);
 	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
 		put(t, "slicelimit_sync_peer_up{node=\"%u\"} %d\n", st.peer[i].node,
-		    heard_ago(&st.peer[i], now) <
-		    (__u64)SL_PEER_UP_INTERVALS * st.interval_ms);
+		    sl_peer_up(&st.peer[i], &st, now));
 	put(t, "# HELP slicelimit_sync_peer_lag_seconds Arrival minus sending time of the peer's last message.\n"
 	       "# TYPE slicelimit_sync_peer_lag_seconds gauge\n");
 	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
@@ -135,7 +128,7 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	       "# TYPE slicelimit_sync_peer_last_heard_seconds gauge\n");
 	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
 		put(t, "slicelimit_sync_peer_last_heard_seconds{node=\"%u\"} %.3f\n",
-		    st.peer[i].node, heard_ago(&st.peer[i], now) / 1e3);
+		    st.peer[i].node, sl_peer_heard_ago(&st.peer[i], now) / 1e3);
 	put(t, "# HELP slicelimit_sync_peer_messages_total Messages accepted from the peer.\n"
 	       "# TYPE slicelimit_sync_peer_messages_total counter\n");
 	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)

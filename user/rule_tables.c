@@ -46,17 +46,36 @@ static bool bitmap_empty(const struct sl_bitmap *b)
 	return true;
 }
 
+static int read_config(const struct sl_maps *m, struct sl_config *cfg,
+		       __u32 *gen)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(m->active, &zero, gen))
+		return -errno;
+	*gen &= 1;
+	if (bpf_map_lookup_elem(m->config, gen, cfg))
+		return -errno;
+	return 0;
+}
+
+int sl_rules_read_config(const struct sl_maps *m, struct sl_config *cfg)
+{
+	__u32 gen;
+
+	return read_config(m, cfg, &gen);
+}
+
 int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
 		       unsigned *nr, struct sl_config *cfg)
 {
-	__u32 zero = 0, gen, i, key;
+	__u32 gen, i, key;
 	struct sl_rule *out;
+	int err;
 
-	if (bpf_map_lookup_elem(m->active, &zero, &gen))
-		return -errno;
-	gen &= 1;
-	if (bpf_map_lookup_elem(m->config, &gen, cfg))
-		return -errno;
+	err = read_config(m, cfg, &gen);
+	if (err)
+		return err;
 	if (cfg->nr_rules > SL_MAX_RULES)
 		return -EUCLEAN;
 	out = calloc(cfg->nr_rules ? cfg->nr_rules : 1, sizeof(*out));

@@ -43,6 +43,11 @@ void sl_rules_free(struct sl_ruleset *rs);
  */
 int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs);
 
+/* The live generation's config: its rules_epoch tells whether the rules
+ * changed since they were last read.
+ */
+int sl_rules_read_config(const struct sl_maps *m, struct sl_config *cfg);
+
 /* The live rules in priority order (caller frees *rules). */
 int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
 		       unsigned *nr, struct sl_config *cfg);

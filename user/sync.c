@@ -53,6 +53,7 @@ struct sl_sync {
 
 	struct rule_ref *rules;		/* live rules */
 	unsigned nr_rules;
+	__u32 rules_epoch;		/* of the rules read */
 	struct rule_ref *by_id[SL_MAX_RULES];
 
 	struct sl_wire_entry in[SL_WIRE_MAX_ENTRIES];	/* decoded */
@@ -93,7 +94,10 @@ int sl_parse_layout(const char *s, enum sl_layout *layout)
 	return -EINVAL;
 }
 
-int sl_sync_refresh_rules(struct sl_sync *s)
+/* Re-read the live rules when they changed (rule names map to this
+ * node's ids).
+ */
+static int sl_sync_refresh_rules(struct sl_sync *s)
 {
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
@@ -101,9 +105,16 @@ int sl_sync_refresh_rules(struct sl_sync *s)
 	unsigned nr = 0, i;
 	int err;
 
+	/* every apply bumps the epoch: two lookups a round, not one per rule */
+	err = sl_rules_read_config(&s->maps, &cfg);
+	if (err)
+		return err;
+	if (s->rules && cfg.rules_epoch == s->rules_epoch)
+		return 0;
 	err = sl_rules_read_live(&s->maps, &rules, &nr, &cfg);
 	if (err)
 		return err;
+	s->rules_epoch = cfg.rules_epoch;
 	refs = calloc(nr ? nr : 1, sizeof(*refs));
 	if (!refs) {
 		free(rules);

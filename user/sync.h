@@ -98,9 +98,6 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 			  unsigned n, uint64_t now_ms);
 
-/* Re-read the live rules (rule names map to this node's ids). */
-int sl_sync_refresh_rules(struct sl_sync *s);
-
 struct sl_sync_status *sl_sync_status(struct sl_sync *s);
 
 /* Write the status to the pinned sl_sync_status map. */

@@ -19,8 +19,8 @@ json_object *sl_sync_status_json(const struct sl_maps *m, __u64 now_ms)
 	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++) {
 		const struct sl_sync_peer *p = &st.peer[i];
 		json_object *j = json_object_new_object();
-		__u64 ago = now_ms > p->last_heard_ms ? now_ms - p->last_heard_ms : 0;
-		bool is_up = ago < (__u64)SL_PEER_UP_INTERVALS * st.interval_ms;
+		__u64 ago = sl_peer_heard_ago(p, now_ms);
+		bool is_up = sl_peer_up(p, &st, now_ms);
 
 		up += is_up;
 		json_object_object_add(j, "node", json_object_new_int(p->node));
