@@ -52,6 +52,24 @@ SL_PR(pr_notice, 0, "slicelimit: ")
 SL_PR(pr_info, 1, "slicelimit: ")
 SL_PR(pr_debug, 2, "slicelimit: debug: ")
 
+int sl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull takes a sign and leading space; a number here has neither */
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
 int sl_parse_duration_ms(const char *s, uint64_t *ms)
 {
 	static const struct { const char *suffix; double scale; } units[] = {

@@ -27,6 +27,13 @@ void pr_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A whole decimal number in [min, max]: no sign, no space, no suffix
+ * (leading zeros are fine). 0, -EINVAL when it is not a number, -ERANGE
+ * when it is one outside the range. Every numeric flag and config field
+ * goes through it, so none is cut down silently.
+ */
+int sl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
 /* "60s", "500ms", "0.2s", "1m", "1h", "1d" -> milliseconds. 0 or -EINVAL. */
 int sl_parse_duration_ms(const char *s, uint64_t *ms);
 /* Milliseconds -> the shortest exact form ("60s", "1500ms"). */
