@@ -35,7 +35,7 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 CFLAGS     += $(SAN_FLAGS)
 LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 
-BPF_CFLAGS := -g -O2 -target bpf -Wall -Werror -Iinclude -Ibpf \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf \
 	      -I/usr/include/$(ARCH)-linux-gnu
 
 BPF_OBJ    := $(BUILD)/slicelimit.bpf.o
@@ -85,11 +85,11 @@ TEST_CFLAGS := $(CFLAGS) -Iuser -Itests/lib
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(wildcard tests/lib/*.h) | $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka -lpthread
 
 $(BUILD)/tests/test_%: tests/bpf/test_%.c $(LIB_OBJS) $(SKEL) $(wildcard tests/lib/*.h) | $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka -lpthread
 
 NETNS_TOOL := $(BUILD)/tests/sl-traffic
 

@@ -150,19 +150,18 @@ static double new_client_ns(struct sl_instance *in, unsigned n)
  */
 struct agg {
 	const struct sl_rule *rule;
-	int nr_cpus;
 	__u64 now, clients, used;
 };
 
 static int agg_one(void *ctx, const struct sl_client_key *key,
-		   const void *cpus, __u32 value_size)
+		   const void *state, __u32 value_size)
 {
 	struct agg *a = ctx;
 	struct sl_params p;
 	struct sl_tally t;
 
 	sl_params_from_rule(&p, a->rule);
-	sl_tally_cpus(&t, cpus, a->nr_cpus, &p, a->now);
+	sl_tally_state(&t, state, &p, a->now);
 	a->clients++;
 	a->used += t.used;
 	return 0;
@@ -173,7 +172,7 @@ static double aggregate_ms(struct sl_instance *in, __u64 *clients)
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
 	struct timespec t0, t1;
-	struct agg a = { .nr_cpus = in->maps.nr_cpus, .now = 1000000 };
+	struct agg a = { .now = 1000000 };
 	unsigned nr;
 
 	if (sl_rules_read_live(&in->maps, &rules, &nr, &cfg) || !nr)
@@ -400,7 +399,7 @@ int main(void)
 			agg_ms[r] = aggregate_ms(&agg, &clients);
 		qsort(agg_ms, ROUNDS, sizeof(double), cmp_double);
 		printf("%-40s %6.1fms median, %.1f min, %.1f max (%llu clients, "
-		       "batched lookups, tally over %d CPUs)\n",
+		       "batched lookups, %d CPUs)\n",
 		       "aggregation pass", agg_ms[ROUNDS / 2], agg_ms[0],
 		       agg_ms[ROUNDS - 1], (unsigned long long)clients,
 		       agg.maps.nr_cpus);
@@ -412,13 +411,12 @@ int main(void)
 		unsigned long long mem = map_memlock(base.maps.clients);
 
 		bpf_obj_get_info_by_fd(base.maps.clients, &info, &ilen);
-		printf("\nclient table: %u entries, %d CPUs, value %u bytes per CPU, "
-		       "key %u bytes: %llu bytes in all (fdinfo memlock), %.0f bytes per client, "
-		       "%.0f per client per CPU\n",
+		printf("\nclient table: %u entries, %d CPUs, value %u bytes (one per "
+		       "client, shared by the CPUs), key %u bytes: %llu bytes in all "
+		       "(fdinfo memlock), %.0f bytes per client\n",
 		       info.max_entries, base.maps.nr_cpus, info.value_size,
-		       info.key_size, mem, (double)mem / info.max_entries,
-		       (double)mem / info.max_entries / base.maps.nr_cpus);
-		printf("per-CPU state by algorithm: sliding, fixed, token-bucket share %zu bytes "
+		       info.key_size, mem, (double)mem / info.max_entries);
+		printf("state by algorithm: sliding, fixed, token-bucket share %zu bytes "
 		       "(sl_clients, preallocated LRU); sliding-plain and sliding-counter %zu "
 		       "(sl_clients_plain), sliding-log %zu (sl_clients_log), each LRU within 64 MiB\n",
 		       sizeof(struct sl_client), sizeof(struct sl_client_plain),

@@ -1,25 +1,16 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The per-client decision at node level, over per-CPU state.
+ * The per-client decision, over the client's one state (shared by every CPU;
+ * include/sl_algo.h says why and what it costs in accuracy).
  *
- * Counting stays per CPU (no shared cache line is written per packet), and a
- * decision sums the client's slots on every CPU with
- * bpf_map_lookup_percpu_elem: exact at node level, with no aggregation lag.
- * The sum costs one lookup per CPU, so it is paid only when it can change the
- * answer: once a CPU finds the client over the limit it caches, in its own
- * slot, the earliest time any counted slice leaves the window. Until then
- * nothing can lower the count (slices only age out), so every further
- * packet is decided by one lookup and one compare and writes nothing: the
- * over-limit path is the cheapest path. The cache is tagged with the rules
- * epoch, so `rules apply` invalidates it.
- *
- * Why not the alternatives: a shared (non-per-CPU) state written on accept
- * would make every accept bounce a cache line between CPUs and needs a lock
- * for exactness; letting userspace aggregate the CPUs every few ms leaves
- * a window in which each CPU can accept a full limit. Measured (make bench,
- * BPF_PROG_TEST_RUN, 2 CPUs): over limit 45-55 ns per packet for every
- * algorithm, against 14 ns for a bare per-source counter and 5 ns for
- * XDP_DROP; the accept path, which sums the CPUs, about 136 ns.
+ * A decision reads the client's state once, whatever the CPU count, and an
+ * accept adds to it atomically. Once a decision finds the client over the
+ * limit it caches, in the state, the earliest time any counted slice leaves
+ * the window. Until then nothing can lower the count (slices only age out),
+ * so every further packet is decided by one lookup and one compare and
+ * writes nothing: the over-limit path is the cheapest path, and a flood
+ * spread over every CPU only reads one cache line. The cache is tagged with
+ * the rules epoch, so `rules apply` invalidates it.
  */
 #ifndef SL_LIMIT_H
 #define SL_LIMIT_H
@@ -28,9 +19,6 @@
 #include "sl_algo.h"
 #include "sl_key.h"
 #include "sl_peer.h"
-
-/* Set by the loader: CPUs whose slots a decision sums. */
-const volatile __u32 sl_nr_cpus = 1;
 
 enum sl_decision {
 	SL_ACCEPT = 0,
@@ -43,9 +31,9 @@ static const struct sl_client sl_zero_client;
 static const struct sl_client_plain sl_zero_plain;
 static const struct sl_client_log sl_zero_log;
 
-/* This CPU's state of a client under the rule's algorithm, created if
- * missing. NOEXIST: a racing insert on another CPU must not be overwritten
- * (that would zero its slots); look up whatever won.
+/* The client's state under the rule's algorithm, created if missing.
+ * NOEXIST: a racing insert on another CPU must not be overwritten (that
+ * would zero what it counted); look up whatever won.
  */
 static __always_inline void *sl_state_get(__u32 algorithm,
 					  const struct sl_client_key *key)
@@ -74,73 +62,38 @@ static __always_inline void *sl_state_get(__u32 algorithm,
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* bpf_loop() callbacks, one per state map: the verifier checks a body
- * once, not once per CPU, and each body touches one value type only.
- */
-struct sl_tally_ctx {
-	struct sl_client_key key;
-	struct sl_params params;
-	struct sl_tally tally;
-	__u64 now_ms;
-};
-
-static long sl_tally_cpu(__u32 cpu, void *data)
-{
-	struct sl_tally_ctx *ctx = data;
-	const struct sl_client *c;
-
-	c = bpf_map_lookup_percpu_elem(&sl_clients, &ctx->key, cpu);
-	if (c)
-		sl_client_tally(&ctx->tally, c, &ctx->params, ctx->now_ms);
-	return 0;
-}
-
-static long sl_tally_cpu_plain(__u32 cpu, void *data)
-{
-	struct sl_tally_ctx *ctx = data;
-	const struct sl_client_plain *c;
-
-	c = bpf_map_lookup_percpu_elem(&sl_clients_plain, &ctx->key, cpu);
-	if (c)
-		sl_client_plain_tally(&ctx->tally, c, &ctx->params, ctx->now_ms);
-	return 0;
-}
-
-static long sl_tally_cpu_log(__u32 cpu, void *data)
-{
-	struct sl_tally_ctx *ctx = data;
-	const struct sl_client_log *c;
-
-	c = bpf_map_lookup_percpu_elem(&sl_clients_log, &ctx->key, cpu);
-	if (c)
-		sl_client_log_tally(&ctx->tally, c, &ctx->params, ctx->now_ms);
-	return 0;
-}
-
-/* The client's tally over all CPUs. Global functions (this one, and the
- * two below) are verified once each, on their own: together they would
- * exceed what the verifier explores in one program.
+/* The client's tally. Global functions (this one, and the two below) are
+ * verified once each, on their own: together they would exceed what the
+ * verifier explores in one program. Each branch looks up the map of its
+ * own value type, which the verifier checks every access against.
  */
 __noinline int sl_tally_node(const struct sl_client_key *key,
 			     const struct sl_params *p, __u64 now_ms,
 			     struct sl_tally *out)
 {
-	struct sl_tally_ctx ctx;
+	struct sl_tally t;
 
 	if (!key || !p || !out)
 		return -1;
-	ctx.key = *key;
-	ctx.params = *p;
-	ctx.now_ms = now_ms;
-	sl_tally_init(&ctx.tally);
-	if (sl_uses_slots(p->algorithm))
-		bpf_loop(sl_nr_cpus, sl_tally_cpu_plain, &ctx, 0);
-	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
-		bpf_loop(sl_nr_cpus, sl_tally_cpu_log, &ctx, 0);
-	else
-		bpf_loop(sl_nr_cpus, sl_tally_cpu, &ctx, 0);
-	sl_tally_finish(&ctx.tally, p, now_ms);
-	*out = ctx.tally;
+	sl_tally_init(&t);
+	if (sl_uses_slots(p->algorithm)) {
+		const struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
+
+		if (c)
+			sl_client_plain_tally(&t, c, p, now_ms);
+	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
+		const struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
+
+		if (c)
+			sl_client_log_tally(&t, c, p, now_ms);
+	} else {
+		const struct sl_client *c = bpf_map_lookup_elem(&sl_clients, key);
+
+		if (c)
+			sl_client_tally(&t, c, p, now_ms);
+	}
+	sl_tally_finish(&t, p, now_ms);
+	*out = t;
 	return 0;
 }
 
@@ -156,9 +109,7 @@ static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 {
 	struct sl_drop_event *ev;
 
-	/* the tally read every CPU's last report: one per client per window,
-	 * whichever CPUs its packets arrive on
-	 */
+	/* one per client per window, whichever CPUs its packets arrive on */
 	if (t->event_age_ms < p->window_ms)
 		return;
 	own->event_ms = (__u32)now_ms ? (__u32)now_ms : 1;
@@ -180,7 +131,7 @@ static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Account an accept in this CPU's state, in the rule's map. */
+/* Account an accept in the client's state, in the rule's map. */
 __noinline int sl_charge_cpu(const struct sl_client_key *key,
 			     const struct sl_params *p,
 			     const struct sl_tally *t, __u64 now_ms,
@@ -223,6 +174,26 @@ __noinline __u64 sl_peer_add(const struct sl_client_key *key,
 		return 0;
 	v = bpf_map_lookup_elem(&sl_peer_view, key);
 	return v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
+}
+
+/* The first accept of a client in a sync round hands its key to the
+ * service (sl_changed), so that a round costs what changed. Two CPUs may
+ * both send it: the service reads each key once.
+ */
+static __always_inline void sl_note_changed(struct sl_client_hdr *own,
+					    const struct sl_client_key *key,
+					    __u32 round)
+{
+	if (!round || own->sync_round == round)
+		return;
+	own->sync_round = round;
+	if (bpf_ringbuf_output(&sl_changed, (void *)key, sizeof(*key), 0)) {
+		__u32 k = 0;
+		struct sl_global_stats *gs = bpf_map_lookup_elem(&sl_global_stats, &k);
+
+		if (gs)
+			gs->changed_lost++;
+	}
 }
 
 __noinline int sl_decide(const struct sl_client_key *key,
@@ -275,6 +246,8 @@ __noinline int sl_decide(const struct sl_client_key *key,
 		return SL_OVER;
 	}
 	sl_charge_cpu(key, &p, &t, now_ms, units);
+	if (sc)
+		sl_note_changed(own, key, sc->round);
 	return SL_ACCEPT;
 }
 

@@ -88,12 +88,12 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_exempt_rules SEC(".maps");
 
-/* Per-CPU so that counting never bounces a cache line between CPUs; the
- * decision reads the other CPUs' slots (see bpf/limit.h). Sized by the
- * loader (--clients, default SL_DEFAULT_CLIENTS).
+/* One state per client, shared by every CPU and written only on accept
+ * (see include/sl_algo.h). Sized by the loader (--clients, default
+ * SL_DEFAULT_CLIENTS).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, SL_DEFAULT_CLIENTS);
 	__type(key, struct sl_client_key);
 	__type(value, struct sl_client);
@@ -102,12 +102,12 @@ struct {
 
 /* sliding-plain/-counter and sliding-log state: larger values, so tables
  * of their own, so that only their rules' clients pay for them. LRU and
- * preallocated like sl_clients (allocating per-CPU values on demand fails
- * under load in the packet path); the loader sizes them to a memory budget
+ * preallocated like sl_clients (allocating on demand can fail under load
+ * in the packet path); the loader sizes them to a memory budget
  * (see sl_size_state_maps()).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct sl_client_key);
 	__type(value, struct sl_client_plain);
@@ -115,7 +115,7 @@ struct {
 } sl_clients_plain SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
 	__type(key, struct sl_client_key);
 	__type(value, struct sl_client_log);
@@ -143,6 +143,17 @@ struct {
 	__uint(max_entries, 256 * 1024);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_events SEC(".maps");
+
+/* The keys of clients accepted since the service's last sync round, once
+ * per client per round (sl_sync_conf.round), so a round reads what
+ * changed instead of every client. Sized for 32,768 keys a round; past
+ * that, changed_lost counts and the round walks every client.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1024 * 1024);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_changed SEC(".maps");
 
 /* Written by the service only: the sync layout (include/sl_peer.h). */
 struct {

@@ -4,12 +4,43 @@
  * the BPF object and userspace (query, Retry-After, tests). Every function
  * takes `now_ms` as an argument: the caller owns the clock.
  *
- * Every algorithm is three functions over one CPU's state of a client:
- * tally (add what still counts at `now` to a node-level sum), charge
- * (record an accept on this CPU), and the sum's verdict `used < limit`.
- * Summing over CPUs gives the node's view; the sum's next_expiry_ms is the
- * earliest time the verdict can change, which the kernel caches for floods
- * and sl_accept_at_ms() (include/sl_peer.h) walks to find Retry-After.
+ * Every algorithm is three functions over a client's state: tally (add what
+ * still counts at `now` to a sum), charge (record an accept), and the sum's
+ * verdict `used < limit`. The sum's next_expiry_ms is the earliest time the
+ * verdict can change, which the kernel caches for floods and
+ * sl_accept_at_ms() (include/sl_peer.h) walks to find Retry-After.
+ *
+ * One state per client, shared by every CPU
+ * -----------------------------------------
+ * A client's state is one record in a (non-per-CPU) LRU hash that every
+ * CPU reads and writes, not one record per CPU. So a decision reads one
+ * record, whatever the CPU count, memory per client does not grow with the
+ * CPUs, and a sync round copies one value per changed client. The record
+ * is written only on accept (and once per cache refresh on the over-limit
+ * path): accepts are bounded by the limit, so the cache line moves between
+ * CPUs at most `limit` times a window per client, while a flood, which is
+ * what arrives at line rate, only reads it. Counts grow by atomic adds
+ * (SL_ADD), so accepts on different CPUs at once are all counted.
+ *
+ * Measured against the alternatives (make bench-cpus, bench/RESULTS-cpus.md,
+ * 2 / 16 / 64 vCPUs in one VM each):
+ *  - per-CPU records summed at every accept (the layout before this one):
+ *    the accept path grows by one lookup and a 12-record tally per CPU,
+ *    and memory by 224 bytes per client per CPU (3.7 GB at 64 CPUs);
+ *  - per-CPU allowances (a CPU takes a share of the remaining quota and
+ *    accepts locally until it is spent): a compliant client must never be
+ *    rejected while other CPUs hold unspent shares (NFR-2), so the reject
+ *    path must reclaim them from every CPU, which is the per-CPU sum again,
+ *    on exactly the clients at their limit; rejected for that.
+ *
+ * What sharing costs in accuracy: two CPUs that decide the same client at
+ * the same instant both read the count before either adds, so each can
+ * take the last unit: at most one unit per CPU (minus one) more than a
+ * sequential run each time the count reaches the limit. A slice being
+ * retired or reopened by one CPU while another adds to it can lose that
+ * add (a plain store, not a lock): at most one unit per CPU at such an
+ * instant, which also only lets more through. Replay decides one request
+ * at a time, so its figures carry no such slack.
  *
  * The `sliding` algorithm
  * -----------------------
@@ -24,11 +55,10 @@
  * uncounted accepts inside the window all belong to it. A slice closes once
  * the node has accepted `cap = L / (SL_RECORDS - 2) + 1` units since it
  * opened, so it hides fewer than cap: at most L - 1 + cap = 1.1 L accepts lie
- * in any window with SL_RECORDS = 12 (NFR-1). Closing on the node's sequence
- * (the sum of all CPUs' accept counters), not on the CPU's own count, keeps
- * the bound at node level: the slices of all CPUs together straddle by less
- * than cap, whatever CPUs the packets arrive on (plus one unit per CPU for
- * accepts decided at the same instant).
+ * in any window with SL_RECORDS = 12 (NFR-1). The slices are the node's own
+ * (one record set per client for all CPUs), so the bound is at node level
+ * whatever CPUs the packets arrive on, plus the per-CPU slack of decisions
+ * taken at the same instant (above).
  *
  * A slice also closes at the rule's slice boundaries (window / slices, aligned
  * to the epoch), which makes the count follow the window as plain slices do,
@@ -58,6 +88,28 @@
 
 #define SL_NEVER	(~0ULL)
 
+/* Counts in a shared state grow by atomic adds; userspace runs the same
+ * code on private copies.
+ */
+#ifdef __BPF__
+#define SL_ADD(ptr, v)	((void)__sync_fetch_and_add(ptr, v))
+#else
+#define SL_ADD(ptr, v)	((void)(*(ptr) += (v)))
+#endif
+
+/* The value before the add: an index two CPUs must not share. */
+SL_INLINE __u32 sl_fetch_add_u32(__u32 *ptr, __u32 v)
+{
+#ifdef __BPF__
+	return __sync_fetch_and_add(ptr, v);
+#else
+	__u32 old = *ptr;
+
+	*ptr += v;
+	return old;
+#endif
+}
+
 /* Fully unrolled loops give the verifier straight code to walk once. */
 #ifdef __clang__
 #define SL_UNROLL	_Pragma("unroll")
@@ -77,13 +129,13 @@ struct sl_params {
 				 * state counts for nothing (see sl_idle_ms) */
 };
 
-/* A client's state summed over CPUs at one instant. */
+/* What counts of a client's state at one instant. */
 struct sl_tally {
 	__u64 used;		/* units counted inside the window */
 	__u64 next_expiry_ms;	/* when the first counted slice leaves it */
 	__u64 aux;		/* counter: the weighted slice; bucket: TAT */
-	__u32 seq;		/* node accept sequence: sum of CPU counters */
-	__u32 event_age_ms;	/* since any CPU last reported a drop */
+	__u32 seq;		/* the client's accept sequence */
+	__u32 event_age_ms;	/* since the last drop event */
 };
 
 SL_INLINE void sl_tally_init(struct sl_tally *t)
@@ -100,7 +152,7 @@ SL_INLINE __u64 sl_slice_cap(const struct sl_params *p)
 	return p->limit / (SL_RECORDS - 2) + 1;
 }
 
-/* A CPU whose last accept is a window old holds nothing that still counts.
+/* A state whose last accept is a window old holds nothing that still counts.
  * Checked before any record so that an ancient record can never look young
  * through u32 wrap-around.
  */
@@ -223,17 +275,18 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 	}
 	/* With no free record (cannot happen while the needed-records check
 	 * holds) the open slice keeps counting: the count stays a lower bound.
+	 * A free record's count is 0 already, so opening writes no count:
+	 * two CPUs opening the same record at once both keep their units.
 	 */
 	if (open && (!cur->count || free_idx < SL_RECORDS)) {
 		if (cur->count)
 			cur_idx = free_idx;
 		cur = &c->rec[cur_idx < SL_RECORDS ? cur_idx : 0];
 		cur->first_ms = (__u32)now_ms;
-		cur->count = 0;
 		cur->seq = t->seq;
 		c->current = cur_idx;
 	}
-	cur->count += units;
+	SL_ADD(&cur->count, units);
 }
 
 /* ---- sliding-plain: the study's sum of the last N slices ---- */
@@ -283,7 +336,7 @@ SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
 		s->slice = d;
 		s->count = 0;
 	}
-	s->count += units;
+	SL_ADD(&s->count, units);
 }
 
 /* ---- fixed window ---- */
@@ -309,7 +362,7 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
 		c->fixed.window = w;
 		c->fixed.count = 0;
 	}
-	c->fixed.count += units;
+	SL_ADD(&c->fixed.count, units);
 }
 
 /* ---- sliding-counter: the last N slices in full, and the slice before
@@ -463,8 +516,13 @@ SL_INLINE void sl_log_tally(struct sl_tally *t, const struct sl_client_log *c,
 
 SL_INLINE void sl_log_charge(struct sl_client_log *c, __u64 now_ms)
 {
-	/* one entry per accept: the log counts requests (units of 1) */
-	c->stamp_ms[c->accepted & (SL_MAX_LOG - 1)] = (__u32)now_ms;
+	/* one entry per accept (the log counts requests, units of 1),
+	 * claimed and counted in one step: CPUs accepting at once get
+	 * entries of their own
+	 */
+	__u32 at = sl_fetch_add_u32(&c->accepted, 1);
+
+	c->stamp_ms[at & (SL_MAX_LOG - 1)] = (__u32)now_ms;
 }
 
 /* ---- dispatch ---- */
@@ -565,18 +623,18 @@ SL_INLINE void sl_hdr_charge(struct sl_client_hdr *h,
 			     const struct sl_params *p, __u64 now_ms,
 			     __u32 units)
 {
-	h->accepted += units;
+	SL_ADD(&h->accepted, units);
 	h->last_ms = now_ms;
 }
 
-/* Account an accepted request of `units` on this CPU's state; `t` is the
+/* Account an accepted request of `units` in the client's state; `t` is the
  * (finished) tally the decision was made on.
  */
 SL_INLINE void sl_client_charge(struct sl_client *c, const struct sl_params *p,
 				const struct sl_tally *t, __u64 now_ms,
 				__u32 units)
 {
-	/* a CPU whose slices no longer count starts clean, so no ancient
+	/* a state whose slices no longer count starts clean, so no ancient
 	 * time can look young through u32 wrap-around
 	 */
 	if (p->algorithm == SL_ALGO_SLIDING &&
@@ -614,8 +672,8 @@ SL_INLINE void sl_client_log_charge(struct sl_client_log *c,
 {
 	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms))
 		c->current = c->accepted;	/* the log restarts */
-	sl_log_charge(c, now_ms);
-	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, 1);
+	sl_log_charge(c, now_ms);	/* counts the accept itself */
+	c->last_ms = now_ms;
 }
 
 
@@ -646,23 +704,14 @@ SL_INLINE void sl_charge(void *state, const struct sl_params *p,
 /* ---- userspace ---- */
 
 #ifndef __BPF__
-/* The node's tally of a client from its state on `nr_cpus` CPUs (an array
- * of sl_state_size() values, as a per-CPU map lookup returns them).
- */
-SL_INLINE void sl_tally_cpus(struct sl_tally *t, const void *cpus,
-			     int nr_cpus, const struct sl_params *p,
-			     __u64 now_ms)
+/* What counts of a client's state (a value of its algorithm's table). */
+SL_INLINE void sl_tally_state(struct sl_tally *t, const void *state,
+			      const struct sl_params *p, __u64 now_ms)
 {
-	__u32 stride = (sl_state_size(p->algorithm) + 7) & ~7u;
-	int i;
-
 	sl_tally_init(t);
-	for (i = 0; i < nr_cpus; i++)
-		sl_tally_add(t, (const char *)cpus + (size_t)i * stride, p,
-			     now_ms);
+	sl_tally_add(t, state, p, now_ms);
 	sl_tally_finish(t, p, now_ms);
 }
-
 #endif
 
 #endif /* SL_ALGO_H */

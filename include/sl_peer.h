@@ -179,18 +179,17 @@ SL_INLINE __u32 sl_peer_merge(struct sl_peer_view *v, __u32 window_ms,
 
 #ifndef __BPF__
 /* What the kernel decides on, for userspace (query, Retry-After, top): the
- * node's tally over its CPUs, plus the peers' part when `v` and `sc` are
+ * node's tally of the client's state, plus the peers' part when `v` and `sc` are
  * given. `p` already carries the layout's limit (sl_layout_limit). Returns
  * the projected units (see sl_peer_allows).
  */
-SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *cpus,
-				    int nr_cpus,
+SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 				    const struct sl_peer_view *v,
 				    const struct sl_params *p,
 				    const struct sl_sync_conf *sc,
 				    __u64 now_ms)
 {
-	sl_tally_cpus(t, cpus, nr_cpus, p, now_ms);
+	sl_tally_state(t, state, p, now_ms);
 	if (!v || !sc || !sl_algo_syncs(p->algorithm))
 		return 0;
 	return sl_peer_tally(t, v, p, sc, now_ms);
@@ -200,7 +199,7 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *cpus,
  * verdict can only change at the tally's next_expiry_ms, so walk those.
  * The kernel caches the first step.
  */
-SL_INLINE __u64 sl_accept_at_peers(const void *cpus, int nr_cpus,
+SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   const struct sl_peer_view *v,
 				   const struct sl_params *p,
 				   const struct sl_sync_conf *sc,
@@ -211,7 +210,7 @@ SL_INLINE __u64 sl_accept_at_peers(const void *cpus, int nr_cpus,
 	int step;
 
 	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
-		projected = sl_tally_node_peers(&t, cpus, nr_cpus, v, p, sc, at);
+		projected = sl_tally_node_peers(&t, state, v, p, sc, at);
 		if (sl_peer_allows(&t, p, projected, units))
 			return at;
 		if (t.next_expiry_ms == SL_NEVER)
@@ -222,14 +221,14 @@ SL_INLINE __u64 sl_accept_at_peers(const void *cpus, int nr_cpus,
 }
 
 /* The same on the node's own count alone. */
-SL_INLINE __u64 sl_accept_at_ms(const void *cpus, int nr_cpus,
+SL_INLINE __u64 sl_accept_at_ms(const void *state,
 				const struct sl_params *p, __u64 now_ms,
 				__u32 units)
 {
-	return sl_accept_at_peers(cpus, nr_cpus, NULL, p, NULL, now_ms, units);
+	return sl_accept_at_peers(state, NULL, p, NULL, now_ms, units);
 }
 
-/* The slices of one CPU's state of a client: (start_ms, units) of what
+/* The slices of a client's state: (start_ms, units) of what
  * still counts at now_ms, for the sender. sliding: each live record, from
  * its first accept; sliding-plain: each slot, from its slice start; fixed:
  * the window, from its start.

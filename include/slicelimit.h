@@ -156,41 +156,43 @@ struct sl_client_key {
 	__u16 dport;		/* network byte order; 0 unless key_by_port */
 };
 
-/* One slice of the sliding algorithm as seen by one CPU. */
+/* One slice of the sliding algorithm. */
 struct sl_record {
 	__u32 first_ms;		/* model/TAI ms of the slice's first accept */
-	__u32 count;		/* units accepted into this slice on this CPU */
-	__u32 seq;		/* node accept sequence when the slice opened */
+	__u32 count;		/* units accepted into this slice */
+	__u32 seq;		/* the client's accept sequence when it opened */
 };
 
-/* fixed: the window this CPU last counted in, and its units there. */
+/* fixed: the window last counted in, and its units there. */
 struct sl_fixed {
 	__u64 window;		/* now_ms / window_ms */
 	__u64 count;
 };
 
-/* token-bucket as GCRA: the theoretical arrival time this CPU last set.
- * The node's TAT is the maximum over CPUs, and every accept writes
- * max + cost, so the per-CPU slots together behave as one bucket.
- */
+/* token-bucket as GCRA: the theoretical arrival time. */
 struct sl_bucket {
 	__u64 tat_ns;
 };
 
 /* The header every client state starts with (all three maps). */
 #define SL_CLIENT_HEADER						\
-	__u64 last_ms;		/* last accept on this CPU */			\
+	__u64 last_ms;		/* last accept */				\
 	__u64 blocked_until_ms;	/* cache: over the limit until then */		\
-	__u32 accepted;		/* units accepted on this CPU, wrapping */	\
+	__u32 accepted;		/* units accepted, wrapping */			\
 	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
-	__u32 event_ms;		/* last drop event sent for this client */
+	__u32 event_ms;		/* last drop event sent for this client */	\
+	__u32 sync_round;	/* sync round its key was last sent to	\
+				 * sl_changed in (see sl_sync_conf) */	\
+	__u32 hdr_pad;
 
 struct sl_client_hdr {
 	SL_CLIENT_HEADER
 };
 
-/* Client state, one per CPU (sl_clients is an LRU per-CPU hash). */
+/* Client state, one per client shared by every CPU (sl_clients is an LRU
+ * hash; see include/sl_algo.h for why not per CPU).
+ */
 struct sl_client {
 	SL_CLIENT_HEADER
 	union {
@@ -256,6 +258,8 @@ struct sl_global_stats {
 	__u64 fail_open;	/* client table refused an insert: passed */
 	__u64 new_clients;	/* client states created */
 	__u64 events_lost;	/* drop events the full ring buffer refused */
+	__u64 changed_lost;	/* changed clients sl_changed had no room for:
+				 * the next sync round walks every client */
 };
 
 /* Ring buffer sl_events: the first drop of a client in a window (not one
@@ -302,7 +306,9 @@ struct sl_sync_conf {
 	__u32 layout;		/* enum sl_layout */
 	__u32 nodes;		/* split-quota: the limit is divided by this */
 	__u32 interval_ms;	/* sync interval: how far a rate is projected */
-	__u32 pad;
+	__u32 round;		/* bumped by the service every sync round; a
+				 * client's first accept in a round sends its
+				 * key to sl_changed. 0: no service reads it */
 };
 
 /* Peers' counts of a client, in slices of sl_peer_slice_ms(window),

@@ -30,8 +30,7 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 			const struct sl_client_key *key, __u64 now_ms,
 			struct sl_client_view *v)
 {
-	size_t stride = (sl_state_size(rule->algorithm) + 7) & ~7ul;
-	void *cpus = calloc(m->nr_cpus, stride);
+	void *state = calloc(1, sl_state_size(rule->algorithm));
 	struct sl_peer_view pv;
 	struct sl_sync_conf sc;
 	struct sl_params p;
@@ -39,15 +38,15 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	bool peers;
 	__u64 at, projected, room;
 
-	if (!cpus)
+	if (!state)
 		return -ENOMEM;
 	/* no entry: a client never seen, or evicted; both start fresh */
-	bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, cpus);
+	bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
 	sl_params_from_rule(&p, rule);
 	peers = read_peers(m, key, &sc, &pv);
 	if (peers && sl_algo_syncs(p.algorithm))
 		p.limit = sl_layout_limit(p.limit, &sc);
-	projected = sl_tally_node_peers(&t, cpus, m->nr_cpus, peers ? &pv : NULL,
+	projected = sl_tally_node_peers(&t, state, peers ? &pv : NULL,
 					&p, peers ? &sc : NULL, now_ms);
 	v->used = t.used;
 	v->remaining = sl_remaining(&t, &p);
@@ -56,11 +55,11 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	room = room > t.used + projected ? room - t.used - projected : 0;
 	if (room < v->remaining)
 		v->remaining = room;
-	at = sl_accept_at_peers(cpus, m->nr_cpus, peers ? &pv : NULL, &p,
+	at = sl_accept_at_peers(state, peers ? &pv : NULL, &p,
 				peers ? &sc : NULL, now_ms, 1);
 	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
 	v->reset_ms = t.next_expiry_ms == SL_NEVER || t.next_expiry_ms < now_ms ?
 		      0 : t.next_expiry_ms - now_ms;
-	free(cpus);
+	free(state);
 	return 0;
 }

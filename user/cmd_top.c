@@ -96,7 +96,7 @@ struct collect {
 
 /* Per client: only the cheap tally; Retry-After for the few shown. */
 static int collect_one(void *ctx, const struct sl_client_key *key,
-		       const void *cpus, __u32 value_size)
+		       const void *state, __u32 value_size)
 {
 	struct collect *c = ctx;
 	const struct sl_rule *rule = NULL;
@@ -112,7 +112,7 @@ static int collect_one(void *ctx, const struct sl_client_key *key,
 	    (c->only && strcmp(rule->name, c->only)))
 		return 0;
 	sl_params_from_rule(&p, rule);
-	sl_tally_cpus(&t, cpus, c->m->nr_cpus, &p, c->now);
+	sl_tally_state(&t, state, &p, c->now);
 	if (!t.used)
 		return 0;
 	if (c->nrows == c->cap) {

@@ -20,7 +20,6 @@ int sl_instance_open(struct sl_instance *in, const struct sl_instance_opts *o)
 	/* private maps: no pinning, so nothing is shared with production */
 	bpf_object__for_each_map(map, in->skel->obj)
 		bpf_map__set_pin_path(map, NULL);
-	in->skel->rodata->sl_nr_cpus = libbpf_num_possible_cpus();
 	in->skel->rodata->sl_use_model_clock = o && o->model_clock;
 	sl_size_state_maps(in->skel->obj, o ? o->clients : 0);
 	err = slicelimit_bpf__load(in->skel);

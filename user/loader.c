@@ -92,7 +92,6 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 		pr_error("cannot open the BPF object: %s", strerror(-err));
 		return err;
 	}
-	skel->rodata->sl_nr_cpus = libbpf_num_possible_cpus();
 	sl_size_state_maps(skel->obj, opts->clients);
 	/* libbpf reuses maps pinned by name; EINVAL then usually means a
 	 * pinned map was made with other sizes, worth a hint only then */

@@ -15,7 +15,7 @@
 	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
 	X(clients_log) X(rule_stats) \
 	X(global_stats) X(devices) X(sync) X(peer_view) \
-	X(sync_status)
+	X(sync_status) X(changed)
 
 int sl_check_bpffs(void)
 {
@@ -75,11 +75,9 @@ void sl_maps_close(struct sl_maps *m)
 	m->owned = false;
 }
 
-static void size_to_budget(struct bpf_map *map, int nr_cpus, unsigned clients)
+static void size_to_budget(struct bpf_map *map, unsigned clients)
 {
-	__u64 per_client = (__u64)((bpf_map__value_size(map) + 7) & ~7u) *
-			   (nr_cpus > 0 ? nr_cpus : 1);
-	__u64 fits = SL_WIDE_STATE_BUDGET / per_client;
+	__u64 fits = SL_WIDE_STATE_BUDGET / bpf_map__value_size(map);
 
 	if (clients && fits > clients)
 		fits = clients;
@@ -91,16 +89,14 @@ static void size_to_budget(struct bpf_map *map, int nr_cpus, unsigned clients)
 
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 {
-	int nr_cpus = libbpf_num_possible_cpus();
-
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_clients"),
 				 clients ? clients : SL_DEFAULT_CLIENTS);
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_peer_view"),
 				 clients ? clients : SL_DEFAULT_CLIENTS);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_plain"),
-		       nr_cpus, clients);
+		       clients);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_log"),
-		       nr_cpus, clients);
+		       clients);
 }
 
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm)

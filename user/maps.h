@@ -28,7 +28,9 @@ struct sl_maps {
 	int sync;		/* sl_sync: the layout */
 	int peer_view;		/* sl_peer_view: peers' counts per client */
 	int sync_status;	/* sl_sync_status: sync health */
-	int nr_cpus;		/* possible CPUs: per-CPU value count */
+	int changed;		/* sl_changed: keys of clients accepted since
+				 * the last sync round */
+	int nr_cpus;		/* possible CPUs: values of a per-CPU array */
 	bool owned;		/* fds were opened here and must be closed */
 };
 
@@ -42,9 +44,9 @@ int sl_check_bpffs(void);
 
 /* Size the client tables of an object before load: sl_clients and
  * sl_peer_view to `clients` (0: default); sl_clients_plain and
- * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes on this
- * machine's CPUs (at most their default capacity, and at most `clients`
- * when given). Deterministic, so pinned maps are reused.
+ * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes (at most
+ * their default capacity, and at most `clients` when given).
+ * Deterministic, so pinned maps are reused.
  */
 #define SL_WIDE_STATE_BUDGET	(64u << 20)
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients);

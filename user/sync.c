@@ -13,8 +13,8 @@
 #include "sync.h"
 
 /* What this node last reported of a client, per peer slice: the next
- * round sends only what grew. `accepted` (the sum of the CPUs' accept
- * counters) tells in one compare whether anything changed at all.
+ * round sends only what grew. `accepted` (the client's accept counter)
+ * tells in one compare whether anything changed at all.
  */
 struct sent_client {
 	struct sl_client_key key;
@@ -44,6 +44,9 @@ struct rule_ref {
 struct sl_sync {
 	struct sl_maps maps;		/* a copy: fds owned by the caller */
 	struct sl_sync_opts o;
+	struct sl_sync_conf conf;	/* what sl_sync holds: the layout, and
+					 * the round that marks changed clients */
+	__u64 changed_lost;		/* sl_global_stats.changed_lost seen */
 	__u64 seq;
 	struct sl_sync_status st;
 	struct peer_seen seen[SL_MAX_PEERS];
@@ -66,6 +69,8 @@ struct sl_sync {
 	sl_sync_emit_fn emit;
 	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
 	bool silent;				/* sl_sync_adopt: send nothing */
+	bool walk_all;		/* the next round reads every client, not
+				 * only sl_changed's */
 	__u64 sent_until_ms;	/* the previous service's last round */
 	void *emit_ctx;
 };
@@ -159,11 +164,6 @@ static __u32 map_capacity(int fd)
 struct sl_sync *sl_sync_new(const struct sl_maps *m,
 			    const struct sl_sync_opts *o)
 {
-	struct sl_sync_conf conf = {
-		.layout = o->layout,
-		.nodes = o->nodes,
-		.interval_ms = o->interval_ms,
-	};
 	struct sl_sync *s;
 	__u32 zero = 0;
 	int err;
@@ -174,10 +174,14 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->maps = *m;
 	s->maps.owned = false;
 	s->o = *o;
+	s->conf.layout = o->layout;
+	s->conf.nodes = o->nodes;
+	s->conf.interval_ms = o->interval_ms;
 	s->st.node = o->node;
 	s->st.layout = o->layout;
 	s->st.interval_ms = o->interval_ms;
 	s->st.peers_configured = o->peers_configured;
+	s->walk_all = true;
 	s->cap = 1024;
 	/* room for every client the syncing tables can hold, twice over:
 	 * the table never needs more, however many sources a flood spoofs
@@ -188,7 +192,7 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 		s->max_cap *= 2;
 	s->table = calloc(s->cap, sizeof(*s->table));
 	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;
-	if (!err && bpf_map_update_elem(m->sync, &zero, &conf, BPF_ANY))
+	if (!err && bpf_map_update_elem(m->sync, &zero, &s->conf, BPF_ANY))
 		err = -errno;
 	if (err) {
 		sl_sync_free(s);
@@ -306,8 +310,8 @@ static void flush(struct sl_sync *s, bool heartbeat)
 	s->nr_out = 0;
 }
 
-/* A client's units per peer slice, summed over CPUs, with the earliest
- * first accept among them. While adopting, only what a previous service
+/* A client's units per peer slice, with the earliest first accept among
+ * them. While adopting, only what a previous service
  * can have sent: slices that began by its last round.
  */
 struct bin {
@@ -345,30 +349,23 @@ static void bin_piece(void *ctx, __u64 start_ms, __u32 units)
 }
 
 static int collect_client(void *ctx, const struct sl_client_key *key,
-			  const void *cpus, __u32 value_size)
+			  const void *state, __u32 value_size)
 {
 	struct sl_sync *s = ctx;
+	const struct sl_client_hdr *h = state;
 	const struct rule_ref *r;
 	struct sent_client *c;
 	struct sl_params p;
 	struct bins b = { 0 };
-	size_t stride = (value_size + 7) & ~7u;
-	__u32 accepted = 0;
-	__u64 last_ms = 0, now_ms;
-	int cpu, i;
+	__u32 accepted = h->accepted;
+	__u64 last_ms = h->last_ms, now_ms;
+	int i;
 
 	s->st.collect_clients++;
 	r = key->rule_id < SL_MAX_RULES ? s->by_id[key->rule_id] : NULL;
 	if (!r || !sl_algo_syncs(r->algorithm) ||
 	    sl_state_size(r->algorithm) != value_size)
 		return 0;
-	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++) {
-		const struct sl_client_hdr *h = (const void *)
-			((const char *)cpus + cpu * stride);
-
-		accepted += h->accepted;
-		last_ms = h->last_ms > last_ms ? h->last_ms : last_ms;
-	}
 	/* no accept since the last round began: unchanged, known without
 	 * touching the (large, cache-cold) table of what was sent
 	 */
@@ -404,9 +401,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	b.ps = sl_peer_slice_ms(p.window_ms);
 	b.adopting = s->silent;
 	b.sent_until_ms = s->sent_until_ms;
-	for (cpu = 0; cpu < s->maps.nr_cpus; cpu++)
-		sl_state_pieces((const char *)cpus + cpu * stride, &p,
-				now_ms, bin_piece, &b);
+	sl_state_pieces(state, &p, now_ms, bin_piece, &b);
 	for (i = 0; i < SL_PEER_SLOTS; i++) {
 		struct bin *now = &b.slot[i];
 		struct sl_slot *was = &c->sent[i];
@@ -530,6 +525,61 @@ static __u64 longest_window(const struct sl_sync *s)
 	return w;
 }
 
+/* The table of a changed client's key, for sl_for_each_changed_client. */
+static int syncing_table_of(void *ctx, const struct sl_client_key *key,
+			    __u32 *value_size)
+{
+	const struct sl_sync *s = ctx;
+	const struct rule_ref *r = key->rule_id < SL_MAX_RULES ?
+				   s->by_id[key->rule_id] : NULL;
+
+	if (!r || !sl_algo_syncs(r->algorithm))
+		return -1;
+	*value_size = sl_state_size(r->algorithm);
+	return sl_state_fd(&s->maps, r->algorithm);
+}
+
+/* The round's clients: those the kernel reported accepted since the last
+ * round (sl_changed), so a round costs what changed, not what exists. The
+ * first round after a start or an adoption, one after a failed round, and
+ * one after the kernel lost keys for want of room walk every client, as
+ * every round did before sl_changed.
+ */
+static int collect_clients(struct sl_sync *s)
+{
+	__u32 zero = 0;
+	int err;
+
+	/* accepts from now on mark their client for the next round; one
+	 * made before this write is in the ring already
+	 */
+	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
+	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
+		return -errno;
+	err = sl_for_each_changed_client(&s->maps, &s->changed_lost,
+					 syncing_table_of,
+					 s->walk_all ? NULL : collect_client, s);
+	if (err == -ENOBUFS) {
+		s->walk_all = true;
+		err = 0;
+	}
+	if (!err && s->walk_all) {
+		err = sl_for_each_client_in(&s->maps, s->maps.clients,
+					    sizeof(struct sl_client),
+					    collect_client, s);
+		if (!err)
+			err = sl_for_each_client_in(&s->maps,
+						    s->maps.clients_plain,
+						    sizeof(struct sl_client_plain),
+						    collect_client, s);
+	}
+	/* the keys read are gone from the ring: a round cut short leaves
+	 * the next one to walk every client
+	 */
+	s->walk_all = err != 0;
+	return err;
+}
+
 static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 		   sl_sync_emit_entries_fn emit_entries, void *ctx)
 {
@@ -551,16 +601,8 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	/* split-quota needs no peers' counts: heartbeats only. The log
 	 * table never syncs (see sl_algo_syncs), so it is not walked.
 	 */
-	if (s->o.layout != SL_LAYOUT_SPLIT_QUOTA) {
-		err = sl_for_each_client_in(&s->maps, s->maps.clients,
-					    sizeof(struct sl_client),
-					    collect_client, s);
-		if (!err)
-			err = sl_for_each_client_in(&s->maps,
-						    s->maps.clients_plain,
-						    sizeof(struct sl_client_plain),
-						    collect_client, s);
-	}
+	if (s->o.layout != SL_LAYOUT_SPLIT_QUOTA)
+		err = collect_clients(s);
 	if (s->nr_out)
 		flush(s, false);
 	if (s->st.sent_messages == sent)
@@ -615,6 +657,8 @@ int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 	err = collect(s, now_ms, NULL, NULL, NULL);
 	s->silent = false;
 	s->st.rounds = 0;
+	/* pieces held back are in no ring: the next round must look */
+	s->walk_all = true;
 	return err;
 }
 

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -1513,6 +1514,84 @@ static void test_limit_two_cpus_node_total_at_limit(void **state)
 	free(per_cpu);
 }
 
+/* Every CPU floods one client at the same instant (the model clock stands
+ * still), started together: the one shared state lets through at most one
+ * unit per CPU beyond the limit (include/sl_algo.h), and never fewer than
+ * the limit (no accept is lost).
+ */
+#define SL_RACE_LIMIT	20000
+
+struct racer {
+	struct fixture *f;
+	const struct pkt *p;
+	pthread_barrier_t *start;
+	int cpu;
+	__u32 packets;
+	int err;
+};
+
+static void *race_one_cpu(void *arg)
+{
+	struct racer *r = arg;
+	__u32 retval, done;
+
+	pthread_barrier_wait(r->start);
+	/* short runs, so that every CPU is inside the program at once */
+	for (done = 0; done < r->packets && !r->err; done += 64)
+		r->err = sl_instance_run(&r->f->in, false, r->cpu, r->p->b,
+					 r->p->len, 64, &retval, NULL);
+	return NULL;
+}
+
+static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
+{
+	struct fixture *f = *state;
+	struct racer *r;
+	pthread_t *th;
+	pthread_barrier_t start;
+	struct sl_rule_stats s;
+	struct pkt p;
+	int ncpu = 0, cpu, i;
+	__u64 sent = 0;
+
+	r = calloc(CPU_SETSIZE, sizeof(*r));
+	th = calloc(CPU_SETSIZE, sizeof(*th));
+	assert_non_null(r);
+	assert_non_null(th);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &sl_test_initial_cpus))
+			r[ncpu++].cpu = cpu;
+	if (ncpu < 2)
+		skip();
+	apply(f, "rules:\n"
+		 "  - {name: race, protocol: udp, ports: 53, limit: 20000, window: 1h}\n");
+	mk(&p, "192.0.2.77", "203.0.113.1", UDP, 53, 0, 0);
+	assert_int_equal(pthread_barrier_init(&start, NULL, ncpu), 0);
+	for (i = 0; i < ncpu; i++) {
+		r[i].f = f;
+		r[i].p = &p;
+		r[i].start = &start;
+		/* twice the limit in all, rounded up to whole runs of 64 */
+		r[i].packets = (2 * SL_RACE_LIMIT / ncpu + 63) / 64 * 64;
+		sent += r[i].packets;
+		assert_int_equal(pthread_create(&th[i], NULL, race_one_cpu, &r[i]), 0);
+	}
+	for (i = 0; i < ncpu; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(r[i].err, 0);
+	}
+	pthread_barrier_destroy(&start);
+	s = stats_of(f, "race");
+	print_message("%d CPUs, %llu sent: %llu passed (limit %d)\n", ncpu,
+		      (unsigned long long)sent, (unsigned long long)s.passed,
+		      SL_RACE_LIMIT);
+	assert_int_equal(s.passed + s.dropped, sent);
+	assert_true(s.passed >= (__u64)SL_RACE_LIMIT);
+	assert_true(s.passed <= (__u64)SL_RACE_LIMIT + ncpu - 1);
+	free(th);
+	free(r);
+}
+
 /* ---- 5. atomic rule replacement ----------------------------------------- */
 
 static void test_apply_replace_keeps_ids_and_clients(void **state)
@@ -1676,10 +1755,14 @@ int main(void)
 		T(test_limit_continue_stacks_prefix_rule_on_address_rule),
 		T(test_limit_clock_steps_keep_counts),
 		T(test_limit_two_cpus_node_total_at_limit),
+		T(test_limit_concurrent_cpus_at_most_one_extra_each),
 		T(test_apply_replace_keeps_ids_and_clients),
 		T(test_apply_1024_rules_classify),
 	};
 #undef T
 
+	/* SL_TEST_FILTER=test_limit_concurrent*: one test (make bench-cpus) */
+	if (getenv("SL_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("SL_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }
