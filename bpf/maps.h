@@ -146,8 +146,9 @@ struct {
 
 /* The keys of clients accepted since the service's last sync round, once
  * per client per round (sl_sync_conf.round), so a round reads what
- * changed instead of every client. Sized for 32,768 keys a round; past
- * that, changed_lost counts and the round walks every client.
+ * changed instead of every client. Sized by the loader for an eighth of
+ * the client table (1 MiB, 32,768 keys, by default); past that,
+ * changed_lost counts and the round walks every client.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

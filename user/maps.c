@@ -87,12 +87,27 @@ static void size_to_budget(struct bpf_map *map, unsigned clients)
 		bpf_map__set_max_entries(map, fits);
 }
 
+/* sl_changed: room for an eighth of the table's clients changing between
+ * two sync rounds (32 bytes a key), a power of two of pages; a round with
+ * more walks every client, which then costs about the same.
+ */
+static void size_changed_ring(struct bpf_map *map, unsigned clients)
+{
+	__u64 want = (__u64)clients / 8 * 32, bytes = 4096;
+
+	while (bytes < want && bytes < (1u << 30))
+		bytes *= 2;
+	bpf_map__set_max_entries(map, bytes);
+}
+
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 {
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_clients"),
 				 clients ? clients : SL_DEFAULT_CLIENTS);
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_peer_view"),
 				 clients ? clients : SL_DEFAULT_CLIENTS);
+	size_changed_ring(bpf_object__find_map_by_name(obj, "sl_changed"),
+			  clients ? clients : SL_DEFAULT_CLIENTS);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_plain"),
 		       clients);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_log"),

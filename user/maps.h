@@ -43,7 +43,8 @@ void sl_maps_close(struct sl_maps *m);
 int sl_check_bpffs(void);
 
 /* Size the client tables of an object before load: sl_clients and
- * sl_peer_view to `clients` (0: default); sl_clients_plain and
+ * sl_peer_view to `clients` (0: default), sl_changed to an eighth of
+ * them; sl_clients_plain and
  * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes (at most
  * their default capacity, and at most `clients` when given).
  * Deterministic, so pinned maps are reused.

@@ -1080,6 +1080,76 @@ static void test_one_second_window_at_real_tai_time_synced(void **st)
 	assert_int_equal(first_reject, LIMIT - 20);
 }
 
+/* ---- what a round reads ------------------------------------------------ */
+
+static int count_only(void *ctx, const uint8_t *msg, size_t len)
+{
+	return 0;
+}
+
+/* One round; the clients it read and the entries it sent. */
+static void round_reads(struct sl_sync *s, __u64 t, __u64 *read,
+			__u64 *sent)
+{
+	__u64 before = sl_sync_status(s)->sent_entries;
+
+	assert_int_equal(sl_sync_collect(s, t, count_only, NULL), 0);
+	*read = sl_sync_status(s)->collect_clients;
+	*sent = sl_sync_status(s)->sent_entries - before;
+}
+
+/* After its first round an engine reads the clients the kernel reported
+ * accepted (sl_changed), not the whole table: a round costs what changed.
+ */
+static void test_round_reads_only_changed_clients(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr old = new_client(f), fresh = new_client(f);
+	__u64 read, sent;
+
+	assert_int_equal(send_udp(&f->a, &old, f->now, 3, NULL), 3);
+	round_reads(f->sa, f->now + 100, &read, &sent);
+	assert_true(read >= 1);		/* the first round: every client */
+	assert_int_equal(sent, 1);
+	assert_int_equal(send_udp(&f->a, &old, f->now + 200, 2, NULL), 2);
+	assert_int_equal(send_udp(&f->a, &fresh, f->now + 200, 4, NULL), 4);
+	round_reads(f->sa, f->now + 300, &read, &sent);
+	assert_int_equal(read, 2);
+	assert_int_equal(sent, 2);
+	round_reads(f->sa, f->now + 500, &read, &sent);
+	assert_int_equal(read, 0);
+	assert_int_equal(sent, 0);
+}
+
+/* More changed clients than sl_changed holds (an eighth of the 4,096-entry
+ * table: 512): the kernel counts what it lost and that round walks every
+ * client, so none goes unsent; the next round reads the ring again.
+ */
+static void test_changed_ring_full_round_walks_every_client(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_global_stats gs;
+	struct sl_addr who;
+	__u64 read, sent;
+	unsigned i;
+
+	round_reads(f->sa, f->now, &read, &sent);
+	for (i = 0; i < 600; i++) {
+		who = new_client(f);
+		assert_int_equal(send_udp(&f->a, &who, f->now + 100, 1, NULL), 1);
+	}
+	assert_int_equal(sl_percpu_sum_u64(&f->a.maps, f->a.maps.global_stats,
+					   0, &gs, sizeof(gs)), 0);
+	assert_true(gs.changed_lost > 0);
+	round_reads(f->sa, f->now + 200, &read, &sent);
+	assert_int_equal(sent, 600);
+	assert_true(read >= 600);
+	assert_int_equal(send_udp(&f->a, &who, f->now + 300, 1, NULL), 1);
+	round_reads(f->sa, f->now + 400, &read, &sent);
+	assert_int_equal(read, 1);
+	assert_int_equal(sent, 1);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, begin, end)
@@ -1099,6 +1169,8 @@ int main(void)
 		T(test_out_of_order_unseen_seq_merged_once),
 		T(test_seq_64_or_more_behind_max_refused),
 		T(test_second_collect_without_packets_only_heartbeat),
+		T(test_round_reads_only_changed_clients),
+		T(test_changed_ring_full_round_walks_every_client),
 		T(test_unknown_rule_counted_not_merged),
 		T(test_split_quota_four_nodes_accepts_limit_over_four),
 		T(test_predictive_counts_projected_20_at_half_interval),
