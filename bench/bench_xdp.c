@@ -290,8 +290,8 @@ static const char base_rules[] =
 
 int main(void)
 {
-	struct sl_instance_opts io = { .model_clock = true };
-	struct sl_instance base, big, many, small, agg;
+	struct sl_instance_opts io = { .model_clock = true }, prod = { 0 };
+	struct sl_instance base, big, many, small, agg, tai;
 	struct floor_bpf *fl;
 	char *yaml;
 	int r, i, fd;
@@ -301,7 +301,7 @@ int main(void)
 	fl = floor_bpf__open_and_load();
 	if (!fl || sl_instance_open(&base, &io) || sl_instance_open(&big, &io) ||
 	    sl_instance_open(&many, &io) || sl_instance_open(&small, &io) ||
-	    sl_instance_open(&agg, &io)) {
+	    sl_instance_open(&agg, &io) || sl_instance_open(&tai, &prod)) {
 		fprintf(stderr, "cannot load the programs (root? bpffs?)\n");
 		return 1;
 	}
@@ -323,7 +323,8 @@ int main(void)
 	strcat(yaml, "  - { name: sliding, protocol: udp, ports: 5000, limit: 10 }\n");
 	if (apply_yaml(&base, base_rules) || apply_yaml(&big, base_rules) ||
 	    apply_yaml(&many, yaml) || apply_yaml(&small, base_rules) ||
-	    apply_yaml(&agg, base_rules) || fill_clients(&big, 100000, 5000) ||
+	    apply_yaml(&agg, base_rules) || apply_yaml(&tai, base_rules) ||
+	    fill_clients(&big, 100000, 5000) ||
 	    fill_clients(&small, 1000, 5000) || fill_clients(&agg, 200000, 5000)) {
 		fprintf(stderr, "cannot set up the benchmark's rules and clients\n");
 		return 1;
@@ -353,6 +354,13 @@ int main(void)
 	add_case("over limit: sliding, 100,000 clients",
 		 bpf_program__fd(big.skel->progs.sl_xdp), "198.51.100.7", 5000,
 		 XDP_DROP, &big);
+	/* the production clock (TAI), which the model clock never reads */
+	add_case("over limit: sliding, TAI clock",
+		 bpf_program__fd(tai.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &tai);
+	add_case("under limit (accept), sliding, TAI clock",
+		 bpf_program__fd(tai.skel->progs.sl_xdp), "198.51.100.7", 6000,
+		 XDP_PASS, NULL);
 	add_case("over limit: sliding, 1,000 rules",
 		 bpf_program__fd(many.skel->progs.sl_xdp), "198.51.100.7", 5000,
 		 XDP_DROP, &many);
@@ -423,6 +431,7 @@ int main(void)
 		       sizeof(struct sl_client_log));
 		printf("design study: 12 slices x 48 bytes = 576 bytes per client\n");
 	}
+	sl_instance_close(&tai);
 	sl_instance_close(&agg);
 	sl_instance_close(&small);
 	sl_instance_close(&many);

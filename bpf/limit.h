@@ -15,6 +15,7 @@
 #ifndef SL_LIMIT_H
 #define SL_LIMIT_H
 
+#include "clock.h"
 #include "maps.h"
 #include "sl_algo.h"
 #include "sl_key.h"
@@ -198,13 +199,13 @@ static __always_inline void sl_note_changed(struct sl_client_hdr *own,
 
 __noinline int sl_decide(const struct sl_client_key *key,
 			 const struct sl_params *rule_params, __u32 epoch,
-			 __u64 now_ms, __u32 units)
+			 __u32 units)
 {
 	const struct sl_sync_conf *sc;
 	struct sl_client_hdr *own;
 	struct sl_params p;
 	struct sl_tally t;
-	__u64 projected = 0;
+	__u64 projected = 0, now_ms;
 	__u32 zero = 0;
 
 	if (!key || !rule_params)
@@ -223,10 +224,14 @@ __noinline int sl_decide(const struct sl_client_key *key,
 	own = sl_state_get(p.algorithm, key);
 	if (!own)
 		return SL_FAIL_OPEN;
-	/* the over-limit path ends here: a lookup and a compare, no write */
-	if (own->blocked_epoch == epoch && now_ms < own->blocked_until_ms)
+	/* the over-limit path ends here: a lookup and a compare, no write,
+	 * and no exact clock read (bpf/clock.h)
+	 */
+	if (own->blocked_epoch == epoch &&
+	    sl_cache_now() < own->blocked_until)
 		return SL_OVER;
 
+	now_ms = sl_now_ms();
 	sl_tally_node(key, &p, now_ms, &t);
 	if (sc && (sc->layout == SL_LAYOUT_DELAYED_SYNC ||
 		   sc->layout == SL_LAYOUT_PREDICTIVE))
@@ -239,7 +244,8 @@ __noinline int sl_decide(const struct sl_client_key *key,
 		 * projection falls again at the next merge.
 		 */
 		if (!sl_tally_allows(&t, &p, 1)) {
-			own->blocked_until_ms = t.next_expiry_ms;
+			own->blocked_until =
+				sl_cache_until(now_ms, t.next_expiry_ms);
 			own->blocked_epoch = epoch;
 		}
 		sl_drop_event(own, key, &p, &t, now_ms);

@@ -13,25 +13,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Model clock for tests: the harness loads its own unpinned copy with
- * sl_use_model_clock set and writes sl_model_now_ms. Off in production,
- * where the verifier removes the branch.
- */
-const volatile __u8 sl_use_model_clock = 0;
-__u64 sl_model_now_ms = 0;
-
 enum sl_verdict {
 	SL_PASS = 0,
 	SL_DROP = 1,
 };
-
-static __always_inline __u64 sl_now_ms(void)
-{
-	if (sl_use_model_clock)
-		return sl_model_now_ms;
-	/* TAI, not boot time: slice numbers must agree across hosts */
-	return bpf_ktime_get_tai_ns() / 1000000;
-}
 
 enum {
 	SL_CONTINUE = 2,	/* sl_apply_rule: passed, and the rule continues */
@@ -78,7 +63,7 @@ __noinline int sl_apply_rule(const struct sl_config *cfg,
 
 	sl_client_key_make(&key, rule, &pkt->src, pkt->dport);
 	sl_params_from_rule(&p, rule);
-	ret = sl_decide(&key, &p, cfg->rules_epoch, sl_now_ms(), units);
+	ret = sl_decide(&key, &p, cfg->rules_epoch, units);
 	if (ret == SL_FAIL_OPEN) {
 		struct sl_global_stats *gs;
 
@@ -212,7 +197,7 @@ int sl_check(struct xdp_md *ctx)
 		sl_client_key_make(&key, rule, &req->addr, 0);
 	}
 	sl_params_from_rule(&p, rule);
-	ret = sl_decide(&key, &p, cfg->rules_epoch, sl_now_ms(), 1);
+	ret = sl_decide(&key, &p, cfg->rules_epoch, 1);
 	return ret == SL_OVER ? XDP_DROP : XDP_PASS;
 }
 

@@ -177,7 +177,8 @@ struct sl_bucket {
 /* The header every client state starts with (all three maps). */
 #define SL_CLIENT_HEADER						\
 	__u64 last_ms;		/* last accept */				\
-	__u64 blocked_until_ms;	/* cache: over the limit until then */		\
+	__u64 blocked_until;	/* cache: over the limit until then, on	\
+				 * bpf/clock.h's cache clock */		\
 	__u32 accepted;		/* units accepted, wrapping */			\
 	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
