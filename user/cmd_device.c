@@ -52,10 +52,10 @@ int do_attach(int argc, char **argv)
 	};
 	struct sl_load_opts lo = {};
 	enum sl_attach_mode mode = SL_MODE_XDP;
-	char *end;
+	uint64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:c:h", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "m:c:h", opts)) != -1) {
 		switch (c) {
 		case 'm':
 			if (sl_parse_mode(optarg, &mode)) {
@@ -65,12 +65,12 @@ int do_attach(int argc, char **argv)
 			}
 			break;
 		case 'c':
-			lo.clients = strtoul(optarg, &end, 10);
-			if (*end || !lo.clients || lo.clients > (1u << 26)) {
+			if (sl_parse_uint(optarg, 1, SL_MAX_CLIENTS, &v)) {
 				pr_error("--clients: '%s' is not a count from 1 to %u",
-					 optarg, 1u << 26);
+					 optarg, SL_MAX_CLIENTS);
 				return SL_EXIT_USAGE;
 			}
+			lo.clients = v;
 			break;
 		case 'h':
 			return sl_usage(attach_help, false);
@@ -82,6 +82,8 @@ int do_attach(int argc, char **argv)
 		pr_error("attach needs one device (slicelimit attach --help)");
 		return SL_EXIT_USAGE;
 	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	if (sl_attach(argv[optind], mode, &lo))
 		return SL_EXIT_FAIL;
 	if (sl_json) {
@@ -107,7 +109,7 @@ int do_detach(int argc, char **argv)
 	bool all = false;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "ah", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "ah", opts)) != -1) {
 		switch (c) {
 		case 'a':
 			all = true;
@@ -122,6 +124,8 @@ int do_detach(int argc, char **argv)
 		pr_error("detach needs one device, or --all");
 		return SL_EXIT_USAGE;
 	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	err = all ? sl_detach_all() : sl_detach(argv[optind]);
 	if (err)
 		return SL_EXIT_FAIL;
@@ -177,10 +181,13 @@ int do_status(int argc, char **argv)
 	void *prev = NULL;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
 		return sl_usage(status_help, c != 'h');
 	if (optind != argc)
-		return sl_usage(status_help, true);
+		return sl_usage_error(status_help, "status: no arguments, got '%s'",
+				      argv[optind]);
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	if (sl_check_bpffs())
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&m);
