@@ -24,8 +24,9 @@ SL_PIN_DIR ", and attach to DEV. Every attached device shares the\n"
 "  --mode xdp          native XDP (default; fastest, needs driver support)\n"
 "  --mode xdp-generic  XDP in the generic (skb) path: any device\n"
 "  --mode tc           TC ingress (clsact)\n"
-"  --clients N         client table capacity (default 262144); fixed at the\n"
-"                      first load, change it with 'detach --all' first\n"
+"  --clients N         client table capacity, 1 to 67108864 (default\n"
+"                      262144); fixed at the first load, change it with\n"
+"                      'detach --all' first\n"
 "\n"
 "Until 'rules apply', no rule matches and everything passes.\n";
 
