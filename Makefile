@@ -38,6 +38,14 @@ LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf \
 	      -I/usr/include/$(ARCH)-linux-gnu
 
+# What `slicelimit version` says: git describe of this tree, and the libxdp
+# built against (it has no run-time version call). Only cli.o takes them;
+# the stamp rebuilds it when they change. cli.c has fallbacks.
+SL_VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LIBXDP_VERSION := $(shell pkg-config --modversion libxdp 2>/dev/null)
+VERSION_DEFS   := $(if $(SL_VERSION),-DSL_VERSION='"$(SL_VERSION)"') \
+		  $(if $(LIBXDP_VERSION),-DSL_LIBXDP_VERSION='"$(LIBXDP_VERSION)"')
+
 BPF_OBJ    := $(BUILD)/slicelimit.bpf.o
 SKEL       := $(BUILD)/slicelimit.skel.h
 BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/*.h)
@@ -49,7 +57,7 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
 		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
 
-.PHONY: all deps test demo bench install clean
+.PHONY: all deps test demo bench install clean FORCE
 all: $(BUILD)/slicelimit
 
 deps:
@@ -76,6 +84,12 @@ $(SKEL): $(BPF_OBJ)
 $(BUILD)/user/%.o: user/%.c $(SKEL) $(wildcard user/*.h) $(wildcard include/*.h) | $(BUILD)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/version-stamp: FORCE | $(BUILD)
+	$(Q)echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' >$@
+
+$(BUILD)/user/cli.o: CFLAGS += $(VERSION_DEFS)
+$(BUILD)/user/cli.o: $(BUILD)/version-stamp
 
 $(BUILD)/slicelimit: $(USER_OBJS)
 	$(call msg,LINK,$@)

@@ -55,10 +55,13 @@ int do_stats(int argc, char **argv)
 	unsigned nr, i;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
 		return sl_usage(stats_help, c != 'h');
 	if (optind != argc)
-		return sl_usage(stats_help, true);
+		return sl_usage_error(stats_help, "stats: no arguments, got '%s'",
+				      argv[optind]);
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	if (sl_open_live(&m, &rules, &nr, &cfg))
 		return SL_EXIT_FAIL;
 
@@ -134,20 +137,20 @@ int do_query(int argc, char **argv)
 	struct sl_addr addr;
 	struct sl_maps m;
 	json_object *arr;
-	unsigned nr, i, port = 0;
+	unsigned nr, i;
+	uint64_t port = 0;
 	__u64 now = sl_now_tai_ms();
-	char *end, buf[96];
+	char buf[96];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "r:P:h", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "r:P:h", opts)) != -1) {
 		switch (c) {
 		case 'r':
 			only = optarg;
 			break;
 		case 'P':
-			port = strtoul(optarg, &end, 10);
-			if (*end || port > 65535) {
-				pr_error("--port: '%s' is not a port (0-65535)", optarg);
+			if (sl_parse_uint(optarg, 0, 65535, &port)) {
+				pr_error("--port: '%s' is not a port from 0 to 65535", optarg);
 				return SL_EXIT_USAGE;
 			}
 			break;
@@ -163,6 +166,8 @@ int do_query(int argc, char **argv)
 		pr_error("'%s' is not an IPv4 or IPv6 address", argv[optind]);
 		return SL_EXIT_USAGE;
 	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	if (sl_open_live(&m, &rules, &nr, &cfg))
 		return SL_EXIT_FAIL;
 	if (only && !sl_rule_by_name(rules, nr, only)) {

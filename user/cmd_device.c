@@ -24,8 +24,9 @@ SL_PIN_DIR ", and attach to DEV. Every attached device shares the\n"
 "  --mode xdp          native XDP (default; fastest, needs driver support)\n"
 "  --mode xdp-generic  XDP in the generic (skb) path: any device\n"
 "  --mode tc           TC ingress (clsact)\n"
-"  --clients N         client table capacity (default 262144); fixed at the\n"
-"                      first load, change it with 'detach --all' first\n"
+"  --clients N         client table capacity, 1 to 67108864 (default\n"
+"                      262144); fixed at the first load, change it with\n"
+"                      'detach --all' first\n"
 "\n"
 "Until 'rules apply', no rule matches and everything passes.\n";
 
@@ -52,10 +53,10 @@ int do_attach(int argc, char **argv)
 	};
 	struct sl_load_opts lo = {};
 	enum sl_attach_mode mode = SL_MODE_XDP;
-	char *end;
+	uint64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "m:c:h", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "m:c:h", opts)) != -1) {
 		switch (c) {
 		case 'm':
 			if (sl_parse_mode(optarg, &mode)) {
@@ -65,12 +66,12 @@ int do_attach(int argc, char **argv)
 			}
 			break;
 		case 'c':
-			lo.clients = strtoul(optarg, &end, 10);
-			if (*end || !lo.clients || lo.clients > (1u << 26)) {
+			if (sl_parse_uint(optarg, 1, SL_MAX_CLIENTS, &v)) {
 				pr_error("--clients: '%s' is not a count from 1 to %u",
-					 optarg, 1u << 26);
+					 optarg, SL_MAX_CLIENTS);
 				return SL_EXIT_USAGE;
 			}
+			lo.clients = v;
 			break;
 		case 'h':
 			return sl_usage(attach_help, false);
@@ -82,6 +83,8 @@ int do_attach(int argc, char **argv)
 		pr_error("attach needs one device (slicelimit attach --help)");
 		return SL_EXIT_USAGE;
 	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	if (sl_attach(argv[optind], mode, &lo))
 		return SL_EXIT_FAIL;
 	if (sl_json) {
@@ -107,7 +110,7 @@ int do_detach(int argc, char **argv)
 	bool all = false;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "ah", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "ah", opts)) != -1) {
 		switch (c) {
 		case 'a':
 			all = true;
@@ -122,6 +125,8 @@ int do_detach(int argc, char **argv)
 		pr_error("detach needs one device, or --all");
 		return SL_EXIT_USAGE;
 	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	err = all ? sl_detach_all() : sl_detach(argv[optind]);
 	if (err)
 		return SL_EXIT_FAIL;
@@ -177,10 +182,13 @@ int do_status(int argc, char **argv)
 	void *prev = NULL;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
 		return sl_usage(status_help, c != 'h');
 	if (optind != argc)
-		return sl_usage(status_help, true);
+		return sl_usage_error(status_help, "status: no arguments, got '%s'",
+				      argv[optind]);
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	if (sl_check_bpffs())
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&m);

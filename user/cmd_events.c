@@ -31,11 +31,11 @@ static const char events_help[] =
 "rule (\"id N\" once the rule is gone), the units used in the window when\n"
 "the drop happened, and the Retry-After in seconds (rounded up).\n"
 "\n"
-"  -c, --count N       stop after N events\n"
-"  -t, --timeout DUR   stop after DUR (\"30s\", \"500ms\", \"5m\")\n"
-"  -j, --json          one JSON object a line: {\"time_ms\", \"client\",\n"
-"                      \"rule\", \"rule_id\", \"used\", \"retry_after_ms\"};\n"
-"                      time_ms is Unix time in milliseconds\n"
+"  -c, --count N       stop after N events (1 to 2^64-1)\n"
+"  -t, --timeout DUR   stop after DUR, 1ms to 365d (\"30s\", \"500ms\", \"5m\")\n"
+"  -j, --json          one JSON object a line, with --pretty too:\n"
+"                      {\"time_ms\", \"client\", \"rule\", \"rule_id\", \"used\",\n"
+"                      \"retry_after_ms\"}; time_ms: Unix time in milliseconds\n"
 "\n"
 "Without --count or --timeout it runs until SIGINT or SIGTERM; exit 0 in\n"
 "all three cases. Events that happened while no one was reading wait in\n"
@@ -50,6 +50,8 @@ static const char events_help[] =
 #define EVENTS_POLL_MS	200
 /* How often the watch checks that the ring buffer is still the pinned one */
 #define EVENTS_PIN_CHECK_MS	1000
+/* --timeout at most a year: a deadline that means something */
+#define EVENTS_MAX_TIMEOUT_MS	(365ull * 86400000)
 
 static volatile sig_atomic_t stop;
 
@@ -202,25 +204,25 @@ int do_events(int argc, char **argv)
 	struct events_ctx ctx = { .maps.owned = false };
 	struct ring_buffer *rb = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t timeout_ms = 0;
+	uint64_t timeout_ms = 0, v;
 	__u64 deadline = 0, next_check;
 	__u32 id;
 	int c, err, fd = -1, ret = SL_EXIT_FAIL;
-	char *end;
 
-	while ((c = getopt_long(argc, argv, "c:t:h", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "c:t:h", opts)) != -1) {
 		switch (c) {
 		case 'c':
-			errno = 0;
-			ctx.count = strtoull(optarg, &end, 10);
-			if (errno || *end || !ctx.count || *optarg == '-') {
-				pr_error("--count: '%s' is not a positive count", optarg);
+			if (sl_parse_uint(optarg, 1, UINT64_MAX, &v)) {
+				pr_error("--count: '%s' is not a count from 1 to %llu",
+					 optarg, (unsigned long long)UINT64_MAX);
 				return SL_EXIT_USAGE;
 			}
+			ctx.count = v;
 			break;
 		case 't':
-			if (sl_parse_duration_ms(optarg, &timeout_ms) || !timeout_ms) {
-				pr_error("--timeout: '%s' is not a duration (30s, 500ms, 5m)",
+			if (sl_parse_duration_ms(optarg, &timeout_ms) || !timeout_ms ||
+			    timeout_ms > EVENTS_MAX_TIMEOUT_MS) {
+				pr_error("--timeout: '%s' is not a duration from 1ms to 365d (500ms, 30s, 5m)",
 					 optarg);
 				return SL_EXIT_USAGE;
 			}
@@ -230,7 +232,11 @@ int do_events(int argc, char **argv)
 		}
 	}
 	if (optind != argc)
-		return sl_usage(events_help, true);
+		return sl_usage_error(events_help, "events: no arguments, got '%s'",
+				      argv[optind]);
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	sl_json_stream = true;
 
 	if (sl_check_bpffs())
 		return SL_EXIT_FAIL;

@@ -41,7 +41,7 @@ int do_run(int argc, char **argv)
 	const char *config = NULL;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "c:h", opts)) != -1) {
 		if (c == 'c')
 			config = optarg;
 		else
@@ -51,5 +51,7 @@ int do_run(int argc, char **argv)
 		pr_error("run needs --config FILE (slicelimit run --help)");
 		return SL_EXIT_USAGE;
 	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
 	return sl_service_run(config) ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

@@ -33,17 +33,17 @@ static const char top_help[] =
 "The N (default 10) clients with the most units counted in their current\n"
 "window, with their limit, remaining allowance and Retry-After.\n"
 "\n"
-"  -n N                how many clients (default 10; --watch on a terminal:\n"
-"                      as many as fit, at most N when given)\n"
+"  -n N                how many clients, 1 to 67108864 (default 10; --watch\n"
+"                      on a terminal: as many as fit, at most N when given)\n"
 "  -r, --rule NAME     only the clients of rule NAME\n"
 "  -w, --watch         refresh until SIGINT or SIGTERM, with the per-rule\n"
 "                      counters above the clients (DROP/s: dropped and\n"
 "                      shadow_dropped per second since the last refresh)\n"
-"  -i, --interval DUR  time between refreshes (default 1s; 500ms, 2s, 1m)\n"
-"  -c, --count N       stop after N refreshes\n"
+"  -i, --interval DUR  time between refreshes, 100ms to 1d (default 1s)\n"
+"  -c, --count N       stop after N refreshes (1 to 4294967295)\n"
 "  -j, --json          a JSON array of clients; with --watch one document\n"
-"                      a line per refresh: {\"time_ms\", \"interval_ms\",\n"
-"                      \"global\", \"rules\", \"clients\"}\n"
+"                      a line per refresh (--pretty too): {\"time_ms\",\n"
+"                      \"interval_ms\", \"global\", \"rules\", \"clients\"}\n"
 "\n"
 "With --watch on a terminal the view is redrawn in place and cut to the\n"
 "terminal's width and height; otherwise every refresh is printed in full,\n"
@@ -53,6 +53,8 @@ static const char top_help[] =
  * within this time.
  */
 #define TOP_SLEEP_SLICE_MS	200
+/* --interval at most a day: a refresh that means something */
+#define TOP_MAX_INTERVAL_MS	86400000ull
 
 static volatile sig_atomic_t stop, resized;
 
@@ -497,19 +499,19 @@ int do_top(int argc, char **argv)
 	struct sl_maps m;
 	size_t nrows = 0;
 	unsigned nr, n = 10, count = 0;
-	uint64_t interval_ms = 1000;
+	uint64_t interval_ms = 1000, v;
 	bool watch = false, n_given = false, interval_given = false;
-	char *end;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "n:r:wi:c:h", opts, NULL)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "n:r:wi:c:h", opts)) != -1) {
 		switch (c) {
 		case 'n':
-			n = strtoul(optarg, &end, 10);
-			if (*end || !n || *optarg == '-') {
-				pr_error("-n: '%s' is not a positive count", optarg);
+			if (sl_parse_uint(optarg, 1, SL_MAX_CLIENTS, &v)) {
+				pr_error("-n: '%s' is not a count from 1 to %u", optarg,
+					 SL_MAX_CLIENTS);
 				return SL_EXIT_USAGE;
 			}
+			n = v;
 			n_given = true;
 			break;
 		case 'r':
@@ -520,30 +522,35 @@ int do_top(int argc, char **argv)
 			break;
 		case 'i':
 			if (sl_parse_duration_ms(optarg, &interval_ms) ||
-			    interval_ms < 100) {
-				pr_error("--interval: '%s' is not a duration of 100ms or more (500ms, 2s)",
+			    interval_ms < 100 || interval_ms > TOP_MAX_INTERVAL_MS) {
+				pr_error("--interval: '%s' is not a duration from 100ms to 1d (500ms, 2s)",
 					 optarg);
 				return SL_EXIT_USAGE;
 			}
 			interval_given = true;
 			break;
 		case 'c':
-			count = strtoul(optarg, &end, 10);
-			if (*end || !count || *optarg == '-') {
-				pr_error("--count: '%s' is not a positive count", optarg);
+			if (sl_parse_uint(optarg, 1, UINT32_MAX, &v)) {
+				pr_error("--count: '%s' is not a count from 1 to %u", optarg,
+					 UINT32_MAX);
 				return SL_EXIT_USAGE;
 			}
+			count = v;
 			break;
 		default:
 			return sl_usage(top_help, c != 'h');
 		}
 	}
 	if (optind != argc)
-		return sl_usage(top_help, true);
+		return sl_usage_error(top_help, "top: no arguments, got '%s'",
+				      argv[optind]);
 	if (!watch && (interval_given || count)) {
 		pr_error("--interval and --count go with --watch");
 		return SL_EXIT_USAGE;
 	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	sl_json_stream = watch;
 	if (sl_open_live(&m, &rules, &nr, &cfg))
 		return SL_EXIT_FAIL;
 	if (only && !sl_rule_by_name(rules, nr, only)) {

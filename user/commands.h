@@ -3,8 +3,26 @@
 #ifndef SL_COMMANDS_H
 #define SL_COMMANDS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <json-c/json.h>
+
+/* The whole command line: global options, then a command and its own
+ * arguments. main() is this; the argv fuzzer calls it once per input.
+ * Every call starts from the defaults (no --json, getopt reset).
+ */
+int sl_main(int argc, char **argv);
+
+/* Set by the argv fuzzer: a command that would touch pins, devices or
+ * ports stops once its arguments are parsed (exit 0), and sl_main refuses
+ * the commands that cannot (rules apply and list, replay). Off otherwise.
+ */
+extern bool sl_args_only;
+
+/* The command sl_main runs ("top"), NULL before one is found: usage
+ * errors point at its --help.
+ */
+extern const char *sl_command;
 
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
@@ -17,12 +35,27 @@ int do_events(int argc, char **argv);
 int do_replay(int argc, char **argv);
 int do_run(int argc, char **argv);
 
-/* Print a JSON document (honours --pretty) and release it. */
+/* Print a JSON document (honours --pretty, except in a stream: see
+ * sl_json_stream) and release it.
+ */
 void sl_print_json(json_object *o);
 
+/* getopt_long, with getopt's own message off: on '?' it notes which
+ * option is wrong ("--count needs a value", "unknown option '-x'") for
+ * sl_usage(help, true) to report, in the JSON error object too.
+ */
+int sl_getopt_long(int argc, char *const argv[], const char *optstring,
+		   const struct option *longopts);
+
 /* Common tail of every command's option loop: -h prints `help` and exits
- * 0; an unknown option prints it to stderr and exits 2.
+ * 0; an unknown option reports what sl_getopt_long found wrong (or "wrong
+ * arguments"), prints `help` to stderr and exits 2.
  */
 int sl_usage(const char *help, bool error);
+/* A usage error in the command's words: pr_error (so JSON under --json),
+ * then `help` (NULL: none) to stderr; returns SL_EXIT_USAGE.
+ */
+int sl_usage_error(const char *help, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif /* SL_COMMANDS_H */

@@ -7,31 +7,101 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "commands.h"
 #include "common.h"
 #include "sl_key.h"
 
 int sl_verbose;
 bool sl_json;
 bool sl_pretty;
+bool sl_json_stream;
+
+/* Problems kept for the error object beyond the first message: enough for
+ * every problem of a rule file at its limits, bounded so that a service
+ * under --json logging errors for days does not grow without end.
+ */
+#define SL_MAX_PROBLEMS	1024
+
+static char *first_error;
+static json_object *problems;
+static unsigned problems_left_off;
+
+static void keep_problem(json_object *p)
+{
+	if (!problems)
+		problems = json_object_new_array();
+	if (json_object_array_length(problems) >= SL_MAX_PROBLEMS) {
+		problems_left_off++;
+		json_object_put(p);
+		return;
+	}
+	json_object_array_add(problems, p);
+}
+
+static void report(const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "slicelimit: %s\n", msg);
+	if (!sl_json)
+		return;
+	if (!first_error) {
+		first_error = strdup(msg);
+	} else {
+		json_object *p = json_object_new_object();
+
+		json_object_object_add(p, "message", json_object_new_string(msg));
+		keep_problem(p);
+	}
+}
 
 void pr_error(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	report(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "slicelimit: %s\n", msg);
-	if (sl_json) {
+}
+
+void pr_error_problems(json_object *list, const char *fmt, ...)
+{
+	va_list ap;
+	size_t i, n;
+
+	va_start(ap, fmt);
+	report(fmt, ap);
+	va_end(ap);
+	if (sl_json && list) {
+		n = json_object_array_length(list);
+		for (i = 0; i < n; i++)
+			keep_problem(json_object_get(json_object_array_get_idx(list, i)));
+	}
+	json_object_put(list);
+}
+
+void sl_error_flush(int exit_code, const char *fallback)
+{
+	if (sl_json && exit_code != SL_EXIT_OK) {
 		json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "error", json_object_new_string(msg));
-		printf("%s\n", json_object_to_json_string_ext(o,
-			(sl_pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
-			JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(o);
+		json_object_object_add(o, "error", json_object_new_string(
+			first_error ? first_error : fallback));
+		if (problems) {
+			json_object_object_add(o, "problems", problems);
+			problems = NULL;
+		}
+		if (problems_left_off)
+			json_object_object_add(o, "problems_left_off",
+					       json_object_new_int64(problems_left_off));
+		sl_print_json(o);
 	}
+	free(first_error);
+	first_error = NULL;
+	json_object_put(problems);
+	problems = NULL;
+	problems_left_off = 0;
 }
 
 #define SL_PR(name, level, prefix)					\

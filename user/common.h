@@ -18,10 +18,32 @@ extern int sl_verbose;		/* -v: info, -vv: debug and libbpf */
 extern bool sl_json;		/* -j/--json */
 extern bool sl_pretty;		/* -p/--pretty */
 
-/* Errors go to stderr once, at the command boundary; with --json they are
- * also printed as {"error": "..."} on stdout so scripts always get JSON.
+/* Set by events and top --watch: one JSON object a line even with
+ * --pretty, so a stream stays line-delimited.
+ */
+extern bool sl_json_stream;
+
+/* Errors go to stderr once, at the command boundary. With --json they are
+ * also kept, and a failed command prints one object on stdout when it
+ * ends (sl_error_flush, called by sl_main):
+ *   {"error": FIRST MESSAGE, "problems": [{...}, ...]}
+ * "problems" is there when there is more than the first message: the
+ * lists given to pr_error_problems, then {"message": M} for each later
+ * pr_error. A command that succeeds prints no error object.
  */
 void pr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* pr_error, and under --json the problems of `problems` (a json-c array
+ * of objects such as {"file", "line", "rule", "field", "message"}, taken
+ * over: the caller prints its own human lines) go into "problems".
+ */
+struct json_object;
+void pr_error_problems(struct json_object *problems, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* At the end of a command: under --json and a non-zero exit_code, print
+ * the error object ({"error": fallback} when nothing was reported); then
+ * forget every kept error.
+ */
+void sl_error_flush(int exit_code, const char *fallback);
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -33,6 +55,11 @@ void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * goes through it, so none is cut down silently.
  */
 int sl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* The largest client table (attach --clients, the config's clients:):
+ * 2^26 states of each algorithm's size stay within what a map holds.
+ */
+#define SL_MAX_CLIENTS	(1u << 26)
 
 /* "60s", "500ms", "0.2s", "1m", "1h", "1d" -> milliseconds. 0 or -EINVAL. */
 int sl_parse_duration_ms(const char *s, uint64_t *ms);

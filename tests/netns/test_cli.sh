@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# The command line itself, through BUILD/slicelimit: global options as
+# getopt_long reads them (-jp, -vvj, --json=yes, after the command too),
+# version/--version/-V, one JSON object on stdout for every usage error
+# under -j, range errors of the numeric flags (exit 2, naming the flag and
+# its range), and --pretty keeping top --watch one object a line. Reads
+# JSON and exit codes only.
+#
+#   bash tests/netns/test_cli.sh BUILD_DIR
+#
+# No network namespace: the few commands that need pins run on a bpffs of
+# this run's own (a private mount namespace), never the host's.
+set -u
+if [ -z "${SL_PRIVATE_BPFFS:-}" ]; then
+	exec env SL_PRIVATE_BPFFS=1 unshare --mount --propagation private \
+		bash "$0" "$@"
+fi
+mount -t bpf bpf /sys/fs/bpf || { echo "not ok - cannot mount a private bpffs"; exit 1; }
+
+build=${1:-build}
+SL=$build/slicelimit
+[ -x "$SL" ] || { echo "Bail out! $SL is not built (make all)"; exit 1; }
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3 || PY=python3
+tmp=$(mktemp -d /tmp/slicelimit-cli.XXXXXX)
+# the pins rules apply makes die with this mount namespace's bpffs
+trap 'rm -rf "$tmp"' EXIT
+failed=0 n=0
+
+# TAP as tests/netns/lib.sh writes it (tests/run.sh counts these lines)
+ok() { n=$((n + 1)); echo "ok - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=1
+	echo "not ok - $1"
+	shift
+	printf '%s\n' "$@" | sed 's/^/#   /'
+}
+
+# run ARGS...: $rc, $out (stdout), $err (stderr)
+run() {
+	rc=0
+	"$SL" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+# pyjson EXPR: EXPR over d, stdout parsed as exactly one JSON document
+pyjson() {
+	"$PY" -c 'import json,sys
+d = json.load(sys.stdin)
+print(eval(sys.argv[1]))' "$1" <"$tmp/out" 2>&1
+}
+
+# expect DESC WANT_RC EXPR ARGS...: exit WANT_RC and EXPR (over the one
+# JSON document on stdout) is True
+expect() {
+	local desc=$1 want=$2 expr=$3 got
+	shift 3
+	run "$@"
+	got=$(pyjson "$expr")
+	if [ "$rc" = "$want" ] && [ "$got" = True ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "slicelimit $*: exit $rc (want $want), check: $got" \
+			"stdout: $out" "stderr: $(head -3 "$tmp/err")"
+	fi
+}
+
+cat >"$tmp/rules.yaml" <<'EOF'
+rules:
+  - name: dns
+    protocol: udp
+    ports: 53
+    limit: 100
+    window: 60s
+EOF
+R=$tmp/rules.yaml
+valid="d == {'file': '$R', 'valid': True, 'rules': 1}"
+
+# ---- global options through getopt_long ----
+expect "-jp before the command: pretty JSON (one document over several lines)" 0 \
+	"$valid and len(open('$tmp/out').read().splitlines()) > 1" -jp rules check "$R"
+expect "-vvj: a cluster of -v -v -j" 0 "$valid" -vvj rules check "$R"
+expect "--json=yes" 0 "$valid" --json=yes rules check "$R"
+expect "--js: getopt_long's unambiguous abbreviation of --json" 0 "$valid" --js rules check "$R"
+expect "-jp after the command, as a word of its own" 0 \
+	"$valid and len(open('$tmp/out').read().splitlines()) > 1" rules check "$R" -jp
+expect "--json=yes after the command" 0 "$valid" rules check "$R" --json=yes
+run -j --json=no rules check "$R"
+if [ "$rc" = 0 ] && ! pyjson "d" >/dev/null 2>&1 && [ -n "$out" ]; then
+	ok "--json=no turns an earlier -j off: no JSON"
+else
+	not_ok "--json=no turns an earlier -j off: no JSON" "exit $rc, stdout: $out"
+fi
+expect "--json=maybe: a usage error naming --json and yes or no (exit 2)" 2 \
+	"'--json' in d['error'] and 'yes or no' in d['error']" -j --json=maybe rules check "$R"
+# regression guards (these worked before too): the forms the tests and
+# scripts use
+expect "(unchanged) -j before, --json after the command still work" 0 \
+	"$valid" -j rules check "$R" --json
+
+# ---- version ----
+sha=$(sha256sum "$build/slicelimit.bpf.o" | cut -c1-64)
+fields="set(d) >= {'version', 'libbpf', 'libxdp', 'bpf_object_sha256'} and d['bpf_object_sha256'] == '$sha' and d['libbpf'].count('.') == 1 and d['version'] != ''"
+expect "version -j: version, libbpf, libxdp, and the sha256 of build/slicelimit.bpf.o" 0 \
+	"$fields" version -j
+expect "--version -j: the same object" 0 "$fields" --version -j
+expect "-Vj: the same object" 0 "$fields" -Vj
+expect "version -p: pretty, the same fields" 0 "$fields" version -p
+expect "version extra: a usage error (exit 2), one JSON object" 2 \
+	"'extra' in d['error']" -j version extra
+
+# ---- usage errors under -j: exactly one JSON object on stdout, exit 2 ----
+expect "no command: {\"error\"} on stdout, exit 2" 2 "'no command' in d['error']" -j
+expect "-jp bogus: unknown command 'bogus' (not '-jp')" 2 \
+	"\"'bogus'\" in d['error']" -jp bogus
+expect "unknown option before the command: an option, not a command" 2 \
+	"\"unknown option '--bogus'\" in d['error']" -j --bogus status
+expect "unknown option before the command, -j after it: still JSON" 2 \
+	"\"unknown option '-x'\" in d['error']" -x status -j
+expect "unknown long option of a command names it" 2 \
+	"\"'--bogus'\" in d['error'] and d['error'].startswith('status')" -j status --bogus
+expect "unknown short option of a command names it" 2 \
+	"\"'-x'\" in d['error']" -j top -x
+expect "missing value of a long option names it" 2 \
+	"'--count needs a value' in d['error']" -j top --count
+expect "missing value of a short option names it" 2 \
+	"'-n needs a value' in d['error']" -j top -n
+expect "a value given to a flag that takes none names it" 2 \
+	"'--watch takes no value' in d['error']" -j top --watch=1
+expect "an extra argument names it" 2 "\"'extra'\" in d['error']" -j stats extra
+expect "rules without a subcommand: JSON" 2 "d['error'].startswith('rules')" -j rules
+expect "replay --bogus: JSON" 2 "d['error'].startswith('replay')" -j replay --bogus
+expect "-p: a usage error is one (pretty) object too" 2 \
+	"'--count needs a value' in d['error']" -p events --count
+
+# ---- numbers: range-checked, the error names the flag and its range ----
+expect "attach --clients 4294967297: exit 2, --clients from 1 to 67108864 (was: 1)" 2 \
+	"'--clients' in d['error'] and '1 to 67108864' in d['error']" \
+	-j attach sl-no-such-dev --clients 4294967297
+expect "query --port 4294967296: exit 2, --port from 0 to 65535 (was: 0)" 2 \
+	"'--port' in d['error'] and '0 to 65535' in d['error']" \
+	-j query 192.0.2.1 --port 4294967296
+expect "top -n 4294967297: exit 2, -n from 1 to 67108864 (was: 1)" 2 \
+	"'-n' in d['error'] and '1 to 67108864' in d['error']" -j top -n 4294967297
+expect "top --count 4294967296: exit 2, --count from 1 to 4294967295 (was: 0, no limit)" 2 \
+	"'--count' in d['error'] and '1 to 4294967295' in d['error']" \
+	-j top --watch --count 4294967296
+expect "events --count 18446744073709551616: exit 2, names the range" 2 \
+	"'--count' in d['error'] and '1 to 18446744073709551615' in d['error']" \
+	-j events --count 18446744073709551616
+expect "events --timeout 400d: exit 2, --timeout from 1ms to 365d" 2 \
+	"'--timeout' in d['error'] and '1ms to 365d' in d['error']" -j events --timeout 400d
+expect "top --interval 2d: exit 2, --interval from 100ms to 1d" 2 \
+	"'--interval' in d['error'] and '100ms to 1d' in d['error']" \
+	-j top --watch --interval 2d
+
+# ---- --pretty and a stream: top --watch stays one object a line ----
+if "$SL" rules apply "$R" >/dev/null 2>"$tmp/err"; then
+	run -p top --watch --count 2 --interval 100ms
+	lines=$("$PY" -c 'import json,sys
+ls = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+print(len(ls) if all("clients" in o for o in ls) else "bad")' "$tmp/out" 2>&1)
+	if [ "$rc" = 0 ] && [ "$lines" = 2 ]; then
+		ok "-p top --watch --count 2: two lines, each one whole JSON object"
+	else
+		not_ok "-p top --watch --count 2: two lines, each one whole JSON object" \
+			"exit $rc, lines: $lines" "stdout: $out"
+	fi
+	expect "(unchanged) -p stats (one shot): pretty, over several lines" 0 \
+		"'rules' in d and len(open('$tmp/out').read().splitlines()) > 1" -p stats
+else
+	not_ok "rules apply on this run's bpffs, to have something to watch" "$(cat "$tmp/err")"
+fi
+
+echo "# test_cli: $n checks, $([ "$failed" = 0 ] && echo "all passed" || echo "some failed")"
+exit "$failed"
