@@ -327,16 +327,14 @@ out:
 void sl_yaml_bad(const struct sl_yctx *c, const struct sl_ynode *at,
 		 const char *field, const char *fmt, ...)
 {
-	char name[64], msg[256];
+	char msg[256];
 	va_list ap;
 
-	snprintf(name, sizeof(name), "%s%s", field && c->prefix ? c->prefix : "",
-		 field ? field : "");
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	sl_problem_add(c->pb, at ? at->line : 0, at ? at->column : 0, c->rule,
-		       name, "%s", msg);
+		       field, "%s", msg);
 }
 
 static bool is_null(const struct sl_ynode *n)

@@ -72,13 +72,10 @@ void sl_yaml_free(struct sl_ynode *n);
 int sl_yaml_read_file(const char *path, char **buf, size_t *len,
 		      struct sl_problems *pb);
 
-/* What a reader of one mapping needs: where problems go, under which rule,
- * and the prefix of field names ("sync." for the config's sync block).
- */
+/* What a reader needs: where problems go, and under which rule (or NULL). */
 struct sl_yctx {
 	struct sl_problems *pb;
 	const char *rule;
-	const char *prefix;
 };
 
 void sl_yaml_bad(const struct sl_yctx *c, const struct sl_ynode *at,
