@@ -14,8 +14,6 @@
 #include "rules.h"
 #include "yaml_doc.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
 /* One rule as written: the values read from its mapping, before the checks
  * that look at several fields together. `has_*`: the field was given.
  */

@@ -154,16 +154,30 @@ static int add_kid(struct sl_ynode *parent, struct sl_ynode *kid)
 	return 0;
 }
 
+/* The last line of BUF that holds text, counted as libyaml counts: \n,
+ * \r\n and \r each end a line.
+ */
+static unsigned last_line(const char *buf, size_t len)
+{
+	unsigned line = 1;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i++)
+		if (buf[i] == '\n' || (buf[i] == '\r' && buf[i + 1] != '\n'))
+			line++;
+	return line;
+}
+
 /* Where libyaml found the syntax error. A construct left open at the end
  * of the input (a file cut in the middle of a key) is marked past the
  * last line; where that construct began is the line to fix.
  */
-static void syntax_problem(const yaml_parser_t *p, size_t len,
+static void syntax_problem(const yaml_parser_t *p, const char *buf, size_t len,
 			   struct sl_problems *pb)
 {
 	const yaml_mark_t *m = &p->problem_mark;
 
-	if (p->context && m->index >= len)
+	if (p->context && m->line + 1 > last_line(buf, len))
 		m = &p->context_mark;
 	if (p->error == YAML_MEMORY_ERROR)
 		pb->oom = true;
@@ -188,7 +202,7 @@ int sl_yaml_parse(const char *buf, size_t len, struct sl_problems *pb,
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {
-			syntax_problem(&parser, len, pb);
+			syntax_problem(&parser, buf, len, pb);
 			err = parser.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
 			break;
 		}

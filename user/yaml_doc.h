@@ -59,8 +59,9 @@ struct sl_ynode {
 };
 
 /* Parse BUF (need not be NUL-terminated) into one document. On a YAML
- * syntax error, an alias, several documents or a key that is not plain text
- * the problem is added and -EINVAL returned; a file with no document (empty,
+ * syntax error, an alias, a second document or nesting deeper than 32 the
+ * problem is added and -EINVAL returned (a NUL inside a value is added as
+ * a problem too, the tree still returned); a file with no document (empty,
  * white space or comments) gives 0 and *root NULL. -ENOMEM when memory
  * runs out.
  */
