@@ -18,6 +18,8 @@ static const char rules_help[] =
 "\n"
 "check  validate a YAML rule file; every problem is printed as\n"
 "       FILE:LINE: rule 'NAME': FIELD: what is wrong\n"
+"       (with --json: one {\"error\", \"problems\": [{\"file\", \"line\",\n"
+"       \"column\", \"rule\", \"field\", \"message\"}, ...]} object)\n"
 "apply  validate, then replace the running rules in one step (a packet\n"
 "       sees the old set or the new one, never a mix). A file with any\n"
 "       error changes nothing. Loads and pins the programs if needed, so\n"
@@ -95,14 +97,44 @@ json_object *sl_rule_to_json(const struct sl_rule *r)
 	return o;
 }
 
+/* A file that was refused: each problem on stderr as FILE:LINE: ...; with
+ * --json one object on stdout carrying all of them:
+ * {"error": "FILE: 2 problems; OUTCOME", "file": ..., "problems": [...]}.
+ */
+static int refused(const char *path, int err, const struct sl_problems *pb,
+		   const char *outcome)
+{
+	char msg[512];
+
+	if (pb->total)
+		snprintf(msg, sizeof(msg), "%s: %u problem%s; %s", path,
+			 pb->total, pb->total == 1 ? "" : "s", outcome);
+	else
+		snprintf(msg, sizeof(msg), "%s: %s; %s", path, strerror(-err),
+			 outcome);
+	sl_problems_print(pb, stderr);
+	if (sl_json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "error", json_object_new_string(msg));
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "problems", sl_problems_to_json(pb));
+		sl_print_json(o);
+	} else {
+		pr_error("%s", msg);
+	}
+	return SL_EXIT_FAIL;
+}
+
 static int rules_check(const char *path)
 {
+	struct sl_problems pb;
 	struct sl_ruleset rs;
+	int err;
 
-	if (sl_rules_load_file(path, &rs)) {
-		pr_error("%s: not valid; nothing applied", path);
-		return SL_EXIT_FAIL;
-	}
+	err = sl_rules_parse_file(path, &rs, &pb);
+	if (err)
+		return refused(path, err, &pb, "nothing applied");
 	if (sl_json) {
 		json_object *o = json_object_new_object();
 
@@ -120,6 +152,7 @@ static int rules_check(const char *path)
 static int rules_apply(const char *path)
 {
 	struct sl_load_opts lo = {};
+	struct sl_problems pb;
 	struct sl_ruleset rs;
 	struct sl_config cfg;
 	struct sl_rule *live = NULL;
@@ -127,10 +160,9 @@ static int rules_apply(const char *path)
 	unsigned nr;
 	int xdp_fd, tc_fd, err;
 
-	if (sl_rules_load_file(path, &rs)) {
-		pr_error("%s: not valid; the running rules are unchanged", path);
-		return SL_EXIT_FAIL;
-	}
+	err = sl_rules_parse_file(path, &rs, &pb);
+	if (err)
+		return refused(path, err, &pb, "the running rules are unchanged");
 	err = sl_load_pinned(&lo, &xdp_fd, &tc_fd);
 	if (err)
 		goto out;

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The service config, read from the YAML tree (yaml_doc.c) like the rule
+ * files: every problem of the file is collected with its line and field
+ * ("sync.node", "devices[0].mode").
+ */
 #include <arpa/inet.h>
-#include <cyaml/cyaml.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,117 +13,12 @@
 #include "config.h"
 #include "loader.h"
 #include "sync.h"
-
-struct yaml_device {
-	char *name;
-	char *mode;
-};
-
-struct yaml_http {
-	char *listen;
-};
-
-struct yaml_sync {
-	unsigned *node;
-	char *layout;
-	char *interval;
-	char *backend;
-	char *listen;
-	char **peers;
-	unsigned peers_count;
-	char *key_file;
-	char *url;
-	unsigned *nodes;
-};
-
-struct yaml_config {
-	struct yaml_device *devices;
-	unsigned devices_count;
-	char *rules;
-	unsigned *clients;
-	bool keep_attached;
-	struct yaml_http *http;
-	struct yaml_sync *sync;
-};
-
-static const cyaml_schema_field_t device_fields[] = {
-	CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, struct yaml_device,
-			       name, 1, 15),
-	CYAML_FIELD_STRING_PTR("mode", CYAML_FLAG_OPTIONAL, struct yaml_device,
-			       mode, 1, 16),
-	CYAML_FIELD_END
-};
-
-static const cyaml_schema_value_t device_schema = {
-	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct yaml_device,
-			    device_fields),
-};
-
-static const cyaml_schema_field_t http_fields[] = {
-	CYAML_FIELD_STRING_PTR("listen", CYAML_FLAG_OPTIONAL, struct yaml_http,
-			       listen, 1, 127),
-	CYAML_FIELD_END
-};
-
-static const cyaml_schema_value_t peer_schema = {
-	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 1, 127),
-};
-
-static const cyaml_schema_field_t sync_fields[] = {
-	CYAML_FIELD_UINT_PTR("node", CYAML_FLAG_POINTER, struct yaml_sync, node),
-	CYAML_FIELD_STRING_PTR("layout", CYAML_FLAG_OPTIONAL, struct yaml_sync,
-			       layout, 1, 31),
-	CYAML_FIELD_STRING_PTR("interval", CYAML_FLAG_OPTIONAL,
-			       struct yaml_sync, interval, 1, 31),
-	CYAML_FIELD_STRING_PTR("backend", CYAML_FLAG_OPTIONAL, struct yaml_sync,
-			       backend, 1, 15),
-	CYAML_FIELD_STRING_PTR("listen", CYAML_FLAG_OPTIONAL, struct yaml_sync,
-			       listen, 1, 127),
-	CYAML_FIELD_SEQUENCE("peers", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-			     struct yaml_sync, peers, &peer_schema, 0,
-			     SL_MAX_PEERS),
-	CYAML_FIELD_STRING_PTR("key_file", CYAML_FLAG_OPTIONAL,
-			       struct yaml_sync, key_file, 1, 4095),
-	CYAML_FIELD_STRING_PTR("url", CYAML_FLAG_OPTIONAL, struct yaml_sync,
-			       url, 1, 255),
-	CYAML_FIELD_UINT_PTR("nodes", CYAML_FLAG_OPTIONAL, struct yaml_sync,
-			     nodes),
-	CYAML_FIELD_END
-};
-
-static const cyaml_schema_field_t config_fields[] = {
-	CYAML_FIELD_SEQUENCE("devices", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-			     struct yaml_config, devices, &device_schema, 0,
-			     SL_MAX_DEVICES),
-	CYAML_FIELD_STRING_PTR("rules", CYAML_FLAG_POINTER, struct yaml_config,
-			       rules, 1, 4095),
-	CYAML_FIELD_UINT_PTR("clients", CYAML_FLAG_OPTIONAL, struct yaml_config,
-			     clients),
-	CYAML_FIELD_BOOL("keep_attached", CYAML_FLAG_OPTIONAL,
-			 struct yaml_config, keep_attached),
-	CYAML_FIELD_MAPPING_PTR("http", CYAML_FLAG_OPTIONAL, struct yaml_config,
-				http, http_fields),
-	CYAML_FIELD_MAPPING_PTR("sync", CYAML_FLAG_OPTIONAL, struct yaml_config,
-				sync, sync_fields),
-	CYAML_FIELD_END
-};
-
-static const cyaml_schema_value_t config_schema = {
-	CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, struct yaml_config,
-			    config_fields),
-};
-
-static void log_cyaml(cyaml_log_t level, void *ctx, const char *fmt,
-		      va_list args)
-{
-	if (level >= CYAML_LOG_ERROR)
-		vfprintf(stderr, fmt, args);
-}
+#include "yaml_doc.h"
 
 int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 {
-	char host[128], *colon, *end;
-	unsigned long port;
+	char host[128], *colon;
+	uint64_t port;
 
 	if (strlen(s) >= sizeof(host))
 		return -EINVAL;
@@ -128,8 +27,7 @@ int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 	if (!colon)
 		return -EINVAL;
 	*colon = '\0';
-	port = strtoul(colon + 1, &end, 10);
-	if (*end || !port || port > 65535)
+	if (sl_parse_uint(colon + 1, 1, 65535, &port))
 		return -EINVAL;
 	memset(ss, 0, sizeof(*ss));
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
@@ -148,134 +46,238 @@ int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 	}
 }
 
-/* Each problem is reported; -EINVAL if there was any. */
-static int sync_config(const char *path, const struct yaml_sync *y,
-		       struct sl_sync_config *sc)
-{
-	const char *backend = y->backend ? y->backend : "udp";
-	uint64_t ms = 200;
-	unsigned i;
-	int err = 0;
+static const char *const config_keys[] = {
+	"devices", "rules", "clients", "keep_attached", "http", "sync", NULL,
+};
+static const char *const device_keys[] = { "name", "mode", NULL };
+static const char *const http_keys[] = { "listen", NULL };
+static const char *const sync_keys[] = {
+	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
+	"url", "nodes", NULL,
+};
 
+static void read_devices(const struct sl_yctx *c, const struct sl_ynode *list,
+			 struct sl_service_config *cfg)
+{
+	unsigned i, j;
+
+	if (list->type != SL_YNODE_SEQ) {
+		sl_yaml_bad(c, list, "devices", "expected a list of devices ([] for none)");
+		return;
+	}
+	if (list->nr > SL_MAX_DEVICES) {
+		sl_yaml_bad(c, list, "devices", "%u devices: at most %u", list->nr,
+			    SL_MAX_DEVICES);
+		return;
+	}
+	for (i = 0; i < list->nr; i++) {
+		const struct sl_ynode *d = list->kids[i], *v;
+		struct sl_config_device *dev = &cfg->devices[cfg->nr_devices];
+		char field[32];
+		const char *text;
+
+		snprintf(field, sizeof(field), "devices[%u]", i);
+		if (!sl_yaml_check_keys(c, d, field, device_keys))
+			continue;
+		snprintf(field, sizeof(field), "devices[%u].name", i);
+		if (!(v = sl_yaml_get(d, "name")))
+			sl_yaml_bad(c, d, field, "required: the network device");
+		else if (sl_yaml_text(c, v, field, sizeof(dev->name) - 1, &text))
+			snprintf(dev->name, sizeof(dev->name), "%s", text);
+		for (j = 0; dev->name[0] && j < cfg->nr_devices; j++)
+			if (!strcmp(cfg->devices[j].name, dev->name))
+				sl_yaml_bad(c, v, field, "%s is listed twice",
+					    dev->name);
+		dev->mode = SL_MODE_XDP;
+		snprintf(field, sizeof(field), "devices[%u].mode", i);
+		if ((v = sl_yaml_get(d, "mode")) &&
+		    sl_yaml_text(c, v, field, 16, &text) &&
+		    sl_parse_mode(text, &dev->mode))
+			sl_yaml_bad(c, v, field, "'%s' is not xdp, xdp-generic or tc",
+				    text);
+		cfg->nr_devices++;
+	}
+}
+
+/* An ADDRESS:PORT value into SS; false (reported) when it is not one. */
+static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
+			const char *field, const char *what,
+			struct sockaddr_storage *ss)
+{
+	const char *text;
+
+	if (!sl_yaml_text(c, v, field, 127, &text))
+		return false;
+	if (sl_parse_listen(text, ss)) {
+		sl_yaml_bad(c, v, field, "'%s' is not ADDRESS:PORT %s", text, what);
+		return false;
+	}
+	return true;
+}
+
+static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
+		      struct sl_sync_config *sc)
+{
+	const struct sl_ynode *v, *peers;
+	const char *text, *backend = "udp";
+	uint64_t n, ms = 200;
+	unsigned i;
+
+	if (!sl_yaml_check_keys(c, y, "sync", sync_keys))
+		return;
 	sc->enabled = true;
-	sc->node = *y->node;
-	if (!sc->node || sc->node > 65535) {
-		fprintf(stderr, "%s: sync.node: %u is not a node id 1..65535\n",
-			path, sc->node);
-		err = -EINVAL;
-	}
+	if (!(v = sl_yaml_get(y, "node")))
+		sl_yaml_bad(c, y, "sync.node", "required: this node's id, 1 to 65535, unique in the fleet");
+	else if (sl_yaml_uint(c, v, "sync.node", 1, 65535, &n))
+		sc->node = n;
 	sc->layout = SL_LAYOUT_DELAYED_SYNC;
-	if (y->layout && (sl_parse_layout(y->layout, &sc->layout) ||
-			  sc->layout == SL_LAYOUT_LOCAL)) {
-		fprintf(stderr, "%s: sync.layout: '%s' is not delayed-sync, split-quota or predictive\n",
-			path, y->layout);
-		err = -EINVAL;
-	}
-	if (y->interval && (sl_parse_duration_ms(y->interval, &ms) || ms < 10 ||
-			    ms > 60000)) {
-		fprintf(stderr, "%s: sync.interval: '%s' is not a duration from 10ms to 60s (200ms, 1s)\n",
-			path, y->interval);
-		err = -EINVAL;
+	if ((v = sl_yaml_get(y, "layout")) &&
+	    sl_yaml_text(c, v, "sync.layout", 31, &text) &&
+	    (sl_parse_layout(text, &sc->layout) || sc->layout == SL_LAYOUT_LOCAL))
+		sl_yaml_bad(c, v, "sync.layout", "'%s' is not delayed-sync, split-quota or predictive",
+			    text);
+	if ((v = sl_yaml_get(y, "interval")) &&
+	    sl_yaml_text(c, v, "sync.interval", 31, &text) &&
+	    (sl_parse_duration_ms(text, &ms) || ms < 10 || ms > 60000)) {
+		sl_yaml_bad(c, v, "sync.interval", "'%s' is not a duration from 10ms to 60s (200ms, 1s)",
+			    text);
+		ms = 200;
 	}
 	sc->interval_ms = ms;
-	if (!strcmp(backend, "udp")) {
-		sc->backend = SL_SYNC_UDP;
-	} else if (!strcmp(backend, "redis")) {
+	if ((v = sl_yaml_get(y, "backend")) &&
+	    !sl_yaml_text(c, v, "sync.backend", 15, &backend))
+		backend = "udp";
+	if (!strcmp(backend, "redis"))
 		sc->backend = SL_SYNC_REDIS;
-	} else {
-		fprintf(stderr, "%s: sync.backend: '%s' is not udp or redis\n",
-			path, backend);
-		err = -EINVAL;
-	}
+	else if (strcmp(backend, "udp"))
+		sl_yaml_bad(c, v, "sync.backend", "'%s' is not udp or redis", backend);
+	if ((v = sl_yaml_get(y, "key_file")) &&
+	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text))
+		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
+	peers = sl_yaml_get(y, "peers");
 	if (sc->backend == SL_SYNC_UDP) {
-		if (!y->listen || sl_parse_listen(y->listen, &sc->listen)) {
-			fprintf(stderr, "%s: sync.listen: %s%s%s ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)\n",
-				path, y->listen ? "'" : "", y->listen ? y->listen : "needs",
-				y->listen ? "' is not" : "");
-			err = -EINVAL;
-		}
-		for (i = 0; i < y->peers_count; i++) {
-			if (sl_parse_listen(y->peers[i], &sc->peers[i])) {
-				fprintf(stderr, "%s: sync.peers: '%s' is not ADDRESS:PORT\n",
-					path, y->peers[i]);
-				err = -EINVAL;
-			}
-		}
-		sc->nr_peers = y->peers_count;
-		if (!y->key_file) {
-			fprintf(stderr, "%s: sync.key_file: needed: the fleet's shared 32-byte key (64 hex digits)\n",
-				path);
-			err = -EINVAL;
-		}
+		if (!(v = sl_yaml_get(y, "listen")))
+			sl_yaml_bad(c, y, "sync.listen", "required: ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)");
+		else
+			read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
+				    &sc->listen);
+		if (peers && peers->type != SL_YNODE_SEQ)
+			sl_yaml_bad(c, peers, "sync.peers", "expected a list of ADDRESS:PORT");
+		else if (peers && peers->nr > SL_MAX_PEERS)
+			sl_yaml_bad(c, peers, "sync.peers", "%u peers: at most %u",
+				    peers->nr, SL_MAX_PEERS);
+		else
+			for (i = 0; peers && i < peers->nr; i++)
+				if (read_listen(c, peers->kids[i], "sync.peers",
+						"of a peer (10.0.0.2:7400)",
+						&sc->peers[sc->nr_peers]))
+					sc->nr_peers++;
+		if (!sl_yaml_get(y, "key_file"))
+			sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
 	} else {
-		snprintf(sc->url, sizeof(sc->url), "%s", y->url ? y->url : "");
-		if (!y->url || strncmp(y->url, "redis://", 8)) {
-			fprintf(stderr, "%s: sync.url: %s redis://HOST:PORT\n",
-				path, y->url ? "not a" : "needs");
-			err = -EINVAL;
+		if (!(v = sl_yaml_get(y, "url")))
+			sl_yaml_bad(c, y, "sync.url", "required: redis://HOST:PORT");
+		else if (sl_yaml_text(c, v, "sync.url", sizeof(sc->url) - 1, &text)) {
+			if (strncmp(text, "redis://", 8))
+				sl_yaml_bad(c, v, "sync.url", "'%s' is not redis://HOST:PORT",
+					    text);
+			else
+				snprintf(sc->url, sizeof(sc->url), "%s", text);
 		}
 	}
-	if (y->key_file)
-		snprintf(sc->key_file, sizeof(sc->key_file), "%s", y->key_file);
-	sc->nodes = y->nodes ? *y->nodes : sc->nr_peers + 1;
-	if (sc->layout == SL_LAYOUT_SPLIT_QUOTA &&
-	    (!sc->nodes || sc->nodes > 65535 ||
-	     (sc->backend == SL_SYNC_REDIS && !y->nodes))) {
-		/* with Redis there is no peer list to count */
-		fprintf(stderr, "%s: sync.nodes: %s the number of nodes sharing each limit, 1..65535\n",
-			path, sc->backend == SL_SYNC_REDIS && !y->nodes ?
-			"split-quota over Redis needs" : "not");
-		err = -EINVAL;
+	sc->nodes = sc->nr_peers + 1;
+	if ((v = sl_yaml_get(y, "nodes")) &&
+	    sl_yaml_uint(c, v, "sync.nodes", 1, 65535, &n))
+		sc->nodes = n;
+	/* with Redis there is no peer list to count */
+	if (sc->layout == SL_LAYOUT_SPLIT_QUOTA && sc->backend == SL_SYNC_REDIS &&
+	    !v)
+		sl_yaml_bad(c, y, "sync.nodes", "split-quota over Redis needs the number of nodes sharing each limit, 1 to 65535");
+}
+
+int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
+			   struct sl_service_config *cfg, struct sl_problems *pb)
+{
+	const struct sl_yctx c = { .pb = pb };
+	const char *listen = "127.0.0.1:8080", *text;
+	const struct sl_ynode *v;
+	struct sl_ynode *root;
+	uint64_t n;
+	int err;
+
+	memset(cfg, 0, sizeof(*cfg));
+	sl_problems_init(pb, name);
+	err = sl_yaml_parse(buf, len, pb, &root);
+	if (err)
+		return err;
+	if (!root) {
+		sl_problem_add(pb, 1, 1, NULL, NULL,
+			       "empty config: expected at least 'rules: FILE'");
+		return -EINVAL;
 	}
+	if (!sl_yaml_check_keys(&c, root, NULL, config_keys))
+		goto out;
+	if ((v = sl_yaml_get(root, "devices")))
+		read_devices(&c, v, cfg);
+	if (!(v = sl_yaml_get(root, "rules")))
+		sl_yaml_bad(&c, root, "rules", "required: the rule file to apply");
+	else if (sl_yaml_text(&c, v, "rules", sizeof(cfg->rules_path) - 1, &text))
+		snprintf(cfg->rules_path, sizeof(cfg->rules_path), "%s", text);
+	/* the same bound as attach --clients */
+	if ((v = sl_yaml_get(root, "clients")) &&
+	    sl_yaml_uint(&c, v, "clients", 1, SL_MAX_CLIENTS, &n))
+		cfg->clients = n;
+	if ((v = sl_yaml_get(root, "keep_attached")))
+		sl_yaml_bool(&c, v, "keep_attached", &cfg->keep_attached);
+	if ((v = sl_yaml_get(root, "http")) &&
+	    sl_yaml_check_keys(&c, v, "http", http_keys) &&
+	    (v = sl_yaml_get(v, "listen")) &&
+	    !sl_yaml_text(&c, v, "http.listen", sizeof(cfg->http_listen) - 1,
+			  &listen))
+		listen = "off";
+	snprintf(cfg->http_listen, sizeof(cfg->http_listen), "%s", listen);
+	cfg->http_enabled = strcmp(listen, "off") != 0;
+	if (cfg->http_enabled && sl_parse_listen(listen, &cfg->http_addr))
+		sl_yaml_bad(&c, v, "http.listen", "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
+			    listen);
+	if ((v = sl_yaml_get(root, "sync")))
+		read_sync(&c, v, &cfg->sync);
+out:
+	sl_yaml_free(root);
+	if (pb->oom)
+		return -ENOMEM;
+	return pb->total ? -EINVAL : 0;
+}
+
+int sl_config_parse_file(const char *path, struct sl_service_config *cfg,
+			 struct sl_problems *pb)
+{
+	char *buf;
+	size_t len;
+	int err;
+
+	memset(cfg, 0, sizeof(*cfg));
+	sl_problems_init(pb, path);
+	err = sl_yaml_read_file(path, &buf, &len, pb);
+	if (err)
+		return err;
+	err = sl_config_parse_buffer(path, buf, len, cfg, pb);
+	free(buf);
 	return err;
 }
 
 int sl_config_load(const char *path, struct sl_service_config *cfg)
 {
-	const cyaml_config_t cc = {
-		.log_fn = log_cyaml,
-		.mem_fn = cyaml_mem,
-		.log_level = CYAML_LOG_ERROR,
-		.flags = CYAML_CFG_NO_ALIAS,
-	};
-	struct yaml_config *y = NULL;
-	const char *listen = "127.0.0.1:8080";
-	cyaml_err_t cerr;
-	unsigned i;
-	int err = 0;
+	struct sl_problems *pb = malloc(sizeof(*pb));
+	int err;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cerr = cyaml_load_file(path, &cc, &config_schema, (cyaml_data_t **)&y,
-			       NULL);
-	if (cerr != CYAML_OK) {
-		fprintf(stderr, "%s: %s\n", path, cyaml_strerror(cerr));
-		return -EINVAL;
-	}
-	for (i = 0; i < y->devices_count; i++) {
-		struct sl_config_device *d = &cfg->devices[cfg->nr_devices++];
-
-		snprintf(d->name, sizeof(d->name), "%s", y->devices[i].name);
-		d->mode = SL_MODE_XDP;
-		if (y->devices[i].mode && sl_parse_mode(y->devices[i].mode, &d->mode)) {
-			fprintf(stderr, "%s: device %s: mode '%s' is not xdp, xdp-generic or tc\n",
-				path, d->name, y->devices[i].mode);
-			err = -EINVAL;
-		}
-	}
-	snprintf(cfg->rules_path, sizeof(cfg->rules_path), "%s", y->rules);
-	cfg->clients = y->clients ? *y->clients : 0;
-	cfg->keep_attached = y->keep_attached;
-	if (y->http && y->http->listen)
-		listen = y->http->listen;
-	snprintf(cfg->http_listen, sizeof(cfg->http_listen), "%s", listen);
-	cfg->http_enabled = strcmp(listen, "off") != 0;
-	if (cfg->http_enabled && sl_parse_listen(listen, &cfg->http_addr)) {
-		fprintf(stderr, "%s: http.listen: '%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off\n",
-			path, listen);
-		err = -EINVAL;
-	}
-	if (y->sync && sync_config(path, y->sync, &cfg->sync))
-		err = -EINVAL;
-	cyaml_free(&cc, &config_schema, y, 0);
+	if (!pb)
+		return -ENOMEM;
+	err = sl_config_parse_file(path, cfg, pb);
+	if (pb->oom)
+		fprintf(stderr, "%s: out of memory\n", path);
+	sl_problems_print(pb, stderr);
+	free(pb);
 	return err;
 }

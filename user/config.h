@@ -27,8 +27,11 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include "slicelimit.h"
+#include "yaml_doc.h"
 
 #define SL_MAX_DEVICES	64
+/* client table capacity: `clients:` here and attach --clients */
+#define SL_MAX_CLIENTS	(1u << 26)
 
 struct sl_config_device {
 	char name[16];
@@ -66,7 +69,14 @@ struct sl_service_config {
 	struct sl_sync_config sync;
 };
 
-/* Parse and validate; errors (with line where known) go to stderr. */
+/* Parse and validate; every problem of the file goes into *pb, each with
+ * its line and field. 0, -EINVAL (problems), -ENOMEM or -errno (unread).
+ */
+int sl_config_parse_file(const char *path, struct sl_service_config *cfg,
+			 struct sl_problems *pb);
+int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
+			   struct sl_service_config *cfg, struct sl_problems *pb);
+/* The same, with every problem printed to stderr as "FILE:LINE: FIELD: ...". */
 int sl_config_load(const char *path, struct sl_service_config *cfg);
 
 /* "127.0.0.1:8080", "[::1]:8080" -> socket address. 0 or -EINVAL. */

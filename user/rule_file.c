@@ -1,380 +1,84 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Rule files: libcyaml turns the YAML into plain structs, then each rule is
- * validated field by field into a struct sl_rule_spec. libcyaml does not
- * keep positions, so a second pass with libyaml records the line of every
- * rule and field, and every error names file, line, rule and field.
+ * Rule files: the YAML tree (yaml_doc.c) is read rule by rule into a
+ * struct sl_rule_spec. Every problem of the file is collected, each at the
+ * line and column of the value (or key) it is about, under the rule's name
+ * and the field's; a file with any problem yields no rules.
  */
-#include <cyaml/cyaml.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 #include "common.h"
 #include "rules.h"
+#include "yaml_doc.h"
 
-/* ---- the YAML shape (libcyaml schema) ---- */
-
-struct yaml_key {
-	unsigned *ipv4_prefix;
-	unsigned *ipv6_prefix;
-	bool per_port;
-};
-
-struct yaml_rule {
-	char *name;
-	unsigned *priority;
-	int protocol;
-	char *ports;
-	char *source;
-	char *destination;
-	uint64_t limit;
-	char *window;
-	unsigned *slices;
-	uint64_t *bucket_capacity;
-	char *refill_per_s;
-	int unit;
-	int algorithm;
-	int action;
-	struct yaml_key *key;
-	bool cont;
-	char **exempt;
-	unsigned exempt_count;
-};
-
-struct yaml_file {
-	struct yaml_rule *rules;
-	unsigned rules_count;
-};
-
-static const cyaml_strval_t protocol_strings[] = {
-	{ "any", SL_PROTO_ANY }, { "tcp", SL_PROTO_TCP },
-	{ "udp", SL_PROTO_UDP }, { "icmp", SL_PROTO_ICMP },
-};
-static const cyaml_strval_t unit_strings[] = {
-	{ "packets", SL_UNIT_PACKETS }, { "syn", SL_UNIT_SYN },
-	{ "bytes", SL_UNIT_BYTES },
-};
-static const cyaml_strval_t algorithm_strings[] = {
-	{ "sliding", SL_ALGO_SLIDING },
-	{ "sliding-plain", SL_ALGO_SLIDING_PLAIN },
-	{ "fixed", SL_ALGO_FIXED },
-	{ "token-bucket", SL_ALGO_TOKEN_BUCKET },
-	{ "sliding-log", SL_ALGO_SLIDING_LOG },
-	{ "sliding-counter", SL_ALGO_SLIDING_COUNTER },
-};
-static const cyaml_strval_t action_strings[] = {
-	{ "drop", SL_ACTION_DROP }, { "shadow", SL_ACTION_SHADOW },
-};
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-static const cyaml_schema_field_t key_fields[] = {
-	CYAML_FIELD_UINT_PTR("ipv4_prefix", CYAML_FLAG_OPTIONAL,
-			     struct yaml_key, ipv4_prefix),
-	CYAML_FIELD_UINT_PTR("ipv6_prefix", CYAML_FLAG_OPTIONAL,
-			     struct yaml_key, ipv6_prefix),
-	CYAML_FIELD_BOOL("per_port", CYAML_FLAG_OPTIONAL,
-			 struct yaml_key, per_port),
-	CYAML_FIELD_END
-};
-
-static const cyaml_schema_value_t string_ptr = {
-	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 1, 64),
-};
-
-static const cyaml_schema_field_t rule_fields[] = {
-	CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, struct yaml_rule,
-			       name, 1, 31),
-	CYAML_FIELD_UINT_PTR("priority", CYAML_FLAG_OPTIONAL,
-			     struct yaml_rule, priority),
-	CYAML_FIELD_ENUM("protocol", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT,
-			 struct yaml_rule, protocol, protocol_strings,
-			 ARRAY_SIZE(protocol_strings)),
-	CYAML_FIELD_STRING_PTR("ports", CYAML_FLAG_OPTIONAL, struct yaml_rule,
-			       ports, 1, 16),
-	CYAML_FIELD_STRING_PTR("source", CYAML_FLAG_OPTIONAL, struct yaml_rule,
-			       source, 1, 64),
-	CYAML_FIELD_STRING_PTR("destination", CYAML_FLAG_OPTIONAL,
-			       struct yaml_rule, destination, 1, 64),
-	CYAML_FIELD_UINT("limit", CYAML_FLAG_DEFAULT, struct yaml_rule, limit),
-	CYAML_FIELD_STRING_PTR("window", CYAML_FLAG_OPTIONAL, struct yaml_rule,
-			       window, 1, 32),
-	CYAML_FIELD_UINT_PTR("slices", CYAML_FLAG_OPTIONAL, struct yaml_rule,
-			     slices),
-	CYAML_FIELD_UINT_PTR("bucket_capacity", CYAML_FLAG_OPTIONAL,
-			     struct yaml_rule, bucket_capacity),
-	CYAML_FIELD_STRING_PTR("refill_per_s", CYAML_FLAG_OPTIONAL,
-			       struct yaml_rule, refill_per_s, 1, 32),
-	CYAML_FIELD_ENUM("unit", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT,
-			 struct yaml_rule, unit, unit_strings,
-			 ARRAY_SIZE(unit_strings)),
-	CYAML_FIELD_ENUM("algorithm", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT,
-			 struct yaml_rule, algorithm, algorithm_strings,
-			 ARRAY_SIZE(algorithm_strings)),
-	CYAML_FIELD_ENUM("action", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT,
-			 struct yaml_rule, action, action_strings,
-			 ARRAY_SIZE(action_strings)),
-	CYAML_FIELD_MAPPING_PTR("key", CYAML_FLAG_OPTIONAL, struct yaml_rule,
-				key, key_fields),
-	CYAML_FIELD_BOOL("continue", CYAML_FLAG_OPTIONAL, struct yaml_rule,
-			 cont),
-	CYAML_FIELD_SEQUENCE("exempt", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
-			     struct yaml_rule, exempt, &string_ptr, 0,
-			     CYAML_UNLIMITED),
-	CYAML_FIELD_END
-};
-
-static const cyaml_schema_value_t rule_schema = {
-	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct yaml_rule, rule_fields),
-};
-
-static const cyaml_schema_field_t file_fields[] = {
-	CYAML_FIELD_SEQUENCE("rules", CYAML_FLAG_POINTER, struct yaml_file,
-			     rules, &rule_schema, 0, SL_MAX_RULES),
-	CYAML_FIELD_END
-};
-
-static const cyaml_schema_value_t file_schema = {
-	CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, struct yaml_file, file_fields),
-};
-
-/* libcyaml reports a problem over several log calls (the message, then a
- * backtrace with line and column); collect them into one error line.
+/* One rule as written: the values read from its mapping, before the checks
+ * that look at several fields together. `has_*`: the field was given.
  */
-struct cyaml_log_buf {
-	char text[1024];
-	size_t len;
+struct rule_in {
+	const char *name;
+	uint64_t priority, limit, slices, bucket_capacity;
+	bool has_priority, has_slices, has_bucket_capacity;
+	unsigned protocol, unit, algorithm, action;
+	const char *ports, *source, *destination, *window, *refill_per_s;
+	uint64_t ipv4_prefix, ipv6_prefix;
+	bool per_port, cont;
+	const struct sl_ynode *exempt;	/* a list, or NULL */
 };
-
-static void collect_cyaml_log(cyaml_log_t level, void *ctx, const char *fmt,
-		      va_list args)
-{
-	struct cyaml_log_buf *b = ctx;
-	int n;
-
-	if (level < CYAML_LOG_ERROR || b->len >= sizeof(b->text) - 1)
-		return;
-	n = vsnprintf(b->text + b->len, sizeof(b->text) - b->len, fmt, args);
-	if (n > 0)
-		b->len = b->len + n < sizeof(b->text) ? b->len + n :
-			 sizeof(b->text) - 1;
-}
-
-/* Where libyaml itself finds a syntax error (libcyaml's backtrace names
- * the last field it read, which can be lines before), or 0.
- */
-static unsigned yaml_syntax_error_line(const char *buf, size_t len)
-{
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	unsigned line = 0;
-
-	if (!yaml_parser_initialize(&parser))
-		return 0;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	for (;;) {
-		if (!yaml_parser_parse(&parser, &ev)) {
-			/* the construct being read (a key, a flow list), when
-			 * libyaml names one, is where the file went wrong
-			 */
-			line = (parser.context ? parser.context_mark.line :
-				parser.problem_mark.line) + 1;
-			break;
-		}
-		if (ev.type == YAML_STREAM_END_EVENT) {
-			yaml_event_delete(&ev);
-			break;
-		}
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&parser);
-	return line;
-}
-
-/* libcyaml's text reads "Load: PROBLEM Load: Backtrace: in mapping field
- * 'F' (line: N, column: M) ..."; print it as "FILE:N: F: PROBLEM", with
- * libyaml's own line for a syntax error.
- */
-static void report_cyaml_error(const char *file, const char *what,
-			       struct cyaml_log_buf *log, unsigned syntax_line)
-{
-	char *text = log->text, *bt, *p, field[64] = "";
-	unsigned line = 0;
-
-	for (p = text; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
-	bt = strstr(text, "Backtrace:");
-	if (bt) {
-		p = strstr(bt, "(line: ");
-		if (p)
-			line = strtoul(p + 7, NULL, 10);
-		p = strstr(bt, "field '");
-		if (p)
-			sscanf(p + 7, "%63[^']", field);
-		bt[0] = '\0';
-		if (bt > text && (p = strstr(text, "Load: Load")) != NULL)
-			*p = '\0';
-	}
-	while (!strncmp(text, "Load: ", 6))
-		text += 6;
-	p = text + strlen(text);
-	while (p > text && (p[-1] == ' ' || p[-1] == ':' || !strncmp(p - 5, "Load:", 5))) {
-		if (!strncmp(p - 5, "Load:", 5))
-			p -= 5;
-		else
-			p--;
-	}
-	*p = '\0';
-	if (syntax_line) {
-		line = syntax_line;
-		field[0] = '\0';	/* the backtrace's field is not the spot */
-	}
-	fprintf(stderr, "%s:%u: %s%s%s\n", file, line ? line : 1, field,
-		*field ? ": " : "", *text ? text : what);
-}
-
-/* ---- positions (libyaml) ---- */
-
-#define SL_FIELDS_PER_RULE 16
-
-struct rule_lines {
-	unsigned start;
-	unsigned nr;
-	struct { char name[16]; unsigned line; } field[SL_FIELDS_PER_RULE];
-};
-
-/* Record the line of each rules[i] and of each of its keys, by walking the
- * libyaml event stream with a stack of open collections. Best effort: on a
- * syntax error libcyaml has already reported the position itself.
- */
-struct yaml_level {
-	bool is_map;
-	bool expect_key;	/* maps: the next scalar is a key */
-	int index;		/* sequences: items seen - 1 */
-	char key[16];		/* maps: the current key */
-};
-
-static struct rule_lines *locate_rules(const char *buf, size_t len,
-				       unsigned nr)
-{
-	struct rule_lines *lines = calloc(nr ? nr : 1, sizeof(*lines));
-	struct yaml_level stack[32];
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	int top = -1;
-	bool done = false;
-
-	if (!lines || !yaml_parser_initialize(&parser))
-		return lines;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	while (!done && yaml_parser_parse(&parser, &ev)) {
-		unsigned line = ev.start_mark.line + 1;
-		struct yaml_level *cur = top >= 0 ? &stack[top] : NULL;
-		/* rules[i] is a map at depth 2 under the root key "rules" */
-		bool in_rule = top == 2 && stack[2].is_map && !stack[1].is_map &&
-			       !strcmp(stack[0].key, "rules") &&
-			       stack[1].index >= 0 && stack[1].index < (int)nr;
-
-		switch (ev.type) {
-		case YAML_SCALAR_EVENT:
-			if (cur && cur->is_map && cur->expect_key) {
-				snprintf(cur->key, sizeof(cur->key), "%s",
-					 (char *)ev.data.scalar.value);
-				cur->expect_key = false;
-				if (in_rule) {
-					struct rule_lines *r =
-						&lines[stack[1].index];
-
-					if (r->nr < SL_FIELDS_PER_RULE) {
-						snprintf(r->field[r->nr].name,
-							 sizeof(r->field[0].name),
-							 "%s", cur->key);
-						r->field[r->nr++].line = line;
-					}
-				}
-			} else if (cur && cur->is_map) {
-				cur->expect_key = true;
-			} else if (cur) {
-				cur->index++;
-			}
-			break;
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT:
-			if (cur && !cur->is_map)
-				cur->index++;
-			if (top + 1 >= (int)(sizeof(stack) / sizeof(stack[0]))) {
-				done = true;
-				break;
-			}
-			top++;
-			memset(&stack[top], 0, sizeof(stack[top]));
-			stack[top].is_map = ev.type == YAML_MAPPING_START_EVENT;
-			stack[top].expect_key = true;
-			stack[top].index = -1;
-			if (top == 2 && stack[2].is_map && !stack[1].is_map &&
-			    !strcmp(stack[0].key, "rules") &&
-			    stack[1].index >= 0 && stack[1].index < (int)nr)
-				lines[stack[1].index].start = line;
-			break;
-		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT:
-			if (top >= 0)
-				top--;
-			if (top >= 0 && stack[top].is_map)
-				stack[top].expect_key = true;
-			break;
-		case YAML_STREAM_END_EVENT:
-			done = true;
-			break;
-		default:
-			break;
-		}
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&parser);
-	return lines;
-}
-
-static unsigned field_line(const struct rule_lines *r, const char *field)
-{
-	unsigned i;
-
-	for (i = 0; field && i < r->nr; i++)
-		if (!strcmp(r->field[i].name, field))
-			return r->field[i].line;
-	return r->start;
-}
-
-/* ---- validation ---- */
 
 struct checker {
-	const char *file;
-	const struct rule_lines *lines;
+	struct sl_yctx y;
+	const struct sl_ynode *map;	/* the rule's mapping */
 	unsigned index;
-	const char *rule_name;
-	int errors;
+	unsigned before;		/* problems found before this rule */
+	char label[40];			/* the rule's name, or "#N" */
 };
+
+static const char *const rule_keys[] = {
+	"name", "priority", "protocol", "ports", "source", "destination",
+	"limit", "window", "slices", "bucket_capacity", "refill_per_s", "unit",
+	"algorithm", "action", "key", "continue", "exempt", NULL,
+};
+static const char *const key_keys[] = {
+	"ipv4_prefix", "ipv6_prefix", "per_port", NULL,
+};
+
+/* The node a problem of FIELD ("ports", "key.ipv4_prefix") is about: its
+ * value, else the rule itself (a field that is missing).
+ */
+static const struct sl_ynode *locate(const struct checker *c, const char *field)
+{
+	const struct sl_ynode *n = c->map, *v;
+	char part[32];
+	const char *dot;
+
+	while (field && *field) {
+		dot = strchr(field, '.');
+		snprintf(part, sizeof(part), "%.*s",
+			 (int)(dot ? (size_t)(dot - field) : strlen(field)), field);
+		v = sl_yaml_get(n, part);
+		if (!v)
+			break;
+		n = v;
+		field = dot ? dot + 1 : NULL;
+	}
+	return n;
+}
 
 static void bad(struct checker *c, const char *field, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void bad(struct checker *c, const char *field, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s:%u: rule '%s': %s%s%s\n", c->file,
-		field_line(&c->lines[c->index], field),
-		c->rule_name ? c->rule_name : "?", field ? field : "",
-		field ? ": " : "", msg);
-	c->errors++;
+	sl_yaml_bad(&c->y, locate(c, field), field, "%s", msg);
 }
 
 static bool valid_name(const char *s)
@@ -387,25 +91,11 @@ static bool valid_name(const char *s)
 	return true;
 }
 
-static int parse_port(const char *s, unsigned *port)
-{
-	char *end;
-	unsigned long v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	v = strtoul(s, &end, 10);
-	if (*end || v > 65535)
-		return -EINVAL;
-	*port = v;
-	return 0;
-}
-
-static void check_ports(struct checker *c, const struct yaml_rule *y,
+static void check_ports(struct checker *c, const struct rule_in *y,
 			struct sl_rule *r)
 {
-	char buf[32], *dash;
-	unsigned lo, hi;
+	char buf[40], *dash;
+	uint64_t lo, hi;
 
 	r->port_min = 0;
 	r->port_max = 65535;
@@ -419,7 +109,8 @@ static void check_ports(struct checker *c, const struct yaml_rule *y,
 	dash = strchr(buf, '-');
 	if (dash)
 		*dash = '\0';
-	if (parse_port(buf, &lo) || (dash && parse_port(dash + 1, &hi))) {
+	if (sl_parse_uint(buf, 0, 65535, &lo) ||
+	    (dash && sl_parse_uint(dash + 1, 0, 65535, &hi))) {
 		bad(c, "ports", "'%s' is not a port (0-65535) or range (LOW-HIGH)",
 		    y->ports);
 		return;
@@ -427,15 +118,18 @@ static void check_ports(struct checker *c, const struct yaml_rule *y,
 	if (!dash)
 		hi = lo;
 	if (lo > hi) {
-		bad(c, "ports", "range %u-%u is empty: write LOW-HIGH", lo, hi);
+		bad(c, "ports", "range %llu-%llu is empty: write LOW-HIGH",
+		    (unsigned long long)lo, (unsigned long long)hi);
 		return;
 	}
 	r->port_min = lo;
 	r->port_max = hi;
 }
 
-static void check_prefix(struct checker *c, const char *field,
-			 const char *text, struct sl_addr *addr, __u8 *len)
+/* AT: the value's node, for the exempt list's items */
+static void check_prefix(struct checker *c, const struct sl_ynode *at,
+			 const char *field, const char *text,
+			 struct sl_addr *addr, __u8 *len)
 {
 	unsigned len128;
 	int err;
@@ -446,11 +140,11 @@ static void check_prefix(struct checker *c, const char *field,
 		return;
 	err = sl_parse_prefix(text, addr, &len128);
 	if (err == -EDOM)
-		bad(c, field, "'%s' has host bits set; write the network address",
-		    text);
+		sl_yaml_bad(&c->y, at, field, "'%s' has host bits set; write the network address",
+			    text);
 	else if (err)
-		bad(c, field, "'%s' is not an address or prefix (e.g. 192.0.2.0/24, 2001:db8::/32)",
-		    text);
+		sl_yaml_bad(&c->y, at, field, "'%s' is not an address or prefix (e.g. 192.0.2.0/24, 2001:db8::/32)",
+			    text);
 	else
 		*len = len128;
 }
@@ -458,7 +152,7 @@ static void check_prefix(struct checker *c, const char *field,
 /* The algorithm's own parameters; a parameter that does not apply to the
  * chosen algorithm is an error, not silently ignored.
  */
-static void check_algorithm(struct checker *c, const struct yaml_rule *y,
+static void check_algorithm(struct checker *c, const struct rule_in *y,
 			    struct sl_rule *r, unsigned slices)
 {
 	const char *name = sl_algorithm_name(r->algorithm);
@@ -470,10 +164,10 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 	unsigned max_slices = r->algorithm == SL_ALGO_SLIDING ? 3600 :
 			      SL_MAX_PLAIN_SLICES - counter;
 
-	if (counter && !y->slices)
+	if (counter && !y->has_slices)
 		slices = 1;	/* the two-window counter */
 	r->slice_ms = r->window_ms;
-	if (y->slices && !sliced)
+	if (y->has_slices && !sliced)
 		bad(c, "slices", "does not apply to %s (only sliding, sliding-plain and sliding-counter have slices)",
 		    name);
 	else if (sliced && (slices < 1 || slices > max_slices ||
@@ -488,7 +182,7 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 		 */
 		r->slice_ms = (r->window_ms + slices - 1) / slices;
 
-	if (!bucket && y->bucket_capacity)
+	if (!bucket && y->has_bucket_capacity)
 		bad(c, "bucket_capacity", "applies to token-bucket only");
 	if (!bucket && y->refill_per_s)
 		bad(c, "refill_per_s", "applies to token-bucket only");
@@ -496,11 +190,9 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 		double rate = 0;
 		char *end;
 
-		r->bucket_capacity = y->bucket_capacity ? *y->bucket_capacity :
-							  r->limit;
-		if (r->bucket_capacity < 1 || r->bucket_capacity > UINT32_MAX)
-			bad(c, "bucket_capacity", "must be between 1 and %u",
-			    UINT32_MAX);
+		/* read in 1..UINT32_MAX, like the limit */
+		r->bucket_capacity = y->has_bucket_capacity ?
+				     y->bucket_capacity : r->limit;
 		if (y->refill_per_s) {
 			rate = strtod(y->refill_per_s, &end);
 			if (*end || !(rate > 0) || rate > 1e9)
@@ -516,7 +208,8 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 			/* limit per window: one unit every window / limit */
 			r->token_ns = r->window_ms * 1000000ULL / r->limit;
 		}
-		if (r->token_ns < 1 && !c->errors)
+		/* unless refill_per_s was refused already */
+		if (r->token_ns < 1 && c->y.pb->total == c->before)
 			bad(c, "refill_per_s", "refill faster than one unit per ns");
 		else if (r->token_ns &&
 			 r->bucket_capacity > SL_MAX_WINDOW_MS * 1000000ULL / r->token_ns)
@@ -531,73 +224,140 @@ static void check_algorithm(struct checker *c, const struct yaml_rule *y,
 	}
 }
 
-static void check_rule(struct checker *c, const struct yaml_rule *y,
+
+/* The fields of one rule's mapping, each checked for its type and range;
+ * a value that is refused leaves the default, so that the checks across
+ * fields below do not repeat the problem.
+ */
+static void read_rule(struct checker *c, struct rule_in *y)
+{
+	const struct sl_yctx *yc = &c->y;
+	const struct sl_ynode *m = c->map, *v, *k;
+
+	memset(y, 0, sizeof(*y));
+	y->limit = 1;
+	y->ipv4_prefix = 32;
+	y->ipv6_prefix = 64;
+	if (!sl_yaml_check_keys(yc, m, NULL, rule_keys))
+		return;
+	if ((v = sl_yaml_get(m, "name")))
+		sl_yaml_text(yc, v, "name", sizeof(((struct sl_rule *)0)->name) - 1,
+			     &y->name);
+	else
+		bad(c, "name", "required: the rule's name");
+	if ((v = sl_yaml_get(m, "priority")))
+		y->has_priority = sl_yaml_uint(yc, v, "priority", 0, UINT32_MAX,
+					       &y->priority);
+	if ((v = sl_yaml_get(m, "limit")))
+		sl_yaml_uint(yc, v, "limit", 1, UINT32_MAX, &y->limit);
+	else
+		bad(c, "limit", "required: units per window, 1 to %u", UINT32_MAX);
+	/* the most any algorithm takes; check_algorithm narrows it */
+	if ((v = sl_yaml_get(m, "slices")))
+		y->has_slices = sl_yaml_uint(yc, v, "slices", 1, 3600, &y->slices);
+	if ((v = sl_yaml_get(m, "bucket_capacity")))
+		y->has_bucket_capacity = sl_yaml_uint(yc, v, "bucket_capacity", 1,
+						      UINT32_MAX,
+						      &y->bucket_capacity);
+	if ((v = sl_yaml_get(m, "protocol")))
+		sl_yaml_enum(yc, v, "protocol", sl_protocol_name,
+			     SL_PROTO_ICMP + 1, &y->protocol);
+	if ((v = sl_yaml_get(m, "unit")))
+		sl_yaml_enum(yc, v, "unit", sl_unit_name, SL_UNIT_BYTES + 1,
+			     &y->unit);
+	if ((v = sl_yaml_get(m, "algorithm")))
+		sl_yaml_enum(yc, v, "algorithm", sl_algorithm_name,
+			     SL_ALGO__COUNT, &y->algorithm);
+	if ((v = sl_yaml_get(m, "action")))
+		sl_yaml_enum(yc, v, "action", sl_action_name,
+			     SL_ACTION_SHADOW + 1, &y->action);
+	if ((v = sl_yaml_get(m, "ports")))
+		sl_yaml_text(yc, v, "ports", 32, &y->ports);
+	if ((v = sl_yaml_get(m, "source")))
+		sl_yaml_text(yc, v, "source", 64, &y->source);
+	if ((v = sl_yaml_get(m, "destination")))
+		sl_yaml_text(yc, v, "destination", 64, &y->destination);
+	if ((v = sl_yaml_get(m, "window")))
+		sl_yaml_text(yc, v, "window", 32, &y->window);
+	if ((v = sl_yaml_get(m, "refill_per_s")))
+		sl_yaml_text(yc, v, "refill_per_s", 32, &y->refill_per_s);
+	if ((v = sl_yaml_get(m, "continue")))
+		sl_yaml_bool(yc, v, "continue", &y->cont);
+	if ((k = sl_yaml_get(m, "key")) &&
+	    sl_yaml_check_keys(yc, k, "key", key_keys)) {
+		if ((v = sl_yaml_get(k, "ipv4_prefix")))
+			sl_yaml_uint(yc, v, "key.ipv4_prefix", 0, 32,
+				     &y->ipv4_prefix);
+		if ((v = sl_yaml_get(k, "ipv6_prefix")))
+			sl_yaml_uint(yc, v, "key.ipv6_prefix", 0, 128,
+				     &y->ipv6_prefix);
+		if ((v = sl_yaml_get(k, "per_port")))
+			sl_yaml_bool(yc, v, "key.per_port", &y->per_port);
+	}
+	if ((v = sl_yaml_get(m, "exempt"))) {
+		if (v->type == SL_YNODE_SEQ)
+			y->exempt = v;
+		else
+			bad(c, "exempt", "expected a list of prefixes ([10.1.0.0/16, 2001:db8::1])");
+	}
+}
+
+static void check_rule(struct checker *c, const struct rule_in *y,
 		       struct sl_rule_spec *spec)
 {
 	struct sl_rule *r = &spec->rule;
 	uint64_t window_ms = 60000;
-	unsigned slices = 12, i;
+	unsigned i;
 
 	memset(spec, 0, sizeof(*spec));
-	spec->line = c->lines[c->index].start;
-	c->rule_name = y->name;
-	if (!valid_name(y->name))
+	spec->line = c->map->line;
+	if (y->name && !valid_name(y->name))
 		bad(c, "name", "use letters, digits, '-', '_' and '.' only");
-	snprintf(r->name, sizeof(r->name), "%s", y->name);
-	r->priority = y->priority ? *y->priority : c->index;
+	snprintf(r->name, sizeof(r->name), "%s", y->name ? y->name : "");
+	r->priority = y->has_priority ? y->priority : c->index;
 	r->protocol = y->protocol;
 	r->unit = y->unit;
 	r->algorithm = y->algorithm;
 	r->action = y->action;
 	r->continues = y->cont;
 	check_ports(c, y, r);
-	check_prefix(c, "source", y->source, &r->src, &r->src_prefixlen);
-	check_prefix(c, "destination", y->destination, &r->dst,
-		     &r->dst_prefixlen);
-
-	if (y->limit < 1 || y->limit > UINT32_MAX)
-		bad(c, "limit", "must be between 1 and %u units per window",
-		    UINT32_MAX);
+	check_prefix(c, locate(c, "source"), "source", y->source, &r->src,
+		     &r->src_prefixlen);
+	check_prefix(c, locate(c, "destination"), "destination", y->destination,
+		     &r->dst, &r->dst_prefixlen);
 	r->limit = y->limit;
 	if (y->window && sl_parse_duration_ms(y->window, &window_ms))
 		bad(c, "window", "'%s' is not a duration (e.g. 60s, 500ms, 0.2s, 1m)",
 		    y->window);
 	else if (window_ms < 1 || window_ms > SL_MAX_WINDOW_MS)
 		bad(c, "window", "must be between 1ms and 12d");
-	if (y->slices)
-		slices = *y->slices;
+	if (window_ms < 1 || window_ms > SL_MAX_WINDOW_MS)
+		window_ms = 60000;	/* refused above; keeps the checks below sane */
 	r->window_ms = window_ms;
-	check_algorithm(c, y, r, slices);
+	check_algorithm(c, y, r, y->has_slices ? y->slices : 12);
 	if (r->unit == SL_UNIT_SYN && r->protocol != SL_PROTO_TCP &&
 	    r->protocol != SL_PROTO_ANY)
 		bad(c, "unit", "'syn' counts TCP connections; set protocol: tcp");
+	r->key_ipv4_prefix = y->ipv4_prefix;
+	r->key_ipv6_prefix = y->ipv6_prefix;
+	r->key_by_port = y->per_port;
 
-	r->key_ipv4_prefix = 32;
-	r->key_ipv6_prefix = 64;
-	if (y->key) {
-		if (y->key->ipv4_prefix && *y->key->ipv4_prefix > 32)
-			bad(c, "key", "ipv4_prefix must be 0..32");
-		else if (y->key->ipv4_prefix)
-			r->key_ipv4_prefix = *y->key->ipv4_prefix;
-		if (y->key->ipv6_prefix && *y->key->ipv6_prefix > 128)
-			bad(c, "key", "ipv6_prefix must be 0..128");
-		else if (y->key->ipv6_prefix)
-			r->key_ipv6_prefix = *y->key->ipv6_prefix;
-		r->key_by_port = y->key->per_port;
+	if (!y->exempt || !y->exempt->nr)
+		return;
+	spec->exempt = calloc(y->exempt->nr, sizeof(*spec->exempt));
+	if (!spec->exempt) {
+		c->y.pb->oom = true;
+		return;
 	}
-
-	if (y->exempt_count) {
-		spec->exempt = calloc(y->exempt_count, sizeof(*spec->exempt));
-		if (!spec->exempt) {
-			bad(c, "exempt", "out of memory");
-			return;
-		}
-	}
-	for (i = 0; i < y->exempt_count; i++) {
+	for (i = 0; i < y->exempt->nr; i++) {
+		const struct sl_ynode *item = y->exempt->kids[i];
 		struct sl_prefix *p = &spec->exempt[spec->nr_exempt];
+		const char *text;
 		__u8 len;
 
-		check_prefix(c, "exempt", y->exempt[i], &p->addr, &len);
+		if (!sl_yaml_text(&c->y, item, "exempt", 64, &text))
+			continue;
+		check_prefix(c, item, "exempt", text, &p->addr, &len);
 		p->len = len;
 		spec->nr_exempt++;
 	}
@@ -624,111 +384,142 @@ void sl_rules_free(struct sl_ruleset *rs)
 	rs->nr = 0;
 }
 
+/* The list under "rules:"; NULL (and a problem) when there is none. */
+static const struct sl_ynode *rule_list(const struct sl_ynode *root,
+					struct sl_problems *pb)
+{
+	static const char *const file_keys[] = { "rules", NULL };
+	const struct sl_yctx top = { .pb = pb };
+	const struct sl_ynode *list;
+
+	if (root->type != SL_YNODE_MAP) {
+		sl_yaml_bad(&top, root, NULL, "expected 'rules:' with a list of rules");
+		return NULL;
+	}
+	sl_yaml_check_keys(&top, root, NULL, file_keys);
+	list = sl_yaml_get(root, "rules");
+	if (!list) {
+		sl_yaml_bad(&top, root, "rules", "required: the list of rules");
+		return NULL;
+	}
+	if (list->type != SL_YNODE_SEQ) {
+		sl_yaml_bad(&top, list, "rules", "expected a list of rules ('- name: ...' lines, or [])");
+		return NULL;
+	}
+	if (list->nr > SL_MAX_RULES) {
+		sl_yaml_bad(&top, list, "rules", "%u rules: at most %u", list->nr,
+			    SL_MAX_RULES);
+		return NULL;
+	}
+	return list;
+}
+
+int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
+			  struct sl_ruleset *rs, struct sl_problems *pb)
+{
+	struct sl_ynode *root = NULL;
+	const struct sl_ynode *list;
+	unsigned i, j, total_exempt = 0;
+	int err;
+
+	memset(rs, 0, sizeof(*rs));
+	sl_problems_init(pb, name);
+	err = sl_yaml_parse(buf, len, pb, &root);
+	if (err)
+		return err;
+	if (!root) {
+		/* empty, white space or comments only */
+		sl_problem_add(pb, 1, 1, NULL, NULL,
+			       "empty rule file: expected 'rules:' with a list of rules");
+		return -EINVAL;
+	}
+	list = rule_list(root, pb);
+	if (list) {
+		rs->specs = calloc(list->nr ? list->nr : 1, sizeof(*rs->specs));
+		if (!rs->specs)
+			pb->oom = true;
+	}
+	for (i = 0; rs->specs && i < list->nr; i++) {
+		const struct sl_ynode *n = sl_yaml_get(list->kids[i], "name");
+		struct checker c = {
+			.y = { .pb = pb },
+			.map = list->kids[i],
+			.index = i,
+			.before = pb->total,
+		};
+		struct rule_in y;
+
+		c.y.rule = c.label;
+		if (n && n->type == SL_YNODE_SCALAR && n->text[0])
+			snprintf(c.label, sizeof(c.label), "%.39s", n->text);
+		else
+			snprintf(c.label, sizeof(c.label), "#%u", i + 1);
+		read_rule(&c, &y);
+		check_rule(&c, &y, &rs->specs[i]);
+		rs->nr++;
+		total_exempt += rs->specs[i].nr_exempt;
+		for (j = 0; y.name && j < i; j++)
+			if (!strcmp(rs->specs[i].rule.name, rs->specs[j].rule.name))
+				bad(&c, "name", "duplicate of the rule on line %u",
+				    rs->specs[j].line);
+	}
+	if (total_exempt > 16384)
+		sl_problem_add(pb, list->line, list->column, NULL, "exempt",
+			       "%u exempt prefixes in all: at most 16384",
+			       total_exempt);
+	sl_yaml_free(root);
+	if (pb->oom || pb->total) {
+		sl_rules_free(rs);
+		return pb->oom ? -ENOMEM : -EINVAL;
+	}
+	qsort(rs->specs, rs->nr, sizeof(*rs->specs), by_priority);
+	return 0;
+}
+
+int sl_rules_parse_file(const char *path, struct sl_ruleset *rs,
+			struct sl_problems *pb)
+{
+	char *buf;
+	size_t len;
+	int err;
+
+	memset(rs, 0, sizeof(*rs));
+	sl_problems_init(pb, path);
+	err = sl_yaml_read_file(path, &buf, &len, pb);
+	if (err)
+		return err;
+	err = sl_rules_parse_buffer(path, buf, len, rs, pb);
+	free(buf);
+	return err;
+}
+
+/* The callers that only need the verdict: problems to stderr. */
+static int print_problems(int err, struct sl_problems *pb)
+{
+	if (pb->oom)
+		fprintf(stderr, "%s: out of memory\n", pb->file);
+	sl_problems_print(pb, stderr);
+	free(pb);
+	return err;
+}
+
 int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
 			 struct sl_ruleset *rs)
 {
-	struct cyaml_log_buf log = { .len = 0 };
-	const cyaml_config_t config = {
-		.log_fn = collect_cyaml_log,
-		.log_ctx = &log,
-		.mem_fn = cyaml_mem,
-		.log_level = CYAML_LOG_ERROR,
-		.flags = CYAML_CFG_NO_ALIAS,
-	};
-	struct rule_lines *lines = NULL;
-	struct yaml_file *file = NULL;
-	struct checker c = { .file = name };
-	unsigned i, j, total_exempt = 0;
-	cyaml_err_t err;
+	struct sl_problems *pb = malloc(sizeof(*pb));
 
 	memset(rs, 0, sizeof(*rs));
-	if (!len) {
-		fprintf(stderr, "%s:1: empty rule file: expected 'rules:' with a list of rules\n",
-			name);
-		return -EINVAL;
-	}
-	err = cyaml_load_data((const uint8_t *)buf, len, &config, &file_schema,
-			      (cyaml_data_t **)&file, NULL);
-	if (err != CYAML_OK) {
-		report_cyaml_error(name, cyaml_strerror(err), &log,
-				   err == CYAML_ERR_LIBYAML_PARSER ?
-				   yaml_syntax_error_line(buf, len) : 0);
-		return -EINVAL;
-	}
-
-	if (!file) {
-		/* white space or comments only: libcyaml loads no document */
-		fprintf(stderr, "%s:1: empty rule file: expected 'rules:' with a list of rules\n",
-			name);
-		return -EINVAL;
-	}
-	lines = locate_rules(buf, len, file->rules_count);
-	rs->specs = calloc(file->rules_count ? file->rules_count : 1,
-			   sizeof(*rs->specs));
-	if (!lines || !rs->specs) {
-		err = CYAML_ERR_OOM;
-		goto out;
-	}
-	c.lines = lines;
-	for (i = 0; i < file->rules_count; i++) {
-		c.index = i;
-		check_rule(&c, &file->rules[i], &rs->specs[i]);
-		rs->nr++;
-		total_exempt += rs->specs[i].nr_exempt;
-		for (j = 0; j < i; j++)
-			if (!strcmp(file->rules[i].name, file->rules[j].name))
-				bad(&c, "name", "duplicate of the rule on line %u",
-				    lines[j].start);
-	}
-	if (total_exempt > 16384) {
-		fprintf(stderr, "%s: %u exempt prefixes in all: at most 16384\n",
-			name, total_exempt);
-		c.errors++;
-	}
-	qsort(rs->specs, rs->nr, sizeof(*rs->specs), by_priority);
-out:
-	free(lines);
-	cyaml_free(&config, &file_schema, file, 0);
-	if (err == CYAML_ERR_OOM) {
-		fprintf(stderr, "%s: out of memory\n", name);
-		sl_rules_free(rs);
+	if (!pb)
 		return -ENOMEM;
-	}
-	if (c.errors) {
-		sl_rules_free(rs);
-		return -EINVAL;
-	}
-	return 0;
+	return print_problems(sl_rules_parse_buffer(name, buf, len, rs, pb), pb);
 }
 
 int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	int err;
+	struct sl_problems *pb = malloc(sizeof(*pb));
 
-	f = fopen(path, "r");
-	if (!f) {
-		err = -errno;
-		fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
-		return err;
-	}
-	/* cap: 100,000 rules would be far past SL_MAX_RULES anyway */
-	buf = malloc(16 << 20);
-	if (!buf) {
-		fclose(f);
+	memset(rs, 0, sizeof(*rs));
+	if (!pb)
 		return -ENOMEM;
-	}
-	len = fread(buf, 1, 16 << 20, f);
-	if (ferror(f) || !feof(f)) {
-		fprintf(stderr, "%s: cannot read, or larger than 16 MiB\n", path);
-		free(buf);
-		fclose(f);
-		return -EINVAL;
-	}
-	fclose(f);
-	err = sl_rules_load_buffer(path, buf, len, rs);
-	free(buf);
-	return err;
+	return print_problems(sl_rules_parse_file(path, rs, pb), pb);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Rule files: YAML (libcyaml) -> validated rule specs -> the kernel's rule
- * tables. Loading reports every problem with file, line and field; applying
+ * Rule files: YAML (libyaml, yaml_doc.h) -> validated rule specs -> the
+ * kernel's rule tables. Loading finds every problem of a file, each with
+ * its line, column, rule and field; applying
  * fills the idle generation and switches to it with one word write.
  */
 #ifndef SL_RULES_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 #include "slicelimit.h"
 #include "maps.h"
+#include "yaml_doc.h"
 
 struct sl_prefix {
 	struct sl_addr addr;
@@ -28,9 +30,16 @@ struct sl_ruleset {
 	unsigned nr;
 };
 
-/* Parse and validate. Every error is printed (to stderr) as
- * "FILE:LINE: rule NAME: FIELD: problem"; returns 0, or -EINVAL when the
- * file has errors, or -errno when it cannot be read.
+/* Parse and validate; every problem of the file goes into *pb (set up
+ * here). Returns 0, -EINVAL when the file has problems, -ENOMEM, or -errno
+ * when it cannot be read; on an error *rs is empty.
+ */
+int sl_rules_parse_file(const char *path, struct sl_ruleset *rs,
+			struct sl_problems *pb);
+int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
+			  struct sl_ruleset *rs, struct sl_problems *pb);
+/* The same, with every problem printed to stderr as
+ * "FILE:LINE: rule 'NAME': FIELD: problem".
  */
 int sl_rules_load_file(const char *path, struct sl_ruleset *rs);
 int sl_rules_load_buffer(const char *name, const char *buf, size_t len,

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * fuzz_rules: arbitrary bytes as a rule file, through sl_rules_load_buffer()
- * (libcyaml, the libyaml line pass, the field checks).
+ * fuzz_rules: arbitrary bytes as a rule file, through sl_rules_parse_buffer()
+ * (the libyaml tree, the typed reads, the field checks) and the problem
+ * list's printers.
  *
  * Invariants: no crash, no leak, no read past the buffer (the input is not
  * NUL-terminated, like a file read into memory); the result is 0 or
- * -EINVAL/-ENOMEM; on 0 every rule passes the checks below, which restate
- * the README's limits independently of rule_file.c; on an error the rule
- * set is left empty.
+ * -EINVAL/-ENOMEM; on 0 there is no problem and every rule passes the
+ * checks below, which restate the README's limits independently of
+ * rule_file.c; on an error the rule set is left empty, and on -EINVAL
+ * there is at least one problem, each at a line of the input, whose
+ * --json form parses back.
  */
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +148,36 @@ static void revalidate(const struct sl_ruleset *rs)
 		fail(0, NULL, "more than 16384 exempt prefixes");
 }
 
+static void check_problems(const struct sl_problems *pb, const uint8_t *data,
+			   size_t size)
+{
+	unsigned lines = 1, i;
+	json_object *arr, *back;
+	size_t k;
+
+	for (k = 0; k < size; k++)
+		/* every byte that ends a line in some encoding: an upper bound */
+		lines += data[k] == '\n' || data[k] == '\r' || data[k] == 0x85 ||
+			 data[k] == 0xa8 || data[k] == 0xa9;
+	if (!pb->total || pb->nr > pb->total || pb->nr > SL_MAX_PROBLEMS)
+		fail(0, NULL, "refused with no problem, or a miscount");
+	for (i = 0; i < pb->nr; i++) {
+		if (pb->list[i].line < 1 || pb->list[i].line > lines + 1)
+			fail(0, NULL, "a problem at a line outside the input");
+		if (i && (pb->list[i - 1].line > pb->list[i].line))
+			fail(0, NULL, "problems not in file order");
+		if (!pb->list[i].message[0])
+			fail(0, NULL, "a problem without a message");
+	}
+	arr = sl_problems_to_json(pb);
+	back = json_tokener_parse(json_object_to_json_string(arr));
+	if (!back || json_object_array_length(back) != pb->nr)
+		fail(0, NULL, "the problems' JSON does not parse back");
+	json_object_put(back);
+	json_object_put(arr);
+	sl_problems_print(pb, stderr);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	int fd = dup(2);
@@ -156,11 +190,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static struct sl_problems pb;
 	struct sl_ruleset rs;
 	int err;
 
-	err = sl_rules_load_buffer("fuzz.yaml", (const char *)data, size, &rs);
+	err = sl_rules_parse_buffer("fuzz.yaml", (const char *)data, size, &rs, &pb);
 	if (err == 0) {
+		if (pb.total)
+			fail(0, NULL, "accepted with problems");
 		revalidate(&rs);
 		sl_rules_free(&rs);
 	} else {
@@ -172,6 +209,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(report, "fuzz_rules: error %d left rules behind\n", err);
 			abort();
 		}
+		if (err == -EINVAL)
+			check_problems(&pb, data, size);
 	}
 	return 0;
 }

@@ -296,10 +296,10 @@ test_kill9_keeps_enforcing_and_restart_adopts() {
 
 # ---- 2. bad rule files: rules apply and SIGHUP ----
 
-# first_error_line FILE ERRFILE: the line number of the first "FILE:N:"
-first_error_line() {
-	grep -o -m1 "^$(printf '%s' "$1" | sed 's/[.[\*^$/]/\\&/g'):[0-9]*:" "$2" |
-		sed 's/.*:\([0-9]*\):$/\1/'
+# problems JSONFILE: the "problems" of a refused file (-j rules apply) as
+# "LINE rule field" lines, in the order given
+problems() {
+	json_get "'\\n'.join('%s %s %s' % (p.get('line'), p.get('rule', '-'), p.get('field', '-')) for p in d['problems'])" "$1"
 }
 
 test_bad_files_refused_by_rules_apply() {
@@ -308,16 +308,16 @@ test_bad_files_refused_by_rules_apply() {
 	for f in "${BAD_FILES[@]}"; do
 		path=$SL_TMP/bad/$f.yaml
 		rc=0
-		sl rules apply "$path" >"$SL_TMP/out" 2>"$SL_TMP/err" || rc=$?
-		line=$(first_error_line "$path" "$SL_TMP/err")
+		sl -j rules apply "$path" >"$SL_TMP/out.json" 2>/dev/null || rc=$?
+		line=$(json_get "d['problems'][0]['line'] if d['problems'][0]['file'] == '$path' and d['error'].startswith('$path: ') else ''" "$SL_TMP/out.json" 2>/dev/null)
 		lines=$(wc -l <"$path")
 		[ "$lines" -ge 1 ] || lines=1
 		if [ "$rc" = 1 ] && [ -n "$line" ] && [ "$line" -ge 1 ] &&
 			[ "$line" -le $((lines + 1)) ]; then
-			tap_ok "rules apply $f.yaml: exit 1, error at $f.yaml:$line ($(head -1 "$SL_TMP/err" | sed "s|^$path:[0-9]*: ||"))"
+			tap_ok "rules apply $f.yaml: exit 1, one JSON object, its first problem at $f.yaml:$line ($(json_get "d['problems'][0]['message']" "$SL_TMP/out.json"))"
 		else
-			tap_fail "rules apply $f.yaml: exit 1, an error naming the file and a line (1..$lines)" \
-				"exit $rc" "$(head -5 "$SL_TMP/err")"
+			tap_fail "rules apply $f.yaml: exit 1, one JSON object naming the file and a line (1..$lines)" \
+				"exit $rc" "$(head -c 600 "$SL_TMP/out.json")"
 		fi
 		sl -j rules list >"$SL_TMP/after.json"
 		cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" || bad="$bad $f"
@@ -326,24 +326,32 @@ test_bad_files_refused_by_rules_apply() {
 		"${bad:- none changed}" " none changed"
 	bad=""
 	for f in empty whitespace-only comments-only; do
-		sl rules apply "$SL_TMP/bad/$f.yaml" 2>"$SL_TMP/err" >/dev/null
-		grep -q "^$SL_TMP/bad/$f.yaml:1: empty rule file" "$SL_TMP/err" || bad="$bad $f"
+		sl -j rules apply "$SL_TMP/bad/$f.yaml" 2>/dev/null >"$SL_TMP/out.json"
+		[ "$(problems "$SL_TMP/out.json")" = "1 - -" ] &&
+			json_get "d['problems'][0]['message']" "$SL_TMP/out.json" | grep -q '^empty rule file' ||
+			bad="$bad $f"
 	done
-	tap_eq "empty, whitespace-only and comments-only files: 'FILE:1: empty rule file'" \
+	tap_eq "empty, whitespace-only and comments-only files: one problem, line 1, 'empty rule file'" \
 		"${bad:- all}" " all"
-	# the truncated file: the error names the line that was cut
+	# the truncated file: the problem is on the line that was cut
 	line=$(grep -n '^    lim$' "$SL_TMP/bad/truncated.yaml" | cut -d: -f1)
-	sl rules apply "$SL_TMP/bad/truncated.yaml" 2>"$SL_TMP/err" >/dev/null
-	tap_eq "truncated.yaml: the error names line $line, where the file was cut" \
-		"$(first_error_line "$SL_TMP/bad/truncated.yaml" "$SL_TMP/err")" "$line"
-	# the contradictions: one error each, on its own line
-	sl rules apply "$SL_TMP/bad/contradictions.yaml" 2>"$SL_TMP/err" >/dev/null
-	tap_eq "contradictions.yaml: an error for each (lines 4 duplicate name, 8 ports 100-1, 9 limit 0, 12 slices with fixed, 16 ports with icmp)" \
-		"$(grep -o '^[^ ]*contradictions.yaml:[0-9]*: rule '"'"'[a-z]*'"'"': [a-z_]*' "$SL_TMP/err" | sed 's/^.*yaml://' | paste -sd, -)" \
-		"4: rule 'twice': name,8: rule 'backwards': ports,9: rule 'backwards': limit,12: rule 'wrongopt': slices,16: rule 'portless': ports"
-	sl rules apply "$SL_TMP/bad/unknown-algorithm.yaml" 2>"$SL_TMP/err" >/dev/null
-	tap_eq "unknown-algorithm.yaml: the error names the field algorithm on line 4" \
-		"$(grep -c "unknown-algorithm.yaml:4: .*algorithm" "$SL_TMP/err")" 1
+	sl -j rules apply "$SL_TMP/bad/truncated.yaml" 2>/dev/null >"$SL_TMP/out.json"
+	tap_eq "truncated.yaml: the problem names line $line, where the file was cut" \
+		"$(problems "$SL_TMP/out.json")" "$line - -"
+	# the contradictions: one problem each, on its own line, all in one run
+	sl -j rules apply "$SL_TMP/bad/contradictions.yaml" 2>/dev/null >"$SL_TMP/out.json"
+	tap_eq "contradictions.yaml: every problem in one run (line 4 duplicate name, 8 ports 100-1, 9 limit 0, 12 slices with fixed, 16 ports with icmp)" \
+		"$(problems "$SL_TMP/out.json" | paste -sd, -)" \
+		"4 twice name,8 backwards ports,9 backwards limit,12 wrongopt slices,16 portless ports"
+	tap_eq "... and the error counts them: 'FILE: 5 problems; the running rules are unchanged'" \
+		"$(json_get "d['error']" "$SL_TMP/out.json")" \
+		"$SL_TMP/bad/contradictions.yaml: 5 problems; the running rules are unchanged"
+	sl -j rules apply "$SL_TMP/bad/unknown-algorithm.yaml" 2>/dev/null >"$SL_TMP/out.json"
+	tap_eq "unknown-algorithm.yaml: the problem names the field algorithm on line 4" \
+		"$(problems "$SL_TMP/out.json")" "4 a algorithm"
+	sl -j rules check "$SL_TMP/bad/invalid-unknown-field.yaml" 2>/dev/null >"$SL_TMP/out.json"
+	tap_eq "rules check invalid-unknown-field.yaml: one JSON object, colour on line 4 (libcyaml said line 3)" \
+		"$(problems "$SL_TMP/out.json")" "4 a colour"
 }
 
 test_bad_files_refused_on_sighup() {

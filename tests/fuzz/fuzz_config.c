@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * fuzz_config: arbitrary bytes as the service config (`run --config`),
+ * through sl_config_parse_buffer() (the libyaml tree, the typed reads, the
+ * sync checks) and the problem list's printers.
+ *
+ * Invariants: no crash, no leak, no read past the buffer (it is not
+ * NUL-terminated); the result is 0 or -EINVAL/-ENOMEM; on 0 there is no
+ * problem and every value is in the range the README gives, restated here
+ * independently of config.c; on -EINVAL there is at least one problem,
+ * each at a line of the input, and the --json form parses back with the
+ * same count.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "config.h"
+#include "yaml_doc.h"
+
+/* run.sh passes -close_fd_mask=2; findings go to a copy of stderr */
+static FILE *report;
+
+static void fail(const char *what)
+{
+	fprintf(report ? report : stderr, "fuzz_config: %s\n", what);
+	abort();
+}
+
+static void check_accepted(const struct sl_service_config *c)
+{
+	unsigned i;
+
+	if (c->nr_devices > SL_MAX_DEVICES)
+		fail("more than SL_MAX_DEVICES devices");
+	for (i = 0; i < c->nr_devices; i++) {
+		size_t n = strnlen(c->devices[i].name, sizeof(c->devices[i].name));
+
+		if (n == 0 || n >= sizeof(c->devices[i].name))
+			fail("device name empty or not terminated");
+		if (c->devices[i].mode != SL_MODE_XDP &&
+		    c->devices[i].mode != SL_MODE_XDP_GENERIC &&
+		    c->devices[i].mode != SL_MODE_TC)
+			fail("unknown device mode");
+	}
+	if (!c->rules_path[0] ||
+	    strnlen(c->rules_path, sizeof(c->rules_path)) >= sizeof(c->rules_path))
+		fail("no rules path, or not terminated");
+	if (c->clients > (1u << 26))
+		fail("clients above 2^26");
+	if (strnlen(c->http_listen, sizeof(c->http_listen)) >= sizeof(c->http_listen))
+		fail("http listen not terminated");
+	if (c->http_enabled != !!strcmp(c->http_listen, "off"))
+		fail("http enabled disagrees with listen");
+	if (!c->sync.enabled)
+		return;
+	if (c->sync.node < 1 || c->sync.node > 65535)
+		fail("sync.node outside 1..65535");
+	if (c->sync.layout == SL_LAYOUT_LOCAL || c->sync.layout >= SL_LAYOUT__COUNT)
+		fail("sync.layout not a sync layout");
+	if (c->sync.interval_ms < 10 || c->sync.interval_ms > 60000)
+		fail("sync.interval outside 10ms..60s");
+	if (c->sync.nodes < 1 || c->sync.nodes > 65535)
+		fail("sync.nodes outside 1..65535");
+	if (c->sync.nr_peers > SL_MAX_PEERS)
+		fail("more than SL_MAX_PEERS peers");
+	if (c->sync.backend == SL_SYNC_UDP && !c->sync.key_file[0])
+		fail("udp sync without a key file");
+	if (c->sync.backend == SL_SYNC_REDIS && strncmp(c->sync.url, "redis://", 8))
+		fail("redis sync without a redis:// url");
+}
+
+static void check_refused(const struct sl_problems *pb, const uint8_t *data,
+			  size_t size)
+{
+	unsigned lines = 1, i;
+	json_object *arr, *back;
+	size_t k;
+
+	for (k = 0; k < size; k++)
+		/* every byte that ends a line in some encoding: an upper bound */
+		lines += data[k] == '\n' || data[k] == '\r' || data[k] == 0x85 ||
+			 data[k] == 0xa8 || data[k] == 0xa9;
+	if (!pb->total || pb->nr > pb->total || pb->nr > SL_MAX_PROBLEMS)
+		fail("refused with no problem, or a miscount");
+	for (i = 0; i < pb->nr; i++) {
+		if (pb->list[i].line < 1 || pb->list[i].line > lines + 1)
+			fail("a problem at a line outside the input");
+		if (!pb->list[i].message[0])
+			fail("a problem without a message");
+	}
+	arr = sl_problems_to_json(pb);
+	back = json_tokener_parse(json_object_to_json_string(arr));
+	if (!back || json_object_array_length(back) != pb->nr)
+		fail("the problems' JSON does not parse back");
+	json_object_put(back);
+	json_object_put(arr);
+	sl_problems_print(pb, stderr);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	int fd = dup(2);
+
+	report = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (report)
+		setvbuf(report, NULL, _IONBF, 0);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct sl_service_config cfg;
+	static struct sl_problems pb;
+	int err;
+
+	err = sl_config_parse_buffer("fuzz.yaml", (const char *)data, size, &cfg, &pb);
+	if (err == 0) {
+		if (pb.total)
+			fail("accepted with problems");
+		check_accepted(&cfg);
+	} else if (err == -EINVAL) {
+		check_refused(&pb, data, size);
+	} else if (err != -ENOMEM) {
+		fprintf(report, "fuzz_config: unexpected error %d\n", err);
+		abort();
+	}
+	return 0;
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Host unit tests of the service config loader (user/config.c): a good
+ * file gives the values it says, and every problem of a bad one is found,
+ * each with its line and field.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "config.h"
+
+static struct sl_problems pb;
+static struct sl_service_config cfg;
+
+static int load(const char *yaml)
+{
+	return sl_config_parse_buffer("config.yaml", yaml, strlen(yaml), &cfg, &pb);
+}
+
+/* YAML has a problem at LINE in FIELD whose message holds NEEDLE. */
+static void expect_error(const char *yaml, unsigned line, const char *field,
+			 const char *needle)
+{
+	unsigned i;
+
+	assert_int_equal(load(yaml), -EINVAL);
+	for (i = 0; i < pb.nr; i++)
+		if (pb.list[i].line == line && !strcmp(pb.list[i].field, field) &&
+		    strstr(pb.list[i].message, needle))
+			return;
+	sl_problems_print(&pb, stdout);
+	fail_msg("expected a problem at line %u, field '%s', with '%s'", line,
+		 field, needle);
+}
+
+static void test_config_full_file_parsed(void **state)
+{
+	const char *yaml =
+		"devices:\n"
+		"  - { name: eth0, mode: xdp }\n"
+		"  - name: eth1\n"
+		"    mode: tc\n"
+		"rules: /etc/slicelimit/rules.yaml\n"
+		"clients: 67108864\n"
+		"keep_attached: true\n"
+		"http:\n"
+		"  listen: '[::1]:8081'\n"
+		"sync:\n"
+		"  node: 2\n"
+		"  layout: split-quota\n"
+		"  interval: 1s\n"
+		"  listen: 10.0.0.1:7400\n"
+		"  peers: [10.0.0.2:7400, 10.0.0.3:7400]\n"
+		"  key_file: /etc/slicelimit/sync.key\n";
+
+	assert_int_equal(load(yaml), 0);
+	assert_int_equal(pb.total, 0);
+	assert_int_equal(cfg.nr_devices, 2);
+	assert_string_equal(cfg.devices[1].name, "eth1");
+	assert_int_equal(cfg.devices[1].mode, SL_MODE_TC);
+	assert_string_equal(cfg.rules_path, "/etc/slicelimit/rules.yaml");
+	assert_int_equal(cfg.clients, 1u << 26);
+	assert_true(cfg.keep_attached);
+	assert_true(cfg.http_enabled);
+	assert_string_equal(cfg.http_listen, "[::1]:8081");
+	assert_true(cfg.sync.enabled);
+	assert_int_equal(cfg.sync.node, 2);
+	assert_int_equal(cfg.sync.layout, SL_LAYOUT_SPLIT_QUOTA);
+	assert_int_equal(cfg.sync.interval_ms, 1000);
+	assert_int_equal(cfg.sync.nr_peers, 2);
+	assert_int_equal(cfg.sync.nodes, 3);	/* peers + 1 */
+}
+
+static void test_config_defaults(void **state)
+{
+	assert_int_equal(load("rules: r.yaml\n"), 0);
+	assert_int_equal(cfg.nr_devices, 0);
+	assert_int_equal(cfg.clients, 0);	/* the loader's default */
+	assert_false(cfg.keep_attached);
+	assert_true(cfg.http_enabled);
+	assert_string_equal(cfg.http_listen, "127.0.0.1:8080");
+	assert_false(cfg.sync.enabled);
+	assert_int_equal(load("rules: r.yaml\nhttp: { listen: off }\n"), 0);
+	assert_false(cfg.http_enabled);
+}
+
+/* clients: had no range check; 4294967297 became 1 */
+static void test_config_numbers_range_checked(void **state)
+{
+	expect_error("rules: r.yaml\nclients: 4294967297\n", 2, "clients",
+		     "from 1 to 67108864");
+	expect_error("rules: r.yaml\nclients: 0\n", 2, "clients",
+		     "from 1 to 67108864");
+	expect_error("rules: r.yaml\nclients: many\n", 2, "clients",
+		     "not 'many'");
+	expect_error("rules: r.yaml\nsync:\n  node: 65536\n  listen: 10.0.0.1:1\n  key_file: k\n",
+		     3, "sync.node", "from 1 to 65535");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  key_file: k\n  nodes: 0\n",
+		     6, "sync.nodes", "from 1 to 65535");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:65536\n  key_file: k\n",
+		     4, "sync.listen", "not ADDRESS:PORT");
+}
+
+/* Before, a config error had no line at all */
+static void test_config_errors_have_lines(void **state)
+{
+	expect_error("devices:\n  - { name: eth0, mode: fast }\nrules: r.yaml\n", 2,
+		     "devices[0].mode", "'fast' is not xdp, xdp-generic or tc");
+	expect_error("rules: r.yaml\nkeep_atached: true\n", 2, "keep_atached",
+		     "did you mean 'keep_attached'?");
+	expect_error("rules: r.yaml\nkeep_attached: sometimes\n", 2,
+		     "keep_attached", "expected true or false");
+	expect_error("rules: r.yaml\nrules: s.yaml\n", 2, "rules", "given twice");
+	expect_error("clients: 5\n", 1, "rules", "required");
+	expect_error("rules: r.yaml\nhttp:\n  listen: localhost\n", 3, "http.listen",
+		     "not ADDRESS:PORT");
+	expect_error("rules: r.yaml\nhttp:\n  listen: 127.0.0.1:1\n   bad: 1\n", 4, "",
+		     "not valid YAML");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n", 3,
+		     "sync.url", "required");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n  url: http://x\n",
+		     5, "sync.url", "not redis://");
+	expect_error("rules: r.yaml\ndevices:\n  - name: eth0\n  - name: eth0\n", 4,
+		     "devices[1].name", "listed twice");
+	expect_error("", 1, "", "empty config");
+}
+
+/* One run reports them all. */
+static void test_config_every_problem_reported(void **state)
+{
+	const char *yaml =
+		"devices:\n"
+		"  - { name: eth0, mode: fast }\n"
+		"clients: 99999999999\n"
+		"keep_attached: 1\n"
+		"sync:\n"
+		"  node: 0\n"
+		"  layout: sideways\n"
+		"  interval: 5ms\n"
+		"  listen: 10.0.0.1:7400\n"
+		"  key_file: k\n";
+	static const struct { unsigned line; const char *field; } want[] = {
+		{ 2, "devices[0].mode" }, { 3, "clients" }, { 4, "keep_attached" },
+		{ 6, "sync.node" }, { 7, "sync.layout" }, { 8, "sync.interval" },
+	};
+	unsigned i;
+
+	assert_int_equal(load(yaml), -EINVAL);
+	/* and `rules:` is missing: reported at the top of the file */
+	assert_int_equal(pb.total, sizeof(want) / sizeof(want[0]) + 1);
+	assert_int_equal(pb.list[0].line, 1);
+	assert_string_equal(pb.list[0].field, "rules");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(pb.list[i + 1].line, want[i].line);
+		assert_string_equal(pb.list[i + 1].field, want[i].field);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_config_full_file_parsed),
+		cmocka_unit_test(test_config_defaults),
+		cmocka_unit_test(test_config_numbers_range_checked),
+		cmocka_unit_test(test_config_errors_have_lines),
+		cmocka_unit_test(test_config_every_problem_reported),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
