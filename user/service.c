@@ -213,6 +213,10 @@ int sl_service_run(const char *path)
 		sl_maps_close(&m);
 		return check_fd < 0 ? check_fd : -EIO;
 	}
+	/* before the API answers: whoever sees it up sees this run's state */
+	st.pid = getpid();
+	st.started_ms = sl_now_tai_ms();
+	publish(&st);
 	if (cfg.http_enabled) {
 		http = sl_http_start(&cfg.http_addr, &checker);
 		if (!http) {
@@ -237,9 +241,6 @@ int sl_service_run(const char *path)
 			pr_warn("sync: not running; this node decides on its own counts");
 	}
 
-	st.pid = getpid();
-	st.started_ms = sl_now_tai_ms();
-	publish(&st);
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP)
 		reload(path, &cfg, &st);
