@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "common.h"
 #include "loader.h"
+#include "service_state.h"
 #include "sync_status.h"
 #include "maps.h"
 #include "rules.h"
@@ -172,7 +173,8 @@ int do_status(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	json_object *root, *devs, *sync;
+	json_object *root, *devs, *sync, *service;
+	struct sl_service_state svc;
 	struct sl_config cfg;
 	struct sl_rule *rules = NULL;
 	struct sl_device rec;
@@ -216,11 +218,13 @@ int do_status(int argc, char **argv)
 	}
 	clients = count_keys(m.clients, sizeof(struct sl_client_key));
 	capacity = map_capacity(m.clients);
+	sl_service_state_read(&svc);	/* none: all zero */
 
 	root = json_object_new_object();
 	devs = json_object_new_array();
 	while (!bpf_map_get_next_key(m.devices, prev, &next)) {
 		char name[IF_NAMESIZE];
+		const char *how;
 		bool present;
 
 		key = next;
@@ -234,6 +238,9 @@ int do_status(int argc, char **argv)
 		json_object_object_add(d, "mode", json_object_new_string(sl_mode_name(rec.mode)));
 		json_object_object_add(d, "prog_id", json_object_new_int(rec.prog_id));
 		json_object_object_add(d, "present", json_object_new_boolean(present));
+		how = sl_service_how_name(sl_service_device_how(&svc, rec.name));
+		json_object_object_add(d, "service",
+				       how ? json_object_new_string(how) : NULL);
 		json_object_array_add(devs, d);
 	}
 	json_object_object_add(root, "loaded", json_object_new_boolean(1));
@@ -244,6 +251,8 @@ int do_status(int argc, char **argv)
 	json_object_object_add(root, "clients_capacity", json_object_new_int(capacity));
 	sync = sl_sync_status_json(&m, sl_now_tai_ms());
 	json_object_object_add(root, "sync", sync);
+	service = sl_service_state_json(&svc, sl_now_tai_ms());
+	json_object_object_add(root, "service", service);
 
 	if (sl_json) {
 		sl_print_json(root);
@@ -256,22 +265,25 @@ int do_status(int argc, char **argv)
 		       capacity ? 100.0 * clients / capacity : 0.0);
 		printf("devices:  %zu\n", n);
 		if (n)
-			printf("  %-16s %-8s %-12s %-8s %s\n", "DEVICE", "IFINDEX",
-			       "MODE", "PROG_ID", "PRESENT");
+			printf("  %-16s %-8s %-12s %-8s %-10s %s\n", "DEVICE", "IFINDEX",
+			       "MODE", "PROG_ID", "SERVICE", "PRESENT");
 		for (i = 0; i < n; i++) {
 			json_object *d = json_object_array_get_idx(devs, i), *v;
 
 #define F(k) (json_object_object_get_ex(d, k, &v), v)
-			printf("  %-16s %-8d %-12s %-8d %s\n",
+			printf("  %-16s %-8d %-12s %-8d %-10s %s\n",
 			       json_object_get_string(F("device")),
 			       json_object_get_int(F("ifindex")),
 			       json_object_get_string(F("mode")),
 			       json_object_get_int(F("prog_id")),
+			       F("service") ? json_object_get_string(v) : "-",
 			       json_object_get_boolean(F("present")) ? "yes" : "no (gone)");
 #undef F
 		}
 		if (sync)
 			sl_sync_status_print(sync);
+		if (service)
+			sl_service_state_print(service);
 		json_object_put(root);
 	}
 	free(rules);

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "metrics.h"
 #include "rules.h"
+#include "service_state.h"
 #include "sync_status.h"
 
 /* Upper bounds of the check latency buckets, in seconds. */
@@ -168,6 +169,21 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	    (unsigned long long)st.backend_errors);
 }
 
+/* The service's SIGHUP reloads, when a service has published its state. */
+static void service_metrics(struct text *t)
+{
+	struct sl_service_state st;
+
+	if (sl_service_state_read(&st) || !st.pid)
+		return;
+	put(t, "# HELP slicelimit_reloads_total SIGHUP reloads of the service, applied or refused (the running config and rules kept).\n"
+	       "# TYPE slicelimit_reloads_total counter\n"
+	       "slicelimit_reloads_total{result=\"applied\"} %llu\n"
+	       "slicelimit_reloads_total{result=\"refused\"} %llu\n",
+	    (unsigned long long)st.reloads_applied,
+	    (unsigned long long)st.reloads_refused);
+}
+
 char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 {
 	static const struct { const char *name; int which; } tables[] = {
@@ -285,6 +301,7 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 	    cum, atomic_load(&s->latency_sum_ns) / 1e9,
 	    (unsigned long long)atomic_load(&s->checks));
 	sync_metrics(&t, m);
+	service_metrics(&t);
 	free(rules);
 	if (t.failed) {
 		free(t.buf);

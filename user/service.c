@@ -21,28 +21,64 @@
 #include "maps.h"
 #include "rules.h"
 #include "service.h"
+#include "service_state.h"
 #include "sync_service.h"
 
-/* Attach what the config names and is not attached yet. */
-static int attach_devices(const struct sl_service_config *cfg)
+/* Attach what the config names and is not attached yet, and note in st
+ * how this run holds each device. One it holds already keeps how it came:
+ * a reload must not turn "attached" into "adopted".
+ */
+static int attach_devices(const struct sl_service_config *cfg,
+			  struct sl_service_state *st)
 {
+	struct sl_service_device held[SL_MAX_DEVICES] = {};
 	struct sl_load_opts lo = { .clients = cfg->clients };
+	enum sl_service_how how;
 	unsigned i;
 	int err;
 
 	for (i = 0; i < cfg->nr_devices; i++) {
 		const struct sl_config_device *d = &cfg->devices[i];
 
+		how = sl_service_device_how(st, d->name);
 		if (sl_is_attached(d->name)) {
-			pr_info("%s: already attached: adopted", d->name);
-			continue;
+			if (how == SL_SERVICE_NONE) {
+				how = SL_SERVICE_ADOPTED;
+				pr_info("%s: already attached: adopted", d->name);
+			}
+		} else {
+			err = sl_attach(d->name, d->mode, &lo);
+			if (err)
+				return err;
+			how = SL_SERVICE_ATTACHED;
+			pr_info("%s: attached (%s)", d->name, sl_mode_name(d->mode));
 		}
-		err = sl_attach(d->name, d->mode, &lo);
-		if (err)
-			return err;
-		pr_info("%s: attached (%s)", d->name, sl_mode_name(d->mode));
+		snprintf(held[i].name, sizeof(held[i].name), "%s", d->name);
+		held[i].how = how;
 	}
+	memcpy(st->dev, held, sizeof(held));
+	st->nr_devices = cfg->nr_devices;
 	return 0;
+}
+
+/* For status and /metrics; the service runs on without it. */
+static void publish(const struct sl_service_state *st)
+{
+	int err = sl_service_state_publish(st);
+
+	if (err)
+		pr_warn("cannot pin the service state as %s: %s", SL_SERVICE_PIN,
+			strerror(-err));
+}
+
+static void refused(struct sl_service_state *st, const char *file,
+		    const char *error)
+{
+	st->reloads_refused++;
+	st->last_refused_ms = sl_now_tai_ms();
+	snprintf(st->last_refused_file, sizeof(st->last_refused_file), "%s", file);
+	snprintf(st->last_refused_error, sizeof(st->last_refused_error), "%s", error);
+	publish(st);
 }
 
 static bool config_has_device(const struct sl_service_config *cfg,
@@ -77,7 +113,8 @@ static int apply_rules_file(const char *path)
 }
 
 /* SIGHUP: everything new is checked before anything changes. */
-static void reload(const char *path, struct sl_service_config *cfg)
+static void reload(const char *path, struct sl_service_config *cfg,
+		   struct sl_service_state *st)
 {
 	struct sl_service_config next;
 	struct sl_ruleset rs;
@@ -85,10 +122,12 @@ static void reload(const char *path, struct sl_service_config *cfg)
 
 	if (sl_config_load(path, &next)) {
 		pr_error("%s: not valid; keeping the running config and rules", path);
+		refused(st, path, "not valid");
 		return;
 	}
 	if (sl_rules_load_file(next.rules_path, &rs)) {
 		pr_error("%s: not valid; keeping the running rules", next.rules_path);
+		refused(st, next.rules_path, "not valid");
 		return;
 	}
 	sl_rules_free(&rs);
@@ -96,8 +135,9 @@ static void reload(const char *path, struct sl_service_config *cfg)
 		pr_warn("http.listen changed: takes effect at the next start");
 	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
 		pr_warn("sync changed: takes effect at the next start");
-	if (attach_devices(&next)) {
+	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
+		refused(st, path, "cannot attach the new devices");
 		return;
 	}
 	for (i = 0; i < cfg->nr_devices; i++)
@@ -106,6 +146,7 @@ static void reload(const char *path, struct sl_service_config *cfg)
 	if (apply_rules_file(next.rules_path)) {
 		pr_error("%s: cannot apply; the running rules are unchanged",
 			 next.rules_path);
+		refused(st, next.rules_path, "cannot apply");
 		return;
 	}
 	/* keep the listener and the sync we have */
@@ -114,12 +155,15 @@ static void reload(const char *path, struct sl_service_config *cfg)
 	next.http_addr = cfg->http_addr;
 	next.http_enabled = cfg->http_enabled;
 	*cfg = next;
+	st->reloads_applied++;
+	publish(st);
 	pr_notice("%s: reloaded", path);
 }
 
 int sl_service_run(const char *path)
 {
 	struct sl_service_config cfg;
+	struct sl_service_state st = {};
 	struct sl_checker checker;
 	struct sl_http *http = NULL;
 	struct sl_sync_service *sync = NULL;
@@ -156,7 +200,7 @@ int sl_service_run(const char *path)
 	/* rules first: the program never runs on a device without them */
 	err = apply_rules_file(cfg.rules_path);
 	if (!err)
-		err = attach_devices(&cfg);
+		err = attach_devices(&cfg, &st);
 	if (err)
 		return err;
 
@@ -169,6 +213,10 @@ int sl_service_run(const char *path)
 		sl_maps_close(&m);
 		return check_fd < 0 ? check_fd : -EIO;
 	}
+	/* before the API answers: whoever sees it up sees this run's state */
+	st.pid = getpid();
+	st.started_ms = sl_now_tai_ms();
+	publish(&st);
 	if (cfg.http_enabled) {
 		http = sl_http_start(&cfg.http_addr, &checker);
 		if (!http) {
@@ -195,7 +243,7 @@ int sl_service_run(const char *path)
 
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP)
-		reload(path, &cfg);
+		reload(path, &cfg, &st);
 	pr_notice("stopping on signal %d", sig);
 out:
 	sl_sync_service_stop(sync);
@@ -203,6 +251,8 @@ out:
 	sl_checker_fini(&checker);
 	close(check_fd);
 	sl_maps_close(&m);
+	/* no service holds the devices from here on */
+	sl_service_state_unpin();
 	if (!cfg.keep_attached) {
 		for (i = 0; i < cfg.nr_devices; i++)
 			sl_detach(cfg.devices[i].name);

@@ -139,6 +139,23 @@ in_server() { nsenter --net="/run/netns/$NS_S" "$@"; }
 # remounts /sys, which hides the bpffs (and the pins) at /sys/fs/bpf.
 sl() { in_server "$SL_BIN" "$@"; }
 
+# service_state EXPR: EXPR over the "service" object of status --json (s:
+# {} when there is none), e.g. "s['reloads_refused']"
+service_state() {
+	sl -j status | json_get "(lambda s: $1)(d['service'] or {})"
+}
+
+# wait_state EXPR WANT: wait (bounded: 5 s) until service_state EXPR is
+# WANT: the service has handled a signal
+wait_state() {
+	local i
+	for i in $(seq 1 50); do
+		[ "$(service_state "$1" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # sl_init SLICELIMIT [SL_TRAFFIC]: check the tools, build sl-traffic if it
 # is missing or older than its source, and register the cleanup.
 sl_init() {

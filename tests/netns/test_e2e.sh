@@ -256,15 +256,24 @@ test_shadow_drops_nothing_but_counts() {
 		"20/0/30"
 }
 
-# dump_names MAP FIELD...: the FIELDs missing from a bpftool dump of MAP
+# dump_names MAP FIELD...: the FIELDs that no entry of bpftool's --json
+# dump of MAP names in its BTF-formatted key or value (at any depth)
 dump_names() {
-	local map=$1 dump f missing=""
+	local map=$1
 	shift
-	dump=$(bpftool map dump pinned "$SL_PIN/$map" 2>&1)
-	for f in "$@"; do
-		printf '%s' "$dump" | grep -q "\"$f\"" || missing="$missing $f"
-	done
-	echo "${missing:-none missing}"
+	bpftool -j map dump pinned "$SL_PIN/$map" | "$SL_PY" -c '
+import json, sys
+def names(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from names(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from names(x)
+seen = set(names([e.get("formatted") for e in json.load(sys.stdin)]))
+print(" ".join(f for f in sys.argv[1:] if f not in seen) or "none missing")
+' "$@"
 }
 
 test_bpftool_dumps_name_fields() {

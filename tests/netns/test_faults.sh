@@ -160,15 +160,12 @@ api_code() {		# PATH: the HTTP status of GET PATH (000: no answer)
 	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
 }
 
-# wait_log LOG TEXT COUNT: wait (bounded) until TEXT is in LOG more than
-# COUNT times
-wait_log() {
-	local i
-	for i in $(seq 1 50); do
-		[ "$(grep -c -- "$2" "$1")" -gt "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
+# the service's reloads applied and refused, as /metrics counts them
+metrics_reloads() {
+	in_server curl -s -m 2 "$API/metrics" |
+		awk '$1 == "slicelimit_reloads_total{result=\"applied\"}" { a = $2 }
+		     $1 == "slicelimit_reloads_total{result=\"refused\"}" { r = $2 }
+		     END { print a "/" r }'
 }
 
 xdp_mode() {		# the XDP attach mode ip link reports (1 = native)
@@ -209,6 +206,9 @@ test_kill9_keeps_enforcing_and_restart_adopts() {
 		"$(xdp_mode)" 1
 	tap_eq "status --json: one device, $VETH_S, mode xdp" \
 		"$(status_devices | json_get "[x[:2] for x in d]")" "[[\"$VETH_S\", \"xdp\"]]"
+	tap_eq "status --json: this service (its pid, running) attached $VETH_S" \
+		"$(sl -j status | json_get "[[x['device'], x['service']] for x in d['devices']] + [d['service']['pid'] == $SVC, d['service']['running']]")" \
+		"[[\"$VETH_S\", \"attached\"], true, true]"
 	prog1=$(xdp_prog_id)
 	sl -j rules list >"$SL_TMP/list1.json"
 
@@ -259,9 +259,9 @@ test_kill9_keeps_enforcing_and_restart_adopts() {
 		tap_fail "sl-traffic sent 50 packets from $ABUSIVE"
 	sl_wait "$sender" || tap_fail "sl-traffic sent all $((LIMIT * 3)) packets from $ACROSS"
 	sl_recv_stop rs
-	tap_eq "the restart (-v) adopted $VETH_S: its log says 'already attached: adopted', never 'attached (xdp)'" \
-		"$(grep -c "$VETH_S: already attached: adopted" "$SL_TMP/svc2.log")/$(grep -c "$VETH_S: attached (" "$SL_TMP/svc2.log")" \
-		"1/0"
+	tap_eq "the restart adopted $VETH_S: status --json shows the new service (its pid, running) holding it as adopted, not attached" \
+		"$(sl -j status | json_get "[[x['device'], x['service']] for x in d['devices']] + [d['service']['pid'] == $SVC, d['service']['running']]")" \
+		"[[\"$VETH_S\", \"adopted\"], true, true]"
 	tap_eq "a client sending through the restart got exactly $LIMIT of $((LIMIT * 3)) (no gap)" \
 		"$(received rs "$ACROSS")" "$LIMIT"
 	tap_eq "the abusive client's count is kept: 0 of 50 more after the restart" \
@@ -355,21 +355,28 @@ test_bad_files_refused_by_rules_apply() {
 }
 
 test_bad_files_refused_on_sighup() {
-	local f n bad_list="" bad_alive="" bad_api="" bad_log=""
+	local f n bad_list="" bad_alive="" bad_api="" bad_state=""
+	local last="[s['reloads_refused'], s['last_refused']['file'], s['last_refused']['error']]"
 	sl -j rules list >"$SL_TMP/before.json"
+	tap_eq "status --json before any SIGHUP: no reload applied or refused, none refused last" \
+		"$(service_state "[s['reloads_applied'], s['reloads_refused'], s['last_refused']]")" \
+		"[0, 0, null]"
+	n=0
 	for f in "${BAD_FILES[@]}"; do
 		cp "$SL_TMP/bad/$f.yaml" "$SL_TMP/running.yaml"
-		n=$(grep -c "running.yaml: not valid; keeping the running rules" "$SL_TMP/svc3.log")
 		kill -HUP "$SVC"
-		wait_log "$SL_TMP/svc3.log" "running.yaml: not valid; keeping the running rules" "$n" ||
-			bad_log="$bad_log $f"
+		n=$((n + 1))
+		wait_state "$last" "[$n, \"$SL_TMP/running.yaml\", \"not valid\"]" ||
+			bad_state="$bad_state $f"
 		sl -j rules list >"$SL_TMP/after.json"
 		cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" || bad_list="$bad_list $f"
 		kill -0 "$SVC" 2>/dev/null || { bad_alive="$bad_alive $f"; break; }
 		[ "$(api_code /metrics)" = 200 ] || bad_api="$bad_api $f"
 	done
-	tap_eq "SIGHUP with each of the ${#BAD_FILES[@]} bad files: the log says 'not valid; keeping the running rules'" \
-		"${bad_log:- all}" " all"
+	tap_eq "SIGHUP with each of the ${#BAD_FILES[@]} bad files: status --json counts it refused, running.yaml not valid" \
+		"${bad_state:- all}" " all"
+	tap_eq "... none applied (status --json), and /metrics counts the same (applied/refused)" \
+		"$(service_state "s['reloads_applied']")/$(metrics_reloads)" "0/0/$n"
 	tap_eq "... rules list --json stays byte-identical" "${bad_list:- all}" " all"
 	tap_eq "... the service stays up" "${bad_alive:- all}" " all"
 	tap_eq "... and keeps answering (GET /metrics 200)" "${bad_api:- all}" " all"
@@ -378,15 +385,16 @@ test_bad_files_refused_on_sighup() {
 		"[5, 1]"
 	# and a good file is still taken after all that
 	sed 's/limit: 40/limit: 41/' "$SL_TMP/rules.yaml" >"$SL_TMP/running.yaml"
-	n=$(grep -c 'reloaded' "$SL_TMP/svc3.log")
 	kill -HUP "$SVC"
-	wait_log "$SL_TMP/svc3.log" 'reloaded' "$n"
-	tap_eq "a good file on the next SIGHUP is applied (steady: limit 41)" \
-		"$(sl -j rules list | json_get "[r['limit'] for r in d['rules'] if r['name'] == 'steady']")" "[41]"
+	wait_state "s['reloads_applied']" 1 ||
+		tap_fail "status --json counts the SIGHUP with a good file applied within 5 s"
+	tap_eq "a good file on the next SIGHUP is applied (steady: limit 41; status --json: 1 applied, still $n refused)" \
+		"$(sl -j rules list | json_get "[r['limit'] for r in d['rules'] if r['name'] == 'steady']")/$(service_state "[s['reloads_applied'], s['reloads_refused']]")" \
+		"[41]/[1, $n]"
 	cp "$SL_TMP/rules.yaml" "$SL_TMP/running.yaml"
-	n=$(grep -c 'reloaded' "$SL_TMP/svc3.log")
 	kill -HUP "$SVC"
-	wait_log "$SL_TMP/svc3.log" 'reloaded' "$n"
+	wait_state "s['reloads_applied']" 2 ||
+		tap_fail "status --json counts the SIGHUP that restores the rules applied within 5 s"
 }
 
 # ---- 3. resource limits ----
@@ -557,11 +565,12 @@ test_full_disk() {
 	sl -j rules list >"$SL_TMP/before.json"
 	cp "$SL_TMP/bad/contradictions.yaml" "$SL_TMP/running.yaml"
 	kill -HUP "$SVC"
-	sleep 0.5
+	wait_state "s['reloads_refused']" 1 ||
+		tap_fail "status --json counts the SIGHUP with a bad file (its errors unwritable) refused within 5 s"
 	sl -j rules list >"$SL_TMP/after.json"
-	tap_eq "... SIGHUP with a bad file (its errors unwritable): still up, same rules, answering" \
-		"$(kill -0 "$SVC" 2>/dev/null && echo up)/$(cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" && echo same)/$(api_code /metrics)" \
-		"up/same/200"
+	tap_eq "... SIGHUP with a bad file (its errors unwritable): refused (status --json), still up, same rules, answering" \
+		"$(service_state "s['reloads_refused']")/$(kill -0 "$SVC" 2>/dev/null && echo up)/$(cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" && echo same)/$(api_code /metrics)" \
+		"1/up/same/200"
 	cp "$SL_TMP/rules.yaml" "$SL_TMP/running.yaml"
 
 	# commands with stderr on /dev/full

@@ -242,17 +242,6 @@ start_service() {
 	die "slicelimit run did not start answering on $API"
 }
 
-# wait_log LOG TEXT COUNT: wait (bounded) until TEXT is in LOG more than
-# COUNT times: the service has handled a signal
-wait_log() {
-	local i
-	for i in $(seq 1 50); do
-		[ "$(grep -c -- "$2" "$1")" -gt "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # ---- the tests, in the order they run ----
 
 test_within_limit_headers_carry_the_numbers() {
@@ -481,14 +470,14 @@ test_sighup_applies_a_changed_rule_file() {
 }
 
 test_sighup_with_invalid_files_keeps_the_rules() {
-	local n
+	local last="[s['reloads_applied'], s['reloads_refused'], s['last_refused']['file'], s['last_refused']['error']]"
 	cp "$SL_TMP/invalid.yaml" "$SL_TMP/running.yaml"
-	n=$(grep -c 'not valid' "$SL_TMP/sl.log")
 	kill -HUP "$SLD"
-	if wait_log "$SL_TMP/sl.log" 'not valid' "$n"; then
-		tap_ok "SIGHUP with an invalid rule file: the service reports it"
+	if wait_state "$last" "[1, 1, \"$SL_TMP/running.yaml\", \"not valid\"]"; then
+		tap_ok "SIGHUP with an invalid rule file: status --json counts the reload refused, running.yaml not valid"
 	else
-		tap_fail "SIGHUP with an invalid rule file: the service reports it" "$(tail -5 "$SL_TMP/sl.log")"
+		tap_fail "SIGHUP with an invalid rule file: status --json counts the reload refused, running.yaml not valid" \
+			"$(service_state s)" "$(tail -5 "$SL_TMP/sl.log")"
 	fi
 	sl -j rules list >"$SL_TMP/list3.json"
 	tap_eq "... it is still running and rules list --json is unchanged" \
@@ -500,14 +489,13 @@ test_sighup_with_invalid_files_keeps_the_rules() {
 		200 added 2 60 2 True GET "/v1/check?rule=added&key=erin"
 	cp "$SL_TMP/config.yaml" "$SL_TMP/config.good"
 	printf 'devices: [\nrules: {\n' >"$SL_TMP/config.yaml"
-	n=$(grep -c 'not valid' "$SL_TMP/sl.log")
 	kill -HUP "$SLD"
-	wait_log "$SL_TMP/sl.log" 'not valid' "$n" ||
-		diag "no report of the broken config: $(tail -3 "$SL_TMP/sl.log")"
+	wait_state "$last" "[1, 2, \"$SL_TMP/config.yaml\", \"not valid\"]" ||
+		diag "no refusal of the broken config: $(service_state s) $(tail -3 "$SL_TMP/sl.log")"
 	sl -j rules list >"$SL_TMP/list4.json"
-	tap_eq "SIGHUP with an unparsable config: still running, the same rules" \
-		"$(kill -0 "$SLD" 2>/dev/null && echo running)/$(cmp -s "$SL_TMP/list2.json" "$SL_TMP/list4.json" && echo same)" \
-		"running/same"
+	tap_eq "SIGHUP with an unparsable config: refused (status --json: config.yaml not valid), still running, the same rules" \
+		"$(service_state "$last")/$(kill -0 "$SLD" 2>/dev/null && echo running)/$(cmp -s "$SL_TMP/list2.json" "$SL_TMP/list4.json" && echo same)" \
+		"[1, 2, \"$SL_TMP/config.yaml\", \"not valid\"]/running/same"
 	cp "$SL_TMP/config.good" "$SL_TMP/config.yaml"
 }
 
@@ -563,11 +551,14 @@ test_shipped_config_under_the_units_capabilities() {
 	tap_eq "/metrics: rule dns passed 5 packets, dropped 0 (the API check is no packet); api matched none" \
 		"$(json_get "[int(d['slicelimit_rule_packets_total{rule=\"%s\",outcome=\"%s\"}' % k]) for k in (('dns', 'passed'), ('dns', 'dropped'), ('api', 'passed'), ('api', 'dropped'))]" "$SL_TMP/metrics.json")" \
 		"[5, 0, 0, 0]"
+	tap_eq "status --json: this service (its pid) attached $VETH_S, no reload yet" \
+		"$(sl -j status | json_get "[[x['device'], x['service']] for x in d['devices']] + [d['service']['pid'] == $SLD2, d['service']['reloads_applied']]")" \
+		"[[\"$VETH_S\", \"attached\"], true, 0]"
 	kill -HUP "$SLD2"
-	wait_log "$SL_TMP/sl2.log" 'reloaded' 0 || diag "no reload: $(tail -3 "$SL_TMP/sl2.log")"
-	tap_eq "ExecReload's SIGHUP under those capabilities: reloaded, still running" \
-		"$(grep -c 'reloaded' "$SL_TMP/sl2.log")/$(kill -0 "$SLD2" 2>/dev/null && echo running)" \
-		"1/running"
+	wait_state "s['reloads_applied']" 1 || diag "no reload: $(service_state s) $(tail -3 "$SL_TMP/sl2.log")"
+	tap_eq "ExecReload's SIGHUP under those capabilities: reloaded (status --json: 1 applied, 0 refused), still running" \
+		"$(service_state "[s['reloads_applied'], s['reloads_refused']]")/$(kill -0 "$SLD2" 2>/dev/null && echo running)" \
+		"[1, 0]/running"
 	sl_stop "$SLD2"
 	tap_eq "SIGTERM: exit 0, $VETH_S detached, the pins removed" \
 		"$STOP_RC/$(in_server ip -j link show "$VETH_S" | json_get "'xdp' in d[0]")/$(pins_gone)" \

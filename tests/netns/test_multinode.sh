@@ -223,12 +223,13 @@ start_daemon() {
 	DAEMON[i]=$pid
 }
 
-# wait_daemon I: until node I's status shows its device and a sync round
-# (bounded: 15 s)
+# wait_daemon I: until node I's status shows this daemon running (its pid:
+# a daemon killed before leaves its state pinned), its device and a sync
+# round (bounded: 15 s)
 wait_daemon() {
 	local i=$1 n
 	for n in $(seq 1 150); do
-		[ "$(sln "$i" -j status 2>/dev/null | json_get "len(d.get('devices', [])) == 1 and d.get('sync', {}).get('rounds', 0) > 0" 2>/dev/null)" = True ] && return 0
+		[ "$(sln "$i" -j status 2>/dev/null | json_get "(d.get('service') or {}).get('pid') == ${DAEMON[i]} and len(d.get('devices', [])) == 1 and d.get('sync', {}).get('rounds', 0) > 0" 2>/dev/null)" = True ] && return 0
 		kill -0 "${DAEMON[i]}" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -528,7 +529,7 @@ test_kill9_keeps_enforcing() {
 }
 
 test_restart_adopts_and_is_heard() {
-	local i n v
+	local i v
 	for i in $(seq 1 "$NODES"); do
 		v=flood$i
 		sl_wait "${!v}" || tap_fail "sl-traffic sent all of the flood to node $i"
@@ -539,12 +540,16 @@ test_restart_adopts_and_is_heard() {
 		tap_fail "its peers show node $DEAD down within 5 s" "$POLL_OUT"
 	fi
 
+	tap_eq "dead: node $DEAD's status --json still shows the device its daemon attached, and that daemon gone" \
+		"$(sln "$DEAD" -j status | json_get "[[x['device'], x['service']] for x in d['devices']] + [d['service']['running']]")" \
+		'[["data", "attached"], false]'
+
 	# the same config, in the same mount namespace
-	n=$(grep -c 'data: already attached: adopted' "$SL_TMP/node$DEAD.log")
 	start_daemon "$DEAD"
 	wait_daemon "$DEAD"
-	tap_eq "restart: the log says 'data: already attached: adopted'" \
-		"$(grep -c 'data: already attached: adopted' "$SL_TMP/node$DEAD.log")" $((n + 1))
+	tap_eq "restart: status --json shows the new daemon running, and data adopted, not attached again" \
+		"$(sln "$DEAD" -j status | json_get "[[x['device'], x['service']] for x in d['devices']] + [d['service']['pid'], d['service']['running']]")" \
+		"[[\"data\", \"adopted\"], ${DAEMON[DEAD]}, true]"
 	tap_eq "restart: the same XDP program on node $DEAD ($PROG_BEFORE), as status shows it too" \
 		"$(prog_id "$DEAD")/$(sln "$DEAD" -j status | json_get "[x['prog_id'] for x in d['devices']]")" \
 		"$PROG_BEFORE/[$PROG_BEFORE]"
