@@ -57,17 +57,22 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
 		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
 
-.PHONY: all deps test demo bench install clean FORCE
+.PHONY: all deps test demo bench bench-cpus install clean FORCE
 all: $(BUILD)/slicelimit
 
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# $(call apt_install,PACKAGES): apt-get install those not installed yet
+define apt_install
+	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(DEB_PACKAGES))
 	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 $(BUILD) $(BUILD)/user $(BUILD)/tests:
@@ -124,6 +129,18 @@ bench: deps
 	$(Q)$(BUILD)/bench/bench_xdp | tee bench/RESULTS-micro.txt
 	$(Q)bench/bench_http.sh $(BUILD)
 	$(Q)bench/macro/bench_macro.sh $(BUILD)
+
+# The many-CPU bed (bench/cpus/run.sh): one TCG VM per CPU count, Debian's
+# 6.1 kernel, busybox; writes bench/RESULTS-cpus.json and .md. The kernel
+# package only adds a boot entry this host does not use; without recommends
+# qemu does not pull in a desktop.
+BENCH_CPUS_PACKAGES := qemu-system-x86 linux-image-amd64 busybox-static cpio gzip
+CPUS       ?= 2 16 64
+
+bench-cpus: deps
+	$(call apt_install,$(BENCH_CPUS_PACKAGES),--no-install-recommends)
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp
+	$(Q)CPUS="$(CPUS)" bench/cpus/run.sh $(BUILD)
 
 PREFIX ?= /usr/local
 install: all

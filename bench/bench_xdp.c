@@ -7,15 +7,23 @@
  * from a shared machine falls on all of them alike. We print the median,
  * min and max over ROUNDS of the kernel's per-packet mean over REPEAT
  * packets, on CPU 0, and the median's ratio to each floor.
+ *
+ * --rounds, --packets and --clients shrink the run for slow machines (the
+ * many-CPU bed in bench/cpus/ runs it under TCG); --json prints one object
+ * with the same figures on stdout for a script, and the human report on
+ * stderr.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <json-c/json.h>
+#include <unistd.h>
 #include "aggregate.h"
 #include "common.h"
 #include "instance.h"
@@ -27,7 +35,7 @@
 #include "floor.skel.h"
 #include "slicelimit.skel.h"
 
-#define ROUNDS		7
+#define MAX_ROUNDS	7
 #define REPEAT		1000000
 #define MAX_CASES	24
 
@@ -37,8 +45,20 @@ struct bench_case {
 	uint8_t pkt[SL_PACKET_MAX];
 	size_t len;
 	__u32 verdict;
-	double ns[ROUNDS];
+	double ns[MAX_ROUNDS];
 };
+
+/* Rounds of every measurement and packets per case and round: the defaults,
+ * or less (--rounds, --packets).
+ */
+static int nr_rounds = MAX_ROUNDS;
+static unsigned packets = REPEAT;
+
+/* The sync figures, kept for --json. */
+static struct {
+	double first_ms, median_ms, min_ms, max_ms;
+	__u64 first_datagrams, first_bytes, datagrams, bytes;
+} sync_res;
 
 static struct bench_case cases[MAX_CASES];
 static int nr_cases;
@@ -227,7 +247,7 @@ static void bench_sync(struct sl_instance *agg)
 		.layout = SL_LAYOUT_DELAYED_SYNC, .node = 1,
 		.interval_ms = 200, .incarnation = 1,
 	};
-	double first, rounds[ROUNDS];
+	double first, rounds[MAX_ROUNDS];
 	struct wire_count w0, w;
 	struct sl_sync *s;
 	__u64 now = 1000000;
@@ -239,21 +259,29 @@ static void bench_sync(struct sl_instance *agg)
 		return;
 	}
 	first = sync_round_ms(s, now, &w0);
-	for (r = 0; r < ROUNDS; r++) {
+	for (r = 0; r < nr_rounds; r++) {
 		now += 200;
 		sl_instance_set_time(agg, now);
 		touch_clients(agg, 1000 * r, 1000, 5000);
 		rounds[r] = sync_round_ms(s, now, &w);
 	}
-	qsort(rounds, ROUNDS, sizeof(double), cmp_double);
+	qsort(rounds, nr_rounds, sizeof(double), cmp_double);
+	sync_res.first_ms = first;
+	sync_res.first_datagrams = w0.datagrams;
+	sync_res.first_bytes = w0.bytes;
+	sync_res.median_ms = rounds[nr_rounds / 2];
+	sync_res.min_ms = rounds[0];
+	sync_res.max_ms = rounds[nr_rounds - 1];
+	sync_res.datagrams = w.datagrams;
+	sync_res.bytes = w.bytes;
 	printf("%-40s %6.1fms (all 200,000 clients changed: %llu datagrams, %llu bytes per peer)\n",
 	       "sync round, first", first, (unsigned long long)w0.datagrams,
 	       (unsigned long long)w0.bytes);
 	printf("%-40s %6.1fms median, %.1f min, %.1f max (1,000 changed of 200,000: "
 	       "%llu datagrams, %llu bytes per peer per round; at 5 rounds/s "
 	       "%llu bytes/s to each peer, %llu bytes/s to 7 peers)\n",
-	       "sync round, study load", rounds[ROUNDS / 2], rounds[0],
-	       rounds[ROUNDS - 1], (unsigned long long)w.datagrams,
+	       "sync round, study load", rounds[nr_rounds / 2], rounds[0],
+	       rounds[nr_rounds - 1], (unsigned long long)w.datagrams,
 	       (unsigned long long)w.bytes, (unsigned long long)w.bytes * 5,
 	       (unsigned long long)w.bytes * 5 * 7);
 	sl_sync_free(s);
@@ -288,19 +316,161 @@ static const char base_rules[] =
 	"  - { name: open, protocol: udp, ports: 6000, limit: 4000000000 }\n"
 	"  - { name: watch, protocol: udp, ports: 7000, limit: 10, action: shadow }\n";
 
-int main(void)
+/* --json: one object with the case medians, the aggregation and sync
+ * figures, and every map of the aggregation instance (200,000 clients, the
+ * default table) with its fdinfo memlock, so that a script can add up the
+ * client tables of whatever layout it is given.
+ */
+static void print_json(const struct sl_instance *agg, double new_ns,
+		       const double *agg_ms, __u64 agg_clients, FILE *out)
 {
-	struct sl_instance_opts io = { .model_clock = true }, prod = { 0 };
-	struct sl_instance base, big, many, small, agg, tai;
-	struct floor_bpf *fl;
-	char *yaml;
-	int r, i, fd;
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	json_object *c, *maps = json_object_new_array();
+	struct bpf_map *m;
+	int i;
 
+	json_object_object_add(o, "cpus", json_object_new_int(agg->maps.nr_cpus));
+	json_object_object_add(o, "rounds", json_object_new_int(nr_rounds));
+	json_object_object_add(o, "packets", json_object_new_int64(packets));
+	for (i = 0; i < nr_cases; i++) {
+		const double *ns = cases[i].ns;
+
+		c = json_object_new_object();
+		json_object_object_add(c, "name", json_object_new_string(cases[i].name));
+		json_object_object_add(c, "median_ns", json_object_new_double(ns[nr_rounds / 2]));
+		json_object_object_add(c, "min_ns", json_object_new_double(ns[0]));
+		json_object_object_add(c, "max_ns", json_object_new_double(ns[nr_rounds - 1]));
+		json_object_object_add(c, "x_drop", json_object_new_double(
+			ns[nr_rounds / 2] / cases[0].ns[nr_rounds / 2]));
+		json_object_object_add(c, "x_counter", json_object_new_double(
+			ns[nr_rounds / 2] / cases[1].ns[nr_rounds / 2]));
+		json_object_array_add(a, c);
+	}
+	json_object_object_add(o, "cases", a);
+	json_object_object_add(o, "new_client_ns", json_object_new_double(new_ns));
+	c = json_object_new_object();
+	json_object_object_add(c, "clients", json_object_new_int64(agg_clients));
+	json_object_object_add(c, "median_ms", json_object_new_double(agg_ms[nr_rounds / 2]));
+	json_object_object_add(c, "min_ms", json_object_new_double(agg_ms[0]));
+	json_object_object_add(c, "max_ms", json_object_new_double(agg_ms[nr_rounds - 1]));
+	json_object_object_add(o, "aggregation", c);
+	c = json_object_new_object();
+	json_object_object_add(c, "first_ms", json_object_new_double(sync_res.first_ms));
+	json_object_object_add(c, "first_datagrams", json_object_new_int64(sync_res.first_datagrams));
+	json_object_object_add(c, "first_bytes", json_object_new_int64(sync_res.first_bytes));
+	json_object_object_add(c, "median_ms", json_object_new_double(sync_res.median_ms));
+	json_object_object_add(c, "min_ms", json_object_new_double(sync_res.min_ms));
+	json_object_object_add(c, "max_ms", json_object_new_double(sync_res.max_ms));
+	json_object_object_add(c, "datagrams", json_object_new_int64(sync_res.datagrams));
+	json_object_object_add(c, "bytes", json_object_new_int64(sync_res.bytes));
+	json_object_object_add(o, "sync_round", c);
+	bpf_object__for_each_map(m, agg->skel->obj) {
+		int fd = bpf_map__fd(m);
+
+		if (fd < 0)
+			continue;
+		c = json_object_new_object();
+		json_object_object_add(c, "name", json_object_new_string(bpf_map__name(m)));
+		json_object_object_add(c, "type", json_object_new_string(
+			libbpf_bpf_map_type_str(bpf_map__type(m)) ?: "?"));
+		json_object_object_add(c, "max_entries", json_object_new_int64(bpf_map__max_entries(m)));
+		json_object_object_add(c, "key_size", json_object_new_int64(bpf_map__key_size(m)));
+		json_object_object_add(c, "value_size", json_object_new_int64(bpf_map__value_size(m)));
+		json_object_object_add(c, "memlock", json_object_new_int64(map_memlock(fd)));
+		json_object_array_add(maps, c);
+	}
+	json_object_object_add(o, "maps", maps);
+	fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: bench_xdp [--rounds N] [--packets N] [--clients N] [--json]\n"
+"  --rounds N    interleaved rounds of every measurement, 1..%d (default %d)\n"
+"  --packets N   packets per case and round, 1000..%d (default %d)\n"
+"  --clients N   client table of the instances that hold at most 21,000\n"
+"                clients, 32768..%d (default %d); the 100,000- and\n"
+"                200,000-client instances keep the default\n"
+"  --json        one JSON object on stdout; the report goes to stderr\n",
+		MAX_ROUNDS, MAX_ROUNDS, REPEAT, REPEAT, SL_DEFAULT_CLIENTS,
+		SL_DEFAULT_CLIENTS);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "packets", required_argument, NULL, 'p' },
+		{ "clients", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sl_instance_opts io = { .model_clock = true }, prod = { 0 };
+	struct sl_instance_opts io_small = io;
+	struct sl_instance base, big, many, small, agg, tai;
+	double new_ns, agg_ms[MAX_ROUNDS];
+	__u64 agg_clients = 0;
+	uint64_t v;
+	struct floor_bpf *fl;
+	FILE *json = NULL;
+	char *yaml;
+	int r, i, fd, opt;
+
+	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			if (sl_parse_uint(optarg, 1, MAX_ROUNDS, &v)) {
+				fprintf(stderr, "--rounds: %s: not in 1..%d\n",
+					optarg, MAX_ROUNDS);
+				return 2;
+			}
+			nr_rounds = v;
+			break;
+		case 'p':
+			if (sl_parse_uint(optarg, 1000, REPEAT, &v)) {
+				fprintf(stderr, "--packets: %s: not in 1000..%d\n",
+					optarg, REPEAT);
+				return 2;
+			}
+			packets = v;
+			break;
+		case 'c':
+			if (sl_parse_uint(optarg, 32768, SL_DEFAULT_CLIENTS, &v)) {
+				fprintf(stderr, "--clients: %s: not in 32768..%d\n",
+					optarg, SL_DEFAULT_CLIENTS);
+				return 2;
+			}
+			io_small.clients = v;
+			break;
+		case 'j':
+			/* the report goes on, to stderr: the JSON alone on stdout */
+			json = fdopen(dup(STDOUT_FILENO), "w");
+			if (!json || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+				perror("--json");
+				return 1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	prod.clients = io_small.clients;
 	if (sl_pin_to_cpu(0))
 		return 1;
 	fl = floor_bpf__open_and_load();
-	if (!fl || sl_instance_open(&base, &io) || sl_instance_open(&big, &io) ||
-	    sl_instance_open(&many, &io) || sl_instance_open(&small, &io) ||
+	if (!fl || sl_instance_open(&base, &io_small) || sl_instance_open(&big, &io) ||
+	    sl_instance_open(&many, &io_small) || sl_instance_open(&small, &io_small) ||
 	    sl_instance_open(&agg, &io) || sl_instance_open(&tai, &prod)) {
 		fprintf(stderr, "cannot load the programs (root? bpffs?)\n");
 		return 1;
@@ -365,11 +535,11 @@ int main(void)
 		 bpf_program__fd(many.skel->progs.sl_xdp), "198.51.100.7", 5000,
 		 XDP_DROP, &many);
 
-	for (r = 0; r < ROUNDS; r++) {
+	for (r = 0; r < nr_rounds; r++) {
 		for (i = 0; i < nr_cases; i++) {
 			struct bench_case *c = &cases[i];
 			LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = c->pkt,
-				    .data_size_in = c->len, .repeat = REPEAT);
+				    .data_size_in = c->len, .repeat = packets);
 
 			if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
 				perror(c->name);
@@ -384,35 +554,31 @@ int main(void)
 		}
 	}
 	for (i = 0; i < nr_cases; i++)
-		qsort(cases[i].ns, ROUNDS, sizeof(double), cmp_double);
+		qsort(cases[i].ns, nr_rounds, sizeof(double), cmp_double);
 
-	printf("BPF_PROG_TEST_RUN, UDP packets, CPU 0, %d interleaved rounds x %d packets per case\n\n",
-	       ROUNDS, REPEAT);
+	printf("BPF_PROG_TEST_RUN, UDP packets, CPU 0, %d interleaved rounds x %u packets per case\n\n",
+	       nr_rounds, packets);
 	printf("%-40s %8s %8s %8s %10s %10s\n", "case", "median", "min", "max",
 	       "x XDP_DROP", "x counter");
 	for (i = 0; i < nr_cases; i++)
 		printf("%-40s %6.0fns %6.0fns %6.0fns %10.2f %10.2f\n",
-		       cases[i].name, cases[i].ns[ROUNDS / 2], cases[i].ns[0],
-		       cases[i].ns[ROUNDS - 1],
-		       cases[i].ns[ROUNDS / 2] / cases[0].ns[ROUNDS / 2],
-		       cases[i].ns[ROUNDS / 2] / cases[1].ns[ROUNDS / 2]);
+		       cases[i].name, cases[i].ns[nr_rounds / 2], cases[i].ns[0],
+		       cases[i].ns[nr_rounds - 1],
+		       cases[i].ns[nr_rounds / 2] / cases[0].ns[nr_rounds / 2],
+		       cases[i].ns[nr_rounds / 2] / cases[1].ns[nr_rounds / 2]);
 
-	{
-		double agg_ms[ROUNDS];
-		__u64 clients = 0;
-
-		printf("\n%-40s %6.0fns (one run per packet, median of 20,000 new sources)\n",
-		       "new client (insert), sliding", new_client_ns(&base, 20000));
-		for (r = 0; r < ROUNDS; r++)
-			agg_ms[r] = aggregate_ms(&agg, &clients);
-		qsort(agg_ms, ROUNDS, sizeof(double), cmp_double);
-		printf("%-40s %6.1fms median, %.1f min, %.1f max (%llu clients, "
-		       "batched lookups, %d CPUs)\n",
-		       "aggregation pass", agg_ms[ROUNDS / 2], agg_ms[0],
-		       agg_ms[ROUNDS - 1], (unsigned long long)clients,
-		       agg.maps.nr_cpus);
-		bench_sync(&agg);
-	}
+	new_ns = new_client_ns(&base, 20000);
+	printf("\n%-40s %6.0fns (one run per packet, median of 20,000 new sources)\n",
+	       "new client (insert), sliding", new_ns);
+	for (r = 0; r < nr_rounds; r++)
+		agg_ms[r] = aggregate_ms(&agg, &agg_clients);
+	qsort(agg_ms, nr_rounds, sizeof(double), cmp_double);
+	printf("%-40s %6.1fms median, %.1f min, %.1f max (%llu clients, "
+	       "batched lookups, %d CPUs)\n",
+	       "aggregation pass", agg_ms[nr_rounds / 2], agg_ms[0],
+	       agg_ms[nr_rounds - 1], (unsigned long long)agg_clients,
+	       agg.maps.nr_cpus);
+	bench_sync(&agg);
 	{
 		struct bpf_map_info info = {};
 		__u32 ilen = sizeof(info);
@@ -430,6 +596,11 @@ int main(void)
 		       sizeof(struct sl_client), sizeof(struct sl_client_plain),
 		       sizeof(struct sl_client_log));
 		printf("design study: 12 slices x 48 bytes = 576 bytes per client\n");
+	}
+	if (json) {
+		fflush(stdout);
+		print_json(&agg, new_ns, agg_ms, agg_clients, json);
+		fclose(json);
 	}
 	sl_instance_close(&tai);
 	sl_instance_close(&agg);
