@@ -22,12 +22,12 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
-	libelf-dev zlib1g-dev libcyaml-dev libyaml-dev libjson-c-dev \
+	libelf-dev zlib1g-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
 	libhiredis-dev redis-server
 
-PKGS       := libbpf libxdp libcyaml yaml-0.1 json-c libsodium libmicrohttpd \
+PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \

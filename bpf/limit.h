@@ -68,14 +68,20 @@ static __always_inline void *sl_state_get(__u32 algorithm,
  * verifier explores in one program. Each branch looks up the map of its
  * own value type, which the verifier checks every access against.
  */
-__noinline int sl_tally_node(const struct sl_client_key *key,
+__noinline int sl_tally_node(const struct sl_client_key *key_arg,
 			     const struct sl_params *p, __u64 now_ms,
 			     struct sl_tally *out)
 {
+	struct sl_client_key key_copy;
+	const struct sl_client_key *key = &key_copy;
 	struct sl_tally t;
 
-	if (!key || !p || !out)
+	if (!key_arg || !p || !out)
 		return -1;
+	/* a map key from the stack: the 6.1 verifier takes none from a
+	 * global function's argument
+	 */
+	key_copy = *key_arg;
 	sl_tally_init(&t);
 	if (sl_uses_slots(p->algorithm)) {
 		const struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
@@ -133,13 +139,19 @@ static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 }
 
 /* Account an accept in the client's state, in the rule's map. */
-__noinline int sl_charge_cpu(const struct sl_client_key *key,
+__noinline int sl_charge_cpu(const struct sl_client_key *key_arg,
 			     const struct sl_params *p,
 			     const struct sl_tally *t, __u64 now_ms,
 			     __u32 units)
 {
-	if (!key || !p || !t)
+	struct sl_client_key key_copy;
+	const struct sl_client_key *key = &key_copy;
+	if (!key_arg || !p || !t)
 		return -1;
+	/* a map key from the stack: the 6.1 verifier takes none from a
+	 * global function's argument
+	 */
+	key_copy = *key_arg;
 	if (sl_uses_slots(p->algorithm)) {
 		struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
 
@@ -164,15 +176,21 @@ __noinline int sl_charge_cpu(const struct sl_client_key *key,
  * view entry (no peer counted this client yet, or no sync) the node
  * decides alone.
  */
-__noinline __u64 sl_peer_add(const struct sl_client_key *key,
+__noinline __u64 sl_peer_add(const struct sl_client_key *key_arg,
 			     const struct sl_params *p,
 			     const struct sl_sync_conf *sc, __u64 now_ms,
 			     struct sl_tally *t)
 {
+	struct sl_client_key key_copy;
+	const struct sl_client_key *key = &key_copy;
 	const struct sl_peer_view *v;
 
-	if (!key || !p || !sc || !t)
+	if (!key_arg || !p || !sc || !t)
 		return 0;
+	/* a map key from the stack: the 6.1 verifier takes none from a
+	 * global function's argument
+	 */
+	key_copy = *key_arg;
 	v = bpf_map_lookup_elem(&sl_peer_view, key);
 	return v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
 }
@@ -197,10 +215,12 @@ static __always_inline void sl_note_changed(struct sl_client_hdr *own,
 	}
 }
 
-__noinline int sl_decide(const struct sl_client_key *key,
+__noinline int sl_decide(const struct sl_client_key *key_arg,
 			 const struct sl_params *rule_params, __u32 epoch,
 			 __u32 units)
 {
+	struct sl_client_key key_copy;
+	const struct sl_client_key *key = &key_copy;
 	const struct sl_sync_conf *sc;
 	struct sl_client_hdr *own;
 	struct sl_params p;
@@ -208,8 +228,12 @@ __noinline int sl_decide(const struct sl_client_key *key,
 	__u64 projected = 0, now_ms;
 	__u32 zero = 0;
 
-	if (!key || !rule_params)
+	if (!key_arg || !rule_params)
 		return SL_FAIL_OPEN;
+	/* a map key from the stack: the 6.1 verifier takes none from a
+	 * global function's argument
+	 */
+	key_copy = *key_arg;
 	p = *rule_params;
 	sc = bpf_map_lookup_elem(&sl_sync, &zero);
 	if (sc && sl_algo_syncs(p.algorithm)) {

@@ -30,8 +30,6 @@
 #include "yaml_doc.h"
 
 #define SL_MAX_DEVICES	64
-/* client table capacity: `clients:` here and attach --clients */
-#define SL_MAX_CLIENTS	(1u << 26)
 
 struct sl_config_device {
 	char name[16];
