@@ -139,7 +139,7 @@ CPUS       ?= 2 16 64
 
 bench-cpus: deps
 	$(call apt_install,$(BENCH_CPUS_PACKAGES),--no-install-recommends)
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/tests/test_bpf
 	$(Q)CPUS="$(CPUS)" bench/cpus/run.sh $(BUILD)
 
 PREFIX ?= /usr/local

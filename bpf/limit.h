@@ -63,6 +63,27 @@ static __always_inline void *sl_state_get(__u32 algorithm,
 	return bpf_map_lookup_elem(map, key);
 }
 
+/* The slots of sliding-plain and sliding-counter, one bpf_loop body: the
+ * verifier checks it once, where 64 steps of the walk explored one by one
+ * take 6.1's verifier past its limit.
+ */
+struct sl_slots_ctx {
+	const struct sl_client_plain *c;
+	struct sl_params p;
+	struct sl_tally t;
+	__u64 now_ms;
+};
+
+static long sl_tally_slot(__u32 i, void *data)
+{
+	struct sl_slots_ctx *ctx = data;
+
+	if (ctx->c)
+		sl_plain_slot_tally(&ctx->t, &ctx->c->slot[i & (SL_MAX_PLAIN_SLICES - 1)],
+				    &ctx->p, ctx->now_ms);
+	return 0;
+}
+
 /* The client's tally. Global functions (this one, and the two below) are
  * verified once each, on their own: together they would exceed what the
  * verifier explores in one program. Each branch looks up the map of its
@@ -84,10 +105,13 @@ __noinline int sl_tally_node(const struct sl_client_key *key_arg,
 	key_copy = *key_arg;
 	sl_tally_init(&t);
 	if (sl_uses_slots(p->algorithm)) {
-		const struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
+		struct sl_slots_ctx ctx = { .p = *p, .now_ms = now_ms };
 
-		if (c)
-			sl_client_plain_tally(&t, c, p, now_ms);
+		ctx.c = bpf_map_lookup_elem(&sl_clients_plain, key);
+		sl_tally_init(&ctx.t);
+		if (ctx.c && sl_hdr_tally(&ctx.t, (const void *)ctx.c, p, now_ms))
+			bpf_loop(SL_MAX_PLAIN_SLICES, sl_tally_slot, &ctx, 0);
+		t = ctx.t;
 	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
 		const struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
 

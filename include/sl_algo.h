@@ -302,24 +302,21 @@ SL_INLINE __u32 sl_plain_slices(const struct sl_params *p)
 	return n < 1 ? 1 : n > SL_MAX_PLAIN_SLICES ? SL_MAX_PLAIN_SLICES : n;
 }
 
-SL_INLINE void sl_plain_tally(struct sl_tally *t,
-			      const struct sl_client_plain *c,
-			      const struct sl_params *p, __u64 now_ms)
+/* One slot of the ring; the kernel walks the ring with bpf_loop (one body
+ * to verify: 6.1's verifier gives up on 64 unrolled-by-exploration steps).
+ */
+SL_INLINE void sl_plain_tally_slot(struct sl_tally *t, const struct sl_slot *s,
+				   const struct sl_params *p, __u64 now_ms)
 {
 	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
-	int i;
+	__u32 back = sl_u32_since(s->slice, d);	/* slices ago */
 
-	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
-		const struct sl_slot *s = &c->slot[i];
-		__u32 back = sl_u32_since(s->slice, d);	/* slices ago */
-
-		if (!s->count || back >= n)
-			continue;
-		t->used += s->count;
-		/* counted until slice s->slice + n begins */
-		sl_tally_expiry(t, ((__u64)now_ms / p->slice_ms + (n - back)) *
-				   p->slice_ms);
-	}
+	if (!s->count || back >= n)
+		return;
+	t->used += s->count;
+	/* counted until slice s->slice + n begins */
+	sl_tally_expiry(t, ((__u64)now_ms / p->slice_ms + (n - back)) *
+			   p->slice_ms);
 }
 
 SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
@@ -369,26 +366,19 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
  * them weighted by the part of it still inside the window. With one slice
  * this is the common two-window counter (previous window weighted by the
  * unelapsed fraction of the current one); with 12 it is the study's
- * "oldest slice weighted" counter. Same ring of slices as sliding-plain,
- * walked on its own: one more branch per slice in sl_plain_tally()'s walk
- * takes the verifier past its limit.
+ * "oldest slice weighted" counter. Same ring of slices as sliding-plain.
  */
-SL_INLINE void sl_counter_tally(struct sl_tally *t,
-				const struct sl_client_plain *c,
-				const struct sl_params *p, __u64 now_ms)
+SL_INLINE void sl_counter_tally_slot(struct sl_tally *t,
+				     const struct sl_slot *s,
+				     const struct sl_params *p, __u64 now_ms)
 {
 	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
-	int i;
+	__u32 back = sl_u32_since(s->slice, d);
 
-	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
-		const struct sl_slot *s = &c->slot[i];
-		__u32 back = sl_u32_since(s->slice, d);
-
-		if (back < n)
-			t->used += s->count;
-		else if (back == n)
-			t->aux += s->count;	/* weighed in _finish */
-	}
+	if (back < n)
+		t->used += s->count;
+	else if (back == n)
+		t->aux += s->count;	/* weighed in _finish */
 }
 
 /* estimate = full + oldest * (S - e) / S, e = time into the current slice.
@@ -586,17 +576,29 @@ SL_INLINE void sl_client_tally(struct sl_tally *t, const struct sl_client *c,
 	}
 }
 
+SL_INLINE void sl_plain_slot_tally(struct sl_tally *t,
+				   const struct sl_slot *s,
+				   const struct sl_params *p, __u64 now_ms)
+{
+	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
+		sl_counter_tally_slot(t, s, p, now_ms);
+	else
+		sl_plain_tally_slot(t, s, p, now_ms);
+}
+
+#ifndef __BPF__
 SL_INLINE void sl_client_plain_tally(struct sl_tally *t,
 				     const struct sl_client_plain *c,
 				     const struct sl_params *p, __u64 now_ms)
 {
+	int i;
+
 	if (!sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
 		return;
-	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
-		sl_counter_tally(t, c, p, now_ms);
-	else
-		sl_plain_tally(t, c, p, now_ms);
+	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++)
+		sl_plain_slot_tally(t, &c->slot[i], p, now_ms);
 }
+#endif
 
 SL_INLINE void sl_client_log_tally(struct sl_tally *t,
 				   const struct sl_client_log *c,

@@ -1582,9 +1582,10 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 	}
 	pthread_barrier_destroy(&start);
 	s = stats_of(f, "race");
-	print_message("%d CPUs, %llu sent: %llu passed (limit %d)\n", ncpu,
-		      (unsigned long long)sent, (unsigned long long)s.passed,
-		      SL_RACE_LIMIT);
+	/* one JSON line: make bench-cpus records it */
+	print_message("{\"cpus\": %d, \"sent\": %llu, \"passed\": %llu, "
+		      "\"limit\": %d}\n", ncpu, (unsigned long long)sent,
+		      (unsigned long long)s.passed, SL_RACE_LIMIT);
 	assert_int_equal(s.passed + s.dropped, sent);
 	assert_true(s.passed >= (__u64)SL_RACE_LIMIT);
 	assert_true(s.passed <= (__u64)SL_RACE_LIMIT + ncpu - 1);
