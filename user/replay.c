@@ -60,14 +60,17 @@ static int accepts_add(struct accepts *a, __u64 t)
 	return 0;
 }
 
-/* Times are non-decreasing: two pointers over (t - window, t]. */
+/* Times are non-decreasing: two pointers over (t - window, t]. The test
+ * is a difference, never t + window, so no time can overflow it, and
+ * lo < hi keeps lo inside the array whatever the window.
+ */
 static __u64 max_in_window(const struct accepts *a, __u64 window_ms)
 {
 	size_t lo = 0, hi;
 	__u64 best = 0;
 
 	for (hi = 0; hi < a->nr; hi++) {
-		while (a->t[lo] + window_ms <= a->t[hi])
+		while (lo < hi && a->t[hi] - a->t[lo] >= window_ms)
 			lo++;
 		if (hi - lo + 1 > best)
 			best = hi - lo + 1;

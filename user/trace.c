@@ -17,10 +17,9 @@ static int bad_line(const char *name, unsigned line, const char *what,
 static int small_column(const char *name, unsigned line, const char *what,
 			const char *tok, int limit, int *out)
 {
-	char *end;
-	long v = strtol(tok, &end, 10);
+	uint64_t v;
 
-	if (*end || !*tok || v < 0 || v >= limit) {
+	if (sl_parse_uint(tok, 0, limit - 1, &v)) {
 		fprintf(stderr, "%s:%u: %s '%s' is not one of 0..%d\n",
 			name, line, what, tok, limit - 1);
 		return -EINVAL;
@@ -32,9 +31,10 @@ static int small_column(const char *name, unsigned line, const char *what,
 int sl_trace_read(const char *name, FILE *f, int nr_cpus, int nr_nodes,
 		  struct sl_trace *t)
 {
-	char buf[512], *tok[5], *save, *p, *end;
+	char buf[512], *tok[5], *save, *p;
 	size_t cap = 0;
 	unsigned line = 0;
+	uint64_t t_ms;
 	__u64 last = 0;
 	int n, err = 0;
 
@@ -63,12 +63,18 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, int nr_nodes,
 				       "expected T_MS CLIENT [CPU]", NULL);
 			break;
 		}
-		errno = 0;
-		r.t_ms = strtoull(tok[0], &end, 10);
-		if (errno || *end || tok[0][0] == '-') {
+		err = sl_parse_uint(tok[0], 0, SL_TRACE_MAX_T_MS, &t_ms);
+		if (err == -ERANGE) {
+			fprintf(stderr, "%s:%u: time '%s' is past the latest T_MS, %llu ms (about 317 years)\n",
+				name, line, tok[0], SL_TRACE_MAX_T_MS);
+			err = -EINVAL;
+			break;
+		}
+		if (err) {
 			err = bad_line(name, line, "not a time in ms:", tok[0]);
 			break;
 		}
+		r.t_ms = t_ms;
 		if (r.t_ms < last) {
 			err = bad_line(name, line, "time goes backwards:", tok[0]);
 			break;

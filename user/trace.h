@@ -4,7 +4,8 @@
  * "T_MS CLIENT [CPU]", whitespace or comma separated, '#' starts a comment;
  * across nodes (replay --nodes) "T_MS CLIENT [NODE [CPU]]", or "T_MS sync":
  * a sync round at T_MS (a trace with such lines gives the whole schedule).
- * T_MS is model time in ms, non-decreasing; CLIENT an IPv4 or IPv6 address.
+ * T_MS is model time in ms, non-decreasing, at most SL_TRACE_MAX_T_MS;
+ * CLIENT an IPv4 or IPv6 address.
  */
 #ifndef SL_TRACE_H
 #define SL_TRACE_H
@@ -12,6 +13,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "slicelimit.h"
+
+/* The latest model time a trace may give: 10^13 ms, about 317 years. The
+ * program's token bucket counts in ns (now_ms * 10^6, plus up to the
+ * longest window), which stays below 2^64 up to 1.8 * 10^13 ms; a round
+ * number under that leaves the rest of the arithmetic (u32 record times
+ * compared by wrapping difference, signed ages) its margin too.
+ */
+#define SL_TRACE_MAX_T_MS	10000000000000ULL
 
 struct sl_trace_req {
 	__u64 t_ms;

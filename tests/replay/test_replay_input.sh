@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# `slicelimit replay` on bad and unusual input: what it refuses (exit
+# status, the JSON error), and what the trace fields make it replay. Each
+# check runs the real command (a private copy of the BPF program: root,
+# no pins). TAP output; asserts on exit status and --json output only.
+#
+#   tests/replay/test_replay_input.sh [BUILD_DIR]
+set -u
+build=${1:-build}
+SL=$build/slicelimit
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d /tmp/slicelimit-replay.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+failed=0
+
+ok() { echo "ok - $1"; }
+not_ok() {		# DESC DIAGNOSTIC...
+	echo "not ok - $1"
+	shift
+	printf '%s\n' "$@" | sed 's/^/#   /'
+	failed=1
+}
+
+# run TRACE_TEXT ARGS...: $rc, $out (stdout), $err (stderr)
+run() {
+	local trace=$1
+	shift
+	printf '%b' "$trace" >"$tmp/trace"
+	"$SL" -j replay "$tmp/trace" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+# json EXPR: EXPR over the last run's JSON output (d), printed
+json() {
+	"$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($1)" \
+		"$tmp/out" 2>/dev/null
+}
+
+# check DESC WANT_RC [JSON_EXPR WANT]...
+check() {
+	local desc=$1 want_rc=$2 got
+	shift 2
+	if [ "$rc" != "$want_rc" ]; then
+		not_ok "$desc" "exit $rc, want $want_rc" "stdout: $out" "stderr: $err"
+		return
+	fi
+	while [ $# -ge 2 ]; do
+		got=$(json "$1")
+		if [ "$got" != "$2" ]; then
+			not_ok "$desc" "$1: got '$got', want '$2'" "stdout: $out" "stderr: $err"
+			return
+		fi
+		shift 2
+	done
+	ok "$desc"
+}
+
+# ---- item 2: times past what the clock arithmetic holds ----
+
+run '18446744073709551615 10.0.0.1\n' --limit 5
+check "a time of 2^64-1 ms is refused (exit 1, a JSON error), no crash" 1 \
+	"'error' in d" True
+run '0 10.0.0.1\n10000000000001 10.0.0.1\n' --limit 5
+check "a time past 10^13 ms is refused with its line" 1 "'error' in d" True
+run '0 10.0.0.1\n10000000000000 10.0.0.1\n10000000000000 10.0.0.1\n' --limit 5 --window 1s
+check "the latest time, 10^13 ms, replays: max_in_window counts both accepts there" 0 \
+	"d[0]['accepted']" 3 "d[0]['max_in_window']" 2
+for algo in sliding sliding-plain fixed token-bucket sliding-log sliding-counter; do
+	run '10000000000000 10.0.0.1\n10000000000000 10.0.0.1\n10000000000000 10.0.0.1\n' \
+		--algorithm "$algo" --limit 2 --window 1s
+	check "$algo at the latest time: limit 2 of 3 accepted" 0 \
+		"d[0]['accepted']" 2 "d[0]['max_in_window']" 2
+done
+
+[ "$failed" -eq 0 ]
