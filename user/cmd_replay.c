@@ -29,15 +29,19 @@ static const char replay_help[] =
 "aligned to multiples of their length from T_MS = 0, as a live node aligns\n"
 "them to the TAI epoch. CPU picks whose per-CPU state the request uses.\n"
 "\n"
-"Rule options (one ad-hoc rule matching every request):\n"
+"Rule options (one ad-hoc rule matching every request; the same checks\n"
+"as a rule file's fields of these names):\n"
 "  --algorithm NAME      sliding (default), sliding-plain, fixed,\n"
 "                        token-bucket, sliding-log, sliding-counter\n"
-"  --limit N             units per window (required)\n"
-"  --window DUR          60s (default), 500ms, 0.2s, 1m\n"
-"  --slices N            sliding, sliding-plain (default 12) and\n"
-"                        sliding-counter (default 1: two windows)\n"
-"  --bucket-capacity N   token-bucket only (default: the limit)\n"
-"  --refill-per-s R      token-bucket only (default: limit / window)\n"
+"  --limit N             units per window, 1..4294967295 (required)\n"
+"  --window DUR          1ms..12d: 60s (default), 500ms, 0.2s, 1m\n"
+"  --slices N            sliding 1..3600 and sliding-plain 1..64 (default\n"
+"                        12), sliding-counter 1..63 (default 1: two\n"
+"                        windows); at most the window in ms\n"
+"  --bucket-capacity N   token-bucket only, 1..4294967295 (default: the\n"
+"                        limit)\n"
+"  --refill-per-s R      token-bucket only, units per second, e.g. 0.5\n"
+"                        (default: limit / window)\n"
 "  --rules FILE          a rule file instead (the first rule's window is\n"
 "                        the one max_in_window uses)\n"
 "\n"
@@ -102,16 +106,74 @@ static void print_decision(void *ctx, const struct sl_trace_req *r,
 	}
 }
 
-/* Option values go into YAML: allow only what a number, a duration or an
- * algorithm name can contain, so nothing can inject structure.
- */
-static bool plain_value(const char *s)
+/* A numeric flag in [min, max]; the error names the flag and its range. */
+static int flag_uint(const char *flag, const char *arg, uint64_t min,
+		     uint64_t max, uint64_t *out)
 {
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
-		      *s == '.' || *s == '-'))
-			return false;
-	return true;
+	if (!sl_parse_uint(arg, min, max, out))
+		return 0;
+	pr_error("--%s: '%s' is not a whole number %llu..%llu", flag, arg,
+		 (unsigned long long)min, (unsigned long long)max);
+	return -EINVAL;
+}
+
+/* The ad-hoc rule's flags, parsed straight into their values; what
+ * depends on more than one flag (slices of an algorithm without slices, a
+ * bucket's refill) is the rule file's own check, in sl_rule_from_fields.
+ */
+struct adhoc_rule {
+	struct sl_rule_fields f;
+	unsigned slices;
+	uint64_t bucket_capacity;
+	bool set;
+};
+
+enum { O_ALGO = 256, O_LIMIT, O_WINDOW, O_SLICES, O_CAP, O_REFILL,
+       O_RULES, O_DECISIONS, O_NODES, O_INTERVAL, O_LAYOUT, O_ASSIGN };
+
+static int parse_rule_option(int c, const char *flag, const char *arg,
+			     struct adhoc_rule *a)
+{
+	uint64_t v;
+
+	a->set = true;
+	switch (c) {
+	case O_ALGO:
+		if (!sl_parse_algorithm(arg, &a->f.algorithm))
+			return 0;
+		pr_error("--algorithm: '%s' is not one of %s, %s, %s, %s, %s, %s",
+			 arg, sl_algorithm_name(0), sl_algorithm_name(1),
+			 sl_algorithm_name(2), sl_algorithm_name(3),
+			 sl_algorithm_name(4), sl_algorithm_name(5));
+		return -EINVAL;
+	case O_LIMIT:
+		return flag_uint(flag, arg, 1, UINT32_MAX, &a->f.limit);
+	case O_WINDOW:
+		if (sl_parse_duration_ms(arg, &v) || v < 1 ||
+		    v > SL_MAX_WINDOW_MS) {
+			pr_error("--window: '%s' is not a duration from 1ms to 12d (60s, 500ms, 0.2s, 1m)",
+				 arg);
+			return -EINVAL;
+		}
+		a->f.window = arg;
+		return 0;
+	case O_SLICES:
+		/* the most any algorithm takes; each its own bound after */
+		if (flag_uint(flag, arg, 1, 3600, &v))
+			return -EINVAL;
+		a->slices = v;
+		a->f.slices = &a->slices;
+		return 0;
+	case O_CAP:
+		a->f.bucket_capacity = &a->bucket_capacity;
+		return flag_uint(flag, arg, 1, UINT32_MAX, &a->bucket_capacity);
+	default:
+		/* --refill-per-s: a rate ("0.5"), checked as a file's
+		 * refill_per_s is
+		 */
+		a->f.refill_per_s = arg;
+		return 0;
+	}
 }
 
 static const char *layout_name(unsigned layout)
@@ -191,8 +253,6 @@ static json_object *nodes_json(const struct sl_replay_nodes_opts *no,
 
 int do_replay(int argc, char **argv)
 {
-	enum { O_ALGO = 256, O_LIMIT, O_WINDOW, O_SLICES, O_CAP, O_REFILL,
-	       O_RULES, O_DECISIONS, O_NODES, O_INTERVAL, O_LAYOUT, O_ASSIGN };
 	static const struct option opts[] = {
 		{ "algorithm", required_argument, NULL, O_ALGO },
 		{ "limit", required_argument, NULL, O_LIMIT },
@@ -209,13 +269,8 @@ int do_replay(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static const char *const yaml_keys[] = {
-		[O_ALGO - O_ALGO] = "algorithm", [O_LIMIT - O_ALGO] = "limit",
-		[O_WINDOW - O_ALGO] = "window", [O_SLICES - O_ALGO] = "slices",
-		[O_CAP - O_ALGO] = "bucket_capacity",
-		[O_REFILL - O_ALGO] = "refill_per_s",
-	};
-	const char *values[6] = { NULL }, *rules_file = NULL, *path = "-";
+	struct adhoc_rule adhoc = { .f = { .name = "replay" } };
+	const char *rules_file = NULL, *path = "-";
 	struct sl_instance_opts io = { .model_clock = true };
 	struct sl_replay_nodes_opts no = {
 		.interval_ms = 200,
@@ -230,21 +285,15 @@ int do_replay(int argc, char **argv)
 	struct sl_instance in;
 	struct sl_ruleset rs;
 	struct sl_trace tr;
-	bool decisions = false, adhoc = false;
-	char yaml[1024];
-	size_t i, n;
+	bool decisions = false;
+	size_t i;
 	FILE *f;
-	int c, err;
+	int c, idx, err;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
 		if (c >= O_ALGO && c <= O_REFILL) {
-			if (!plain_value(optarg)) {
-				pr_error("--%s: '%s' is not a valid value",
-					 yaml_keys[c - O_ALGO], optarg);
+			if (parse_rule_option(c, opts[idx].name, optarg, &adhoc))
 				return SL_EXIT_USAGE;
-			}
-			values[c - O_ALGO] = optarg;
-			adhoc = true;
 		} else if (c == O_RULES) {
 			rules_file = optarg;
 		} else if (c == O_DECISIONS) {
@@ -269,21 +318,27 @@ int do_replay(int argc, char **argv)
 		pr_error("--decisions is for one node; leave out --nodes");
 		return SL_EXIT_USAGE;
 	}
-	if (adhoc == !!rules_file) {
+	if (adhoc.set == !!rules_file) {
 		pr_error("replay needs either rule options (--limit ...) or --rules FILE");
 		return SL_EXIT_USAGE;
 	}
 
 	if (rules_file) {
 		err = sl_rules_load_file(rules_file, &rs);
+	} else if (!adhoc.f.limit) {
+		pr_error("--limit N is required with rule options");
+		return SL_EXIT_USAGE;
 	} else {
-		n = snprintf(yaml, sizeof(yaml), "rules:\n  - name: replay\n");
-		for (i = 0; i < 6; i++)
-			if (values[i])
-				n += snprintf(yaml + n, sizeof(yaml) - n,
-					      "    %s: %s\n", yaml_keys[i],
-					      values[i]);
-		err = sl_rules_load_buffer("replay options", yaml, n, &rs);
+		rs.nr = 1;
+		rs.specs = calloc(1, sizeof(*rs.specs));
+		err = rs.specs ? sl_rule_from_fields("replay options", &adhoc.f,
+						     rs.specs) : -ENOMEM;
+		if (err)
+			sl_rules_free(&rs);
+	}
+	if (err == -ENOMEM) {
+		pr_error("out of memory");
+		return SL_EXIT_FAIL;
 	}
 	if (err) {
 		pr_error("the rule is not valid; see above");

@@ -732,3 +732,39 @@ int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
 	free(buf);
 	return err;
 }
+
+/* ---- one rule from values already parsed (replay's flags) ---- */
+
+int sl_parse_algorithm(const char *name, unsigned *algorithm)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(algorithm_strings); i++)
+		if (!strcmp(name, algorithm_strings[i].str)) {
+			*algorithm = algorithm_strings[i].val;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int sl_rule_from_fields(const char *origin, const struct sl_rule_fields *f,
+			struct sl_rule_spec *spec)
+{
+	/* the same checks as a rule of a file: through a yaml_rule, as
+	 * libcyaml would have filled it
+	 */
+	struct yaml_rule y = {
+		.name = (char *)f->name,
+		.limit = f->limit,
+		.window = (char *)f->window,
+		.slices = (unsigned *)f->slices,
+		.bucket_capacity = (uint64_t *)f->bucket_capacity,
+		.refill_per_s = (char *)f->refill_per_s,
+		.algorithm = f->algorithm,
+	};
+	struct rule_lines lines = { .start = 1 };
+	struct checker c = { .file = origin, .lines = &lines };
+
+	check_rule(&c, &y, spec);
+	return c.errors ? -EINVAL : 0;
+}

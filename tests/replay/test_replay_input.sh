@@ -76,4 +76,35 @@ for algo in sliding sliding-plain fixed token-bucket sliding-log sliding-counter
 		"d[0]['accepted']" 2 "d[0]['max_in_window']" 2
 done
 
+# ---- item 3: rule flags parsed straight into the rule ----
+
+zeros=$(printf '0%.0s' $(seq 3000))
+run '0 10.0.0.1\n1 10.0.0.1\n2 10.0.0.1\n' --limit "${zeros}2"
+check "--limit with 3,000 leading zeros is the number 2" 0 \
+	"d[0]['accepted']" 2 "d[0]['rejected']" 1
+run '0 10.0.0.1\n' --algorithm "$zeros" --limit 2
+check "--algorithm of 3,000 characters: exit 2, the error names --algorithm" 2 \
+	"d['error'].startswith('--algorithm:')" True
+for bad in "--limit 4294967296:--limit:1..4294967295" "--limit 0:--limit:1..4294967295" \
+	   "--limit 5x:--limit:1..4294967295" "--slices 3601:--slices:1..3600" \
+	   "--bucket-capacity 4294967296:--bucket-capacity:1..4294967295" \
+	   "--window 13d:--window:12d" "--window 0ms:--window:1ms"; do
+	IFS=: read -r flags flag range <<<"$bad"
+	# shellcheck disable=SC2086
+	run '0 10.0.0.1\n' --limit 5 $flags
+	check "$flags: exit 2, the error names $flag and its range" 2 \
+		"d['error'].startswith('$flag:') and '$range' in d['error']" True
+done
+run '0 10.0.0.1\n' --limit 5 --algorithm fixed --slices 4
+check "--slices with an algorithm without slices: exit 2 (the rule file's check)" 2 \
+	"'error' in d" True
+run '0 10.0.0.1\n' --limit 5 --algorithm sliding-plain --slices 65
+check "--slices past sliding-plain's 64: exit 2 (the rule file's check)" 2 \
+	"'error' in d" True
+run '0 10.0.0.1\n' --window 1s
+check "rule flags without --limit: exit 2" 2 "'error' in d" True
+run '0 10.0.0.1\n1 10.0.0.1\n2 10.0.0.1\n3 10.0.0.1\n' --algorithm token-bucket \
+	--limit 100 --bucket-capacity 3 --refill-per-s 0.5
+check "token-bucket flags: capacity 3 of 4 at once" 0 "d[0]['accepted']" 3
+
 [ "$failed" -eq 0 ]
