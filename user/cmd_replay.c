@@ -21,13 +21,21 @@ static const char replay_help[] =
 "\n"
 "Run a trace through the real BPF program (BPF_PROG_TEST_RUN) with a model\n"
 "clock, in a private copy that does not touch the attached one. Each\n"
-"request becomes a UDP packet from its client on its CPU.\n"
+"request becomes a packet from its client on its CPU.\n"
 "\n"
 "TRACE (default: standard input) has one request per line:\n"
-"  T_MS CLIENT [CPU]    # whitespace or commas; '#' starts a comment\n"
-"T_MS is the model clock in ms, non-decreasing; windows and slices are\n"
-"aligned to multiples of their length from T_MS = 0, as a live node aligns\n"
-"them to the TAI epoch. CPU picks whose per-CPU state the request uses.\n"
+"  T_MS CLIENT [CPU] [proto=tcp|udp|icmp] [port=N] [dst=ADDR]\n"
+"whitespace or commas between columns; '#' starts a comment.\n"
+"T_MS is the model clock in ms, non-decreasing, at most 10000000000000\n"
+"(10^13, about 317 years); windows and slices are aligned to multiples of\n"
+"their length from T_MS = 0, as a live node aligns them to the TAI epoch.\n"
+"CPU picks whose per-CPU state the request uses. The fields, in any order\n"
+"after CLIENT, are what rules match on: proto (default udp; tcp is a SYN,\n"
+"a new connection; icmp an echo request), port, the destination port\n"
+"0..65535 (default 9; not with icmp), and dst, the destination address\n"
+"(default 192.0.2.1, or 2001:db8::1 for an IPv6 client; the client's\n"
+"family). A rule that decides no request of the trace is named in a\n"
+"warning.\n"
 "\n"
 "Rule options (one ad-hoc rule matching every request; the same checks\n"
 "as a rule file's fields of these names):\n"
@@ -55,19 +63,21 @@ static const char replay_help[] =
 "                        or central (one state shared by every node)\n"
 "  --assign lcg:SEED     pick each request's node with the design study's\n"
 "                        generator; else the trace's third column is the\n"
-"                        node (0..N-1), and a fourth the CPU\n"
+"                        node (0..N-1), and a fourth the CPU (fields\n"
+"                        after them as above)\n"
 "  A line 'T_MS sync' runs a round at T_MS; a trace with such lines gives\n"
 "  the whole schedule and --sync-interval is not used.\n"
 "\n"
 "Output per client: sent, accepted, rejected, max_in_window (the most\n"
 "accepts in any interval (t - window, t]). --decisions adds one line per\n"
 "request: time, client, accept/reject, remaining, retry-after ms.\n"
-"With --json: an array of {client, sent, accepted, rejected,\n"
-"max_in_window}, or with --decisions {\"decisions\": [...], \"clients\": [...]}.\n"
-"With --nodes also the sync traffic: rounds, messages (datagrams node to\n"
-"node; central: requests, each a touch of the shared state), bytes; JSON\n"
-"{\"nodes\", \"layout\", \"sync_interval_ms\", \"rounds\", \"messages\",\n"
-"\"bytes\", \"clients\": [...]}.\n"
+"With --json one object: {\"clients\": [{client, sent, accepted, rejected,\n"
+"max_in_window}], \"unmatched_rules\": [names of the rules that decided no\n"
+"request]}, with --decisions also \"decisions\": [{t_ms, client, accepted,\n"
+"rule, remaining, retry_after_ms}]. With --nodes also the sync traffic:\n"
+"rounds, messages (datagrams node to node; central: requests, each a touch\n"
+"of the shared state), bytes; in JSON \"nodes\", \"layout\",\n"
+"\"sync_interval_ms\", \"rounds\", \"messages\", \"bytes\".\n"
 "\n"
 "Example, the design study's Model B at 90 requests/s:\n"
 "  seq 0 5399 | awk '{print int($1*1000/90), \"10.0.0.1\"}' |\n"
@@ -233,12 +243,9 @@ static int parse_node_option(int which, const char *arg,
 	}
 }
 
-static json_object *nodes_json(const struct sl_replay_nodes_opts *no,
-			       const struct sl_replay_nodes_stats *ns,
-			       json_object *clients)
+static void nodes_json(json_object *o, const struct sl_replay_nodes_opts *no,
+		       const struct sl_replay_nodes_stats *ns)
 {
-	json_object *o = json_object_new_object();
-
 	json_object_object_add(o, "nodes", json_object_new_int(no->nodes));
 	json_object_object_add(o, "layout",
 			       json_object_new_string(layout_name(no->layout)));
@@ -247,8 +254,65 @@ static json_object *nodes_json(const struct sl_replay_nodes_opts *no,
 	json_object_object_add(o, "rounds", json_object_new_int64(ns->rounds));
 	json_object_object_add(o, "messages", json_object_new_int64(ns->messages));
 	json_object_object_add(o, "bytes", json_object_new_int64(ns->bytes));
-	json_object_object_add(o, "clients", clients);
+}
+
+/* A rule the trace never reaches says nothing about the rule: say so,
+ * rather than report every request accepted as if it had been tested.
+ */
+static void warn_unmatched(const struct sl_replay_result *res)
+{
+	unsigned i;
+
+	for (i = 0; i < res->nr_unmatched; i++)
+		pr_warn("rule '%s' decided no request of the trace: no line matches its protocol, ports, source and destination (trace fields proto=, port=, dst=), or rules before it took them",
+			res->unmatched[i].name);
+}
+
+static json_object *result_json(const struct sl_replay_result *res,
+				json_object *decisions)
+{
+	json_object *o = json_object_new_object();
+	json_object *arr = json_object_new_array();
+	json_object *un = json_object_new_array();
+	char addr[64];
+	size_t i;
+
+	for (i = 0; i < res->nr; i++) {
+		json_object *c = json_object_new_object();
+
+		sl_format_prefix(&res->client[i].addr, 128, addr, sizeof(addr));
+		json_object_object_add(c, "client", json_object_new_string(addr));
+		json_object_object_add(c, "sent", json_object_new_int64(res->client[i].sent));
+		json_object_object_add(c, "accepted", json_object_new_int64(res->client[i].accepted));
+		json_object_object_add(c, "rejected", json_object_new_int64(res->client[i].rejected));
+		json_object_object_add(c, "max_in_window",
+				       json_object_new_int64(res->client[i].max_in_window));
+		json_object_array_add(arr, c);
+	}
+	for (i = 0; i < res->nr_unmatched; i++)
+		json_object_array_add(un, json_object_new_string(res->unmatched[i].name));
+	json_object_object_add(o, "clients", arr);
+	json_object_object_add(o, "unmatched_rules", un);
+	if (decisions)
+		json_object_object_add(o, "decisions", decisions);
 	return o;
+}
+
+static void print_result(const struct sl_replay_result *res)
+{
+	char addr[64];
+	size_t i;
+
+	printf("%-40s %10s %10s %10s %14s\n", "CLIENT", "SENT",
+	       "ACCEPTED", "REJECTED", "MAX_IN_WINDOW");
+	for (i = 0; i < res->nr; i++)
+		printf("%-40s %10llu %10llu %10llu %14llu\n",
+		       sl_format_prefix(&res->client[i].addr, 128, addr,
+					sizeof(addr)),
+		       (unsigned long long)res->client[i].sent,
+		       (unsigned long long)res->client[i].accepted,
+		       (unsigned long long)res->client[i].rejected,
+		       (unsigned long long)res->client[i].max_in_window);
 }
 
 int do_replay(int argc, char **argv)
@@ -286,7 +350,6 @@ int do_replay(int argc, char **argv)
 	struct sl_ruleset rs;
 	struct sl_trace tr;
 	bool decisions = false;
-	size_t i;
 	FILE *f;
 	int c, idx, err;
 
@@ -402,45 +465,15 @@ int do_replay(int argc, char **argv)
 		json_object_put(dec.arr);
 		goto out_trace;
 	}
+	warn_unmatched(&res);
 	if (sl_json) {
-		json_object *arr = json_object_new_array();
-		char addr[64];
+		json_object *o = result_json(&res, dec.arr);
 
-		for (i = 0; i < res.nr; i++) {
-			json_object *o = json_object_new_object();
-
-			sl_format_prefix(&res.client[i].addr, 128, addr, sizeof(addr));
-			json_object_object_add(o, "client", json_object_new_string(addr));
-			json_object_object_add(o, "sent", json_object_new_int64(res.client[i].sent));
-			json_object_object_add(o, "accepted", json_object_new_int64(res.client[i].accepted));
-			json_object_object_add(o, "rejected", json_object_new_int64(res.client[i].rejected));
-			json_object_object_add(o, "max_in_window",
-					       json_object_new_int64(res.client[i].max_in_window));
-			json_object_array_add(arr, o);
-		}
-		if (dec.arr) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "decisions", dec.arr);
-			json_object_object_add(o, "clients", arr);
-			arr = o;
-		}
 		if (no.nodes)
-			arr = nodes_json(&no, &ns, arr);
-		sl_print_json(arr);
+			nodes_json(o, &no, &ns);
+		sl_print_json(o);
 	} else {
-		char addr[64];
-
-		printf("%-40s %10s %10s %10s %14s\n", "CLIENT", "SENT",
-		       "ACCEPTED", "REJECTED", "MAX_IN_WINDOW");
-		for (i = 0; i < res.nr; i++)
-			printf("%-40s %10llu %10llu %10llu %14llu\n",
-			       sl_format_prefix(&res.client[i].addr, 128, addr,
-						sizeof(addr)),
-			       (unsigned long long)res.client[i].sent,
-			       (unsigned long long)res.client[i].accepted,
-			       (unsigned long long)res.client[i].rejected,
-			       (unsigned long long)res.client[i].max_in_window);
+		print_result(&res);
 		if (no.nodes)
 			printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
 			       no.nodes, layout_name(no.layout),

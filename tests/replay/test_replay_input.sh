@@ -68,12 +68,12 @@ run '0 10.0.0.1\n10000000000001 10.0.0.1\n' --limit 5
 check "a time past 10^13 ms is refused with its line" 1 "'error' in d" True
 run '0 10.0.0.1\n10000000000000 10.0.0.1\n10000000000000 10.0.0.1\n' --limit 5 --window 1s
 check "the latest time, 10^13 ms, replays: max_in_window counts both accepts there" 0 \
-	"d[0]['accepted']" 3 "d[0]['max_in_window']" 2
+	"d['clients'][0]['accepted']" 3 "d['clients'][0]['max_in_window']" 2
 for algo in sliding sliding-plain fixed token-bucket sliding-log sliding-counter; do
 	run '10000000000000 10.0.0.1\n10000000000000 10.0.0.1\n10000000000000 10.0.0.1\n' \
 		--algorithm "$algo" --limit 2 --window 1s
 	check "$algo at the latest time: limit 2 of 3 accepted" 0 \
-		"d[0]['accepted']" 2 "d[0]['max_in_window']" 2
+		"d['clients'][0]['accepted']" 2 "d['clients'][0]['max_in_window']" 2
 done
 
 # ---- item 3: rule flags parsed straight into the rule ----
@@ -81,7 +81,7 @@ done
 zeros=$(printf '0%.0s' $(seq 3000))
 run '0 10.0.0.1\n1 10.0.0.1\n2 10.0.0.1\n' --limit "${zeros}2"
 check "--limit with 3,000 leading zeros is the number 2" 0 \
-	"d[0]['accepted']" 2 "d[0]['rejected']" 1
+	"d['clients'][0]['accepted']" 2 "d['clients'][0]['rejected']" 1
 run '0 10.0.0.1\n' --algorithm "$zeros" --limit 2
 check "--algorithm of 3,000 characters: exit 2, the error names --algorithm" 2 \
 	"d['error'].startswith('--algorithm:')" True
@@ -105,6 +105,54 @@ run '0 10.0.0.1\n' --window 1s
 check "rule flags without --limit: exit 2" 2 "'error' in d" True
 run '0 10.0.0.1\n1 10.0.0.1\n2 10.0.0.1\n3 10.0.0.1\n' --algorithm token-bucket \
 	--limit 100 --bucket-capacity 3 --refill-per-s 0.5
-check "token-bucket flags: capacity 3 of 4 at once" 0 "d[0]['accepted']" 3
+check "token-bucket flags: capacity 3 of 4 at once" 0 "d['clients'][0]['accepted']" 3
+
+# ---- item 5: trace lines carry what rules match on ----
+
+rules=$here/../../packaging/rules.yaml
+ssh=$(for i in $(seq 0 11); do echo "$i 192.0.2.7 proto=tcp port=22"; done)
+run "$ssh\n" --rules "$rules"
+check "packaging/rules.yaml, 12 SSH SYNs (proto=tcp port=22): ssh takes 10, dns and api reported unmatched" 0 \
+	"(d['clients'][0]['accepted'], d['clients'][0]['rejected'])" "(10, 2)" \
+	"d['unmatched_rules']" "['dns', 'api']"
+dns=$(for i in $(seq 0 300); do echo "$i 2001:db8:1::5 proto=udp port=53"; done)
+run "$dns\n" --rules "$rules"
+check "packaging/rules.yaml, 301 DNS queries from an IPv6 client: dns takes 300" 0 \
+	"d['clients'][0]['rejected']" 1 "d['unmatched_rules']" "['ssh', 'api']"
+run '0 10.0.0.1\n1 10.0.0.2\n' --rules "$rules"
+check "a trace without fields (UDP to port 9) under packaging/rules.yaml: every rule listed unmatched" 0 \
+	"d['unmatched_rules']" "['ssh', 'dns', 'api']"
+cat >"$tmp/rules.yaml" <<'YAML'
+rules:
+  - name: web
+    protocol: tcp
+    destination: 198.51.100.0/24
+    limit: 1
+  - name: ping
+    protocol: icmp
+    limit: 2
+YAML
+run '0 10.0.0.1 proto=tcp port=80 dst=198.51.100.9\n1 10.0.0.1 dst=198.51.100.9 proto=tcp\n2 10.0.0.1 proto=tcp\n' \
+	--rules "$tmp/rules.yaml" --decisions
+check "dst= reaches a rule with a destination; a TCP request elsewhere matches no rule" 0 \
+	"[x['rule'] for x in d['decisions']]" "['web', 'web', None]" \
+	"[x['accepted'] for x in d['decisions']]" "[True, False, True]" \
+	"d['unmatched_rules']" "['ping']"
+run '0 10.0.0.1 proto=icmp\n1 10.0.0.1,proto=icmp\n2 2001:db8::1 1 proto=icmp\n3 10.0.0.1 proto=icmp\n' \
+	--rules "$tmp/rules.yaml"
+check "proto=icmp (ICMP and ICMPv6, with a CPU column, comma separated) reaches an ICMP rule" 0 \
+	"[(c['accepted'], c['rejected']) for c in d['clients']]" "[(2, 1), (1, 0)]" \
+	"d['unmatched_rules']" "['web']"
+run '0 10.0.0.1 1 proto=tcp\n0 sync\n5 10.0.0.1 0 1 port=22 proto=tcp\n' --limit 5 --nodes 2
+check "--nodes: fields after NODE and CPU, and sync lines, still read" 0 \
+	"d['clients'][0]['accepted']" 2 "d['unmatched_rules']" "[]"
+run '' --limit 5
+check "an empty trace: the ad-hoc rule is listed unmatched" 0 \
+	"(d['clients'], d['unmatched_rules'])" "([], ['replay'])"
+for bad in 'port=65536' 'proto=sctp' 'proto=icmp port=1' 'dst=2001:db8::1' \
+	   'dst=10.0.0.300' 'colour=red' 'port=1 port=2' 'port=-1'; do
+	run "0 10.0.0.1 $bad\n" --limit 5
+	check "trace field '$bad' is refused: exit 1, a JSON error" 1 "'error' in d" True
+done
 
 [ "$failed" -eq 0 ]
