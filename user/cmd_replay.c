@@ -8,6 +8,7 @@
 #include "common.h"
 #include "instance.h"
 #include "replay.h"
+#include "cmd_replay.h"
 #include "replay_nodes.h"
 #include "rules.h"
 #include "sync.h"
@@ -315,7 +316,19 @@ static void print_result(const struct sl_replay_result *res)
 		       (unsigned long long)res->client[i].max_in_window);
 }
 
-int do_replay(int argc, char **argv)
+void sl_replay_args_free(struct sl_replay_args *a)
+{
+	sl_rules_free(&a->rs);
+}
+
+unsigned sl_replay_instances(const struct sl_replay_args *a)
+{
+	if (!a->no.nodes || a->no.layout == SL_REPLAY_CENTRAL)
+		return 1;
+	return a->no.nodes;
+}
+
+int sl_replay_args_parse(int argc, char **argv, struct sl_replay_args *a)
 {
 	static const struct option opts[] = {
 		{ "algorithm", required_argument, NULL, O_ALGO },
@@ -334,25 +347,14 @@ int do_replay(int argc, char **argv)
 		{ 0 },
 	};
 	struct adhoc_rule adhoc = { .f = { .name = "replay" } };
-	const char *rules_file = NULL, *path = "-";
-	struct sl_instance_opts io = { .model_clock = true };
-	struct sl_replay_nodes_opts no = {
-		.interval_ms = 200,
-		.layout = SL_LAYOUT_DELAYED_SYNC,
-	};
-	struct sl_replay_nodes_stats ns;
-	struct sl_instance *nodes[SL_MAX_PEERS] = { NULL };
+	const char *rules_file = NULL;
 	bool node_opts = false;
-	unsigned nr_inst = 1, k;
-	struct decisions dec = { NULL };
-	struct sl_replay_result res;
-	struct sl_instance in;
-	struct sl_ruleset rs;
-	struct sl_trace tr;
-	bool decisions = false;
-	FILE *f;
 	int c, idx, err;
 
+	memset(a, 0, sizeof(*a));
+	a->path = "-";
+	a->no.interval_ms = 200;
+	a->no.layout = SL_LAYOUT_DELAYED_SYNC;
 	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
 		if (c >= O_ALGO && c <= O_REFILL) {
 			if (parse_rule_option(c, opts[idx].name, optarg, &adhoc))
@@ -360,9 +362,9 @@ int do_replay(int argc, char **argv)
 		} else if (c == O_RULES) {
 			rules_file = optarg;
 		} else if (c == O_DECISIONS) {
-			decisions = true;
+			a->decisions = true;
 		} else if (c >= O_NODES && c <= O_ASSIGN) {
-			if (parse_node_option(c - O_NODES, optarg, &no))
+			if (parse_node_option(c - O_NODES, optarg, &a->no))
 				return SL_EXIT_USAGE;
 			node_opts = true;
 		} else {
@@ -372,12 +374,12 @@ int do_replay(int argc, char **argv)
 	if (optind < argc - 1)
 		return sl_usage(replay_help, true);
 	if (optind == argc - 1)
-		path = argv[optind];
-	if (node_opts && !no.nodes) {
+		a->path = argv[optind];
+	if (node_opts && !a->no.nodes) {
 		pr_error("--sync-interval, --layout and --assign go with --nodes N");
 		return SL_EXIT_USAGE;
 	}
-	if (no.nodes && decisions) {
+	if (a->no.nodes && a->decisions) {
 		pr_error("--decisions is for one node; leave out --nodes");
 		return SL_EXIT_USAGE;
 	}
@@ -387,17 +389,18 @@ int do_replay(int argc, char **argv)
 	}
 
 	if (rules_file) {
-		err = sl_rules_load_file(rules_file, &rs);
+		err = sl_rules_load_file(rules_file, &a->rs);
 	} else if (!adhoc.f.limit) {
 		pr_error("--limit N is required with rule options");
 		return SL_EXIT_USAGE;
 	} else {
-		rs.nr = 1;
-		rs.specs = calloc(1, sizeof(*rs.specs));
-		err = rs.specs ? sl_rule_from_fields("replay options", &adhoc.f,
-						     rs.specs) : -ENOMEM;
+		a->rs.nr = 1;
+		a->rs.specs = calloc(1, sizeof(*a->rs.specs));
+		err = a->rs.specs ? sl_rule_from_fields("replay options",
+							&adhoc.f,
+							a->rs.specs) : -ENOMEM;
 		if (err)
-			sl_rules_free(&rs);
+			sl_rules_free(&a->rs);
 	}
 	if (err == -ENOMEM) {
 		pr_error("out of memory");
@@ -407,91 +410,117 @@ int do_replay(int argc, char **argv)
 		pr_error("the rule is not valid; see above");
 		return SL_EXIT_USAGE;
 	}
-	if (!rs.nr) {
+	if (!a->rs.nr) {
 		pr_error("%s: no rules: nothing would be limited", rules_file);
-		sl_rules_free(&rs);
+		sl_rules_free(&a->rs);
 		return SL_EXIT_USAGE;
 	}
+	return SL_REPLAY_RUN;
+}
 
-	if (no.nodes) {
-		/* small tables: a replay has few clients, and N copies */
-		io.clients = 16384;
-		nr_inst = no.layout == SL_REPLAY_CENTRAL ? 1 : no.nodes;
+int sl_replay_trace(struct sl_instance *const *nodes,
+		    const struct sl_replay_args *a, const char *name, FILE *f,
+		    struct sl_replay_result *out)
+{
+	struct decisions dec = { NULL };
+	struct sl_replay_nodes_stats ns;
+	struct sl_replay_result res;
+	__u64 window_ms = a->rs.specs[0].rule.window_ms;
+	struct sl_trace tr;
+	int err;
+
+	err = sl_trace_read(name, f, nodes[0]->maps.nr_cpus, a->no.nodes, &tr);
+	if (err) {
+		pr_error("%s: not a valid trace; see above", name);
+		return err;
 	}
+	if (a->decisions && sl_json)
+		dec.arr = json_object_new_array();
+	if (a->no.nodes)
+		err = sl_replay_nodes_run(nodes, &a->no, &tr, window_ms, &res,
+					  &ns);
+	else
+		err = sl_replay_run(nodes[0], &tr, window_ms,
+				    a->decisions ? print_decision : NULL, &dec,
+				    &res);
+	sl_trace_free(&tr);
+	if (err) {
+		pr_error("replay failed: %s", strerror(-err));
+		json_object_put(dec.arr);
+		return err;
+	}
+	warn_unmatched(&res);
+	if (sl_json) {
+		json_object *o = result_json(&res, dec.arr);
+
+		if (a->no.nodes)
+			nodes_json(o, &a->no, &ns);
+		sl_print_json(o);
+	} else {
+		print_result(&res);
+		if (a->no.nodes)
+			printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
+			       a->no.nodes, layout_name(a->no.layout),
+			       (unsigned long long)ns.rounds,
+			       (unsigned long long)ns.messages,
+			       (unsigned long long)ns.bytes);
+	}
+	if (out)
+		*out = res;
+	else
+		sl_replay_result_free(&res);
+	return 0;
+}
+
+int do_replay(int argc, char **argv)
+{
+	struct sl_instance_opts io = { .model_clock = true };
+	struct sl_instance *nodes[SL_MAX_PEERS] = { NULL };
+	struct sl_replay_args a;
+	unsigned nr_inst, k;
+	FILE *f;
+	int err;
+
+	err = sl_replay_args_parse(argc, argv, &a);
+	if (err != SL_REPLAY_RUN)
+		return err;
+	nr_inst = sl_replay_instances(&a);
+	if (a.no.nodes)
+		io.clients = 16384;	/* a replay has few clients, and N copies */
 	for (k = 0, err = 0; k < nr_inst && !err; k++) {
-		nodes[k] = k ? calloc(1, sizeof(*nodes[k])) : &in;
+		nodes[k] = calloc(1, sizeof(*nodes[k]));
 		err = nodes[k] ? sl_instance_open(nodes[k], &io) : -ENOMEM;
 		if (err) {
-			if (k)
-				free(nodes[k]);
+			free(nodes[k]);
 			nodes[k] = NULL;
 			pr_error("cannot load the BPF program: %s (root is needed; -v shows libbpf's log)",
 				 strerror(-err));
 			break;
 		}
-		err = sl_rules_apply(&nodes[k]->maps, &rs);
+		err = sl_rules_apply(&nodes[k]->maps, &a.rs);
 		if (err)
 			pr_error("cannot install the rules: %s", strerror(-err));
 	}
 	if (err)
 		goto out_instance;
 
-	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	f = strcmp(a.path, "-") ? fopen(a.path, "r") : stdin;
 	if (!f) {
-		pr_error("%s: cannot read: %s", path, strerror(errno));
 		err = -errno;
+		pr_error("%s: cannot read: %s", a.path, strerror(-err));
 		goto out_instance;
 	}
-	err = sl_trace_read(strcmp(path, "-") ? path : "stdin", f,
-			    in.maps.nr_cpus, no.nodes, &tr);
+	err = sl_replay_trace(nodes, &a, strcmp(a.path, "-") ? a.path : "stdin",
+			      f, NULL);
 	if (f != stdin)
 		fclose(f);
-	if (err) {
-		pr_error("%s: not a valid trace; see above", path);
-		goto out_instance;
-	}
-
-	if (decisions && sl_json)
-		dec.arr = json_object_new_array();
-	if (no.nodes)
-		err = sl_replay_nodes_run(nodes, &no, &tr,
-					  rs.specs[0].rule.window_ms, &res, &ns);
-	else
-		err = sl_replay_run(&in, &tr, rs.specs[0].rule.window_ms,
-				    decisions ? print_decision : NULL, &dec,
-				    &res);
-	if (err) {
-		pr_error("replay failed: %s", strerror(-err));
-		json_object_put(dec.arr);
-		goto out_trace;
-	}
-	warn_unmatched(&res);
-	if (sl_json) {
-		json_object *o = result_json(&res, dec.arr);
-
-		if (no.nodes)
-			nodes_json(o, &no, &ns);
-		sl_print_json(o);
-	} else {
-		print_result(&res);
-		if (no.nodes)
-			printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
-			       no.nodes, layout_name(no.layout),
-			       (unsigned long long)ns.rounds,
-			       (unsigned long long)ns.messages,
-			       (unsigned long long)ns.bytes);
-	}
-	sl_replay_result_free(&res);
-out_trace:
-	sl_trace_free(&tr);
 out_instance:
 	for (k = 0; k < nr_inst; k++) {
 		if (!nodes[k])
 			continue;
 		sl_instance_close(nodes[k]);
-		if (k)
-			free(nodes[k]);
+		free(nodes[k]);
 	}
-	sl_rules_free(&rs);
+	sl_replay_args_free(&a);
 	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

@@ -106,30 +106,42 @@ static const struct sl_rule *rule_that_moved(const struct sl_maps *m,
 	return found;
 }
 
-/* The rules that decided no request on any node: no line matches their
- * protocol, ports, source and destination, or rules before them took
- * every line that does. The instances are fresh, so any count is this
- * trace's.
- */
-static int find_unmatched(struct sl_instance *const *nodes, unsigned nr_nodes,
+/* Each rule's counters summed over the nodes, into sum[]. */
+static void rules_decided(struct sl_instance *const *nodes, unsigned nr_nodes,
 			  const struct sl_rule *rules, unsigned nr_rules,
-			  struct sl_replay_result *res)
+			  __u64 *sum)
 {
 	unsigned i, k;
 
+	for (i = 0; i < nr_rules; i++)
+		for (k = 0, sum[i] = 0; k < nr_nodes; k++)
+			sum[i] += rule_decided(&nodes[k]->maps, &rules[i]);
+}
+
+/* The rules whose counters did not move on any node since `before`: they
+ * decided no request, because no line matches their protocol, ports,
+ * source and destination, or rules before them took every line that does.
+ */
+static int find_unmatched(struct sl_instance *const *nodes, unsigned nr_nodes,
+			  const struct sl_rule *rules, unsigned nr_rules,
+			  const __u64 *before, struct sl_replay_result *res)
+{
+	__u64 *after;
+	unsigned i;
+
 	if (!nr_rules)
 		return 0;
+	after = calloc(nr_rules, sizeof(*after));
 	res->unmatched = calloc(nr_rules, sizeof(*res->unmatched));
-	if (!res->unmatched)
+	if (!after || !res->unmatched) {
+		free(after);
 		return -ENOMEM;
-	for (i = 0; i < nr_rules; i++) {
-		__u64 sum = 0;
-
-		for (k = 0; k < nr_nodes; k++)
-			sum += rule_decided(&nodes[k]->maps, &rules[i]);
-		if (!sum)
-			res->unmatched[res->nr_unmatched++] = rules[i];
 	}
+	rules_decided(nodes, nr_nodes, rules, nr_rules, after);
+	for (i = 0; i < nr_rules; i++)
+		if (after[i] == before[i])
+			res->unmatched[res->nr_unmatched++] = rules[i];
+	free(after);
 	return 0;
 }
 
@@ -174,7 +186,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 	struct accepts *acc = NULL;
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
-	__u64 *moved = NULL;
+	__u64 *moved = NULL, *before = NULL;
 	unsigned nr_rules = 0;
 	uint8_t pkt[SL_PACKET_MAX];
 	size_t i;
@@ -186,6 +198,12 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 	err = sl_rules_read_live(&in->maps, &rules, &nr_rules, &cfg);
 	if (err)
 		goto out;
+	before = calloc(nr_rules + 1, sizeof(*before));
+	if (!before) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rules_decided(nodes, nr_nodes, rules, nr_rules, before);
 	if (fn) {
 		moved = calloc(nr_rules + 1, sizeof(*moved));
 		if (!moved) {
@@ -252,9 +270,11 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 		free(acc[i].t);
 	}
 	if (!err)
-		err = find_unmatched(nodes, nr_nodes, rules, nr_rules, res);
+		err = find_unmatched(nodes, nr_nodes, rules, nr_rules, before,
+				     res);
 out:
 	free(acc);
+	free(before);
 	free(moved);
 	free(rules);
 	if (err)
