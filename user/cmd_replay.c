@@ -8,6 +8,7 @@
 #include "common.h"
 #include "instance.h"
 #include "replay.h"
+#include "cmd_replay.h"
 #include "replay_nodes.h"
 #include "rules.h"
 #include "sync.h"
@@ -21,23 +22,35 @@ static const char replay_help[] =
 "\n"
 "Run a trace through the real BPF program (BPF_PROG_TEST_RUN) with a model\n"
 "clock, in a private copy that does not touch the attached one. Each\n"
-"request becomes a UDP packet from its client on its CPU.\n"
+"request becomes a packet from its client on its CPU.\n"
 "\n"
 "TRACE (default: standard input) has one request per line:\n"
-"  T_MS CLIENT [CPU]    # whitespace or commas; '#' starts a comment\n"
-"T_MS is the model clock in ms, non-decreasing; windows and slices are\n"
-"aligned to multiples of their length from T_MS = 0, as a live node aligns\n"
-"them to the TAI epoch. CPU picks whose per-CPU state the request uses.\n"
+"  T_MS CLIENT [CPU] [proto=tcp|udp|icmp] [port=N] [dst=ADDR]\n"
+"whitespace or commas between columns; '#' starts a comment.\n"
+"T_MS is the model clock in ms, non-decreasing, at most 10000000000000\n"
+"(10^13, about 317 years); windows and slices are aligned to multiples of\n"
+"their length from T_MS = 0, as a live node aligns them to the TAI epoch.\n"
+"CPU picks whose per-CPU state the request uses. The fields, in any order\n"
+"after CLIENT, are what rules match on: proto (default udp; tcp is a SYN,\n"
+"a new connection; icmp an echo request), port, the destination port\n"
+"0..65535 (default 9; not with icmp), and dst, the destination address\n"
+"(default 192.0.2.1, or 2001:db8::1 for an IPv6 client; the client's\n"
+"family). A rule that decides no request of the trace is named in a\n"
+"warning.\n"
 "\n"
-"Rule options (one ad-hoc rule matching every request):\n"
+"Rule options (one ad-hoc rule matching every request; the same checks\n"
+"as a rule file's fields of these names):\n"
 "  --algorithm NAME      sliding (default), sliding-plain, fixed,\n"
 "                        token-bucket, sliding-log, sliding-counter\n"
-"  --limit N             units per window (required)\n"
-"  --window DUR          60s (default), 500ms, 0.2s, 1m\n"
-"  --slices N            sliding, sliding-plain (default 12) and\n"
-"                        sliding-counter (default 1: two windows)\n"
-"  --bucket-capacity N   token-bucket only (default: the limit)\n"
-"  --refill-per-s R      token-bucket only (default: limit / window)\n"
+"  --limit N             units per window, 1..4294967295 (required)\n"
+"  --window DUR          1ms..12d: 60s (default), 500ms, 0.2s, 1m\n"
+"  --slices N            sliding 1..3600 and sliding-plain 1..64 (default\n"
+"                        12), sliding-counter 1..63 (default 1: two\n"
+"                        windows); at most the window in ms\n"
+"  --bucket-capacity N   token-bucket only, 1..4294967295 (default: the\n"
+"                        limit)\n"
+"  --refill-per-s R      token-bucket only, units per second, e.g. 0.5\n"
+"                        (default: limit / window)\n"
 "  --rules FILE          a rule file instead (the first rule's window is\n"
 "                        the one max_in_window uses)\n"
 "\n"
@@ -51,19 +64,21 @@ static const char replay_help[] =
 "                        or central (one state shared by every node)\n"
 "  --assign lcg:SEED     pick each request's node with the design study's\n"
 "                        generator; else the trace's third column is the\n"
-"                        node (0..N-1), and a fourth the CPU\n"
+"                        node (0..N-1), and a fourth the CPU (fields\n"
+"                        after them as above)\n"
 "  A line 'T_MS sync' runs a round at T_MS; a trace with such lines gives\n"
 "  the whole schedule and --sync-interval is not used.\n"
 "\n"
 "Output per client: sent, accepted, rejected, max_in_window (the most\n"
 "accepts in any interval (t - window, t]). --decisions adds one line per\n"
 "request: time, client, accept/reject, remaining, retry-after ms.\n"
-"With --json: an array of {client, sent, accepted, rejected,\n"
-"max_in_window}, or with --decisions {\"decisions\": [...], \"clients\": [...]}.\n"
-"With --nodes also the sync traffic: rounds, messages (datagrams node to\n"
-"node; central: requests, each a touch of the shared state), bytes; JSON\n"
-"{\"nodes\", \"layout\", \"sync_interval_ms\", \"rounds\", \"messages\",\n"
-"\"bytes\", \"clients\": [...]}.\n"
+"With --json one object: {\"clients\": [{client, sent, accepted, rejected,\n"
+"max_in_window}], \"unmatched_rules\": [names of the rules that decided no\n"
+"request]}, with --decisions also \"decisions\": [{t_ms, client, accepted,\n"
+"rule, remaining, retry_after_ms}]. With --nodes also the sync traffic:\n"
+"rounds, messages (datagrams node to node; central: requests, each a touch\n"
+"of the shared state), bytes; in JSON \"nodes\", \"layout\",\n"
+"\"sync_interval_ms\", \"rounds\", \"messages\", \"bytes\".\n"
 "\n"
 "Example, the design study's Model B at 90 requests/s:\n"
 "  seq 0 5399 | awk '{print int($1*1000/90), \"10.0.0.1\"}' |\n"
@@ -102,16 +117,74 @@ static void print_decision(void *ctx, const struct sl_trace_req *r,
 	}
 }
 
-/* Option values go into YAML: allow only what a number, a duration or an
- * algorithm name can contain, so nothing can inject structure.
- */
-static bool plain_value(const char *s)
+/* A numeric flag in [min, max]; the error names the flag and its range. */
+static int flag_uint(const char *flag, const char *arg, uint64_t min,
+		     uint64_t max, uint64_t *out)
 {
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
-		      *s == '.' || *s == '-'))
-			return false;
-	return true;
+	if (!sl_parse_uint(arg, min, max, out))
+		return 0;
+	pr_error("--%s: '%s' is not a whole number %llu..%llu", flag, arg,
+		 (unsigned long long)min, (unsigned long long)max);
+	return -EINVAL;
+}
+
+/* The ad-hoc rule's flags, parsed straight into their values; what
+ * depends on more than one flag (slices of an algorithm without slices, a
+ * bucket's refill) is the rule file's own check, in sl_rule_from_fields.
+ */
+struct adhoc_rule {
+	struct sl_rule_fields f;
+	unsigned slices;
+	uint64_t bucket_capacity;
+	bool set;
+};
+
+enum { O_ALGO = 256, O_LIMIT, O_WINDOW, O_SLICES, O_CAP, O_REFILL,
+       O_RULES, O_DECISIONS, O_NODES, O_INTERVAL, O_LAYOUT, O_ASSIGN };
+
+static int parse_rule_option(int c, const char *flag, const char *arg,
+			     struct adhoc_rule *a)
+{
+	uint64_t v;
+
+	a->set = true;
+	switch (c) {
+	case O_ALGO:
+		if (!sl_parse_algorithm(arg, &a->f.algorithm))
+			return 0;
+		pr_error("--algorithm: '%s' is not one of %s, %s, %s, %s, %s, %s",
+			 arg, sl_algorithm_name(0), sl_algorithm_name(1),
+			 sl_algorithm_name(2), sl_algorithm_name(3),
+			 sl_algorithm_name(4), sl_algorithm_name(5));
+		return -EINVAL;
+	case O_LIMIT:
+		return flag_uint(flag, arg, 1, UINT32_MAX, &a->f.limit);
+	case O_WINDOW:
+		if (sl_parse_duration_ms(arg, &v) || v < 1 ||
+		    v > SL_MAX_WINDOW_MS) {
+			pr_error("--window: '%s' is not a duration from 1ms to 12d (60s, 500ms, 0.2s, 1m)",
+				 arg);
+			return -EINVAL;
+		}
+		a->f.window = arg;
+		return 0;
+	case O_SLICES:
+		/* the most any algorithm takes; each its own bound after */
+		if (flag_uint(flag, arg, 1, 3600, &v))
+			return -EINVAL;
+		a->slices = v;
+		a->f.slices = &a->slices;
+		return 0;
+	case O_CAP:
+		a->f.bucket_capacity = &a->bucket_capacity;
+		return flag_uint(flag, arg, 1, UINT32_MAX, &a->bucket_capacity);
+	default:
+		/* --refill-per-s: a rate ("0.5"), checked as a file's
+		 * refill_per_s is
+		 */
+		a->f.refill_per_s = arg;
+		return 0;
+	}
 }
 
 static const char *layout_name(unsigned layout)
@@ -171,12 +244,9 @@ static int parse_node_option(int which, const char *arg,
 	}
 }
 
-static json_object *nodes_json(const struct sl_replay_nodes_opts *no,
-			       const struct sl_replay_nodes_stats *ns,
-			       json_object *clients)
+static void nodes_json(json_object *o, const struct sl_replay_nodes_opts *no,
+		       const struct sl_replay_nodes_stats *ns)
 {
-	json_object *o = json_object_new_object();
-
 	json_object_object_add(o, "nodes", json_object_new_int(no->nodes));
 	json_object_object_add(o, "layout",
 			       json_object_new_string(layout_name(no->layout)));
@@ -185,14 +255,81 @@ static json_object *nodes_json(const struct sl_replay_nodes_opts *no,
 	json_object_object_add(o, "rounds", json_object_new_int64(ns->rounds));
 	json_object_object_add(o, "messages", json_object_new_int64(ns->messages));
 	json_object_object_add(o, "bytes", json_object_new_int64(ns->bytes));
-	json_object_object_add(o, "clients", clients);
+}
+
+/* A rule the trace never reaches says nothing about the rule: say so,
+ * rather than report every request accepted as if it had been tested.
+ */
+static void warn_unmatched(const struct sl_replay_result *res)
+{
+	unsigned i;
+
+	for (i = 0; i < res->nr_unmatched; i++)
+		pr_warn("rule '%s' decided no request of the trace: no line matches its protocol, ports, source and destination (trace fields proto=, port=, dst=), or rules before it took them",
+			res->unmatched[i].name);
+}
+
+static json_object *result_json(const struct sl_replay_result *res,
+				json_object *decisions)
+{
+	json_object *o = json_object_new_object();
+	json_object *arr = json_object_new_array();
+	json_object *un = json_object_new_array();
+	char addr[64];
+	size_t i;
+
+	for (i = 0; i < res->nr; i++) {
+		json_object *c = json_object_new_object();
+
+		sl_format_prefix(&res->client[i].addr, 128, addr, sizeof(addr));
+		json_object_object_add(c, "client", json_object_new_string(addr));
+		json_object_object_add(c, "sent", json_object_new_int64(res->client[i].sent));
+		json_object_object_add(c, "accepted", json_object_new_int64(res->client[i].accepted));
+		json_object_object_add(c, "rejected", json_object_new_int64(res->client[i].rejected));
+		json_object_object_add(c, "max_in_window",
+				       json_object_new_int64(res->client[i].max_in_window));
+		json_object_array_add(arr, c);
+	}
+	for (i = 0; i < res->nr_unmatched; i++)
+		json_object_array_add(un, json_object_new_string(res->unmatched[i].name));
+	json_object_object_add(o, "clients", arr);
+	json_object_object_add(o, "unmatched_rules", un);
+	if (decisions)
+		json_object_object_add(o, "decisions", decisions);
 	return o;
 }
 
-int do_replay(int argc, char **argv)
+static void print_result(const struct sl_replay_result *res)
 {
-	enum { O_ALGO = 256, O_LIMIT, O_WINDOW, O_SLICES, O_CAP, O_REFILL,
-	       O_RULES, O_DECISIONS, O_NODES, O_INTERVAL, O_LAYOUT, O_ASSIGN };
+	char addr[64];
+	size_t i;
+
+	printf("%-40s %10s %10s %10s %14s\n", "CLIENT", "SENT",
+	       "ACCEPTED", "REJECTED", "MAX_IN_WINDOW");
+	for (i = 0; i < res->nr; i++)
+		printf("%-40s %10llu %10llu %10llu %14llu\n",
+		       sl_format_prefix(&res->client[i].addr, 128, addr,
+					sizeof(addr)),
+		       (unsigned long long)res->client[i].sent,
+		       (unsigned long long)res->client[i].accepted,
+		       (unsigned long long)res->client[i].rejected,
+		       (unsigned long long)res->client[i].max_in_window);
+}
+
+void sl_replay_args_free(struct sl_replay_args *a)
+{
+	sl_rules_free(&a->rs);
+}
+
+unsigned sl_replay_instances(const struct sl_replay_args *a)
+{
+	if (!a->no.nodes || a->no.layout == SL_REPLAY_CENTRAL)
+		return 1;
+	return a->no.nodes;
+}
+
+int sl_replay_args_parse(int argc, char **argv, struct sl_replay_args *a)
+{
 	static const struct option opts[] = {
 		{ "algorithm", required_argument, NULL, O_ALGO },
 		{ "limit", required_argument, NULL, O_LIMIT },
@@ -209,48 +346,25 @@ int do_replay(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static const char *const yaml_keys[] = {
-		[O_ALGO - O_ALGO] = "algorithm", [O_LIMIT - O_ALGO] = "limit",
-		[O_WINDOW - O_ALGO] = "window", [O_SLICES - O_ALGO] = "slices",
-		[O_CAP - O_ALGO] = "bucket_capacity",
-		[O_REFILL - O_ALGO] = "refill_per_s",
-	};
-	const char *values[6] = { NULL }, *rules_file = NULL, *path = "-";
-	struct sl_instance_opts io = { .model_clock = true };
-	struct sl_replay_nodes_opts no = {
-		.interval_ms = 200,
-		.layout = SL_LAYOUT_DELAYED_SYNC,
-	};
-	struct sl_replay_nodes_stats ns;
-	struct sl_instance *nodes[SL_MAX_PEERS] = { NULL };
+	struct adhoc_rule adhoc = { .f = { .name = "replay" } };
+	const char *rules_file = NULL;
 	bool node_opts = false;
-	unsigned nr_inst = 1, k;
-	struct decisions dec = { NULL };
-	struct sl_replay_result res;
-	struct sl_instance in;
-	struct sl_ruleset rs;
-	struct sl_trace tr;
-	bool decisions = false, adhoc = false;
-	char yaml[1024];
-	size_t i, n;
-	FILE *f;
-	int c, err;
+	int c, idx, err;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	memset(a, 0, sizeof(*a));
+	a->path = "-";
+	a->no.interval_ms = 200;
+	a->no.layout = SL_LAYOUT_DELAYED_SYNC;
+	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
 		if (c >= O_ALGO && c <= O_REFILL) {
-			if (!plain_value(optarg)) {
-				pr_error("--%s: '%s' is not a valid value",
-					 yaml_keys[c - O_ALGO], optarg);
+			if (parse_rule_option(c, opts[idx].name, optarg, &adhoc))
 				return SL_EXIT_USAGE;
-			}
-			values[c - O_ALGO] = optarg;
-			adhoc = true;
 		} else if (c == O_RULES) {
 			rules_file = optarg;
 		} else if (c == O_DECISIONS) {
-			decisions = true;
+			a->decisions = true;
 		} else if (c >= O_NODES && c <= O_ASSIGN) {
-			if (parse_node_option(c - O_NODES, optarg, &no))
+			if (parse_node_option(c - O_NODES, optarg, &a->no))
 				return SL_EXIT_USAGE;
 			node_opts = true;
 		} else {
@@ -260,150 +374,153 @@ int do_replay(int argc, char **argv)
 	if (optind < argc - 1)
 		return sl_usage(replay_help, true);
 	if (optind == argc - 1)
-		path = argv[optind];
-	if (node_opts && !no.nodes) {
+		a->path = argv[optind];
+	if (node_opts && !a->no.nodes) {
 		pr_error("--sync-interval, --layout and --assign go with --nodes N");
 		return SL_EXIT_USAGE;
 	}
-	if (no.nodes && decisions) {
+	if (a->no.nodes && a->decisions) {
 		pr_error("--decisions is for one node; leave out --nodes");
 		return SL_EXIT_USAGE;
 	}
-	if (adhoc == !!rules_file) {
+	if (adhoc.set == !!rules_file) {
 		pr_error("replay needs either rule options (--limit ...) or --rules FILE");
 		return SL_EXIT_USAGE;
 	}
 
 	if (rules_file) {
-		err = sl_rules_load_file(rules_file, &rs);
+		err = sl_rules_load_file(rules_file, &a->rs);
+	} else if (!adhoc.f.limit) {
+		pr_error("--limit N is required with rule options");
+		return SL_EXIT_USAGE;
 	} else {
-		n = snprintf(yaml, sizeof(yaml), "rules:\n  - name: replay\n");
-		for (i = 0; i < 6; i++)
-			if (values[i])
-				n += snprintf(yaml + n, sizeof(yaml) - n,
-					      "    %s: %s\n", yaml_keys[i],
-					      values[i]);
-		err = sl_rules_load_buffer("replay options", yaml, n, &rs);
+		a->rs.nr = 1;
+		a->rs.specs = calloc(1, sizeof(*a->rs.specs));
+		err = a->rs.specs ? sl_rule_from_fields("replay options",
+							&adhoc.f,
+							a->rs.specs) : -ENOMEM;
+		if (err)
+			sl_rules_free(&a->rs);
+	}
+	if (err == -ENOMEM) {
+		pr_error("out of memory");
+		return SL_EXIT_FAIL;
 	}
 	if (err) {
 		pr_error("the rule is not valid; see above");
 		return SL_EXIT_USAGE;
 	}
-	if (!rs.nr) {
+	if (!a->rs.nr) {
 		pr_error("%s: no rules: nothing would be limited", rules_file);
-		sl_rules_free(&rs);
+		sl_rules_free(&a->rs);
 		return SL_EXIT_USAGE;
 	}
+	return SL_REPLAY_RUN;
+}
 
-	if (no.nodes) {
-		/* small tables: a replay has few clients, and N copies */
-		io.clients = 16384;
-		nr_inst = no.layout == SL_REPLAY_CENTRAL ? 1 : no.nodes;
+int sl_replay_trace(struct sl_instance *const *nodes,
+		    const struct sl_replay_args *a, const char *name, FILE *f,
+		    struct sl_replay_result *out)
+{
+	struct decisions dec = { NULL };
+	struct sl_replay_nodes_stats ns;
+	struct sl_replay_result res;
+	__u64 window_ms = a->rs.specs[0].rule.window_ms;
+	struct sl_trace tr;
+	int err;
+
+	err = sl_trace_read(name, f, nodes[0]->maps.nr_cpus, a->no.nodes, &tr);
+	if (err) {
+		pr_error("%s: not a valid trace; see above", name);
+		return err;
 	}
+	if (a->decisions && sl_json)
+		dec.arr = json_object_new_array();
+	if (a->no.nodes)
+		err = sl_replay_nodes_run(nodes, &a->no, &tr, window_ms, &res,
+					  &ns);
+	else
+		err = sl_replay_run(nodes[0], &tr, window_ms,
+				    a->decisions ? print_decision : NULL, &dec,
+				    &res);
+	sl_trace_free(&tr);
+	if (err) {
+		pr_error("replay failed: %s", strerror(-err));
+		json_object_put(dec.arr);
+		return err;
+	}
+	warn_unmatched(&res);
+	if (sl_json) {
+		json_object *o = result_json(&res, dec.arr);
+
+		if (a->no.nodes)
+			nodes_json(o, &a->no, &ns);
+		sl_print_json(o);
+	} else {
+		print_result(&res);
+		if (a->no.nodes)
+			printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
+			       a->no.nodes, layout_name(a->no.layout),
+			       (unsigned long long)ns.rounds,
+			       (unsigned long long)ns.messages,
+			       (unsigned long long)ns.bytes);
+	}
+	if (out)
+		*out = res;
+	else
+		sl_replay_result_free(&res);
+	return 0;
+}
+
+int do_replay(int argc, char **argv)
+{
+	struct sl_instance_opts io = { .model_clock = true };
+	struct sl_instance *nodes[SL_MAX_PEERS] = { NULL };
+	struct sl_replay_args a;
+	unsigned nr_inst, k;
+	FILE *f;
+	int err;
+
+	err = sl_replay_args_parse(argc, argv, &a);
+	if (err != SL_REPLAY_RUN)
+		return err;
+	nr_inst = sl_replay_instances(&a);
+	if (a.no.nodes)
+		io.clients = 16384;	/* a replay has few clients, and N copies */
 	for (k = 0, err = 0; k < nr_inst && !err; k++) {
-		nodes[k] = k ? calloc(1, sizeof(*nodes[k])) : &in;
+		nodes[k] = calloc(1, sizeof(*nodes[k]));
 		err = nodes[k] ? sl_instance_open(nodes[k], &io) : -ENOMEM;
 		if (err) {
-			if (k)
-				free(nodes[k]);
+			free(nodes[k]);
 			nodes[k] = NULL;
 			pr_error("cannot load the BPF program: %s (root is needed; -v shows libbpf's log)",
 				 strerror(-err));
 			break;
 		}
-		err = sl_rules_apply(&nodes[k]->maps, &rs);
+		err = sl_rules_apply(&nodes[k]->maps, &a.rs);
 		if (err)
 			pr_error("cannot install the rules: %s", strerror(-err));
 	}
 	if (err)
 		goto out_instance;
 
-	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	f = strcmp(a.path, "-") ? fopen(a.path, "r") : stdin;
 	if (!f) {
-		pr_error("%s: cannot read: %s", path, strerror(errno));
 		err = -errno;
+		pr_error("%s: cannot read: %s", a.path, strerror(-err));
 		goto out_instance;
 	}
-	err = sl_trace_read(strcmp(path, "-") ? path : "stdin", f,
-			    in.maps.nr_cpus, no.nodes, &tr);
+	err = sl_replay_trace(nodes, &a, strcmp(a.path, "-") ? a.path : "stdin",
+			      f, NULL);
 	if (f != stdin)
 		fclose(f);
-	if (err) {
-		pr_error("%s: not a valid trace; see above", path);
-		goto out_instance;
-	}
-
-	if (decisions && sl_json)
-		dec.arr = json_object_new_array();
-	if (no.nodes)
-		err = sl_replay_nodes_run(nodes, &no, &tr,
-					  rs.specs[0].rule.window_ms, &res, &ns);
-	else
-		err = sl_replay_run(&in, &tr, rs.specs[0].rule.window_ms,
-				    decisions ? print_decision : NULL, &dec,
-				    &res);
-	if (err) {
-		pr_error("replay failed: %s", strerror(-err));
-		json_object_put(dec.arr);
-		goto out_trace;
-	}
-	if (sl_json) {
-		json_object *arr = json_object_new_array();
-		char addr[64];
-
-		for (i = 0; i < res.nr; i++) {
-			json_object *o = json_object_new_object();
-
-			sl_format_prefix(&res.client[i].addr, 128, addr, sizeof(addr));
-			json_object_object_add(o, "client", json_object_new_string(addr));
-			json_object_object_add(o, "sent", json_object_new_int64(res.client[i].sent));
-			json_object_object_add(o, "accepted", json_object_new_int64(res.client[i].accepted));
-			json_object_object_add(o, "rejected", json_object_new_int64(res.client[i].rejected));
-			json_object_object_add(o, "max_in_window",
-					       json_object_new_int64(res.client[i].max_in_window));
-			json_object_array_add(arr, o);
-		}
-		if (dec.arr) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "decisions", dec.arr);
-			json_object_object_add(o, "clients", arr);
-			arr = o;
-		}
-		if (no.nodes)
-			arr = nodes_json(&no, &ns, arr);
-		sl_print_json(arr);
-	} else {
-		char addr[64];
-
-		printf("%-40s %10s %10s %10s %14s\n", "CLIENT", "SENT",
-		       "ACCEPTED", "REJECTED", "MAX_IN_WINDOW");
-		for (i = 0; i < res.nr; i++)
-			printf("%-40s %10llu %10llu %10llu %14llu\n",
-			       sl_format_prefix(&res.client[i].addr, 128, addr,
-						sizeof(addr)),
-			       (unsigned long long)res.client[i].sent,
-			       (unsigned long long)res.client[i].accepted,
-			       (unsigned long long)res.client[i].rejected,
-			       (unsigned long long)res.client[i].max_in_window);
-		if (no.nodes)
-			printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
-			       no.nodes, layout_name(no.layout),
-			       (unsigned long long)ns.rounds,
-			       (unsigned long long)ns.messages,
-			       (unsigned long long)ns.bytes);
-	}
-	sl_replay_result_free(&res);
-out_trace:
-	sl_trace_free(&tr);
 out_instance:
 	for (k = 0; k < nr_inst; k++) {
 		if (!nodes[k])
 			continue;
 		sl_instance_close(nodes[k]);
-		if (k)
-			free(nodes[k]);
+		free(nodes[k]);
 	}
-	sl_rules_free(&rs);
+	sl_replay_args_free(&a);
 	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

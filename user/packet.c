@@ -4,7 +4,11 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <linux/tcp.h>
 #include <linux/udp.h>
+#include <stdbool.h>
 #include <string.h>
 #include "packet.h"
 #include "sl_key.h"
@@ -16,22 +20,60 @@ size_t sl_packet_udp(uint8_t *buf, const struct sl_addr *src,
 		     const struct sl_addr *dst, uint16_t sport, uint16_t dport,
 		     size_t payload)
 {
-	struct ethhdr eth = { .h_proto = 0 };
-	struct udphdr udp = { .source = htons(sport), .dest = htons(dport) };
-	size_t off = sizeof(eth);
+	return sl_packet_build(buf, SL_PROTO_UDP, src, dst, sport, dport,
+			       payload);
+}
 
+size_t sl_packet_build(uint8_t *buf, unsigned proto, const struct sl_addr *src,
+		       const struct sl_addr *dst, uint16_t sport,
+		       uint16_t dport, size_t payload)
+{
+	struct ethhdr eth = { .h_proto = 0 };
+	union {
+		struct udphdr udp;
+		struct tcphdr tcp;
+		struct icmphdr icmp;
+		struct icmp6hdr icmp6;
+	} l4;
+	size_t off = sizeof(eth), l4_len;
+	bool v4 = sl_addr_is_ipv4(src);
+	__u8 nexthdr;
+
+	memset(&l4, 0, sizeof(l4));
+	if (proto == SL_PROTO_TCP) {
+		nexthdr = IPPROTO_TCP;
+		l4_len = sizeof(l4.tcp);
+		l4.tcp.source = htons(sport);
+		l4.tcp.dest = htons(dport);
+		l4.tcp.doff = sizeof(l4.tcp) / 4;
+		l4.tcp.syn = 1;
+		l4.tcp.window = htons(65535);
+	} else if (proto == SL_PROTO_ICMP) {
+		nexthdr = v4 ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+		l4_len = v4 ? sizeof(l4.icmp) : sizeof(l4.icmp6);
+		if (v4)
+			l4.icmp.type = ICMP_ECHO;
+		else
+			l4.icmp6.icmp6_type = ICMPV6_ECHO_REQUEST;
+	} else {
+		nexthdr = IPPROTO_UDP;
+		l4_len = sizeof(l4.udp);
+		l4.udp.source = htons(sport);
+		l4.udp.dest = htons(dport);
+	}
 	if (payload > SL_PACKET_MAX - sizeof(eth) - sizeof(struct ipv6hdr) -
-		      sizeof(udp))
+		      l4_len)
 		payload = 0;
+	if (nexthdr == IPPROTO_UDP)
+		l4.udp.len = htons(sizeof(l4.udp) + payload);
 	memset(buf, 0, SL_PACKET_MAX);
 	memset(eth.h_dest, 0x02, ETH_ALEN);
 	memset(eth.h_source, 0x04, ETH_ALEN);
-	udp.len = htons(sizeof(udp) + payload);
-	if (sl_addr_is_ipv4(src)) {
+	if (v4) {
 		struct iphdr ip = {
 			.version = 4, .ihl = 5, .ttl = 64,
-			.protocol = IPPROTO_UDP,
-			.tot_len = htons(sizeof(ip) + sizeof(udp) + payload),
+			.protocol = nexthdr,
+			.tot_len = htons(sizeof(ip) + l4_len + payload),
 		};
 
 		eth.h_proto = htons(ETH_P_IP);
@@ -41,8 +83,8 @@ size_t sl_packet_udp(uint8_t *buf, const struct sl_addr *src,
 		off += sizeof(ip);
 	} else {
 		struct ipv6hdr ip6 = {
-			.version = 6, .hop_limit = 64, .nexthdr = IPPROTO_UDP,
-			.payload_len = htons(sizeof(udp) + payload),
+			.version = 6, .hop_limit = 64, .nexthdr = nexthdr,
+			.payload_len = htons(l4_len + payload),
 		};
 
 		eth.h_proto = htons(ETH_P_IPV6);
@@ -52,6 +94,6 @@ size_t sl_packet_udp(uint8_t *buf, const struct sl_addr *src,
 		off += sizeof(ip6);
 	}
 	memcpy(buf, &eth, sizeof(eth));
-	memcpy(buf + off, &udp, sizeof(udp));
-	return off + sizeof(udp) + payload;
+	memcpy(buf + off, &l4, l4_len);
+	return off + l4_len + payload;
 }

@@ -17,4 +17,12 @@ size_t sl_packet_udp(uint8_t *buf, const struct sl_addr *src,
 		     const struct sl_addr *dst, uint16_t sport, uint16_t dport,
 		     size_t payload);
 
+/* The same with another protocol: SL_PROTO_UDP, SL_PROTO_TCP (a SYN: a
+ * new connection) or SL_PROTO_ICMP (an echo request, ICMPv6 for IPv6; no
+ * ports).
+ */
+size_t sl_packet_build(uint8_t *buf, unsigned proto, const struct sl_addr *src,
+		       const struct sl_addr *dst, uint16_t sport,
+		       uint16_t dport, size_t payload);
+
 #endif /* SL_PACKET_H */

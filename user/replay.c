@@ -60,19 +60,32 @@ static int accepts_add(struct accepts *a, __u64 t)
 	return 0;
 }
 
-/* Times are non-decreasing: two pointers over (t - window, t]. */
+/* Times are non-decreasing: two pointers over (t - window, t]. The test
+ * is a difference, never t + window, so no time can overflow it, and
+ * lo < hi keeps lo inside the array whatever the window.
+ */
 static __u64 max_in_window(const struct accepts *a, __u64 window_ms)
 {
 	size_t lo = 0, hi;
 	__u64 best = 0;
 
 	for (hi = 0; hi < a->nr; hi++) {
-		while (a->t[lo] + window_ms <= a->t[hi])
+		while (lo < hi && a->t[hi] - a->t[lo] >= window_ms)
 			lo++;
 		if (hi - lo + 1 > best)
 			best = hi - lo + 1;
 	}
 	return best;
+}
+
+/* All of a rule's counters on one node: what it decided, exempt or not. */
+static __u64 rule_decided(const struct sl_maps *m, const struct sl_rule *rule)
+{
+	struct sl_rule_stats s;
+
+	if (sl_percpu_sum_u64(m, m->rule_stats, rule->id, &s, sizeof(s)))
+		return 0;
+	return s.passed + s.dropped + s.shadow_dropped + s.exempt;
 }
 
 /* Which rule decided: the one whose counters moved. */
@@ -81,21 +94,78 @@ static const struct sl_rule *rule_that_moved(const struct sl_maps *m,
 					     unsigned nr, __u64 *before)
 {
 	const struct sl_rule *found = NULL;
-	struct sl_rule_stats s;
 	unsigned i;
 
 	for (i = 0; i < nr; i++) {
-		__u64 sum;
+		__u64 sum = rule_decided(m, &rules[i]);
 
-		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &s,
-				      sizeof(s)))
-			continue;
-		sum = s.passed + s.dropped + s.shadow_dropped + s.exempt;
 		if (sum != before[i])
 			found = &rules[i];
 		before[i] = sum;
 	}
 	return found;
+}
+
+/* Each rule's counters summed over the nodes, into sum[]. */
+static void rules_decided(struct sl_instance *const *nodes, unsigned nr_nodes,
+			  const struct sl_rule *rules, unsigned nr_rules,
+			  __u64 *sum)
+{
+	unsigned i, k;
+
+	for (i = 0; i < nr_rules; i++)
+		for (k = 0, sum[i] = 0; k < nr_nodes; k++)
+			sum[i] += rule_decided(&nodes[k]->maps, &rules[i]);
+}
+
+/* The rules whose counters did not move on any node since `before`: they
+ * decided no request, because no line matches their protocol, ports,
+ * source and destination, or rules before them took every line that does.
+ */
+static int find_unmatched(struct sl_instance *const *nodes, unsigned nr_nodes,
+			  const struct sl_rule *rules, unsigned nr_rules,
+			  const __u64 *before, struct sl_replay_result *res)
+{
+	__u64 *after;
+	unsigned i;
+
+	if (!nr_rules)
+		return 0;
+	after = calloc(nr_rules, sizeof(*after));
+	res->unmatched = calloc(nr_rules, sizeof(*res->unmatched));
+	if (!after || !res->unmatched) {
+		free(after);
+		return -ENOMEM;
+	}
+	rules_decided(nodes, nr_nodes, rules, nr_rules, after);
+	for (i = 0; i < nr_rules; i++)
+		if (after[i] == before[i])
+			res->unmatched[res->nr_unmatched++] = rules[i];
+	free(after);
+	return 0;
+}
+
+/* The request as a packet: its protocol, destination port and address,
+ * each defaulting to what a trace without fields always replayed.
+ */
+static size_t request_packet(uint8_t *pkt, const struct sl_trace_req *r,
+			     const struct sl_addr *dst4,
+			     const struct sl_addr *dst6)
+{
+	const struct sl_addr *dst = r->has_dst ? &r->dst :
+				    sl_addr_is_ipv4(&r->client) ? dst4 : dst6;
+
+	return sl_packet_build(pkt, r->proto ? r->proto : SL_PROTO_UDP,
+			       &r->client, dst, 40000,
+			       r->has_port ? r->port : 9, 18);
+}
+
+/* The destination port a rule keyed per port sees (ICMP: none). */
+static __be16 request_dport(const struct sl_trace_req *r)
+{
+	if (r->proto == SL_PROTO_ICMP)
+		return 0;
+	return htons(r->has_port ? r->port : 9);
 }
 
 int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
@@ -116,7 +186,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 	struct accepts *acc = NULL;
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
-	__u64 *moved = NULL;
+	__u64 *moved = NULL, *before = NULL;
 	unsigned nr_rules = 0;
 	uint8_t pkt[SL_PACKET_MAX];
 	size_t i;
@@ -125,11 +195,19 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 	memset(res, 0, sizeof(*res));
 	sl_parse_addr("192.0.2.1", &dst4);
 	sl_parse_addr("2001:db8::1", &dst6);
+	err = sl_rules_read_live(&in->maps, &rules, &nr_rules, &cfg);
+	if (err)
+		goto out;
+	before = calloc(nr_rules + 1, sizeof(*before));
+	if (!before) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rules_decided(nodes, nr_nodes, rules, nr_rules, before);
 	if (fn) {
-		err = sl_rules_read_live(&in->maps, &rules, &nr_rules, &cfg);
 		moved = calloc(nr_rules + 1, sizeof(*moved));
-		if (err || !moved) {
-			err = err ? err : -ENOMEM;
+		if (!moved) {
+			err = -ENOMEM;
 			goto out;
 		}
 		rule_that_moved(&in->maps, rules, nr_rules, moved);
@@ -157,9 +235,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			break;
 		}
 		c = &res->client[idx];
-		len = sl_packet_udp(pkt, &r->client,
-				    sl_addr_is_ipv4(&r->client) ? &dst4 : &dst6,
-				    40000, 9, 18);
+		len = request_packet(pkt, r, &dst4, &dst6);
 		sl_instance_set_time(in, r->t_ms);
 		err = sl_instance_run(in, false, r->cpu >= 0 ? r->cpu : 0, pkt,
 				      len, 1, &verdict, NULL);
@@ -180,7 +256,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			rule = rule_that_moved(&in->maps, rules, nr_rules, moved);
 			if (rule) {
 				sl_client_key_make(&key, rule, &r->client,
-						   htons(9));
+						   request_dport(r));
 				err = sl_client_view_read(&in->maps, rule, &key,
 							  r->t_ms, &v);
 			}
@@ -193,8 +269,12 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 				max_in_window(&acc[i], window_ms);
 		free(acc[i].t);
 	}
+	if (!err)
+		err = find_unmatched(nodes, nr_nodes, rules, nr_rules, before,
+				     res);
 out:
 	free(acc);
+	free(before);
 	free(moved);
 	free(rules);
 	if (err)
@@ -205,6 +285,9 @@ out:
 void sl_replay_result_free(struct sl_replay_result *res)
 {
 	free(res->client);
+	free(res->unmatched);
 	res->client = NULL;
+	res->unmatched = NULL;
 	res->nr = 0;
+	res->nr_unmatched = 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Replaying a trace through the real BPF program: each request becomes a
- * UDP packet from its client, run with BPF_PROG_TEST_RUN on its CPU at its
+ * packet from its client (UDP to port 9 unless the trace line says
+ * otherwise: user/trace.h), run with BPF_PROG_TEST_RUN on its CPU at its
  * model time. What the kernel decided is what the replay reports.
  */
 #ifndef SL_REPLAY_H
@@ -23,6 +24,11 @@ struct sl_replay_client {
 struct sl_replay_result {
 	struct sl_replay_client *client;	/* in order of first request */
 	size_t nr;
+	/* the rules that decided no request (matched no line, or rules
+	 * before them took every line they match), in priority order
+	 */
+	struct sl_rule *unmatched;
+	unsigned nr_unmatched;
 };
 
 /* Called after each request when given: the rule that decided (NULL if

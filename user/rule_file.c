@@ -523,3 +523,50 @@ int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
 		return -ENOMEM;
 	return print_problems(sl_rules_parse_file(path, rs, pb), pb);
 }
+
+/* ---- one rule from values already parsed (replay's flags) ---- */
+
+int sl_parse_algorithm(const char *name, unsigned *algorithm)
+{
+	unsigned i;
+
+	for (i = 0; i < SL_ALGO__COUNT; i++)
+		if (!strcmp(name, sl_algorithm_name(i))) {
+			*algorithm = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int sl_rule_from_fields(const char *origin, const struct sl_rule_fields *f,
+			struct sl_rule_spec *spec)
+{
+	/* the same checks as a rule of a file, on the values a file's rule
+	 * would have been read into (with its defaults)
+	 */
+	struct rule_in y = {
+		.name = f->name,
+		.limit = f->limit,
+		.window = f->window,
+		.slices = f->slices ? *f->slices : 0,
+		.has_slices = f->slices != NULL,
+		.bucket_capacity = f->bucket_capacity ? *f->bucket_capacity : 0,
+		.has_bucket_capacity = f->bucket_capacity != NULL,
+		.refill_per_s = f->refill_per_s,
+		.algorithm = f->algorithm,
+		.ipv4_prefix = 32,
+		.ipv6_prefix = 64,
+	};
+	/* an empty mapping: the flags have no lines to point at */
+	struct sl_ynode flags = { .type = SL_YNODE_MAP, .line = 1, .column = 1 };
+	struct checker c = { .y.rule = f->name, .map = &flags };
+	int err;
+
+	c.y.pb = malloc(sizeof(*c.y.pb));
+	if (!c.y.pb)
+		return -ENOMEM;
+	sl_problems_init(c.y.pb, origin);
+	check_rule(&c, &y, spec);
+	err = c.y.pb->total ? -EINVAL : 0;
+	return print_problems(err, c.y.pb);
+}

@@ -9,6 +9,7 @@
 #define SL_RULES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "slicelimit.h"
 #include "maps.h"
 #include "yaml_doc.h"
@@ -45,6 +46,26 @@ int sl_rules_load_file(const char *path, struct sl_ruleset *rs);
 int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
 			 struct sl_ruleset *rs);
 void sl_rules_free(struct sl_ruleset *rs);
+
+/* One rule from values a command parsed itself (replay's flags), through
+ * the same checks and defaults as a rule of a file: NULL fields take the
+ * file's defaults. Problems are printed as for a file, ORIGIN as its name.
+ * 0 or -EINVAL; spec->exempt stays NULL.
+ */
+struct sl_rule_fields {
+	const char *name;
+	unsigned algorithm;		/* enum sl_algorithm */
+	uint64_t limit;
+	const char *window;		/* a duration; NULL: 60s */
+	const unsigned *slices;
+	const uint64_t *bucket_capacity;
+	const char *refill_per_s;	/* a rate, as in a file: "0.5" */
+};
+
+int sl_rule_from_fields(const char *origin, const struct sl_rule_fields *f,
+			struct sl_rule_spec *spec);
+/* An algorithm's name as a rule file spells it -> enum sl_algorithm. */
+int sl_parse_algorithm(const char *name, unsigned *algorithm);
 
 /* Replace the running rule set atomically. Rule ids (stats index, client
  * key) are kept for rules whose name is unchanged, so their counters and

@@ -91,6 +91,7 @@ def bench_fields(obj, res):
 def replay_fields(obj, name, res, trace):
     compliant, adversarial = set(trace["compliant"]), set(trace["adversarial"])
     limit = trace["limit"]
+    res = res["clients"]  # replay --json: {"clients": [...], ...}
     worst = max((c for c in res if c["client"] in adversarial),
                 key=lambda c: c["max_in_window"])
     false_rejects = sum(c["rejected"] for c in res if c["client"] in compliant)

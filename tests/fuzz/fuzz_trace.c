@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * fuzz_trace: arbitrary bytes as a replay trace ("T_MS CLIENT [CPU]" per
- * line), read from a FILE* (fmemopen) by sl_trace_read(), as `replay` reads
+ * fuzz_trace: arbitrary bytes as a replay trace ("T_MS CLIENT [CPU]
+ * [proto=P] [port=N] [dst=ADDR]" per line), read from a FILE* (fmemopen) by sl_trace_read(), as `replay` reads
  * its file or stdin.
  *
  * Invariants: no crash, no leak; the result is 0, -EINVAL or -ENOMEM; on
@@ -54,13 +54,26 @@ static void check_round_trip(const struct sl_trace *t)
 	for (i = 0; i < t->nr; i++) {
 		char ip[INET6_ADDRSTRLEN];
 
-		inet_ntop(AF_INET6, t->req[i].client.byte, ip, sizeof(ip));
-		if (t->req[i].cpu >= 0)
-			fprintf(out, "%llu %s %d\n",
-				(unsigned long long)t->req[i].t_ms, ip, t->req[i].cpu);
+		const struct sl_trace_req *r = &t->req[i];
+		static const char *const proto[] = { "", "tcp", "udp", "icmp" };
+		char dst[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, r->client.byte, ip, sizeof(ip));
+		if (r->cpu >= 0)
+			fprintf(out, "%llu %s %d", (unsigned long long)r->t_ms,
+				ip, r->cpu);
 		else
-			fprintf(out, "%llu,%s\n",
-				(unsigned long long)t->req[i].t_ms, ip);
+			fprintf(out, "%llu,%s", (unsigned long long)r->t_ms, ip);
+		/* the fields in another order than the parser saw them */
+		if (r->has_dst) {
+			inet_ntop(AF_INET6, r->dst.byte, dst, sizeof(dst));
+			fprintf(out, " dst=%s", dst);
+		}
+		if (r->has_port)
+			fprintf(out, ",port=%u", r->port);
+		if (r->proto)
+			fprintf(out, " proto=%s", proto[r->proto & 3]);
+		fputc('\n', out);
 	}
 	fclose(out);
 	in = fmemopen(text, len ? len : 1, "r");
@@ -77,6 +90,12 @@ static void check_round_trip(const struct sl_trace *t)
 	for (i = 0; i < t->nr; i++)
 		if (back.req[i].t_ms != t->req[i].t_ms ||
 		    back.req[i].cpu != t->req[i].cpu ||
+		    back.req[i].proto != t->req[i].proto ||
+		    back.req[i].has_port != t->req[i].has_port ||
+		    back.req[i].port != t->req[i].port ||
+		    back.req[i].has_dst != t->req[i].has_dst ||
+		    memcmp(&back.req[i].dst, &t->req[i].dst,
+			   sizeof(t->req[i].dst)) ||
 		    memcmp(&back.req[i].client, &t->req[i].client,
 			   sizeof(t->req[i].client)))
 			fail("read back differently", i);

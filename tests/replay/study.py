@@ -42,7 +42,7 @@ def replay(trace, args):
         os.unlink(path)
     if out.returncode != 0:
         raise RuntimeError(f"replay {args} failed: {out.stderr.strip()}")
-    return {c["client"]: c for c in json.loads(out.stdout)}
+    return {c["client"]: c for c in json.loads(out.stdout)["clients"]}
 
 
 # ---- Model A: window shapes on one node --------------------------------
