@@ -99,7 +99,7 @@ json_object *sl_rule_to_json(const struct sl_rule *r)
 
 /* A file that was refused: each problem on stderr as FILE:LINE: ...; with
  * --json one object on stdout carrying all of them:
- * {"error": "FILE: 2 problems; OUTCOME", "file": ..., "problems": [...]}.
+ * {"error": "FILE: 2 problems; OUTCOME", "problems": [{"file", ...}]}.
  */
 static int refused(const char *path, int err, const struct sl_problems *pb,
 		   const char *outcome)
@@ -113,16 +113,8 @@ static int refused(const char *path, int err, const struct sl_problems *pb,
 		snprintf(msg, sizeof(msg), "%s: %s; %s", path, strerror(-err),
 			 outcome);
 	sl_problems_print(pb, stderr);
-	if (sl_json) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "error", json_object_new_string(msg));
-		json_object_object_add(o, "file", json_object_new_string(path));
-		json_object_object_add(o, "problems", sl_problems_to_json(pb));
-		sl_print_json(o);
-	} else {
-		pr_error("%s", msg);
-	}
+	/* the command's one error: with --json, the problems ride along */
+	pr_error_problems(sl_problems_to_json(pb), "%s", msg);
 	return SL_EXIT_FAIL;
 }
 
