@@ -22,25 +22,32 @@
  * what arrives at line rate, only reads it. Counts grow by atomic adds
  * (SL_ADD), so accepts on different CPUs at once are all counted.
  *
- * Measured against the alternatives (make bench-cpus, bench/RESULTS-cpus.md,
- * 2 / 16 / 64 vCPUs in one VM each):
+ * Measured (make bench-cpus: 2, 16 and 64 vCPUs, one VM each, ratios to
+ * the VM's own XDP_DROP; bench/RESULTS-cpus.md): 208 bytes per client at
+ * every CPU count; accept 17.7 / 30.0 / 13.5 x XDP_DROP and the sync round
+ * flat; NFR-1 1.1 x and no false reject with every client spread over all
+ * CPUs. The alternatives:
  *  - per-CPU records summed at every accept (the layout before this one):
- *    the accept path grows by one lookup and a 12-record tally per CPU,
- *    and memory by 224 bytes per client per CPU (3.7 GB at 64 CPUs);
+ *    224 bytes per client per CPU (3.7 GB for the default table at 64
+ *    CPUs), about 1.5 XDP_DROP more per accept for each CPU (measured on
+ *    2 CPUs with the sum forced to 1 and 2 CPUs), a sync round that copies
+ *    every CPU's value (102 ms at 2 CPUs for 200,000 clients), and a bound
+ *    that per-CPU slices broke (1,107 of 1,100 on two CPUs, issue 15);
  *  - per-CPU allowances (a CPU takes a share of the remaining quota and
  *    accepts locally until it is spent): a compliant client must never be
  *    rejected while other CPUs hold unspent shares (NFR-2), so the reject
  *    path must reclaim them from every CPU, which is the per-CPU sum again,
- *    on exactly the clients at their limit; rejected for that.
+ *    on exactly the clients at their limit; not built, for that.
  *
  * What sharing costs in accuracy: two CPUs that decide the same client at
  * the same instant both read the count before either adds, so each can
  * take the last unit: at most one unit per CPU (minus one) more than a
- * sequential run each time the count reaches the limit. A slice being
- * retired or reopened by one CPU while another adds to it can lose that
- * add (a plain store, not a lock): at most one unit per CPU at such an
- * instant, which also only lets more through. Replay decides one request
- * at a time, so its figures carry no such slack.
+ * sequential run each time the count reaches the limit. A slice retired
+ * by one CPU (zeroed as it leaves the window) while another still adds to
+ * it loses that add (a plain store, not a lock): at most one unit per CPU
+ * at such an instant, which also only lets more through; opening a slice
+ * writes no count, so it loses nothing. Replay decides one request at a
+ * time, so its figures carry no such slack.
  *
  * The `sliding` algorithm
  * -----------------------
