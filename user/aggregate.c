@@ -118,7 +118,8 @@ int sl_for_each_changed_client(const struct sl_maps *m, __u64 *lost_seen,
 		goto out;
 	err = 0;
 	/* two CPUs may both have sent a client's first accept of a round */
-	qsort(k.key, k.nr, sizeof(*k.key), key_cmp);
+	if (k.nr > 1)	/* (qsort of NULL is undefined, even for none) */
+		qsort(k.key, k.nr, sizeof(*k.key), key_cmp);
 	state = malloc(sizeof(struct sl_client_log));	/* the largest state */
 	if (!state) {
 		err = -ENOMEM;
