@@ -172,9 +172,7 @@ __noinline int sl_charge_cpu(const struct sl_client_key *key_arg,
 	const struct sl_client_key *key = &key_copy;
 	if (!key_arg || !p || !t)
 		return -1;
-	/* a map key from the stack: the 6.1 verifier takes none from a
-	 * global function's argument
-	 */
+	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
 	if (sl_uses_slots(p->algorithm)) {
 		struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
@@ -211,9 +209,7 @@ __noinline __u64 sl_peer_add(const struct sl_client_key *key_arg,
 
 	if (!key_arg || !p || !sc || !t)
 		return 0;
-	/* a map key from the stack: the 6.1 verifier takes none from a
-	 * global function's argument
-	 */
+	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
 	v = bpf_map_lookup_elem(&sl_peer_view, key);
 	return v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
@@ -254,9 +250,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 
 	if (!key_arg || !rule_params)
 		return SL_FAIL_OPEN;
-	/* a map key from the stack: the 6.1 verifier takes none from a
-	 * global function's argument
-	 */
+	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
 	p = *rule_params;
 	sc = bpf_map_lookup_elem(&sl_sync, &zero);
