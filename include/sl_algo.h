@@ -24,9 +24,10 @@
  *
  * Measured (make bench-cpus: 2, 16 and 64 vCPUs, one VM each, ratios to
  * the VM's own XDP_DROP; bench/RESULTS-cpus.md): 208 bytes per client at
- * every CPU count; accept 17.7 / 30.0 / 13.5 x XDP_DROP and the sync round
- * flat; NFR-1 1.1 x and no false reject with every client spread over all
- * CPUs. The alternatives:
+ * every CPU count; accept 24.0 / 14.3 / 12.8 x XDP_DROP at 2 / 16 / 64
+ * CPUs (another run: 17.7 / 30.0 / 13.5) and the sync round flat; NFR-1
+ * 1.1 x and no false reject with every client spread over all CPUs. The
+ * alternatives:
  *  - per-CPU records summed at every accept (the layout before this one):
  *    224 bytes per client per CPU (3.7 GB for the default table at 64
  *    CPUs), about 1.5 XDP_DROP more per accept for each CPU (measured on
