@@ -165,8 +165,8 @@ static double new_client_ns(struct sl_instance *in, unsigned n)
 	return med;
 }
 
-/* An aggregation pass: every client's tally summed over the CPUs, read
- * with batched lookups (what top, metrics and a peer sync do).
+/* An aggregation pass: every client's tally, read with batched lookups
+ * (what top, metrics and a round that walks every client do).
  */
 struct agg {
 	const struct sl_rule *rule;

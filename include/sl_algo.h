@@ -30,8 +30,8 @@
  * alternatives:
  *  - per-CPU records summed at every accept (the layout before this one):
  *    224 bytes per client per CPU (3.7 GB for the default table at 64
- *    CPUs), about 1.5 XDP_DROP more per accept for each CPU (measured on
- *    2 CPUs with the sum forced to 1 and 2 CPUs), a sync round that copies
+ *    CPUs), about 1.5 XDP_DROP more per accept for each CPU (issue 10's
+ *    measurement, 2 CPUs, the sum forced to 1 and 2), a sync round that copies
  *    every CPU's value (102 ms at 2 CPUs for 200,000 clients), and a bound
  *    that per-CPU slices broke (1,107 of 1,100 on two CPUs, issue 15);
  *  - per-CPU allowances (a CPU takes a share of the remaining quota and
@@ -417,7 +417,8 @@ SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
 
 /* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
  * i.e. while the tokens in use, ceil((TAT - now) / T), are below the
- * capacity. The node's TAT is the largest over CPUs.
+ * capacity. The TAT is one plain store per accept: two CPUs deciding the
+ * same client at the same instant can both take the last token.
  */
 SL_INLINE void sl_bucket_tally(struct sl_tally *t, const struct sl_client *c,
 			       const struct sl_params *p, __u64 now_ms)

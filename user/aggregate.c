@@ -64,14 +64,24 @@ int sl_for_each_client(const struct sl_maps *m, sl_client_fn fn, void *ctx)
 
 /* ---- the changed clients ---- */
 
-struct changed_keys {
+/* Opened once per sync engine: the ring's mmap and the key and state
+ * buffers are set up once, not every round.
+ */
+struct sl_changed {
+	struct ring_buffer *rb;
 	struct sl_client_key *key;
 	size_t nr, cap;
+	__u64 lost_seen;	/* sl_global_stats.changed_lost seen */
+	union {			/* the largest state of a table */
+		struct sl_client c;
+		struct sl_client_plain plain;
+		struct sl_client_log log;
+	} state;
 };
 
 static int take_key(void *ctx, void *data, size_t len)
 {
-	struct changed_keys *k = ctx;
+	struct sl_changed *k = ctx;
 
 	if (len < sizeof(*k->key))
 		return 0;
@@ -93,14 +103,45 @@ static int key_cmp(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct sl_client_key));
 }
 
-int sl_for_each_changed_client(const struct sl_maps *m, __u64 *lost_seen,
+struct sl_changed *sl_changed_open(const struct sl_maps *m)
+{
+	struct sl_changed *k = calloc(1, sizeof(*k));
+	struct sl_global_stats gs;
+	int err = -ENOMEM;
+
+	if (!k)
+		goto fail;
+	/* what was lost before this reader is no reason to walk everything */
+	err = sl_percpu_sum_u64(m, m->global_stats, 0, &gs, sizeof(gs));
+	if (err)
+		goto fail;
+	k->lost_seen = gs.changed_lost;
+	k->rb = ring_buffer__new(m->changed, take_key, k, NULL);
+	if (!k->rb) {
+		err = -errno;
+		goto fail;
+	}
+	return k;
+fail:
+	free(k);
+	errno = -err;
+	return NULL;
+}
+
+void sl_changed_close(struct sl_changed *k)
+{
+	if (!k)
+		return;
+	ring_buffer__free(k->rb);
+	free(k->key);
+	free(k);
+}
+
+int sl_for_each_changed_client(struct sl_changed *k, const struct sl_maps *m,
 			       sl_table_of_fn table_of, sl_client_fn fn,
 			       void *ctx)
 {
-	struct changed_keys k = { 0 };
 	struct sl_global_stats gs;
-	struct ring_buffer *rb;
-	void *state = NULL;
 	__u32 value_size;
 	size_t i;
 	int err, fd;
@@ -109,39 +150,28 @@ int sl_for_each_changed_client(const struct sl_maps *m, __u64 *lost_seen,
 	err = sl_percpu_sum_u64(m, m->global_stats, 0, &gs, sizeof(gs));
 	if (err)
 		return err;
-	rb = ring_buffer__new(m->changed, take_key, &k, NULL);
-	if (!rb)
-		return -errno;
-	err = ring_buffer__consume(rb);
-	ring_buffer__free(rb);
+	k->nr = 0;
+	err = ring_buffer__consume(k->rb);
 	if (err < 0)
-		goto out;
+		return err;
 	err = 0;
 	/* two CPUs may both have sent a client's first accept of a round */
-	if (k.nr > 1)	/* (qsort of NULL is undefined, even for none) */
-		qsort(k.key, k.nr, sizeof(*k.key), key_cmp);
-	state = malloc(sizeof(struct sl_client_log));	/* the largest state */
-	if (!state) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; fn && i < k.nr && !err; i++) {
-		if (i && !key_cmp(&k.key[i - 1], &k.key[i]))
+	if (k->nr > 1)	/* (qsort of NULL is undefined, even for none) */
+		qsort(k->key, k->nr, sizeof(*k->key), key_cmp);
+	for (i = 0; fn && i < k->nr && !err; i++) {
+		if (i && !key_cmp(&k->key[i - 1], &k->key[i]))
 			continue;
-		fd = table_of(ctx, &k.key[i], &value_size);
-		if (fd < 0 || value_size > sizeof(struct sl_client_log))
+		fd = table_of(ctx, &k->key[i], &value_size);
+		if (fd < 0 || value_size > sizeof(k->state))
 			continue;
 		/* gone since (evicted): nothing of it to read */
-		if (bpf_map_lookup_elem(fd, &k.key[i], state))
+		if (bpf_map_lookup_elem(fd, &k->key[i], &k->state))
 			continue;
-		err = fn(ctx, &k.key[i], state, value_size);
+		err = fn(ctx, &k->key[i], &k->state, value_size);
 	}
-	if (!err && gs.changed_lost != *lost_seen) {
-		*lost_seen = gs.changed_lost;
+	if (!err && gs.changed_lost != k->lost_seen) {
+		k->lost_seen = gs.changed_lost;
 		err = -ENOBUFS;
 	}
-out:
-	free(state);
-	free(k.key);
 	return err;
 }

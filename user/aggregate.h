@@ -23,6 +23,13 @@ int sl_for_each_client(const struct sl_maps *m, sl_client_fn fn, void *ctx);
 int sl_for_each_client_in(const struct sl_maps *m, int fd, __u32 value_size,
 			  sl_client_fn fn, void *ctx);
 
+/* A reader of sl_changed, the keys of the clients the kernel saw accepted
+ * since the last read (kept across sync rounds). NULL with errno set.
+ */
+struct sl_changed;
+struct sl_changed *sl_changed_open(const struct sl_maps *m);
+void sl_changed_close(struct sl_changed *k);
+
 /* The clients whose keys the kernel put in sl_changed since the last call
  * (each once, in the table `table_of` picks for the key, or skipped when
  * it returns -1), then the ring is empty; with fn NULL, only empties it
@@ -32,7 +39,7 @@ int sl_for_each_client_in(const struct sl_maps *m, int fd, __u32 value_size,
  */
 typedef int (*sl_table_of_fn)(void *ctx, const struct sl_client_key *key,
 			      __u32 *value_size);
-int sl_for_each_changed_client(const struct sl_maps *m, __u64 *lost_seen,
+int sl_for_each_changed_client(struct sl_changed *k, const struct sl_maps *m,
 			       sl_table_of_fn table_of, sl_client_fn fn,
 			       void *ctx);
 

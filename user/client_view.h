@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* A client's standing under a rule, computed from its per-CPU state (and
- * its peers') by the same include/ code the kernel decides with.
+/* A client's standing under a rule, computed from its state (and its
+ * peers') by the same include/ code the kernel decides with.
  */
 #ifndef SL_CLIENT_VIEW_H
 #define SL_CLIENT_VIEW_H

@@ -46,7 +46,7 @@ struct sl_sync {
 	struct sl_sync_opts o;
 	struct sl_sync_conf conf;	/* what sl_sync holds: the layout, and
 					 * the round that marks changed clients */
-	__u64 changed_lost;		/* sl_global_stats.changed_lost seen */
+	struct sl_changed *changed;	/* the reader of sl_changed */
 	__u64 seq;
 	struct sl_sync_status st;
 	struct peer_seen seen[SL_MAX_PEERS];
@@ -192,6 +192,8 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 		s->max_cap *= 2;
 	s->table = calloc(s->cap, sizeof(*s->table));
 	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;
+	if (!err && !(s->changed = sl_changed_open(m)))
+		err = -errno;
 	if (!err && bpf_map_update_elem(m->sync, &zero, &s->conf, BPF_ANY))
 		err = -errno;
 	if (err) {
@@ -206,6 +208,7 @@ void sl_sync_free(struct sl_sync *s)
 {
 	if (!s)
 		return;
+	sl_changed_close(s->changed);
 	free(s->table);
 	free(s->rules);
 	free(s);
@@ -556,7 +559,7 @@ static int collect_clients(struct sl_sync *s)
 	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
 	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
 		return -errno;
-	err = sl_for_each_changed_client(&s->maps, &s->changed_lost,
+	err = sl_for_each_changed_client(s->changed, &s->maps,
 					 syncing_table_of,
 					 s->walk_all ? NULL : collect_client, s);
 	if (err == -ENOBUFS) {
