@@ -215,16 +215,24 @@ __noinline __u64 sl_peer_add(const struct sl_client_key *key_arg,
 	return v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
 }
 
-/* The first accept of a client in a sync round hands its key to the
- * service (sl_changed), so that a round costs what changed. Two CPUs may
- * both send it: the service reads each key once.
+/* Count an accept in the client's sync round. The first accept of a round
+ * hands the key to the service (sl_changed), so that a round costs what
+ * changed, and restarts the round's units (the bounded layout's share is
+ * of those). Two CPUs may both see the round new: both send the key (the
+ * service reads each once), and one's units may be lost from the round's
+ * count, at most one unit per extra CPU, as in include/sl_algo.h.
  */
 static __always_inline void sl_note_changed(struct sl_client_hdr *own,
 					    const struct sl_client_key *key,
-					    __u32 round)
+					    __u32 round, __u32 units)
 {
-	if (!round || own->sync_round == round)
+	if (!round)
 		return;
+	if (own->sync_round == round) {
+		SL_ADD(&own->round_units, units);
+		return;
+	}
+	own->round_units = units;
 	own->sync_round = round;
 	if (bpf_ringbuf_output(&sl_changed, (void *)key, sizeof(*key), 0)) {
 		__u32 k = 0;
@@ -245,7 +253,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	struct sl_client_hdr *own;
 	struct sl_params p;
 	struct sl_tally t;
-	__u64 projected = 0, now_ms;
+	__u64 projected = 0, room = SL_NEVER, own_used, now_ms;
 	__u32 zero = 0;
 
 	if (!key_arg || !rule_params)
@@ -260,6 +268,9 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		 * this one's: fold them into the cache's tag
 		 */
 		epoch ^= sc->layout << 28 ^ sc->nodes << 16;
+		/* bounded: a round renews every node's share */
+		if (sc->layout == SL_LAYOUT_BOUNDED)
+			epoch ^= sc->round;
 	} else {
 		sc = NULL;
 	}
@@ -275,17 +286,22 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 
 	now_ms = sl_now_ms();
 	sl_tally_node(key, &p, now_ms, &t);
-	if (sc && (sc->layout == SL_LAYOUT_DELAYED_SYNC ||
-		   sc->layout == SL_LAYOUT_PREDICTIVE))
+	own_used = t.used;
+	if (sl_layout_counts_peers(sc))
 		projected = sl_peer_add(key, &p, sc, now_ms, &t);
-	if (!sl_peer_allows(&t, &p, projected, units)) {
+	if (sc)
+		room = sl_bounded_room(&p, sc, own_used, t.used - own_used,
+				       sl_round_units(own, sc));
+	if (!sl_peer_allows(&t, &p, projected, room, units)) {
 		/* cache only "nothing fits": with unit bytes a smaller packet
 		 * may still fit where this one did not. Only the counted
-		 * part is cached: a peer merge can only raise it, so the
-		 * cache stays a lower bound of the blocked time, while a
-		 * projection falls again at the next merge.
+		 * part and the round's room are cached: a peer merge can
+		 * only raise the count, the room grows only as counted
+		 * slices leave (or at the next round, which the cache's tag
+		 * holds), so the cache stays a lower bound of the blocked
+		 * time, while a projection falls again at the next merge.
 		 */
-		if (!sl_tally_allows(&t, &p, 1)) {
+		if (!sl_tally_allows(&t, &p, 1) || !room) {
 			own->blocked_until =
 				sl_cache_until(now_ms, t.next_expiry_ms);
 			own->blocked_epoch = epoch;
@@ -295,7 +311,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	}
 	sl_charge_cpu(key, &p, &t, now_ms, units);
 	if (sc)
-		sl_note_changed(own, key, sc->round);
+		sl_note_changed(own, key, sc->round, units);
 	return SL_ACCEPT;
 }
 

@@ -33,6 +33,55 @@
  *    that for 1.02 x where delayed sync gives 1.5 x. The kernel caches
  *    only blocks of the counted part, so a projection's block lifts at
  *    the next merge.
+ *  - bounded (ours): delayed sync, and between two rounds a node accepts
+ *    at most its share of the room the fleet had left (sl_bounded_room).
+ *    That closes what the others leave open: a burst of the limit sent
+ *    to every node inside one interval, which delayed sync passes whole
+ *    (8 x on 8 nodes), since no node hears of the others in time.
+ *
+ * The bound of `bounded`. The service bumps sl_sync_conf.round as it
+ * sends; a node's units of the current round (round_units in the client's
+ * header) are what its peers do not know yet. At any instant of a round,
+ * node i sees base = (own count - own round units) + peers' counts: what
+ * every node knew when the round began, aged alike, so the same on every
+ * node. Its room is R = 1.1 * limit - base, and it accepts in the round
+ * while (besides its own check of own + peers' count against the limit)
+ *	round_units + units <= R * share_i,
+ *	share_i = 9/10 * own_base_i / base + 1/10 * 1 / live nodes
+ * (with no base yet, the first contact: 1 / live nodes each). The shares
+ * of the live nodes add up to at most 1, so what the fleet accepts in a
+ * round adds up to at most R, and the fleet's count stays within
+ * 1.1 * limit (NFR-1) at every instant, however a client spreads its
+ * requests. Counts are the algorithm's: for sliding, the units of the
+ * slice that straddles the window's start are not counted (at most
+ * limit / 10, include/sl_algo.h), which a burst never leaves.
+ * What the proof assumes, and what each assumption costs:
+ *  - a base that does not age inside the round. When part of it leaves
+ *    the window mid-round, R grows by what left, and the shares move to
+ *    the nodes whose units remain; a node that took its larger share
+ *    before keeps what it took, so the round can pass R by part of
+ *    that. Not bounded here: the replay figures (README) measure it.
+ *  - one round for all: every node's messages of a round reach every
+ *    other node before its next round (replay does exactly that). A
+ *    message that arrives a round late lets its sender's units of that
+ *    round be counted by nobody for a round: at most one round's
+ *    allowance, 1 / live nodes of the room, more.
+ *  - rounding: a share rounds down, but a first contact gets at least
+ *    one unit, so a limit below the node count passes up to one unit
+ *    per node.
+ *  - shares follow a client's window counts (where its traffic was in
+ *    the last window): a client that sticks to one node gets 9/10 of
+ *    the room there, plus its tenth; one spread over 8 nodes an eighth
+ *    on each. The tenth spread evenly is the floor that lets a node with
+ *    no count yet start.
+ *  - a node that hears no peer for two rounds decides alone (live_nodes
+ *    1): own count plus what its view still holds against the full
+ *    limit, as delayed sync (NFR-3). Two halves of a partition each
+ *    enforce the limit: the bound holds within each half.
+ * The price is NFR-2 on the first round of a client only: a node cannot
+ * tell a client's first burst from the first step of an all-node burst,
+ * so it passes 1.1 / live nodes of the limit and rejects the rest until
+ * the next round shows where the client is.
  */
 #ifndef SL_PEER_H
 #define SL_PEER_H
@@ -81,6 +130,14 @@ SL_INLINE __u64 sl_layout_limit(__u64 limit, const struct sl_sync_conf *sc)
 	return share ? share : 1;
 }
 
+/* Layouts that add the peers' counts to the node's own. */
+SL_INLINE int sl_layout_counts_peers(const struct sl_sync_conf *sc)
+{
+	return sc && (sc->layout == SL_LAYOUT_DELAYED_SYNC ||
+		      sc->layout == SL_LAYOUT_PREDICTIVE ||
+		      sc->layout == SL_LAYOUT_BOUNDED);
+}
+
 /* Add the peers' counted units to a node's (finished) tally. Returns the
  * projected units of the predictive layout, to be checked against the
  * limit with its margin (sl_peer_allows); 0 in the other layouts.
@@ -93,8 +150,7 @@ SL_INLINE __u64 sl_peer_tally(struct sl_tally *t, const struct sl_peer_view *v,
 	__u32 now_slice = now_ms / ps, since;
 	int i;
 
-	if (!sc || (sc->layout != SL_LAYOUT_DELAYED_SYNC &&
-		    sc->layout != SL_LAYOUT_PREDICTIVE) || v->slice_ms != ps)
+	if (!sl_layout_counts_peers(sc) || v->slice_ms != ps)
 		return 0;
 	for (i = 0; i < SL_PEER_SLOTS; i++) {
 		const struct sl_peer_slot *s = &v->slot[i];
@@ -123,16 +179,86 @@ SL_INLINE __u64 sl_peer_tally(struct sl_tally *t, const struct sl_peer_view *v,
 	       interval;
 }
 
-/* The verdict with peers: the lower bound against the limit, and in the
- * predictive layout the projected count against the limit plus margin.
+/* bounded: the tenth of every share spread evenly over the live nodes. */
+#define SL_BOUNDED_EVEN		10
+
+/* bounded: the room is of limit + limit / SL_BOUNDED_SLACK, NFR-1's 1.1 x.
+ * The node's own check against the limit still holds; the slack is what
+ * lets a client spread over the fleet near its limit pass where its
+ * requests land unevenly on the nodes.
+ */
+#define SL_BOUNDED_SLACK	10
+
+/* The client's units of the current round on this node. */
+SL_INLINE __u32 sl_round_units(const struct sl_client_hdr *h,
+			       const struct sl_sync_conf *sc)
+{
+	return sc && sc->round && h->sync_round == sc->round ?
+	       h->round_units : 0;
+}
+
+/* x * q / 2^16 without overflow for any x (q <= 2^16). */
+SL_INLINE __u64 sl_mul_q16(__u64 x, __u64 q)
+{
+	return (x >> 16) * q + (((x & 0xffff) * q) >> 16);
+}
+
+/* What node i may accept in a round (the bound at the top): its share of
+ * the room, out of `own_base` of `base` known units, among `nodes`.
+ */
+SL_INLINE __u64 sl_bounded_allowance(__u64 limit, __u64 own_base,
+				     __u64 base, __u32 nodes)
+{
+	__u64 room, share, a;
+
+	if (base >= limit)
+		return 0;
+	room = limit - base;
+	if (!base) {
+		share = 65536 / nodes;
+	} else {
+		if (base >> 40) {	/* own_base * 2^16 must not wrap */
+			own_base >>= 24;
+			base >>= 24;
+		}
+		share = ((SL_BOUNDED_EVEN - 1) * (own_base * 65536 / base) +
+			 65536 / nodes) / SL_BOUNDED_EVEN;
+	}
+	a = sl_mul_q16(room, share);
+	return a || base ? a : 1;	/* a first contact passes one unit */
+}
+
+/* bounded: units the node may still accept in this round, given its own
+ * tally (`own_used`, round units included) and the peers' counted units;
+ * SL_NEVER where no share applies (other layouts, a node alone).
+ */
+SL_INLINE __u64 sl_bounded_room(const struct sl_params *p,
+				const struct sl_sync_conf *sc,
+				__u64 own_used, __u64 peers_used, __u32 since)
+{
+	__u64 own_base, a;
+
+	if (!sc || sc->layout != SL_LAYOUT_BOUNDED || sc->live_nodes <= 1)
+		return SL_NEVER;
+	own_base = own_used > since ? own_used - since : 0;
+	a = sl_bounded_allowance(p->limit + p->limit / SL_BOUNDED_SLACK,
+				 own_base, own_base + peers_used,
+				 sc->live_nodes);
+	return a > since ? a - since : 0;
+}
+
+/* The verdict with peers: the lower bound against the limit, in the
+ * predictive layout the projected count against the limit plus margin,
+ * and in the bounded layout the round's room (SL_NEVER elsewhere).
  */
 SL_INLINE int sl_peer_allows(const struct sl_tally *t,
 			     const struct sl_params *p, __u64 projected,
-			     __u32 units)
+			     __u64 round_room, __u32 units)
 {
 	return sl_tally_allows(t, p, units) &&
 	       t->used + projected + units <=
-	       p->limit + p->limit / SL_PREDICT_MARGIN;
+	       p->limit + p->limit / SL_PREDICT_MARGIN &&
+	       units <= round_room;
 }
 
 /* Add units whose earliest first accept was at `start_ms` (TAI) to a peer
@@ -181,23 +307,33 @@ SL_INLINE __u32 sl_peer_merge(struct sl_peer_view *v, __u32 window_ms,
 /* What the kernel decides on, for userspace (query, Retry-After, top): the
  * node's tally of the client's state, plus the peers' part when `v` and `sc` are
  * given. `p` already carries the layout's limit (sl_layout_limit). Returns
- * the projected units (see sl_peer_allows).
+ * the projected units, and in `round_room` the bounded layout's room (see
+ * sl_peer_allows).
  */
 SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 				    const struct sl_peer_view *v,
 				    const struct sl_params *p,
 				    const struct sl_sync_conf *sc,
-				    __u64 now_ms)
+				    __u64 now_ms, __u64 *round_room)
 {
+	__u64 own, projected;
+
 	sl_tally_state(t, state, p, now_ms);
-	if (!v || !sc || !sl_algo_syncs(p->algorithm))
+	*round_room = SL_NEVER;
+	if (!sc || !sl_algo_syncs(p->algorithm))
 		return 0;
-	return sl_peer_tally(t, v, p, sc, now_ms);
+	own = t->used;
+	projected = v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
+	*round_room = sl_bounded_room(p, sc, own, t->used - own,
+				      sl_round_units(state, sc));
+	return projected;
 }
 
 /* Earliest time >= now at which a request of `units` may be accepted. The
- * verdict can only change at the tally's next_expiry_ms, so walk those.
- * The kernel caches the first step.
+ * verdict can only change at the tally's next_expiry_ms, or in the bounded
+ * layout at the next round (due an interval after this one began; its
+ * shares are taken to be this round's), so walk those. The kernel caches
+ * the first step.
  */
 SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   const struct sl_peer_view *v,
@@ -205,14 +341,30 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   const struct sl_sync_conf *sc,
 				   __u64 now_ms, __u32 units)
 {
-	__u64 at = now_ms, projected;
+	__u64 at = now_ms, projected, room, next_round = SL_NEVER;
+	struct sl_sync_conf next;
 	struct sl_tally t;
 	int step;
 
+	if (sc && sc->layout == SL_LAYOUT_BOUNDED) {
+		next = *sc;
+		next.round = sc->round + 1 ? sc->round + 1 : 1;
+		next_round = sc->round_ms + sc->interval_ms;
+		/* a round overdue (the service late): the next within an
+		 * interval, as far as anyone can tell
+		 */
+		if (next_round <= now_ms)
+			next_round = now_ms + sc->interval_ms;
+	}
 	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
-		projected = sl_tally_node_peers(&t, state, v, p, sc, at);
-		if (sl_peer_allows(&t, p, projected, units))
+		projected = sl_tally_node_peers(&t, state, v, p,
+						at >= next_round ? &next : sc,
+						at, &room);
+		if (sl_peer_allows(&t, p, projected, room, units))
 			return at;
+		if (room < units && next_round > at &&
+		    next_round < t.next_expiry_ms)
+			t.next_expiry_ms = next_round;
 		if (t.next_expiry_ms == SL_NEVER)
 			return SL_NEVER;
 		at = t.next_expiry_ms > at ? t.next_expiry_ms : at + 1;

@@ -183,9 +183,10 @@ struct sl_bucket {
 	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
 	__u32 event_ms;		/* last drop event sent for this client */	\
-	__u32 sync_round;	/* sync round its key was last sent to	\
-				 * sl_changed in (see sl_sync_conf) */	\
-	__u32 hdr_pad;
+	__u32 sync_round;	/* sync round of the last accept: its key	\
+				 * went to sl_changed (see sl_sync_conf) */	\
+	__u32 round_units;	/* units accepted in that round: what	\
+				 * peers do not know of yet (bounded) */
 
 struct sl_client_hdr {
 	SL_CLIENT_HEADER
@@ -299,6 +300,8 @@ enum sl_layout {
 	SL_LAYOUT_DELAYED_SYNC = 1,	/* own count + peers' last synced counts */
 	SL_LAYOUT_SPLIT_QUOTA = 2,	/* own count against limit / nodes */
 	SL_LAYOUT_PREDICTIVE = 3,	/* delayed sync + peers' recent rate */
+	SL_LAYOUT_BOUNDED = 4,		/* delayed sync + each node's share of
+					 * what the fleet has left per round */
 	SL_LAYOUT__COUNT,
 };
 
@@ -310,6 +313,10 @@ struct sl_sync_conf {
 	__u32 round;		/* bumped by the service every sync round; a
 				 * client's first accept in a round sends its
 				 * key to sl_changed. 0: no service reads it */
+	__u32 live_nodes;	/* bounded: nodes that hear each other,
+				 * this one included; 1: alone (local) */
+	__u32 pad;
+	__u64 round_ms;		/* model/TAI ms the round began */
 };
 
 /* Peers' counts of a client, in slices of sl_peer_slice_ms(window),

@@ -36,7 +36,7 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	struct sl_params p;
 	struct sl_tally t;
 	bool peers;
-	__u64 at, projected, room;
+	__u64 at, projected, room, round_room;
 
 	if (!state)
 		return -ENOMEM;
@@ -47,9 +47,13 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	if (peers && sl_algo_syncs(p.algorithm))
 		p.limit = sl_layout_limit(p.limit, &sc);
 	projected = sl_tally_node_peers(&t, state, peers ? &pv : NULL,
-					&p, peers ? &sc : NULL, now_ms);
+					&p, peers ? &sc : NULL, now_ms,
+					&round_room);
 	v->used = t.used;
 	v->remaining = sl_remaining(&t, &p);
+	/* the bounded layout's round may take less */
+	if (round_room < v->remaining)
+		v->remaining = round_room;
 	/* the projection may take some of it (predictive layout) */
 	room = p.limit + p.limit / SL_PREDICT_MARGIN;
 	room = room > t.used + projected ? room - t.used - projected : 0;

@@ -62,17 +62,21 @@ static const char replay_help[] =
 "  --sync-interval DUR   200ms (default): a round runs at the first request\n"
 "                        an interval or more after the last round\n"
 "  --layout NAME         delayed-sync (default), split-quota, predictive,\n"
-"                        or central (one state shared by every node)\n"
+"                        bounded (each node its share of the room per\n"
+"                        round), or central (one state shared by every node)\n"
 "  --assign lcg:SEED     pick each request's node with the design study's\n"
 "                        generator; else the trace's third column is the\n"
 "                        node (0..N-1), and a fourth the CPU (fields\n"
 "                        after them as above)\n"
 "  A line 'T_MS sync' runs a round at T_MS; a trace with such lines gives\n"
-"  the whole schedule and --sync-interval is not used.\n"
+"  the whole schedule and --sync-interval is not used. 'T_MS cut NODE'\n"
+"  and 'T_MS heal NODE' take a node off the mesh and back; 'T_MS join\n"
+"  NODE' starts its service at T_MS (until then it decides alone).\n"
 "\n"
 "Output per client: sent, accepted, rejected, max_in_window (the most\n"
 "accepts in any interval (t - window, t]). --decisions adds one line per\n"
-"request: time, client, accept/reject, remaining, retry-after ms.\n"
+"request: time, client, accept/reject, remaining, retry-after ms (with\n"
+"--nodes, as the node that decided sees them).\n"
 "With --json one object: {\"clients\": [{client, sent, accepted, rejected,\n"
 "max_in_window}], \"unmatched_rules\": [names of the rules that decided no\n"
 "request]}, with --decisions also \"decisions\": [{t_ms, client, accepted,\n"
@@ -226,7 +230,7 @@ static int parse_node_option(int which, const char *arg,
 			return 0;
 		}
 		if (sl_parse_layout(arg, &layout) || layout == SL_LAYOUT_LOCAL) {
-			pr_error("--layout: '%s' is not one of delayed-sync, split-quota, predictive, central",
+			pr_error("--layout: '%s' is not one of delayed-sync, split-quota, predictive, bounded, central",
 				 arg);
 			return -1;
 		}
@@ -380,10 +384,6 @@ int sl_replay_args_parse(int argc, char **argv, struct sl_replay_args *a)
 		pr_error("--sync-interval, --layout and --assign go with --nodes N");
 		return SL_EXIT_USAGE;
 	}
-	if (a->no.nodes && a->decisions) {
-		pr_error("--decisions is for one node; leave out --nodes");
-		return SL_EXIT_USAGE;
-	}
 	if (adhoc.set == !!rules_file) {
 		pr_error("replay needs either rule options (--limit ...) or --rules FILE");
 		return SL_EXIT_USAGE;
@@ -438,8 +438,9 @@ int sl_replay_trace(struct sl_instance *const *nodes,
 	if (a->decisions && sl_json)
 		dec.arr = json_object_new_array();
 	if (a->no.nodes)
-		err = sl_replay_nodes_run(nodes, &a->no, &tr, window_ms, &res,
-					  &ns);
+		err = sl_replay_nodes_run(nodes, &a->no, &tr, window_ms,
+					  a->decisions ? print_decision : NULL,
+					  &dec, &res, &ns);
 	else
 		err = sl_replay_run(nodes[0], &tr, window_ms,
 				    a->decisions ? print_decision : NULL, &dec,

@@ -134,7 +134,7 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	if ((v = sl_yaml_get(y, "layout")) &&
 	    sl_yaml_text(c, v, "sync.layout", 31, &text) &&
 	    (sl_parse_layout(text, &sc->layout) || sc->layout == SL_LAYOUT_LOCAL))
-		sl_yaml_bad(c, v, "sync.layout", "'%s' is not delayed-sync, split-quota or predictive",
+		sl_yaml_bad(c, v, "sync.layout", "'%s' is not delayed-sync, split-quota, predictive or bounded",
 			    text);
 	if ((v = sl_yaml_get(y, "interval")) &&
 	    sl_yaml_text(c, v, "sync.interval", 31, &text) &&
@@ -190,9 +190,11 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	    sl_yaml_uint(c, v, "sync.nodes", 1, 65535, &n))
 		sc->nodes = n;
 	/* with Redis there is no peer list to count */
-	if (sc->layout == SL_LAYOUT_SPLIT_QUOTA && sc->backend == SL_SYNC_REDIS &&
+	if ((sc->layout == SL_LAYOUT_SPLIT_QUOTA ||
+	     sc->layout == SL_LAYOUT_BOUNDED) && sc->backend == SL_SYNC_REDIS &&
 	    !v)
-		sl_yaml_bad(c, y, "sync.nodes", "split-quota over Redis needs the number of nodes sharing each limit, 1 to 65535");
+		sl_yaml_bad(c, y, "sync.nodes", "%s over Redis needs the number of nodes sharing each limit, 1 to 65535",
+			    sl_layout_name(sc->layout));
 }
 
 int sl_config_parse_buffer(const char *name, const char *buf, size_t len,

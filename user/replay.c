@@ -226,8 +226,8 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 				break;
 			in = nodes[node < nr_nodes ? node : 0];
 		}
-		if (r->sync)
-			continue;	/* a sync round only: route->before ran it */
+		if (r->sync || r->link)
+			continue;	/* not a request: route->before ran it */
 
 		idx = client_index(res, &acc, &r->client);
 		if (idx < 0) {

@@ -8,7 +8,8 @@
  * daemon that sleeps an interval after each round would do. This is the
  * design study's rule ("if t - last_sync >= interval, sync at t"), which
  * its Model B figures depend on. A trace can instead give the schedule
- * itself with "T_MS sync" lines.
+ * itself with "T_MS sync" lines. "cut", "heal" and "join" lines take a
+ * node off the mesh and back, or start its service late (user/trace.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,7 +26,10 @@ struct datagram {
 
 struct nodes_run {
 	const struct sl_replay_nodes_opts *o;
-	struct sl_sync **sync;
+	struct sl_sync **sync;	/* NULL: the node's service has not joined */
+	struct sl_sync_opts so;
+	struct sl_maps **maps;	/* each node's, to start its service */
+	bool *cut;		/* no message reaches the node or leaves it */
 	struct sl_replay_nodes_stats *st;
 	struct datagram *out;
 	size_t nr_out, cap_out;
@@ -67,6 +71,8 @@ static int sync_round(struct nodes_run *run, __u64 now_ms)
 
 	run->nr_out = 0;
 	for (k = 0; k < run->o->nodes; k++) {
+		if (!run->sync[k])
+			continue;
 		run->collecting = k;
 		err = sl_sync_collect(run->sync[k], now_ms, keep_datagram, run);
 		if (err)
@@ -76,7 +82,8 @@ static int sync_round(struct nodes_run *run, __u64 now_ms)
 		const struct datagram *d = &run->out[i];
 
 		for (j = 0; j < run->o->nodes; j++) {
-			if (j == d->from)
+			if (j == d->from || !run->sync[j] || run->cut[j] ||
+			    run->cut[d->from])
 				continue;
 			if (sl_sync_receive(run->sync[j], d->buf, d->len, "replay",
 					    now_ms) != SL_SYNC_MERGED)
@@ -102,6 +109,34 @@ static unsigned lcg_node(struct nodes_run *run)
 	return (unsigned)(((__u64)run->lcg * run->o->nodes) >> 32);
 }
 
+/* Layouts whose nodes exchange counts. */
+static bool exchanges(const struct sl_replay_nodes_opts *o)
+{
+	return o->layout == SL_LAYOUT_DELAYED_SYNC ||
+	       o->layout == SL_LAYOUT_PREDICTIVE ||
+	       o->layout == SL_LAYOUT_BOUNDED;
+}
+
+static int start_node(struct nodes_run *run, unsigned k)
+{
+	run->so.node = k + 1;
+	run->so.incarnation = 1;
+	run->sync[k] = sl_sync_new(run->maps[k], &run->so);
+	return run->sync[k] ? 0 : -errno;
+}
+
+static int link_event(struct nodes_run *run, const struct sl_trace_req *r)
+{
+	unsigned k = r->node;
+
+	if (run->o->layout == SL_REPLAY_CENTRAL)
+		return 0;	/* one shared state: no links */
+	if (r->link == SL_TRACE_JOIN)
+		return run->sync[k] ? 0 : start_node(run, k);
+	run->cut[k] = r->link == SL_TRACE_CUT;
+	return 0;
+}
+
 static int before_request(void *ctx, const struct sl_trace_req *r, size_t i,
 			  unsigned *node)
 {
@@ -109,9 +144,10 @@ static int before_request(void *ctx, const struct sl_trace_req *r, size_t i,
 	int err;
 
 	(void)i;
+	if (r->link)
+		return link_event(run, r);
 	if (r->sync) {
-		if (run->o->layout != SL_LAYOUT_DELAYED_SYNC &&
-		    run->o->layout != SL_LAYOUT_PREDICTIVE)
+		if (!exchanges(run->o))
 			return 0;
 		return sync_round(run, r->t_ms);
 	}
@@ -124,8 +160,7 @@ static int before_request(void *ctx, const struct sl_trace_req *r, size_t i,
 		run->st->messages++;	/* every request touches it */
 		return 0;
 	}
-	if ((run->o->layout == SL_LAYOUT_DELAYED_SYNC ||
-	     run->o->layout == SL_LAYOUT_PREDICTIVE) && !run->scheduled &&
+	if (exchanges(run->o) && !run->scheduled &&
 	    r->t_ms - run->last_sync_ms >= run->o->interval_ms) {
 		err = sync_round(run, r->t_ms);
 		if (err)
@@ -138,6 +173,7 @@ static int before_request(void *ctx, const struct sl_trace_req *r, size_t i,
 int sl_replay_nodes_run(struct sl_instance *const *nodes,
 			const struct sl_replay_nodes_opts *o,
 			const struct sl_trace *tr, __u64 window_ms,
+			sl_replay_decision_fn fn, void *ctx,
 			struct sl_replay_result *res,
 			struct sl_replay_nodes_stats *st)
 {
@@ -151,35 +187,43 @@ int sl_replay_nodes_run(struct sl_instance *const *nodes,
 	for (k = 0; k < tr->nr && !run.scheduled; k++)
 		run.scheduled = tr->req[k].sync;
 	run.sync = calloc(n, sizeof(*run.sync));
-	if (!run.sync)
-		return -ENOMEM;
+	run.maps = calloc(n, sizeof(*run.maps));
+	run.cut = calloc(n, sizeof(*run.cut));
+	if (!run.sync || !run.maps || !run.cut) {
+		err = -ENOMEM;
+		goto out;
+	}
 	if (o->layout != SL_REPLAY_CENTRAL) {
-		struct sl_sync_opts so = {
-			.layout = o->layout,
-			.interval_ms = o->interval_ms,
-			.nodes = o->nodes,
-			.peers_configured = o->nodes - 1,
-		};
+		bool *late = run.cut;	/* until the nodes start: who joins */
 
+		run.so.layout = o->layout;
+		run.so.interval_ms = o->interval_ms;
+		run.so.nodes = o->nodes;
+		run.so.peers_configured = o->nodes - 1;
 		if (sodium_init() < 0) {
-			free(run.sync);
-			return -EIO;
+			err = -EIO;
+			goto out;
 		}
-		randombytes_buf(so.key, sizeof(so.key));
+		randombytes_buf(run.so.key, sizeof(run.so.key));
+		for (k = 0; k < tr->nr; k++)
+			if (tr->req[k].link == SL_TRACE_JOIN)
+				late[tr->req[k].node] = true;
 		for (k = 0; k < n && !err; k++) {
-			so.node = k + 1;
-			so.incarnation = 1;
-			run.sync[k] = sl_sync_new(&nodes[k]->maps, &so);
-			if (!run.sync[k])
-				err = -errno;
+			run.maps[k] = &nodes[k]->maps;
+			if (!late[k])
+				err = start_node(&run, k);
 		}
+		memset(run.cut, 0, n * sizeof(*run.cut));
 	}
 	if (!err)
-		err = sl_replay_run_nodes(nodes, n, &route, tr, window_ms, NULL,
-					  NULL, res);
-	for (k = 0; k < n; k++)
+		err = sl_replay_run_nodes(nodes, n, &route, tr, window_ms, fn,
+					  ctx, res);
+out:
+	for (k = 0; run.sync && k < n; k++)
 		sl_sync_free(run.sync[k]);
 	free(run.sync);
+	free(run.maps);
+	free(run.cut);
 	free(run.out);
 	return err;
 }

@@ -36,6 +36,7 @@ struct sl_replay_nodes_stats {
 int sl_replay_nodes_run(struct sl_instance *const *nodes,
 			const struct sl_replay_nodes_opts *o,
 			const struct sl_trace *tr, __u64 window_ms,
+			sl_replay_decision_fn fn, void *ctx,
 			struct sl_replay_result *res,
 			struct sl_replay_nodes_stats *st);
 

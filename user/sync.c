@@ -65,6 +65,8 @@ struct sl_sync {
 	unsigned nr_out;
 	__u64 now_ms;
 	__u64 prev_ms;		/* when the previous round began */
+	__u64 before_prev_ms;	/* and the one before: a peer heard since
+				 * is live (bounded) */
 	__u64 started_ms;	/* sl_sync_adopt: older messages are refused */
 	sl_sync_emit_fn emit;
 	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
@@ -80,6 +82,7 @@ static const char *const layout_names[SL_LAYOUT__COUNT] = {
 	[SL_LAYOUT_DELAYED_SYNC] = "delayed-sync",
 	[SL_LAYOUT_SPLIT_QUOTA] = "split-quota",
 	[SL_LAYOUT_PREDICTIVE] = "predictive",
+	[SL_LAYOUT_BOUNDED] = "bounded",
 };
 
 const char *sl_layout_name(unsigned layout)
@@ -177,6 +180,11 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->conf.layout = o->layout;
 	s->conf.nodes = o->nodes;
 	s->conf.interval_ms = o->interval_ms;
+	/* rounds count from the start: the bounded layout's shares hold
+	 * from the first accept, before the first round is sent
+	 */
+	s->conf.round = 1;
+	s->conf.live_nodes = o->nodes;
 	s->st.node = o->node;
 	s->st.layout = o->layout;
 	s->st.interval_ms = o->interval_ms;
@@ -548,6 +556,27 @@ static int syncing_table_of(void *ctx, const struct sl_client_key *key,
  * one after the kernel lost keys for want of room walk every client, as
  * every round did before sl_changed.
  */
+/* bounded: the nodes that hear each other, this one included. A peer is
+ * live while its messages arrive: heard since the round before the last,
+ * so one late message does not count it out. Until two rounds have run
+ * nothing can be known, and the fleet is taken to be up; a store of
+ * totals (Redis) is all the peers at once.
+ */
+static __u32 live_nodes(const struct sl_sync *s)
+{
+	__u32 n = 1, i;
+
+	if (s->emit_entries)
+		return s->st.backend_up ? s->o.nodes : 1;
+	if (s->st.rounds < 2)
+		return s->o.nodes;
+	for (i = 0; i < s->st.nr_peers; i++)
+		if (s->st.peer[i].messages &&
+		    s->st.peer[i].last_heard_ms >= s->before_prev_ms)
+			n++;
+	return n;
+}
+
 static int collect_clients(struct sl_sync *s)
 {
 	__u32 zero = 0;
@@ -557,6 +586,8 @@ static int collect_clients(struct sl_sync *s)
 	 * made before this write is in the ring already
 	 */
 	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
+	s->conf.round_ms = s->now_ms;
+	s->conf.live_nodes = live_nodes(s);
 	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
 		return -errno;
 	err = sl_for_each_changed_client(s->changed, &s->maps,
@@ -613,8 +644,10 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	/* a walk cut short: the clients it did not reach are looked at in
 	 * full next time
 	 */
-	if (!err)
+	if (!err) {
+		s->before_prev_ms = s->prev_ms;
 		s->prev_ms = now_ms;
+	}
 	/* forget clients whose slices have all left the window, here and
 	 * in the peer view
 	 */

@@ -81,6 +81,22 @@ static int parse_field(const char *name, unsigned line, char *tok,
 	}
 }
 
+/* "cut", "heal", "join": a node's link to its peers (replay --nodes). */
+static __u8 link_event(const char *word)
+{
+	static const char *const words[] = {
+		[SL_TRACE_CUT] = "cut",
+		[SL_TRACE_HEAL] = "heal",
+		[SL_TRACE_JOIN] = "join",
+	};
+	__u8 i;
+
+	for (i = SL_TRACE_CUT; i <= SL_TRACE_JOIN; i++)
+		if (!strcmp(word, words[i]))
+			return i;
+	return 0;
+}
+
 /* One line's tokens (n >= 1) into *r. */
 static int parse_line(const char *name, unsigned line, char **tok, int n,
 		      int nr_cpus, int nr_nodes, struct sl_trace_req *r)
@@ -121,6 +137,13 @@ static int parse_line(const char *name, unsigned line, char **tok, int n,
 					NULL);
 		r->sync = true;	/* a sync round at this time */
 		return 0;
+	}
+	if (nr_nodes && pos == 3 && (r->link = link_event(positional[1]))) {
+		if (seen)
+			return bad_line(name, line, "a cut, heal or join line has no fields",
+					NULL);
+		return small_column(name, line, "node", positional[2],
+				    nr_nodes, &r->node);
 	}
 	if (sl_parse_addr(positional[1], &r->client))
 		return bad_line(name, line, "not an IPv4 or IPv6 address:",

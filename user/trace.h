@@ -4,7 +4,10 @@
  * "T_MS CLIENT [CPU] [FIELD=VALUE...]", whitespace or comma separated, '#'
  * starts a comment; across nodes (replay --nodes)
  * "T_MS CLIENT [NODE [CPU]] [FIELD=VALUE...]", or "T_MS sync": a sync
- * round at T_MS (a trace with such lines gives the whole schedule).
+ * round at T_MS (a trace with such lines gives the whole schedule), or
+ * "T_MS cut NODE" / "T_MS heal NODE": from T_MS no message reaches NODE
+ * or leaves it / they do again, or "T_MS join NODE": NODE runs no
+ * service (it decides alone and sends nothing) until T_MS.
  * T_MS is model time in ms, non-decreasing, at most SL_TRACE_MAX_T_MS;
  * CLIENT an IPv4 or IPv6 address. The fields, anywhere after CLIENT, say
  * what rules match on besides the client: proto=tcp|udp|icmp (default
@@ -44,7 +47,15 @@ struct sl_trace_req {
 	int cpu;		/* -1: not given */
 	int node;		/* -1: not given */
 	bool sync;		/* not a request: a sync round */
+	__u8 link;		/* not a request: SL_TRACE_CUT, _HEAL or
+				 * _JOIN of `node`; 0: none */
 	unsigned line;
+};
+
+enum sl_trace_link {
+	SL_TRACE_CUT = 1,
+	SL_TRACE_HEAL = 2,
+	SL_TRACE_JOIN = 3,
 };
 
 struct sl_trace {

@@ -1023,6 +1023,88 @@ static void test_predictive_counts_projected_20_at_half_interval(void **st)
 	}
 }
 
+/* ---- bounded ----------------------------------------------------------------- */
+
+/* Two live nodes, limit L = 100: the room is of 1.1 L = 110, and B's share
+ * is 9/10 of its own part of the known count plus 1/10 / 2 nodes, in
+ * 16-bit fixed point as include/sl_peer.h computes it. B rounds at T (the
+ * round begins), then merges 40 units A accepted. Then:
+ *   at T: own 0 of 40 known; room 110 - 40 = 70; share (9 * 0 + 32768) /
+ *     10 = 3276; 70 * 3276 >> 16 = 3: B passes 3, and the 4th is dropped
+ *     with remaining 0 and Retry-After 200 ms (the next round); at
+ *     T + 199 still nothing passes;
+ *   at the round at T + 200: own 3 of 43; room 67; share (9 * (3 * 65536
+ *     / 43) + 32768) / 10 = (9 * 4572 + 32768) / 10 = 7391; 67 * 7391 >>
+ *     16 = 7: remaining 7, and B passes 7.
+ * Delayed sync would pass 60 at T.
+ */
+static void test_bounded_node_takes_its_share_per_round(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	struct sl_client_view cv;
+	struct sl_client_key k;
+	uint8_t buf[SL_WIRE_MAX];
+	struct dgrams d;
+	unsigned first_reject;
+	size_t len;
+
+	sl_sync_free(f->sb);
+	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
+	collect(f->sb, f->now, &d);
+	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", &who,
+			   f->now, 40);
+	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
+	k = key_of(&f->rule_b, &who);
+
+	assert_int_equal(send_udp(&f->b, &who, f->now, 10, &first_reject), 3);
+	assert_int_equal(first_reject, 3);
+	assert_int_equal(sl_client_view_read(&f->b.maps, &f->rule_b, &k,
+					     f->now, &cv), 0);
+	assert_int_equal(cv.remaining, 0);
+	assert_int_equal(cv.retry_after_ms, 200);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 199, 1, NULL), 0);
+
+	collect(f->sb, f->now + 200, &d);
+	assert_int_equal(sl_client_view_read(&f->b.maps, &f->rule_b, &k,
+					     f->now + 200, &cv), 0);
+	assert_int_equal(cv.remaining, 7);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 10, &first_reject),
+			 7);
+	assert_int_equal(first_reject, 7);
+}
+
+/* A node that hears no peer for two rounds decides alone: the full limit
+ * on its own count plus its view (NFR-3). B merges 40 units from A at T,
+ * then hears nothing. Its rounds at T + 200 and T + 400 still count A
+ * (heard since the round before the last), so the share holds:
+ *   T + 200: own 0 of 40, room 70, share 3276: 3; B passes the 1 sent;
+ *   T + 400: own 1 of 41, room 69, share (9 * (65536 / 41) + 32768) / 10
+ *     = (9 * 1598 + 32768) / 10 = 4715; 69 * 4715 >> 16 = 4 of 10 sent;
+ *   T + 600: A is not live, B decides alone: 100 - 40 - 1 - 4 = 55.
+ */
+static void test_bounded_node_alone_after_two_silent_rounds(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	uint8_t buf[SL_WIRE_MAX];
+	struct dgrams d;
+	size_t len;
+
+	sl_sync_free(f->sb);
+	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
+	collect(f->sb, f->now, &d);
+	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", &who,
+			   f->now, 40);
+	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
+	collect(f->sb, f->now + 200, &d);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 1, NULL), 1);
+	collect(f->sb, f->now + 400, &d);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 400, 10, NULL), 4);
+	collect(f->sb, f->now + 600, &d);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 600, 100, NULL), 55);
+}
+
 /* ---- real clocks ------------------------------------------------------------- */
 
 /* TAI ms in mid-2025. A 1 s window has peer slices of 67 ms, so slice
@@ -1174,6 +1256,8 @@ int main(void)
 		T(test_unknown_rule_counted_not_merged),
 		T(test_split_quota_four_nodes_accepts_limit_over_four),
 		T(test_predictive_counts_projected_20_at_half_interval),
+		T(test_bounded_node_takes_its_share_per_round),
+		T(test_bounded_node_alone_after_two_silent_rounds),
 		/* last: its clock is 50 years past the others' */
 		T(test_one_second_window_at_real_tai_time_synced),
 	};
