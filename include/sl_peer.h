@@ -66,9 +66,12 @@
  *    message that arrives a round late lets its sender's units of that
  *    round be counted by nobody for a round: at most one round's
  *    allowance, 1 / live nodes of the room, more.
- *  - rounding: a share rounds down, but a first contact gets at least
- *    one unit, so a limit below the node count passes up to one unit
- *    per node.
+ *  - rounding: a share rounds up, out of the room less one unit per
+ *    node, so the shares still add up to at most the room and every
+ *    node passes at least one unit while the room holds one per node.
+ *    Below that a share rounds down, but a first contact gets at least
+ *    one unit: a limit below the node count passes up to one unit per
+ *    node.
  *  - shares follow a client's window counts (where its traffic was in
  *    the last window): a client that sticks to one node gets 9/10 of
  *    the room there, plus its tenth; one spread over 8 nodes an eighth
@@ -197,10 +200,10 @@ SL_INLINE __u32 sl_round_units(const struct sl_client_hdr *h,
 	       h->round_units : 0;
 }
 
-/* x * q / 2^16 without overflow for any x (q <= 2^16). */
-SL_INLINE __u64 sl_mul_q16(__u64 x, __u64 q)
+/* x * q / 2^16, rounded up, without overflow for any x (q <= 2^16). */
+SL_INLINE __u64 sl_mul_q16_up(__u64 x, __u64 q)
 {
-	return (x >> 16) * q + (((x & 0xffff) * q) >> 16);
+	return (x >> 16) * q + (((x & 0xffff) * q + 0xffff) >> 16);
 }
 
 /* What node i may accept in a round (the bound at the top): its share of
@@ -224,7 +227,13 @@ SL_INLINE __u64 sl_bounded_allowance(__u64 limit, __u64 own_base,
 		share = ((SL_BOUNDED_EVEN - 1) * (own_base * 65536 / base) +
 			 65536 / nodes) / SL_BOUNDED_EVEN;
 	}
-	a = sl_mul_q16(room, share);
+	/* every share rounds up, out of a room with one unit per node set
+	 * aside, so that the shares still add up to the room and a node
+	 * whose share is a fraction of a unit still passes one
+	 */
+	if (room > nodes)
+		return sl_mul_q16_up(room - nodes, share);
+	a = room * share >> 16;	/* room <= nodes < 2^32: no overflow */
 	return a || base ? a : 1;	/* a first contact passes one unit */
 }
 

@@ -395,6 +395,9 @@ struct sl_sync_status {
 	__u64 backend_reconnects;
 	__u32 backend_up;	/* redis: connected */
 	__u32 nr_peers;		/* peer[] entries in use */
+	__u32 live_nodes;	/* bounded: nodes sharing the room, this
+				 * one included (sl_sync_conf.live_nodes) */
+	__u32 pad;
 	struct sl_sync_peer peer[SL_MAX_PEERS];
 };
 

@@ -61,9 +61,10 @@ static const char replay_help[] =
 "                        messages in memory\n"
 "  --sync-interval DUR   200ms (default): a round runs at the first request\n"
 "                        an interval or more after the last round\n"
-"  --layout NAME         delayed-sync (default), split-quota, predictive,\n"
-"                        bounded (each node its share of the room per\n"
-"                        round), or central (one state shared by every node)\n"
+"  --layout NAME         bounded (default: each node its share of what the\n"
+"                        fleet has left, per round), delayed-sync,\n"
+"                        split-quota, predictive, or central (one state\n"
+"                        shared by every node)\n"
 "  --assign lcg:SEED     pick each request's node with the design study's\n"
 "                        generator; else the trace's third column is the\n"
 "                        node (0..N-1), and a fourth the CPU (fields\n"
@@ -359,7 +360,7 @@ int sl_replay_args_parse(int argc, char **argv, struct sl_replay_args *a)
 	memset(a, 0, sizeof(*a));
 	a->path = "-";
 	a->no.interval_ms = 200;
-	a->no.layout = SL_LAYOUT_DELAYED_SYNC;
+	a->no.layout = SL_LAYOUT_BOUNDED;
 	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
 		if (c >= O_ALGO && c <= O_REFILL) {
 			if (parse_rule_option(c, opts[idx].name, optarg, &adhoc))

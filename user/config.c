@@ -130,7 +130,7 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		sl_yaml_bad(c, y, "sync.node", "required: this node's id, 1 to 65535, unique in the fleet");
 	else if (sl_yaml_uint(c, v, "sync.node", 1, 65535, &n))
 		sc->node = n;
-	sc->layout = SL_LAYOUT_DELAYED_SYNC;
+	sc->layout = SL_LAYOUT_BOUNDED;
 	if ((v = sl_yaml_get(y, "layout")) &&
 	    sl_yaml_text(c, v, "sync.layout", 31, &text) &&
 	    (sl_parse_layout(text, &sc->layout) || sc->layout == SL_LAYOUT_LOCAL))

@@ -588,6 +588,7 @@ static int collect_clients(struct sl_sync *s)
 	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
 	s->conf.round_ms = s->now_ms;
 	s->conf.live_nodes = live_nodes(s);
+	s->st.live_nodes = s->conf.live_nodes;
 	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
 		return -errno;
 	err = sl_for_each_changed_client(s->changed, &s->maps,

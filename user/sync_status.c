@@ -39,6 +39,8 @@ json_object *sl_sync_status_json(const struct sl_maps *m, __u64 now_ms)
 	sl_json_add_u64(o, "interval_ms", st.interval_ms);
 	sl_json_add_u64(o, "peers_configured", st.peers_configured);
 	sl_json_add_u64(o, "peers_up", up);
+	if (st.layout == SL_LAYOUT_BOUNDED)
+		sl_json_add_u64(o, "live_nodes", st.live_nodes);
 	sl_json_add_u64(o, "last_round_ms_ago",
 			now_ms > st.updated_ms ? now_ms - st.updated_ms : 0);
 	sl_json_add_u64(o, "rounds", st.rounds);

@@ -1027,15 +1027,16 @@ static void test_predictive_counts_projected_20_at_half_interval(void **st)
 
 /* Two live nodes, limit L = 100: the room is of 1.1 L = 110, and B's share
  * is 9/10 of its own part of the known count plus 1/10 / 2 nodes, in
- * 16-bit fixed point as include/sl_peer.h computes it. B rounds at T (the
- * round begins), then merges 40 units A accepted. Then:
- *   at T: own 0 of 40 known; room 110 - 40 = 70; share (9 * 0 + 32768) /
- *     10 = 3276; 70 * 3276 >> 16 = 3: B passes 3, and the 4th is dropped
- *     with remaining 0 and Retry-After 200 ms (the next round); at
- *     T + 199 still nothing passes;
- *   at the round at T + 200: own 3 of 43; room 67; share (9 * (3 * 65536
- *     / 43) + 32768) / 10 = (9 * 4572 + 32768) / 10 = 7391; 67 * 7391 >>
- *     16 = 7: remaining 7, and B passes 7.
+ * 16-bit fixed point, rounded up out of the room less one unit per node,
+ * as include/sl_peer.h computes it. B rounds at T (the round begins),
+ * then merges 40 units A accepted. Then:
+ *   at T: own 0 of 40 known; room 110 - 40 - 2 = 68; share (9 * 0 +
+ *     32768) / 10 = 3276; 68 * 3276 / 65536 = 3.4, up: 4. B passes 4,
+ *     and the 5th is dropped with remaining 0 and Retry-After 200 ms
+ *     (the next round); at T + 199 still nothing passes;
+ *   at the round at T + 200: own 4 of 44; room 66 - 2 = 64; share (9 *
+ *     (4 * 65536 / 44) + 32768) / 10 = (9 * 5957 + 32768) / 10 = 8638;
+ *     64 * 8638 / 65536 = 8.4, up: 9: remaining 9, and B passes 9.
  * Delayed sync would pass 60 at T.
  */
 static void test_bounded_node_takes_its_share_per_round(void **st)
@@ -1057,8 +1058,8 @@ static void test_bounded_node_takes_its_share_per_round(void **st)
 	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
 	k = key_of(&f->rule_b, &who);
 
-	assert_int_equal(send_udp(&f->b, &who, f->now, 10, &first_reject), 3);
-	assert_int_equal(first_reject, 3);
+	assert_int_equal(send_udp(&f->b, &who, f->now, 10, &first_reject), 4);
+	assert_int_equal(first_reject, 4);
 	assert_int_equal(sl_client_view_read(&f->b.maps, &f->rule_b, &k,
 					     f->now, &cv), 0);
 	assert_int_equal(cv.remaining, 0);
@@ -1068,20 +1069,21 @@ static void test_bounded_node_takes_its_share_per_round(void **st)
 	collect(f->sb, f->now + 200, &d);
 	assert_int_equal(sl_client_view_read(&f->b.maps, &f->rule_b, &k,
 					     f->now + 200, &cv), 0);
-	assert_int_equal(cv.remaining, 7);
+	assert_int_equal(cv.remaining, 9);
 	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 10, &first_reject),
-			 7);
-	assert_int_equal(first_reject, 7);
+			 9);
+	assert_int_equal(first_reject, 9);
 }
 
 /* A node that hears no peer for two rounds decides alone: the full limit
  * on its own count plus its view (NFR-3). B merges 40 units from A at T,
  * then hears nothing. Its rounds at T + 200 and T + 400 still count A
  * (heard since the round before the last), so the share holds:
- *   T + 200: own 0 of 40, room 70, share 3276: 3; B passes the 1 sent;
- *   T + 400: own 1 of 41, room 69, share (9 * (65536 / 41) + 32768) / 10
- *     = (9 * 1598 + 32768) / 10 = 4715; 69 * 4715 >> 16 = 4 of 10 sent;
- *   T + 600: A is not live, B decides alone: 100 - 40 - 1 - 4 = 55.
+ *   T + 200: own 0 of 40, room 68, share 3276: 4; B passes the 1 sent;
+ *   T + 400: own 1 of 41, room 69 - 2, share (9 * (65536 / 41) + 32768) /
+ *     10 = (9 * 1598 + 32768) / 10 = 4715; 67 * 4715 / 65536 = 4.8, up:
+ *     5 of 10 sent;
+ *   T + 600: A is not live, B decides alone: 100 - 40 - 1 - 5 = 54.
  */
 static void test_bounded_node_alone_after_two_silent_rounds(void **st)
 {
@@ -1100,9 +1102,9 @@ static void test_bounded_node_alone_after_two_silent_rounds(void **st)
 	collect(f->sb, f->now + 200, &d);
 	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 1, NULL), 1);
 	collect(f->sb, f->now + 400, &d);
-	assert_int_equal(send_udp(&f->b, &who, f->now + 400, 10, NULL), 4);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 400, 10, NULL), 5);
 	collect(f->sb, f->now + 600, &d);
-	assert_int_equal(send_udp(&f->b, &who, f->now + 600, 100, NULL), 55);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 600, 100, NULL), 54);
 }
 
 /* ---- real clocks ------------------------------------------------------------- */
