@@ -61,23 +61,17 @@ done
 cat >"$SL_TMP/c.py" <<'EOF'
 import json, sys
 
-def headers(path):
-    text = open(path, newline="").read().replace("\r\n", "\n")
-    blocks = [b for b in text.split("\n\n") if b.strip()]
-    h = {}
-    for line in blocks[-1].split("\n")[1:] if blocks else []:
-        k, _, v = line.partition(":")
-        h[k.strip().lower()] = v.strip()
-    return h
-
 def answer(tag):
-    """status, body and headers of one check, as one dict"""
-    d = dict(status=open(tag + ".code").read().strip())
+    """status, body and headers of one check, as one dict: curl wrote the
+    status and then its headers as JSON (%{header_json}), names in lower
+    case"""
+    code, _, hdr = open(tag + ".code").read().partition("\n")
+    d = dict(status=code.strip())
+    d["h"] = {k: v[-1] for k, v in json.loads(hdr).items()}
     try:
         d["body"] = json.load(open(tag + ".body"))
     except ValueError:
         d["body"] = None
-    d["h"] = headers(tag + ".hdr")
     return d
 
 def summary(tags):
@@ -121,12 +115,13 @@ PY() { (cd "$SL_TMP" && "$SL_PY" "$SL_TMP/c.py" "$@"); }
 ask() {
 	local tag=$1 n=$2 url=http://127.0.0.1:808$2/v1/check
 	if [ "$n" = 1 ]; then
-		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" -D "$SL_TMP/$tag.hdr" \
-			-w '%{http_code}' "$url?rule=$3&key=$4" >"$SL_TMP/$tag.code"
+		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
+			-w '%{http_code}\n%{header_json}' "$url?rule=$3&key=$4" \
+			>"$SL_TMP/$tag.code"
 	else
-		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" -D "$SL_TMP/$tag.hdr" \
-			-w '%{http_code}' -d "{\"rule\": \"$3\", \"key\": \"$4\"}" \
-			"$url" >"$SL_TMP/$tag.code"
+		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
+			-w '%{http_code}\n%{header_json}' \
+			-d "{\"rule\": \"$3\", \"key\": \"$4\"}" "$url" >"$SL_TMP/$tag.code"
 	fi
 }
 
