@@ -42,6 +42,7 @@ rules:
   - { name: conc, limit: 10, window: 60s }
   - { name: net, limit: 2, window: 60s, key: { ipv4_prefix: 24 } }
   - { name: wide, limit: 1000, window: 60s }
+  - { name: ex, limit: 1, window: 60s, exempt: [10.8.0.0/16] }
 EOF
 for n in 1 2; do
 	cat >"$SL_TMP/node$n.yaml" <<EOF
@@ -246,6 +247,14 @@ body() {
 	ask net3 1 net 10.9.0.3
 	tap_eq "IP keys of one /24 share one central count (limit 2: allowed, allowed, denied)" \
 		"$(PY "[a['allowed'] for a in d]" net1 net2 net3)" "[True, True, False]"
+
+	# an address the rule exempts is answered without counting
+	burst ex 3 ex 10.8.1.1
+	ask ex-other 1 ex 10.7.1.1
+	ask ex-other2 2 ex 10.7.1.1
+	tap_eq "an exempt address passes uncounted (decision exempt); another is limited centrally" \
+		"$(PY "[(a['allowed'], a['decision']) for a in d]" "${TAGS[@]}" ex-other ex-other2)" \
+		"[(True, 'exempt'), (True, 'exempt'), (True, 'exempt'), (True, 'central'), (False, 'central')]"
 
 	# the keys: rule + client, hash-tagged, with a TTL
 	got=$(in_server redis-cli -p "$RPORT" --scan --pattern 'slc:*' | sort)
