@@ -75,7 +75,7 @@ deps:
 	$(call apt_install,$(DEB_PACKAGES))
 	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests:
+$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/lua:
 	$(Q)mkdir -p $@
 
 $(BPF_OBJ): bpf/slicelimit.bpf.c $(BPF_HDRS) | $(BUILD)
@@ -89,6 +89,21 @@ $(SKEL): $(BPF_OBJ)
 $(BUILD)/user/%.o: user/%.c $(SKEL) $(wildcard user/*.h) $(wildcard include/*.h) | $(BUILD)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# The check API's Lua scripts (user/lua/NAME.lua), each built into the
+# binary as the C string sl_lua_NAME in $(BUILD)/lua/NAME.lua.h, so the
+# scripts stay Lua files and the service needs no file at run time.
+LUA_SRCS   := $(wildcard user/lua/*.lua)
+LUA_HDRS   := $(patsubst user/lua/%.lua,$(BUILD)/lua/%.lua.h,$(LUA_SRCS))
+
+$(BUILD)/lua/%.lua.h: user/lua/%.lua | $(BUILD)/lua
+	$(call msg,LUA,$@)
+	$(Q){ echo '/* generated from $< by the Makefile: do not edit */'; \
+	  echo 'static const char sl_lua_$(subst -,_,$*)[] = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0 };'; } >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/user/check_central.o: $(LUA_HDRS)
 
 $(BUILD)/version-stamp: FORCE | $(BUILD)
 	$(Q)echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' >$@
@@ -206,6 +221,8 @@ $(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(wildcard user/*.h) $(wildcard include/*.
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(call msg,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
+
+$(FUZZ_DIR)/obj/check_central.o: $(LUA_HDRS)
 
 # make deletes intermediates after each link otherwise
 .SECONDARY: $(FUZZ_OBJS)

@@ -118,7 +118,7 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		      struct sl_sync_config *sc)
 {
-	const struct sl_ynode *v, *peers;
+	const struct sl_ynode *v, *peers, *central = NULL;
 	const char *text, *backend = "udp";
 	uint64_t n, ms = 200;
 	unsigned i;
@@ -131,11 +131,21 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	else if (sl_yaml_uint(c, v, "sync.node", 1, 65535, &n))
 		sc->node = n;
 	sc->layout = SL_LAYOUT_BOUNDED;
+	/* central is not a kernel layout: the check API decides in the
+	 * store, and packets sync as delayed-sync
+	 */
 	if ((v = sl_yaml_get(y, "layout")) &&
-	    sl_yaml_text(c, v, "sync.layout", 31, &text) &&
-	    (sl_parse_layout(text, &sc->layout) || sc->layout == SL_LAYOUT_LOCAL))
-		sl_yaml_bad(c, v, "sync.layout", "'%s' is not delayed-sync, split-quota, predictive or bounded",
-			    text);
+	    sl_yaml_text(c, v, "sync.layout", 31, &text)) {
+		if (!strcmp(text, "central")) {
+			sc->check_central = true;
+			sc->layout = SL_LAYOUT_DELAYED_SYNC;
+			central = v;
+		} else if (sl_parse_layout(text, &sc->layout) ||
+			   sc->layout == SL_LAYOUT_LOCAL) {
+			sl_yaml_bad(c, v, "sync.layout", "'%s' is not bounded, delayed-sync, split-quota, predictive or central",
+				    text);
+		}
+	}
 	if ((v = sl_yaml_get(y, "interval")) &&
 	    sl_yaml_text(c, v, "sync.interval", 31, &text) &&
 	    (sl_parse_duration_ms(text, &ms) || ms < 10 || ms > 60000)) {
@@ -151,6 +161,8 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		sc->backend = SL_SYNC_REDIS;
 	else if (strcmp(backend, "udp"))
 		sl_yaml_bad(c, v, "sync.backend", "'%s' is not udp or redis", backend);
+	if (central && sc->backend != SL_SYNC_REDIS)
+		sl_yaml_bad(c, central, "sync.layout", "central needs backend: redis (checks are decided in the store; a UDP mesh has none)");
 	if ((v = sl_yaml_get(y, "key_file")) &&
 	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text))
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);

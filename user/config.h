@@ -11,7 +11,9 @@
  *     listen: 127.0.0.1:8080  # the check API and /metrics; "off": none
  *   sync:                     # optional: count each client with peers
  *     node: 1                 # this node's id, unique in the fleet
- *     layout: delayed-sync    # split-quota, predictive
+ *     layout: delayed-sync    # split-quota, predictive; or central
+ *                             # (redis only): /v1/check decided in Redis
+ *                             # for the fleet, packets as delayed-sync
  *     interval: 200ms
  *     backend: udp            # udp (a mesh of peers) or redis
  *     listen: 10.0.0.1:7400   # udp: where peers' messages arrive
@@ -44,7 +46,8 @@ enum sl_sync_backend {
 struct sl_sync_config {
 	bool enabled;
 	unsigned node;
-	enum sl_layout layout;
+	enum sl_layout layout;		/* the kernel's: delayed-sync under central */
+	bool check_central;		/* layout: central: /v1/check in the store */
 	unsigned interval_ms;
 	enum sl_sync_backend backend;
 	struct sockaddr_storage listen;

@@ -93,6 +93,9 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	json_object_object_add(o, "reset_s", json_object_new_int64(reset));
 	json_object_object_add(o, "retry_after_s",
 			       json_object_new_int64(res->allowed ? 0 : retry));
+	/* "local": the central store could not answer (fail open) */
+	json_object_object_add(o, "decision", json_object_new_string(
+		sl_check_decision_name(res->decision)));
 	if (send_text(c, status, "application/json",
 		      json_object_to_json_string(o), &r) != MHD_YES) {
 		json_object_put(o);
@@ -118,6 +121,8 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	snprintf(buf, sizeof(buf), "%llu",
 		 (unsigned long long)(res->allowed ? reset : retry));
 	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
+	MHD_add_response_header(r, "SliceLimit-Decision",
+				sl_check_decision_name(res->decision));
 	if (!res->allowed && status != 200) {
 		/* RFC 9110: delay-seconds, at least 1 */
 		snprintf(buf, sizeof(buf), "%llu",
@@ -163,6 +168,7 @@ static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
 		sl_http_stats_latency(&h->stats,
 			(t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
 		sl_http_stats_check(&h->stats, res.rule.id, res.allowed);
+		sl_http_stats_decision(&h->stats, res.decision);
 	}
 	if (err == -ENOENT)
 		return send_error(h, c, 404, "no rule of that name (slicelimit rules list)");
@@ -263,7 +269,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			return handle_check(h, c, arg(c, "rule"), url + 12, false);
 	} else if (!strcmp(url, "/metrics")) {
 		if (get || !strcmp(method, "HEAD")) {
-			char *text = sl_metrics_render(h->checker->maps, &h->stats);
+			char *text;
+
+			if (h->checker->central) {
+				struct sl_central_stats cs;
+
+				sl_central_stats(h->checker->central, &cs);
+				sl_http_stats_central(&h->stats, &cs);
+			}
+			text = sl_metrics_render(h->checker->maps, &h->stats);
 			enum MHD_Result ret;
 
 			if (!text)

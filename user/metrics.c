@@ -47,6 +47,21 @@ void sl_http_stats_check(struct sl_http_stats *s, unsigned rule_id,
 	atomic_fetch_add(&s->by_rule[rule_id % SL_MAX_RULES][allowed], 1);
 }
 
+void sl_http_stats_decision(struct sl_http_stats *s,
+			    enum sl_check_decision d)
+{
+	atomic_fetch_add(&s->by_decision[d % SL_DECIDED__COUNT], 1);
+}
+
+void sl_http_stats_central(struct sl_http_stats *s,
+			   const struct sl_central_stats *cs)
+{
+	atomic_store(&s->central_up, cs->up);
+	atomic_store(&s->central_errors, cs->errors);
+	atomic_store(&s->central_reconnects, cs->reconnects);
+	atomic_store(&s->central, 1);
+}
+
 struct text {
 	char *buf;
 	size_t len, cap;
@@ -303,6 +318,25 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 		"slicelimit_http_check_duration_seconds_count %llu\n",
 	    cum, atomic_load(&s->latency_sum_ns) / 1e9,
 	    (unsigned long long)atomic_load(&s->checks));
+	put(&t, "# HELP slicelimit_http_check_decisions_total Counted checks by who decided: kernel (no central store), central (the store), local (the store could not answer: this node alone, fail open), exempt.\n"
+		"# TYPE slicelimit_http_check_decisions_total counter\n");
+	for (i = 0; i < SL_DECIDED__COUNT; i++)
+		put(&t, "slicelimit_http_check_decisions_total{decision=\"%s\"} %llu\n",
+		    sl_check_decision_name(i),
+		    (unsigned long long)atomic_load(&s->by_decision[i]));
+	if (atomic_load(&s->central))
+		put(&t, "# HELP slicelimit_check_central_up Whether the central store answered the last check.\n"
+			"# TYPE slicelimit_check_central_up gauge\n"
+			"slicelimit_check_central_up %llu\n"
+			"# HELP slicelimit_check_central_errors_total Central checks that failed: unreachable, timed out, or a reply that is not the script's.\n"
+			"# TYPE slicelimit_check_central_errors_total counter\n"
+			"slicelimit_check_central_errors_total %llu\n"
+			"# HELP slicelimit_check_central_reconnects_total Connections to the central store after the first.\n"
+			"# TYPE slicelimit_check_central_reconnects_total counter\n"
+			"slicelimit_check_central_reconnects_total %llu\n",
+		    (unsigned long long)atomic_load(&s->central_up),
+		    (unsigned long long)atomic_load(&s->central_errors),
+		    (unsigned long long)atomic_load(&s->central_reconnects));
 	sync_metrics(&t, m);
 	service_metrics(&t);
 	free(rules);

@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include "check.h"
 #include "maps.h"
 #include "slicelimit.h"
 
@@ -17,12 +18,21 @@ struct sl_http_stats {
 	atomic_ullong latency_sum_ns;
 	atomic_ullong checks;
 	atomic_ullong by_rule[SL_MAX_RULES][2];	/* rule id: denied, allowed */
+	atomic_ullong by_decision[SL_DECIDED__COUNT];	/* counted checks */
+	/* the central store, as of the last render (central 0: none) */
+	atomic_uint central;
+	atomic_ullong central_up, central_errors, central_reconnects;
 };
 
 void sl_http_stats_count(struct sl_http_stats *s, unsigned status);
 void sl_http_stats_latency(struct sl_http_stats *s, long long ns);
 void sl_http_stats_check(struct sl_http_stats *s, unsigned rule_id,
 			 bool allowed);
+void sl_http_stats_decision(struct sl_http_stats *s,
+			    enum sl_check_decision d);
+/* Before a render: the central store's counters. */
+void sl_http_stats_central(struct sl_http_stats *s,
+			   const struct sl_central_stats *cs);
 
 /* The whole exposition (malloc'd), or NULL. */
 char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s);

@@ -165,6 +165,7 @@ int sl_service_run(const char *path)
 	struct sl_service_config cfg;
 	struct sl_service_state st = {};
 	struct sl_checker checker;
+	struct sl_central *central = NULL;
 	struct sl_http *http = NULL;
 	struct sl_sync_service *sync = NULL;
 	struct sl_ruleset rs;
@@ -213,8 +214,22 @@ int sl_service_run(const char *path)
 		sl_maps_close(&m);
 		return check_fd < 0 ? check_fd : -EIO;
 	}
+	if (cfg.sync.enabled && cfg.sync.check_central) {
+		/* connects at the first check: a store that is down at start
+		 * is an outage like any other (checks fail open)
+		 */
+		central = sl_central_new(cfg.sync.url, cfg.sync.interval_ms);
+		if (!central) {
+			err = -EINVAL;
+			goto out;
+		}
+		sl_checker_set_central(&checker, central);
+		pr_notice("check: /v1/check decided in redis at %s (layout central); packets as delayed-sync",
+			  cfg.sync.url);
+	}
 	/* before the API answers: whoever sees it up sees this run's state */
 	st.pid = getpid();
+	st.check_central = central != NULL;
 	st.started_ms = sl_now_tai_ms();
 	publish(&st);
 	if (cfg.http_enabled) {
@@ -249,6 +264,7 @@ out:
 	sl_sync_service_stop(sync);
 	sl_http_stop(http);
 	sl_checker_fini(&checker);
+	sl_central_free(central);
 	close(check_fd);
 	sl_maps_close(&m);
 	/* no service holds the devices from here on */

@@ -104,6 +104,8 @@ json_object *sl_service_state_json(const struct sl_service_state *st,
 	sl_json_add_u64(o, "started_ms_ago", ms_ago(st->started_ms, now_ms));
 	sl_json_add_u64(o, "reloads_applied", st->reloads_applied);
 	sl_json_add_u64(o, "reloads_refused", st->reloads_refused);
+	json_object_object_add(o, "check_mode", json_object_new_string(
+		st->check_central ? "central" : "kernel"));
 	if (st->last_refused_ms) {
 		last = json_object_new_object();
 		json_object_object_add(last, "file",
@@ -124,10 +126,11 @@ void sl_service_state_print(json_object *service)
 
 #define G(o, k) (json_object_object_get_ex(o, k, &v), v)
 #define U(o, k) ((unsigned long long)json_object_get_int64(G(o, k)))
-	printf("service:  pid %llu (%s), reloads: %llu applied, %llu refused\n",
+	printf("service:  pid %llu (%s), reloads: %llu applied, %llu refused, checks: %s\n",
 	       U(service, "pid"),
 	       json_object_get_boolean(G(service, "running")) ? "running" : "gone",
-	       U(service, "reloads_applied"), U(service, "reloads_refused"));
+	       U(service, "reloads_applied"), U(service, "reloads_refused"),
+	       json_object_get_string(G(service, "check_mode")));
 	last = G(service, "last_refused");
 	if (last)
 		printf("          last refused %llu ms ago: %s: %s\n",

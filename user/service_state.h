@@ -38,6 +38,9 @@ struct sl_service_state {
 	char last_refused_file[256];
 	char last_refused_error[64];
 	struct sl_service_device dev[SL_MAX_DEVICES];
+	__u32 check_central;	/* /v1/check decided in the store (layout
+				 * central), else in this node's kernel */
+	__u32 pad;
 };
 
 /* Write st to the pin, creating it (or replacing one of another layout).

@@ -500,8 +500,8 @@ static void new_epoch(struct sl_redis *r)
 
 /* ---- connection ---- */
 
-/* Parse redis://HOST[:PORT][/] (HOST may be [IPv6]). */
-static int parse_url(struct sl_redis *r, const char *url)
+int sl_redis_url_parse(const char *url, char *host, size_t host_size,
+		       int *port_out)
 {
 	const char *h, *end, *p;
 	char *e;
@@ -521,7 +521,7 @@ static int parse_url(struct sl_redis *r, const char *url)
 		p = end;
 	}
 	len = end - h;
-	if (!len || len >= sizeof(r->host) || memchr(h, '@', len))
+	if (!len || len >= host_size || memchr(h, '@', len))
 		return -EINVAL;
 	if (*p == ':') {
 		if (p[1] < '0' || p[1] > '9')
@@ -536,9 +536,16 @@ static int parse_url(struct sl_redis *r, const char *url)
 		p++;
 	if (*p)
 		return -EINVAL;	/* no database, user or options: not used */
-	memcpy(r->host, h, len);
-	r->host[len] = 0;
-	r->port = port;
+	memcpy(host, h, len);
+	host[len] = 0;
+	*port_out = port;
+	return 0;
+}
+
+static int parse_url(struct sl_redis *r, const char *url)
+{
+	if (sl_redis_url_parse(url, r->host, sizeof(r->host), &r->port))
+		return -EINVAL;
 	snprintf(r->where, sizeof(r->where), "%s%s%s:%d",
 		 strchr(r->host, ':') ? "[" : "", r->host,
 		 strchr(r->host, ':') ? "]" : "", r->port);

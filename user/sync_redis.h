@@ -23,6 +23,13 @@ struct sl_redis *sl_redis_new(const char *url, unsigned node,
 			      unsigned interval_ms);
 void sl_redis_free(struct sl_redis *r);
 
+/* redis://HOST[:PORT][/] (HOST may be [IPv6]; port 6379 by default) into
+ * host (NUL-terminated) and port: 0, or -EINVAL if it is not one. The
+ * check API's central mode (check_central.c) reads the same URL.
+ */
+int sl_redis_url_parse(const char *url, char *host, size_t host_size,
+		       int *port);
+
 /* One sync round at now_ms (TAI): push, read back, merge into the peer
  * view through `s`; updates s's status (backend_up, backend_errors,
  * backend_reconnects). Returns within about one interval whatever the

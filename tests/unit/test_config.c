@@ -76,6 +76,26 @@ static void test_config_full_file_parsed(void **state)
 	assert_int_equal(cfg.sync.nodes, 3);	/* peers + 1 */
 }
 
+/* central is the check API's mode, not a kernel layout: the packets sync
+ * as delayed-sync, and without a store there is nothing to decide in
+ */
+static void test_config_layout_central_needs_redis(void **state)
+{
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  layout: central\n"
+			      "  backend: redis\n  url: redis://127.0.0.1:6379\n"), 0);
+	assert_true(cfg.sync.check_central);
+	assert_int_equal(cfg.sync.layout, SL_LAYOUT_DELAYED_SYNC);
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  layout: predictive\n"
+			      "  backend: redis\n  url: redis://127.0.0.1:6379\n"), 0);
+	assert_false(cfg.sync.check_central);
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: central\n"
+		     "  listen: 10.0.0.1:7400\n  key_file: k\n", 4, "sync.layout",
+		     "central needs backend: redis");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: centre\n"
+		     "  backend: redis\n  url: redis://127.0.0.1:6379\n", 4,
+		     "sync.layout", "predictive or central");
+}
+
 static void test_config_defaults(void **state)
 {
 	assert_int_equal(load("rules: r.yaml\n"), 0);
@@ -166,6 +186,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config_full_file_parsed),
 		cmocka_unit_test(test_config_defaults),
+		cmocka_unit_test(test_config_layout_central_needs_redis),
 		cmocka_unit_test(test_config_numbers_range_checked),
 		cmocka_unit_test(test_config_errors_have_lines),
 		cmocka_unit_test(test_config_every_problem_reported),

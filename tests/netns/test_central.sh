@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# sync: { backend: redis, layout: central }: two nodes answer /v1/check
+# from one count per client in a real redis-server, asked with real curl
+# (node 1 with GET, node 2 with POST, alternately):
+#   1. a token bucket allows exactly its capacity across both nodes, then
+#      429 with the refill's Retry-After, and one more after it;
+#   2. every sliding algorithm allows exactly its limit across both, the
+#      remaining count going down across both, and 30 concurrent checks
+#      on both nodes get exactly the limit through;
+#   3. Redis stopped (the PID this test started): checks fail open
+#      (allowed, decision local, counted in /metrics), and once Redis is
+#      back decisions are central again (a reconnect, counted).
+# Each node is `slicelimit run` in a mount namespace with a bpffs of its
+# own (its own pins), both in the server network namespace with Redis.
+#
+# Usage: test_central.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
+set -u
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+for t in curl redis-server redis-cli unshare; do
+	command -v "$t" >/dev/null || die "$t not found (make deps)"
+done
+START=$SECONDS
+RPORT=6398
+NODE_PID=()
+
+cat >"$SL_TMP/rules.yaml" <<'EOF'
+rules:
+  # capacity 4, one token back every 2 s
+  - { name: tb, algorithm: token-bucket, limit: 4, window: 8s }
+  - { name: sl, limit: 4, window: 60s }
+  - { name: plain, algorithm: sliding-plain, limit: 4, window: 60s }
+  - { name: log, algorithm: sliding-log, limit: 4, window: 60s }
+  # aligned to the epoch: a day, so no boundary falls inside the test
+  - { name: fx, algorithm: fixed, limit: 4, window: 1d }
+  - { name: ctr, algorithm: sliding-counter, limit: 4, window: 1d }
+  - { name: conc, limit: 10, window: 60s }
+  - { name: net, limit: 2, window: 60s, key: { ipv4_prefix: 24 } }
+  - { name: wide, limit: 1000, window: 60s }
+  - { name: ex, limit: 1, window: 60s, exempt: [10.8.0.0/16] }
+EOF
+for n in 1 2; do
+	cat >"$SL_TMP/node$n.yaml" <<EOF
+devices: []
+rules: $SL_TMP/rules.yaml
+http:
+  listen: 127.0.0.1:808$n
+sync:
+  node: $n
+  layout: central
+  backend: redis
+  url: redis://127.0.0.1:$RPORT
+  interval: 1s
+EOF
+done
+
+cat >"$SL_TMP/c.py" <<'EOF'
+import json, sys
+
+def answer(tag):
+    """status, body and headers of one check, as one dict: curl wrote the
+    status and then its headers as JSON (%{header_json}), names in lower
+    case"""
+    code, _, hdr = open(tag + ".code").read().partition("\n")
+    d = dict(status=code.strip())
+    d["h"] = {k: v[-1] for k, v in json.loads(hdr).items()}
+    try:
+        d["body"] = json.load(open(tag + ".body"))
+    except ValueError:
+        d["body"] = None
+    return d
+
+def summary(tags):
+    """per check: allowed/remaining/decision/Retry-After, and what is
+    wrong with its shape ('' when nothing)"""
+    out = []
+    for t in tags:
+        a, bad = answer(t), []
+        b, h = a["body"], a["h"]
+        if not isinstance(b, dict):
+            out.append(dict(bad="body not JSON"))
+            continue
+        want = "200" if b.get("allowed") else "429"
+        if a["status"] != want:
+            bad.append(f"status {a['status']} with allowed={b.get('allowed')}")
+        for k in ("allowed", "rule", "key", "limit", "window_s", "used",
+                  "remaining", "reset_s", "retry_after_s", "decision"):
+            if k not in b:
+                bad.append("no " + k)
+        if h.get("x-ratelimit-remaining") != str(b.get("remaining")):
+            bad.append("X-RateLimit-Remaining differs from the body")
+        if h.get("slicelimit-decision") != b.get("decision"):
+            bad.append("SliceLimit-Decision differs from the body")
+        ra = h.get("retry-after")
+        if b.get("allowed") and ra is not None:
+            bad.append("Retry-After on an allowed answer")
+        if not b.get("allowed") and ra != str(b.get("retry_after_s")):
+            bad.append(f"Retry-After {ra!r}, body {b.get('retry_after_s')}")
+        out.append(dict(allowed=b.get("allowed"), remaining=b.get("remaining"),
+                        used=b.get("used"), decision=b.get("decision"),
+                        retry=b.get("retry_after_s"), bad="; ".join(bad)))
+    return out
+
+if __name__ == "__main__":
+    d = summary(sys.argv[2:])
+    print(eval(sys.argv[1], {"d": d, "json": json}))
+EOF
+PY() { (cd "$SL_TMP" && "$SL_PY" "$SL_TMP/c.py" "$@"); }
+
+# ask TAG NODE RULE KEY: one check; node 1 asks with GET, node 2 with POST
+ask() {
+	local tag=$1 n=$2 url=http://127.0.0.1:808$2/v1/check
+	if [ "$n" = 1 ]; then
+		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
+			-w '%{http_code}\n%{header_json}' "$url?rule=$3&key=$4" \
+			>"$SL_TMP/$tag.code"
+	else
+		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
+			-w '%{http_code}\n%{header_json}' \
+			-d "{\"rule\": \"$3\", \"key\": \"$4\"}" "$url" >"$SL_TMP/$tag.code"
+	fi
+}
+
+# burst PREFIX COUNT RULE KEY: COUNT checks, nodes 1, 2, 1, ...; the tags
+# go to TAGS
+burst() {
+	local i
+	TAGS=()
+	for i in $(seq 1 "$2"); do
+		ask "$1$i" $(((i - 1) % 2 + 1)) "$3" "$4"
+		TAGS+=("$1$i")
+	done
+}
+
+# metric NODE NAME: a sample of /metrics (name with labels), or "none"
+metric() {
+	in_server curl -s -m 5 "http://127.0.0.1:808$1/metrics" |
+		awk -v m="$2" '$1 == m { print $2; f = 1 } END { if (!f) print "none" }'
+}
+
+redis_start() {
+	mkdir -p "$SL_TMP/redis"
+	sl_bg REDIS_PID nsenter --net="/run/netns/$NS_S" redis-server \
+		--port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$SL_TMP/redis" --logfile "$SL_TMP/redis/log"
+	for _ in $(seq 1 100); do
+		[ "$(in_server redis-cli -p "$RPORT" ping 2>/dev/null)" = PONG ] &&
+			return 0
+		sleep 0.05
+	done
+	die "redis-server did not start"
+}
+
+# node_start N: slicelimit run with pins of its own
+node_start() {
+	local n=$1
+	sl_bg "NODE_PID[$n]" unshare --mount --propagation private \
+		bash -c 'mount -t bpf bpf /sys/fs/bpf && exec nsenter --net="$0" "$1" run --config "$2"' \
+		"/run/netns/$NS_S" "$SL_BIN" "$SL_TMP/node$n.yaml" 2>"$SL_TMP/node$n.log"
+	for _ in $(seq 1 100); do
+		[ "$(in_server curl -s -m 1 -o /dev/null -w '%{http_code}' \
+			"http://127.0.0.1:808$n/metrics")" = 200 ] && return 0
+		sleep 0.1
+	done
+	cat "$SL_TMP/node$n.log" >&2
+	die "node $n did not answer on 127.0.0.1:808$n"
+}
+
+body() {
+	sl_netns_setup
+	redis_start
+	node_start 1
+	node_start 2
+	local n got i ok p
+
+	for n in 1 2; do
+		got=$(nsenter -t "${NODE_PID[n]}" -m -n "$SL_BIN" -j status |
+			json_get "d['service']['check_mode']")
+		tap_eq "node $n: status -j shows check_mode central" "$got" central
+	done
+
+	# ---- 1: token bucket ----
+	burst tb 8 tb alice
+	tap_eq "token bucket: both nodes together allow exactly the capacity (4 of 8), then deny" \
+		"$(PY "[a['allowed'] for a in d]" "${TAGS[@]}")" \
+		"[True, True, True, True, False, False, False, False]"
+	tap_eq "token bucket: remaining counts down across both nodes" \
+		"$(PY "[a['remaining'] for a in d]" "${TAGS[@]}")" \
+		"[3, 2, 1, 0, 0, 0, 0, 0]"
+	tap_eq "token bucket: every answer decided centrally, well formed" \
+		"$(PY "sorted(set((a['decision'], a['bad']) for a in d))" "${TAGS[@]}")" \
+		"[('central', '')]"
+	# one token back every 2 s: the first denial waits all of it
+	tap_eq "token bucket: the 429 says Retry-After 2 (one token's refill), then at most that" \
+		"$(PY "[d[4]['retry'], all(a['retry'] in (1, 2) for a in d[4:])]" "${TAGS[@]}")" \
+		"[2, True]"
+	sleep "$(PY "d[0]['retry']" "${TAGS[7]}")"
+	ask tb-after1 2 tb alice
+	ask tb-after2 1 tb alice
+	tap_eq "token bucket: after Retry-After one more fits, fleet-wide, and no second" \
+		"$(PY "[(a['allowed'], a['decision']) for a in d]" tb-after1 tb-after2)" \
+		"[(True, 'central'), (False, 'central')]"
+
+	# ---- 2: sliding rules ----
+	for r in sl plain log fx ctr; do
+		burst "$r" 7 "$r" "k-$r"
+		tap_eq "$r: both nodes together allow exactly the limit (4 of 7), remaining down across both" \
+			"$(PY "[(a['allowed'], a['remaining']) for a in d]" "${TAGS[@]}")" \
+			"[(True, 3), (True, 2), (True, 1), (True, 0), (False, 0), (False, 0), (False, 0)]"
+		tap_eq "$r: central, well formed, Retry-After on every 429" \
+			"$(PY "sorted(set((a['decision'], a['bad'], a['allowed'] or a['retry'] >= 1) for a in d))" "${TAGS[@]}")" \
+			"[('central', '', True)]"
+	done
+	# a read-only lookup on the other node reads the same count
+	in_server curl -s -m 5 "http://127.0.0.1:8082/v1/clients/k-sl?rule=sl" >"$SL_TMP/look.json"
+	tap_eq "GET /v1/clients on node 2 reads the central count (used 4, remaining 0)" \
+		"$(json_get "[d['used'], d['remaining'], d['decision']]" "$SL_TMP/look.json")" \
+		'[4, 0, "central"]'
+
+	# what a check costs inside the service, for the README (not a test)
+	diag "node 1: mean check $(in_server curl -s -m 5 http://127.0.0.1:8081/metrics |
+		awk '$1 == "slicelimit_http_check_duration_seconds_sum" { s = $2 }
+		     $1 == "slicelimit_http_check_duration_seconds_count" { n = $2 }
+		     END { if (n) printf "%.0f us over %d checks", s / n * 1e6, n }') inside the service, one Redis round trip each"
+
+	# concurrent: 15 checks at each node at once
+	p=()
+	for i in $(seq 1 30); do
+		ask "conc$i" $(((i - 1) % 2 + 1)) conc shared &
+		p+=("$!")
+	done
+	wait "${p[@]}"
+	TAGS=()
+	for i in $(seq 1 30); do TAGS+=("conc$i"); done
+	tap_eq "30 concurrent checks on both nodes: exactly the limit (10) allowed" \
+		"$(PY "[sum(1 for a in d if a['allowed']), sum(1 for a in d if a['decision'] == 'central')]" "${TAGS[@]}")" \
+		"[10, 30]"
+
+	# an IP key is the client the kernel counts: masked to the rule's /24
+	ask net1 1 net 10.9.0.1
+	ask net2 2 net 10.9.0.2
+	ask net3 1 net 10.9.0.3
+	tap_eq "IP keys of one /24 share one central count (limit 2: allowed, allowed, denied)" \
+		"$(PY "[a['allowed'] for a in d]" net1 net2 net3)" "[True, True, False]"
+
+	# an address the rule exempts is answered without counting
+	burst ex 3 ex 10.8.1.1
+	ask ex-other 1 ex 10.7.1.1
+	ask ex-other2 2 ex 10.7.1.1
+	tap_eq "an exempt address passes uncounted (decision exempt); another is limited centrally" \
+		"$(PY "[(a['allowed'], a['decision']) for a in d]" "${TAGS[@]}" ex-other ex-other2)" \
+		"[(True, 'exempt'), (True, 'exempt'), (True, 'exempt'), (True, 'central'), (False, 'central')]"
+
+	# the keys: rule + client, hash-tagged, with a TTL
+	got=$(in_server redis-cli -p "$RPORT" --scan --pattern 'slc:*' | sort)
+	ok=1
+	for p in 'slc:{tb:k:alice}:token-bucket:' 'slc:{log:k:k-log}:sliding-log:' \
+		 'slc:{net:ip:10.9.0.0/24}:sliding:'; do
+		printf '%s\n' "$got" | grep -qF "$p" || ok=0
+	done
+	while read -r i; do
+		[ -n "$i" ] || continue
+		t=$(in_server redis-cli -p "$RPORT" pttl "$i")
+		[ "$t" -gt 0 ] 2>/dev/null || { ok=0; diag "$i: pttl $t"; }
+	done <<<"$got"
+	tap_eq "Redis keys are slc:{RULE:CLIENT}:..., every one with a TTL" "$ok" 1
+
+	# ---- 3: Redis stopped, then back ----
+	burst out 5 sl carol
+	tap_eq "before the outage: carol is over the limit centrally" \
+		"$(PY "[a['allowed'] for a in d]" "${TAGS[@]}")" "[True, True, True, True, False]"
+	sl_stop "$REDIS_PID"
+	burst down 4 sl carol
+	tap_eq "Redis down: checks fail open (allowed, decision local) on both nodes" \
+		"$(PY "[(a['allowed'], a['decision'], a['bad']) for a in d]" "${TAGS[@]}")" \
+		"[(True, 'local', ''), (True, 'local', ''), (True, 'local', ''), (True, 'local', '')]"
+	for n in 1 2; do
+		got=$(metric "$n" 'slicelimit_http_check_decisions_total{decision="local"}')
+		tap_eq "node $n: /metrics counts 2 local (fail-open) decisions" "$got" 2
+		tap_eq "node $n: /metrics says the central store is down" \
+			"$(metric "$n" slicelimit_check_central_up)" 0
+		got=$(metric "$n" slicelimit_check_central_errors_total)
+		if [ "$got" != none ] && [ "$got" -ge 1 ]; then
+			tap_ok "node $n: /metrics counts the store's errors ($got)"
+		else
+			tap_fail "node $n: /metrics counts the store's errors" "got $got"
+		fi
+	done
+
+	redis_start
+	# backoff from 1 s, doubling: back within a few seconds
+	ok=0
+	for i in $(seq 1 40); do
+		ask "poll1-$i" 1 wide "poll-$i"
+		ask "poll2-$i" 2 wide "poll-$i"
+		if [ "$(PY "[a['decision'] for a in d]" "poll1-$i" "poll2-$i")" = \
+		     "['central', 'central']" ]; then
+			ok=1
+			break
+		fi
+		sleep 0.25
+	done
+	tap_eq "Redis back: both nodes decide centrally again" "$ok" 1
+	# the restarted store kept nothing (no persistence): carol starts afresh
+	burst back 5 sl carol
+	tap_eq "after the restart: the limit holds across both nodes again" \
+		"$(PY "[(a['allowed'], a['decision']) for a in d]" "${TAGS[@]}")" \
+		"[(True, 'central'), (True, 'central'), (True, 'central'), (True, 'central'), (False, 'central')]"
+	for n in 1 2; do
+		tap_eq "node $n: /metrics counts the reconnect" \
+			"$(metric "$n" slicelimit_check_central_reconnects_total)" 1
+	done
+
+	for n in 1 2; do
+		sl_stop "${NODE_PID[n]}"
+		tap_eq "node $n: SIGTERM stops it with status 0" "$STOP_RC" 0
+	done
+	sl_stop "$REDIS_PID"
+	tap_elapsed "$START" 40
+	tap_done
+}
+
+sl_run body
