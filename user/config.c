@@ -235,8 +235,12 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 		read_devices(&c, v, cfg);
 	if (!(v = sl_yaml_get(root, "rules")))
 		sl_yaml_bad(&c, root, "rules", "required: the rule file to apply");
-	else if (sl_yaml_text(&c, v, "rules", sizeof(cfg->rules_path) - 1, &text))
-		snprintf(cfg->rules_path, sizeof(cfg->rules_path), "%s", text);
+	else if (sl_yaml_text(&c, v, "rules", sizeof(cfg->rules_path) - 1, &text)) {
+		if (*text)
+			snprintf(cfg->rules_path, sizeof(cfg->rules_path), "%s", text);
+		else
+			sl_yaml_bad(&c, v, "rules", "empty: the path of the rule file to apply");
+	}
 	/* the same bound as attach --clients */
 	if ((v = sl_yaml_get(root, "clients")) &&
 	    sl_yaml_uint(&c, v, "clients", 1, SL_MAX_CLIENTS, &n))

@@ -105,6 +105,9 @@ static void test_config_defaults(void **state)
 	assert_true(cfg.http_enabled);
 	assert_string_equal(cfg.http_listen, "127.0.0.1:8080");
 	assert_false(cfg.sync.enabled);
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
+			      "  key_file: k\n"), 0);
+	assert_int_equal(cfg.sync.layout, SL_LAYOUT_BOUNDED);
 	assert_int_equal(load("rules: r.yaml\nhttp: { listen: off }\n"), 0);
 	assert_false(cfg.http_enabled);
 }
@@ -137,6 +140,9 @@ static void test_config_errors_have_lines(void **state)
 		     "keep_attached", "expected true or false");
 	expect_error("rules: r.yaml\nrules: s.yaml\n", 2, "rules", "given twice");
 	expect_error("clients: 5\n", 1, "rules", "required");
+	/* fuzz_config: an empty block scalar was taken as a rules path */
+	expect_error("rules: |\n", 1, "rules", "empty");
+	expect_error("rules: ''\n", 1, "rules", "empty");
 	expect_error("rules: r.yaml\nhttp:\n  listen: localhost\n", 3, "http.listen",
 		     "not ADDRESS:PORT");
 	expect_error("rules: r.yaml\nhttp:\n  listen: 127.0.0.1:1\n   bad: 1\n", 4, "",
