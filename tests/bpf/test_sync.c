@@ -1025,6 +1025,23 @@ static void test_predictive_counts_projected_20_at_half_interval(void **st)
 
 /* ---- bounded ----------------------------------------------------------------- */
 
+/* B on a bounded engine of two nodes, its first round at T, then A's 40
+ * units of `who` merged.
+ */
+static void bounded_b_hears_40(struct fixture *f, const struct sl_addr *who)
+{
+	uint8_t buf[SL_WIRE_MAX];
+	struct dgrams d;
+	size_t len;
+
+	sl_sync_free(f->sb);
+	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
+	collect(f->sb, f->now, &d);
+	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", who,
+			   f->now, 40);
+	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
+}
+
 /* Two live nodes, limit L = 100: the room is of 1.1 L = 110, and B's share
  * is 9/10 of its own part of the known count plus 1/10 / 2 nodes, in
  * 16-bit fixed point, rounded up out of the room less one unit per node,
@@ -1045,17 +1062,10 @@ static void test_bounded_node_takes_its_share_per_round(void **st)
 	struct sl_addr who = new_client(f);
 	struct sl_client_view cv;
 	struct sl_client_key k;
-	uint8_t buf[SL_WIRE_MAX];
 	struct dgrams d;
 	unsigned first_reject;
-	size_t len;
 
-	sl_sync_free(f->sb);
-	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
-	collect(f->sb, f->now, &d);
-	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", &who,
-			   f->now, 40);
-	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
+	bounded_b_hears_40(f, &who);
 	k = key_of(&f->rule_b, &who);
 
 	assert_int_equal(send_udp(&f->b, &who, f->now, 10, &first_reject), 4);
@@ -1089,16 +1099,9 @@ static void test_bounded_node_alone_after_two_silent_rounds(void **st)
 {
 	struct fixture *f = *st;
 	struct sl_addr who = new_client(f);
-	uint8_t buf[SL_WIRE_MAX];
 	struct dgrams d;
-	size_t len;
 
-	sl_sync_free(f->sb);
-	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
-	collect(f->sb, f->now, &d);
-	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", &who,
-			   f->now, 40);
-	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
+	bounded_b_hears_40(f, &who);
 	collect(f->sb, f->now + 200, &d);
 	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 1, NULL), 1);
 	collect(f->sb, f->now + 400, &d);
