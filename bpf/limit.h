@@ -215,25 +215,30 @@ __noinline __u64 sl_peer_add(const struct sl_client_key *key_arg,
 	return v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
 }
 
-/* Count an accept in the client's sync round. The first accept of a round
- * hands the key to the service (sl_changed), so that a round costs what
- * changed, and restarts the round's units (the bounded layout's share is
- * of those). Two CPUs may both see the round new: both send the key (the
- * service reads each once), and one's units may be lost from the round's
- * count, at most one unit per extra CPU, as in include/sl_algo.h.
+/* Count an accept in the client's rounds. The first accept of a sync
+ * round hands the key to the service (sl_changed), so that a round costs
+ * what changed. The first of a share round restarts the round's units
+ * (the bounded layout's share is of those). Two CPUs may both see a
+ * round new: both send the key (the service reads each once), and one's
+ * units may be lost from the round's count, at most one unit per extra
+ * CPU, as in include/sl_algo.h.
  */
-static __always_inline void sl_note_changed(struct sl_client_hdr *own,
-					    const struct sl_client_key *key,
-					    __u32 round, __u32 units)
+static __always_inline void sl_note_round(struct sl_client_hdr *own,
+					  const struct sl_client_key *key,
+					  const struct sl_sync_conf *sc,
+					  __u32 units)
 {
-	if (!round)
+	if (!sc->round)
 		return;
-	if (own->sync_round == round) {
+	if (own->share_round == sc->share_round) {
 		SL_ADD(&own->round_units, units);
-		return;
+	} else {
+		own->round_units = units;
+		own->share_round = sc->share_round;
 	}
-	own->round_units = units;
-	own->sync_round = round;
+	if (own->sync_round == sc->round)
+		return;
+	own->sync_round = sc->round;
 	if (bpf_ringbuf_output(&sl_changed, (void *)key, sizeof(*key), 0)) {
 		__u32 k = 0;
 		struct sl_global_stats *gs = bpf_map_lookup_elem(&sl_global_stats, &k);
@@ -268,9 +273,9 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		 * this one's: fold them into the cache's tag
 		 */
 		epoch ^= sc->layout << 28 ^ sc->nodes << 16;
-		/* bounded: a round renews every node's share */
+		/* bounded: a share round renews every node's share */
 		if (sc->layout == SL_LAYOUT_BOUNDED)
-			epoch ^= sc->round;
+			epoch ^= sc->share_round;
 	} else {
 		sc = NULL;
 	}
@@ -311,7 +316,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	}
 	sl_charge_cpu(key, &p, &t, now_ms, units);
 	if (sc)
-		sl_note_changed(own, key, sc->round, units);
+		sl_note_round(own, key, sc, units);
 	return SL_ACCEPT;
 }
 

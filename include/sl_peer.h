@@ -62,10 +62,14 @@
  *    before keeps what it took, so the round can pass R by part of
  *    that. Not bounded here: the replay figures (README) measure it.
  *  - one round for all: every node's messages of a round reach every
- *    other node before its next round (replay does exactly that). A
- *    message that arrives a round late lets its sender's units of that
- *    round be counted by nobody for a round: at most one round's
- *    allowance, 1 / live nodes of the room, more.
+ *    other node before the round is settled. The service runs rounds on
+ *    TAI multiples of the interval, the same instants on every node, and
+ *    settles each a quarter interval later (sl_sync_settle: share_round
+ *    follows round); until then a node's units of the round before
+ *    still count as its own, unknown to the peers. Replay delivers at
+ *    once and settles at once. A message later than the settling lets
+ *    its sender's units of that round be counted by nobody for a round:
+ *    at most one round's share of the room more.
  *  - rounding: a share rounds up, out of the room less one unit per
  *    node, so the shares still add up to at most the room and every
  *    node passes at least one unit while the room holds one per node.
@@ -196,7 +200,7 @@ SL_INLINE __u64 sl_peer_tally(struct sl_tally *t, const struct sl_peer_view *v,
 SL_INLINE __u32 sl_round_units(const struct sl_client_hdr *h,
 			       const struct sl_sync_conf *sc)
 {
-	return sc && sc->round && h->sync_round == sc->round ?
+	return sc && sc->round && h->share_round == sc->share_round ?
 	       h->round_units : 0;
 }
 
@@ -357,7 +361,7 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 
 	if (sc && sc->layout == SL_LAYOUT_BOUNDED) {
 		next = *sc;
-		next.round = sc->round + 1 ? sc->round + 1 : 1;
+		next.share_round = sc->share_round + 1;
 		next_round = sc->round_ms + sc->interval_ms;
 		/* a round overdue (the service late): the next within an
 		 * interval, as far as anyone can tell

@@ -185,8 +185,10 @@ struct sl_bucket {
 	__u32 event_ms;		/* last drop event sent for this client */	\
 	__u32 sync_round;	/* sync round of the last accept: its key	\
 				 * went to sl_changed (see sl_sync_conf) */	\
-	__u32 round_units;	/* units accepted in that round: what	\
-				 * peers do not know of yet (bounded) */
+	__u32 share_round;	/* bounded: share round of the last accept */	\
+	__u32 round_units;	/* units accepted in that share round: what	\
+				 * peers do not know of yet */			\
+	__u32 hdr_pad;
 
 struct sl_client_hdr {
 	SL_CLIENT_HEADER
@@ -315,8 +317,12 @@ struct sl_sync_conf {
 				 * key to sl_changed. 0: no service reads it */
 	__u32 live_nodes;	/* bounded: nodes that hear each other,
 				 * this one included; 1: alone (local) */
-	__u32 pad;
-	__u64 round_ms;		/* model/TAI ms the round began */
+	__u32 share_round;	/* bounded: follows `round` once the round
+				 * is settled (what this node sent has
+				 * reached its peers, theirs it); a
+				 * client's units count as unknown to the
+				 * peers since its last change */
+	__u64 round_ms;		/* model/TAI ms the share round began */
 };
 
 /* Peers' counts of a client, in slices of sl_peer_slice_ms(window),

@@ -95,6 +95,10 @@ static int sync_round(struct nodes_run *run, __u64 now_ms)
 			run->st->entries += (d->len - SL_WIRE_HEADER -
 					     SL_WIRE_TAG) / SL_WIRE_ENTRY;
 	}
+	/* in memory every datagram arrived: the round is settled */
+	for (k = 0; k < run->o->nodes; k++)
+		if (run->sync[k] && (err = sl_sync_settle(run->sync[k], now_ms)))
+			return err;
 	run->st->rounds++;
 	return 0;
 }

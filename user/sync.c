@@ -184,6 +184,7 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	 * from the first accept, before the first round is sent
 	 */
 	s->conf.round = 1;
+	s->conf.share_round = 1;
 	s->conf.live_nodes = o->nodes;
 	s->st.node = o->node;
 	s->st.layout = o->layout;
@@ -586,7 +587,6 @@ static int collect_clients(struct sl_sync *s)
 	 * made before this write is in the ring already
 	 */
 	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
-	s->conf.round_ms = s->now_ms;
 	s->conf.live_nodes = live_nodes(s);
 	s->st.live_nodes = s->conf.live_nodes;
 	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
@@ -673,6 +673,17 @@ int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    sl_sync_emit_entries_fn emit, void *ctx)
 {
 	return collect(s, now_ms, NULL, emit, ctx);
+}
+
+int sl_sync_settle(struct sl_sync *s, uint64_t now_ms)
+{
+	__u32 zero = 0;
+
+	s->conf.share_round = s->conf.share_round + 1 ?
+			      s->conf.share_round + 1 : 1;
+	s->conf.round_ms = now_ms;
+	return bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY) ?
+	       -errno : 0;
 }
 
 int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)

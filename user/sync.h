@@ -50,6 +50,12 @@ typedef int (*sl_sync_emit_fn)(void *ctx, const uint8_t *msg, size_t len);
 int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 		    void *ctx);
 
+/* The round's units have reached the peers and theirs this node (the
+ * service calls it a settling delay after the round; replay at once):
+ * the bounded layout's shares start over from what is now known to all.
+ */
+int sl_sync_settle(struct sl_sync *s, uint64_t now_ms);
+
 /* The same round for a store that keeps totals (Redis): the entries
  * (units accepted since the last round) in batches of at most
  * SL_WIRE_MAX_ENTRIES, unsigned; nothing for a heartbeat.

@@ -2,6 +2,11 @@
 /*
  * The service's sync thread: a round every interval (collect and send, or
  * a Redis round), and in between the peers' datagrams as they arrive.
+ * Rounds fall on TAI multiples of the interval, so every node's round is
+ * at the same instant (their clocks agree to milliseconds), and each
+ * round is settled (sl_sync_settle) a quarter interval later, once its
+ * datagrams have crossed: the bounded layout counts a node's units as
+ * unknown to its peers until then.
  * Nothing here is on the data path: if this thread stalls, the kernel
  * keeps deciding with what it has (the node's own counts and the peers'
  * as last merged), and a peer's part ages out with its slices.
@@ -29,12 +34,10 @@ struct sl_sync_service {
 	pthread_t thread;
 };
 
-static uint64_t mono_ms(void)
+/* The next TAI multiple of the interval after `now`. */
+static uint64_t next_round_ms(uint64_t now, uint64_t interval)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (now / interval + 1) * interval;
 }
 
 static socklen_t addr_len(const struct sockaddr_storage *ss)
@@ -124,16 +127,22 @@ static void round_now(struct sl_sync_service *svc)
 static void *sync_thread(void *arg)
 {
 	struct sl_sync_service *svc = arg;
-	uint64_t next = mono_ms();
+	uint64_t interval = svc->cfg.interval_ms, now = sl_now_tai_ms();
+	uint64_t next = next_round_ms(now, interval), settle_at = 0;
 
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = svc->stop_fd, .events = POLLIN },
 			{ .fd = svc->sock, .events = POLLIN },
 		};
-		uint64_t now = mono_ms();
-		int timeout = next > now ? (int)(next - now) : 0;
+		uint64_t due = settle_at && settle_at < next ? settle_at : next;
+		int timeout;
 
+		now = sl_now_tai_ms();
+		/* a clock stepped back: the schedule starts over from now */
+		if (next > now + interval)
+			next = next_round_ms(now, interval);
+		timeout = due > now ? (int)(due - now) : 0;
 		if (poll(pfd, svc->sock >= 0 ? 2 : 1, timeout) < 0 &&
 		    errno != EINTR)
 			break;
@@ -141,12 +150,17 @@ static void *sync_thread(void *arg)
 			break;
 		if (svc->sock >= 0 && pfd[1].revents)
 			receive_all(svc);
-		if (mono_ms() >= next) {
+		now = sl_now_tai_ms();
+		if (settle_at && now >= settle_at) {
+			sl_sync_settle(svc->sync, now);
+			settle_at = 0;
+		}
+		if (now >= next) {
 			round_now(svc);
-			/* the next round an interval after this one ran: a
-			 * late round does not bunch up the following ones
-			 */
-			next = mono_ms() + svc->cfg.interval_ms;
+			now = sl_now_tai_ms();
+			settle_at = now + interval / 4;
+			/* a late round does not bunch up the following ones */
+			next = next_round_ms(now, interval);
 		}
 	}
 	return NULL;

@@ -349,6 +349,13 @@ static void collect(struct sl_sync *s, __u64 t, struct dgrams *d)
 	assert_true(d->n > 0);
 }
 
+/* A bounded node's round: collected, and settled at once. */
+static void round_settled(struct sl_sync *s, __u64 t, struct dgrams *d)
+{
+	collect(s, t, d);
+	assert_int_equal(sl_sync_settle(s, t), 0);
+}
+
 /* Decode with the fleet key; the units the datagrams carry for `who`. */
 static __u64 units_for(const struct dgrams *d, const struct sl_addr *who)
 {
@@ -1036,7 +1043,7 @@ static void bounded_b_hears_40(struct fixture *f, const struct sl_addr *who)
 
 	sl_sync_free(f->sb);
 	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
-	collect(f->sb, f->now, &d);
+	round_settled(f->sb, f->now, &d);
 	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", who,
 			   f->now, 40);
 	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
@@ -1051,7 +1058,8 @@ static void bounded_b_hears_40(struct fixture *f, const struct sl_addr *who)
  *     32768) / 10 = 3276; 68 * 3276 / 65536 = 3.4, up: 4. B passes 4,
  *     and the 5th is dropped with remaining 0 and Retry-After 200 ms
  *     (the next round); at T + 199 still nothing passes;
- *   at the round at T + 200: own 4 of 44; room 66 - 2 = 64; share (9 *
+ *   at the round at T + 200, until it is settled, the same; once it is:
+ *     own 4 of 44; room 66 - 2 = 64; share (9 *
  *     (4 * 65536 / 44) + 32768) / 10 = (9 * 5957 + 32768) / 10 = 8638;
  *     64 * 8638 / 65536 = 8.4, up: 9: remaining 9, and B passes 9.
  * Delayed sync would pass 60 at T.
@@ -1076,7 +1084,12 @@ static void test_bounded_node_takes_its_share_per_round(void **st)
 	assert_int_equal(cv.retry_after_ms, 200);
 	assert_int_equal(send_udp(&f->b, &who, f->now + 199, 1, NULL), 0);
 
+	/* collected but not settled: the 4 may not have reached A yet, and
+	 * still count as B's units of the round
+	 */
 	collect(f->sb, f->now + 200, &d);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 1, NULL), 0);
+	assert_int_equal(sl_sync_settle(f->sb, f->now + 200), 0);
 	assert_int_equal(sl_client_view_read(&f->b.maps, &f->rule_b, &k,
 					     f->now + 200, &cv), 0);
 	assert_int_equal(cv.remaining, 9);
@@ -1102,11 +1115,11 @@ static void test_bounded_node_alone_after_two_silent_rounds(void **st)
 	struct dgrams d;
 
 	bounded_b_hears_40(f, &who);
-	collect(f->sb, f->now + 200, &d);
+	round_settled(f->sb, f->now + 200, &d);
 	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 1, NULL), 1);
-	collect(f->sb, f->now + 400, &d);
+	round_settled(f->sb, f->now + 400, &d);
 	assert_int_equal(send_udp(&f->b, &who, f->now + 400, 10, NULL), 5);
-	collect(f->sb, f->now + 600, &d);
+	round_settled(f->sb, f->now + 600, &d);
 	assert_int_equal(send_udp(&f->b, &who, f->now + 600, 100, NULL), 54);
 }
 
