@@ -29,8 +29,18 @@
 # implementation of the layout could keep 1.1 x (the design study sizes it
 # for W = 60 s, where it is 1 %).
 #
+# Why delayed-sync and not `layout: bounded` (the all-node burst under
+# bounded is test_bounded_burst.sh): run with SL_LAYOUT=bounded, the
+# compliant client still loses nothing, and the flood stays within 1.1 x
+# (208 and 207 of 220 per window), but 7 checks fail, each a new client
+# sent to one node at once (the 'exact' rule's 50, 60, 100 of 100): bounded
+# passes a first contact only 1.1 x limit / 4 nodes (27) until the next
+# round shows where the client is, which is that layout's documented price
+# (include/sl_peer.h), not what these phases check.
+#
 # Usage: test_multinode.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
 #        SL_NODES=8 test_multinode.sh BUILD_DIR   (3..16 nodes; default 4)
+#        SL_LAYOUT=bounded test_multinode.sh BUILD_DIR   (the nodes' layout)
 set -u
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,7 +107,7 @@ rules:
     limit: 100
     window: 60s
 EOF
-	mn_write_configs delayed-sync
+	mn_write_configs "${SL_LAYOUT:-delayed-sync}"
 }
 
 # ---- 2. the flood (with 3. the compliant client alongside) ----
