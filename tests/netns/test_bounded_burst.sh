@@ -19,11 +19,12 @@
 # its own start, so the rounds of two nodes are not aligned, where the
 # bound of include/sl_peer.h assumes one round for all. Two consequences:
 #  - the over-limit traffic starts once every node's peer view holds what
-#    the others passed in the burst (about two intervals): a node whose
+#    the others passed in the burst (200 to 800 ms after it): a node whose
 #    round begins before its peers' messages of the burst arrive sees only
 #    its own units in the round's base, takes 9/10 of the room that seems
-#    left, and passes what arrives meanwhile (at 5 pps a node, a unit or
-#    two a node: enough to pass 1.1 x after a burst that took 108);
+#    left, and passes what arrives meanwhile. Measured with the traffic
+#    started at once instead, two runs: 108 in the burst's window, and 110
+#    (two nodes took one more each), exactly 1.1 x, with nothing to spare;
 #  - in the busiest interval, where the burst leaves the window and every
 #    node sees the room at once, a node's share is of what it knew, one
 #    round late at most: the allowance is the over-limit traffic of the
