@@ -286,6 +286,16 @@ sl_stop_body() {
 	SL_BODY=""
 }
 
+# wait_file FILE: until FILE exists (bounded: 5 s); 1 if it never did
+wait_file() {
+	local i
+	for i in $(seq 1 200); do
+		[ -e "$1" ] && return 0
+		sleep 0.025
+	done
+	return 1
+}
+
 # sl_recv_start NAME PROTO BIND PORT [SECONDS]: a receiver in the server
 # namespace writing $SL_TMP/NAME.json; returns once it is listening.
 sl_recv_start() {
@@ -296,11 +306,7 @@ sl_recv_start() {
 		"$SL_TRAFFIC" recv --proto "$proto" \
 		--bind "$bind" --port "$port" --seconds "$secs" --json \
 		--ready "$SL_TMP/$name.ready" >"$SL_TMP/$name.json"
-	for i in $(seq 1 200); do
-		[ -e "$SL_TMP/$name.ready" ] && return 0
-		sleep 0.025
-	done
-	die "receiver $name did not start"
+	wait_file "$SL_TMP/$name.ready" || die "receiver $name did not start"
 }
 
 # sl_recv_stop NAME: let in-flight packets land, stop the receiver, and

@@ -18,6 +18,13 @@
   capture IFACE DST_IP DST_PORT SECONDS OUT
       the UDP payload of the first IPv4 frame to DST_IP:DST_PORT seen on
       IFACE, written to OUT; exit 1 if none came within SECONDS
+  burst SRC PORT COUNT DST...
+      COUNT datagrams from SRC to each DST:PORT in turn (all of one
+      destination's, then the next's), unpaced: every node's share of a
+      burst arrives within a millisecond or so. Prints
+      {"sent", "first", "last"}: datagrams sent, and the wall-clock times
+      (s) of the first and the last send. At most 10 s (a send that blocks
+      for 1 s ends it).
   send DST PORT KIND [ARGS...]
       one datagram to a sync port:
         signed KEYFILE NODE CLIENT RULE UNITS  counts, with the fleet's key
@@ -175,6 +182,24 @@ def cmd_capture(iface, dst_ip, dst_port, seconds, out):
     return 1
 
 
+def cmd_burst(src, port, count, *dsts):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(1)
+    s.bind((src, 0))
+    sent, first, deadline = 0, time.time(), time.monotonic() + 10
+    try:
+        for dst in dsts:
+            for _ in range(int(count)):
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+                s.sendto(b"x" * 32, (dst, int(port)))
+                sent += 1
+    except OSError:
+        pass
+    print(json.dumps({"sent": sent, "first": first, "last": time.time()}))
+    return 0 if sent == int(count) * len(dsts) else 1
+
+
 def cmd_send(dst, port, kind, *args):
     if kind == "signed":
         keyfile, node, client, rule, units = args
@@ -199,7 +224,8 @@ def cmd_send(dst, port, kind, *args):
 
 if __name__ == "__main__":
     COMMANDS = {"recv": cmd_recv, "windows": cmd_windows, "align": cmd_align,
-                "capture": cmd_capture, "send": cmd_send}
+                "capture": cmd_capture, "burst": cmd_burst,
+                "send": cmd_send}
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
     sys.exit(COMMANDS[sys.argv[1]](*sys.argv[2:]))

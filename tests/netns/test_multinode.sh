@@ -3,13 +3,9 @@
 # Several nodes counting the same clients together (sync: delayed-sync over
 # UDP, every 200 ms), on real traffic.
 #
-# Each node is a network namespace, with a mount namespace and a bpffs of
-# its own (a node's pins are not another's), running `slicelimit run`; a
-# holder process keeps the mount namespace, so that a daemon killed with -9
-# restarts over the same pins. The nodes sync over a bridge in a namespace
-# of its own. The client namespace has a veth to each node and its source
-# addresses on lo, the same towards every node: every node sees the same
-# client keys.
+# The fleet (multinode_lib.sh): each node a network and a mount namespace
+# running `slicelimit run`, syncing over a bridge; the client namespace
+# reaches every node with the same source addresses.
 #
 #   1. at start every node hears all its peers;
 #   2. a client flooding all nodes at once at 9 x its limit rate gets at
@@ -33,8 +29,18 @@
 # implementation of the layout could keep 1.1 x (the design study sizes it
 # for W = 60 s, where it is 1 %).
 #
+# Why delayed-sync and not `layout: bounded` (the all-node burst under
+# bounded is test_bounded_burst.sh): run with SL_LAYOUT=bounded, the
+# compliant client still loses nothing, and the flood stays within 1.1 x
+# (208 and 207 of 220 per window), but 7 checks fail, each a new client
+# sent to one node at once (the 'exact' rule's 50, 60, 100 of 100): bounded
+# passes a first contact only 1.1 x limit / 4 nodes (27) until the next
+# round shows where the client is, which is that layout's documented price
+# (include/sl_peer.h), not what these phases check.
+#
 # Usage: test_multinode.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
 #        SL_NODES=8 test_multinode.sh BUILD_DIR   (3..16 nodes; default 4)
+#        SL_LAYOUT=bounded test_multinode.sh BUILD_DIR   (the nodes' layout)
 set -u
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,26 +48,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-for t in unshare mount; do
-	command -v "$t" >/dev/null || die "$t not found"
-done
-MN_PY=$here/multinode.py
-# the first start and the restart run the same build, even if the tree is
-# rebuilt meanwhile (the BPF object is inside the binary)
-cp "$SL_BIN" "$SL_TMP/slicelimit" || die "cannot copy $SL_BIN"
-SL_BIN=$SL_TMP/slicelimit
-
-NODES=${SL_NODES:-4}
-if ! [ "$NODES" -ge 3 ] 2>/dev/null || [ "$NODES" -gt 16 ]; then
-	die "SL_NODES: 3..16"
-fi
-NS_B=${SL_P}b			# the bridge of the sync link
-NS_N=()				# node namespaces, 1..NODES
-HOLDER=()			# per node: the process that keeps its mount namespace
-DAEMON=()			# per node: its slicelimit run
-RX=()				# per node: its timestamping receiver
-for i in $(seq 1 "$NODES"); do NS_N[i]=${SL_P}n$i; done
-SYNC_PORT=7400
+# shellcheck source=multinode_lib.sh
+. "$here/multinode_lib.sh"
+mn_init
 ROGUE=10.98.0.99		# the client namespace's address on the bridge
 DEAD=$NODES			# the node whose daemon is killed
 CUT=3				# the node cut off the sync link
@@ -92,51 +81,10 @@ CONTROL=10.97.0.8		# validly signed counts say it is over its limit
 BURST=10.97.0.9			# at node $DEAD while its daemon is dead
 REPORTED=10.97.0.10		# reported before the kill: counted once
 
-node_data() { echo "10.97.$1.1"; }	# where the client's traffic goes
-node_sync() { echo "10.98.0.$1"; }	# where peers' messages go
-
-# the cleanup of lib.sh, then the namespaces of this test (the daemons,
-# holders and receivers are the body's: lib.sh stops them first)
-eval "lib_$(declare -f sl_cleanup)"
-sl_cleanup() {
-	local ns
-	lib_sl_cleanup
-	for ns in "$NS_B" "${NS_N[@]}"; do
-		[ -e "/run/netns/$ns" ] && ip netns del "$ns"
-	done
-}
-
 # ---- setup ----
 
 setup_network() {
-	local i a
-	ip netns add "$NS_C" || die "ip netns add $NS_C"
-	ip netns add "$NS_B" || die "ip netns add $NS_B"
-	ip -n "$NS_C" link set lo up
-	for a in "$FLOOD" "$STEADY" "$FRESH" "$CONTROL" "$BURST" "$REPORTED"; do
-		ip -n "$NS_C" addr add "$a/32" dev lo
-	done
-	ip -n "$NS_B" link add br0 type bridge || die "cannot create the bridge"
-	ip -n "$NS_B" link set br0 up
-	for i in $(seq 1 "$NODES"); do
-		ip netns add "${NS_N[i]}" || die "ip netns add ${NS_N[i]}"
-		ip -n "${NS_N[i]}" link set lo up
-		# the data link; slicelimit attaches to 'data'. The route's src
-		# is only the default: sl-traffic binds each source itself
-		ip link add "c$i" netns "$NS_C" type veth peer name data \
-			netns "${NS_N[i]}" || die "cannot create the data link of node $i"
-		ip -n "${NS_N[i]}" addr add "$(node_data "$i")/24" dev data
-		ip -n "${NS_N[i]}" link set data up
-		ip -n "${NS_N[i]}" route add 10.97.0.0/24 dev data
-		ip -n "$NS_C" link set "c$i" up
-		ip -n "$NS_C" route add "$(node_data "$i")/32" dev "c$i" src "$FLOOD"
-		# the sync link: a port of the bridge
-		ip link add "p$i" netns "$NS_B" type veth peer name sync \
-			netns "${NS_N[i]}" || die "cannot create the sync link of node $i"
-		ip -n "$NS_B" link set "p$i" master br0 up
-		ip -n "${NS_N[i]}" addr add "$(node_sync "$i")/24" dev sync
-		ip -n "${NS_N[i]}" link set sync up
-	done
+	mn_setup_network "$FLOOD" "$STEADY" "$FRESH" "$CONTROL" "$BURST" "$REPORTED"
 	# the client on the sync link too: the forger
 	ip link add rogue netns "$NS_C" type veth peer name prg netns "$NS_B" ||
 		die "cannot create the rogue link"
@@ -146,8 +94,6 @@ setup_network() {
 }
 
 write_configs() {
-	local i j peers
-	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key"
 	cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
   - name: flood
@@ -161,239 +107,7 @@ rules:
     limit: 100
     window: 60s
 EOF
-	for i in $(seq 1 "$NODES"); do
-		peers=""
-		for j in $(seq 1 "$NODES"); do
-			[ "$j" = "$i" ] || peers="$peers${peers:+, }$(node_sync "$j"):$SYNC_PORT"
-		done
-		cat >"$SL_TMP/node$i.yaml" <<EOF
-devices:
-  - { name: data, mode: xdp }
-rules: $SL_TMP/rules.yaml
-http:
-  listen: "off"
-sync:
-  node: $i
-  layout: delayed-sync
-  interval: 200ms
-  backend: udp
-  listen: $(node_sync "$i"):$SYNC_PORT
-  peers: [$peers]
-  key_file: $SL_TMP/sync.key
-EOF
-	done
-}
-
-# start_holder I: a process (sleep, bounded: 150 s) that keeps node I's
-# mount namespace, with a bpffs of its own, alive across daemon restarts
-start_holder() {
-	local i=$1 pid n
-	# shellcheck disable=SC2016
-	sl_bg pid nsenter --net="/run/netns/${NS_N[i]}" unshare --mount \
-		--propagation private sh -c \
-		'mount -t bpf bpf /sys/fs/bpf && : >"$0" && exec sleep 150' \
-		"$SL_TMP/holder$i.ready"
-	for n in $(seq 1 100); do
-		[ -e "$SL_TMP/holder$i.ready" ] && break
-		sleep 0.02
-	done
-	[ -e "$SL_TMP/holder$i.ready" ] || die "the mount namespace of node $i did not come up"
-	HOLDER[i]=$pid
-}
-
-in_node() {		# I CMD...: CMD in node I's network and mount namespaces
-	local i=$1
-	shift
-	nsenter --net="/run/netns/${NS_N[i]}" --mount="/proc/${HOLDER[i]}/ns/mnt" "$@"
-}
-
-sln() {			# I ARGS...: slicelimit ARGS for node I
-	local i=$1
-	shift
-	in_node "$i" "$SL_BIN" "$@"
-}
-
-# start_daemon I: slicelimit -v run for node I, stderr appended to
-# node$I.log (-v: the log says what a restart adopted)
-start_daemon() {
-	local i=$1 pid
-	sl_bg pid nsenter --net="/run/netns/${NS_N[i]}" \
-		--mount="/proc/${HOLDER[i]}/ns/mnt" "$SL_BIN" -v run \
-		--config "$SL_TMP/node$i.yaml" 2>>"$SL_TMP/node$i.log"
-	DAEMON[i]=$pid
-}
-
-# wait_daemon I: until node I's status shows this daemon running (its pid:
-# a daemon killed before leaves its state pinned), its device and a sync
-# round (bounded: 15 s)
-wait_daemon() {
-	local i=$1 n
-	for n in $(seq 1 150); do
-		[ "$(sln "$i" -j status 2>/dev/null | json_get "(d.get('service') or {}).get('pid') == ${DAEMON[i]} and len(d.get('devices', [])) == 1 and d.get('sync', {}).get('rounds', 0) > 0" 2>/dev/null)" = True ] && return 0
-		kill -0 "${DAEMON[i]}" 2>/dev/null || break
-		sleep 0.1
-	done
-	diag "$(tail -5 "$SL_TMP/node$i.log")"
-	die "the daemon of node $i did not start"
-}
-
-# ---- reading the nodes ----
-
-peers_up() {		# I: the peers node I sees up, as a JSON list
-	sln "$1" -j status | json_get "sorted(p['node'] for p in d['sync']['peers'] if p['up'])"
-}
-
-others() {		# I: every node id but I, as a JSON list
-	local j l=""
-	for j in $(seq 1 "$NODES"); do
-		[ "$j" = "$1" ] || l="$l${l:+, }$j"
-	done
-	echo "[$l]"
-}
-
-all_up() {		# every node sees all its peers up; else says who not
-	local i got
-	for i in $(seq 1 "$NODES"); do
-		got=$(peers_up "$i")
-		[ "$got" = "$(others "$i")" ] || { echo "node $i sees $got up"; return 1; }
-	done
-}
-
-sees_all_peers() {	# I: node I sees all its peers up
-	[ "$(peers_up "$1")" = "$(others "$1")" ]
-}
-
-sees_no_peer() {	# I: node I sees no peer up
-	[ "$(peers_up "$1")" = "[]" ]
-}
-
-# seen_by_others I WANT: every other node shows node I up (WANT True) or
-# down (False)
-seen_by_others() {
-	local i=$1 want=$2 j got
-	for j in $(seq 1 "$NODES"); do
-		[ "$j" = "$i" ] && continue
-		got=$(sln "$j" -j status | json_get "[p['up'] for p in d['sync']['peers'] if p['node'] == $i] == [$want]")
-		[ "$got" = True ] || { echo "node $j does not show node $i up=$want"; return 1; }
-	done
-}
-
-# poll SECONDS CMD...: run CMD every 0.1 s until it succeeds (0) or
-# SECONDS have passed (1); POLL_MS: how long it took; POLL_OUT: the last
-# output of CMD
-poll() {
-	local start end
-	start=$(date +%s%N)
-	end=$((start + $1 * 1000000000))
-	shift
-	while :; do
-		if POLL_OUT=$("$@" 2>&1); then
-			POLL_MS=$((($(date +%s%N) - start) / 1000000))
-			return 0
-		fi
-		[ "$(date +%s%N)" -lt "$end" ] || break
-		sleep 0.1
-	done
-	POLL_MS=$((($(date +%s%N) - start) / 1000000))
-	return 1
-}
-
-rule_stat() {		# I RULE FIELD: a counter of node I's rule
-	sln "$1" -j stats | json_get "[r['$3'] for r in d['rules'] if r['rule'] == '$2'][0]"
-}
-
-stat_delta() {		# I RULE FIELD BEFORE: the counter now minus BEFORE
-	echo $(($(rule_stat "$1" "$2" "$3") - $4))
-}
-
-prog_id() {		# I: the XDP program on node I's data device
-	ip -n "${NS_N[$1]}" -j link show data | json_get "d[0].get('xdp', {}).get('prog', {}).get('id')"
-}
-
-# peer_units I ADDR: the units node I's peer view holds of ADDR (all its
-# slices), from a bpftool dump of the pinned map
-peer_units() {
-	in_node "$1" bpftool -j map dump pinned "$SL_PIN/sl_peer_view" |
-		"$SL_PY" -c '
-import ipaddress, json, sys
-want = list(ipaddress.IPv6Address("::ffff:" + sys.argv[1]).packed)
-print(sum(s["count"] for e in json.load(sys.stdin)
-          if e["formatted"]["key"]["addr"]["byte"] == want
-          for s in e["formatted"]["value"]["slot"]))' "$2"
-}
-
-peer_units_is() {	# I ADDR N: node I's peer view holds N units of ADDR
-	[ "$(peer_units "$1" "$2")" = "$3" ]
-}
-
-# ---- traffic ----
-
-# recv_ts_start I: the timestamping receiver of port 9 on node I
-recv_ts_start() {
-	local i=$1 pid n
-	sl_bg pid nsenter --net="/run/netns/${NS_N[i]}" "$SL_PY" "$MN_PY" recv \
-		"$(node_data "$i")" 9 90 "$SL_TMP/rx$i.txt" "$SL_TMP/rx$i.ready"
-	RX[i]=$pid
-	for n in $(seq 1 100); do
-		[ -e "$SL_TMP/rx$i.ready" ] && return 0
-		sleep 0.02
-	done
-	die "the receiver of node $i did not start"
-}
-
-rx_count() {		# I [SOURCE]: what node I's receiver got (from SOURCE)
-	if [ -n "${2:-}" ]; then
-		grep -c " $2\$" "$SL_TMP/rx$1.txt"
-	else
-		wc -l <"$SL_TMP/rx$1.txt"
-	fi
-}
-
-# send SRC I PORT COUNT [sl-traffic options]: from the client to node I,
-# in the foreground; fails unless all COUNT were sent
-send() {
-	local src=$1 i=$2 port=$3 count=$4
-	shift 4
-	in_client "$SL_TRAFFIC" send --src "$src" --dst "$(node_data "$i")" \
-		--port "$port" --count "$count" --json "$@" >/dev/null
-}
-
-# send_bg NAME SRC I PORT COUNT RATE: the same in the background; its pid
-# in the variable NAME, its JSON in $SL_TMP/NAME.json
-send_bg() {
-	local name=$1 src=$2 i=$3 port=$4 count=$5 rate=$6
-	sl_bg "$name" nsenter --net="/run/netns/$NS_C" "$SL_TRAFFIC" send \
-		--src "$src" --dst "$(node_data "$i")" --port "$port" \
-		--count "$count" --rate "$rate" --json >"$SL_TMP/$name.json"
-}
-
-sent_by() {		# NAME: what the sender NAME sent
-	json_get "d['sent']" "$SL_TMP/$1.json"
-}
-
-now_s() { date +%s.%N; }
-
-# sleep_until T: sleep until the clock reads T (s, as now_s), at most 60 s
-sleep_until() {
-	sleep "$(awk -v t="$1" -v n="$(now_s)" 'BEGIN { v = t - n; print (v < 0 ? 0 : v > 60 ? 60 : v) }')"
-}
-
-ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
-
-# ---- 1. startup ----
-
-test_startup_all_peers_up() {
-	local i
-	for i in $(seq 1 "$NODES"); do start_holder "$i"; done
-	for i in $(seq 1 "$NODES"); do start_daemon "$i"; done
-	for i in $(seq 1 "$NODES"); do wait_daemon "$i"; done
-	if poll 10 all_up; then
-		tap_ok "startup: each of the $NODES nodes sees its $((NODES - 1)) peers up (${POLL_MS} ms after the last daemon started)"
-	else
-		tap_fail "startup: each of the $NODES nodes sees its $((NODES - 1)) peers up within 10 s" "$POLL_OUT"
-	fi
-	tap_eq "every node attached its data device in native XDP mode (ip link: mode 1)" \
-		"$(for i in $(seq 1 "$NODES"); do ip -n "${NS_N[i]}" -j link show data | json_get "d[0].get('xdp', {}).get('mode')"; done | sort -u)" 1
+	mn_write_configs "${SL_LAYOUT:-delayed-sync}"
 }
 
 # ---- 2. the flood (with 3. the compliant client alongside) ----
@@ -408,7 +122,7 @@ flood_start() {
 	steady_rate=$(awk -v a="$STEADY_PPS" -v n="$NODES" 'BEGIN { print a / n }')
 	count=$(awk -v r="$rate" -v s="$FLOOD_S" 'BEGIN { printf "%d", r * s }')
 	steady_count=$(awk -v r="$steady_rate" -v s="$STEADY_S" 'BEGIN { printf "%d", r * s }')
-	for i in $(seq 1 "$NODES"); do recv_ts_start "$i"; done
+	for i in $(seq 1 "$NODES"); do recv_ts_start "$i" 9 rx 90; done
 	diag "flood: $FLOOD to each of the $NODES nodes at $rate pps ($FLOOD_PPS fleet-wide: 9 x $LIMIT/${W}s) for ${FLOOD_S}s, from ${ALIGN_MS} ms into a ${PEER_SLICE_MS} ms peer slice; $STEADY to each at $steady_rate pps ($STEADY_PPS fleet-wide: 80 % of its limit) for ${STEADY_S}s"
 	"$SL_PY" "$MN_PY" align "$PEER_SLICE_MS" "$ALIGN_MS"
 	T_START=$(now_s)
@@ -420,11 +134,11 @@ flood_start() {
 
 # flood_check: after the senders are done and the receivers stopped
 flood_check() {
-	local i v t0 res fixed smax sent=0 max=$((LIMIT * 11 / 10)) bad=""
+	local i v t0 res sent=0 bad=""
 	# 3. the compliant client at every node, through all of it
 	for i in $(seq 1 "$NODES"); do
-		[ "$(rx_count "$i" "$STEADY")" = "$(sent_by "steady$i")" ] ||
-			bad="$bad node $i: $(rx_count "$i" "$STEADY") of $(sent_by "steady$i");"
+		[ "$(rx_count rx "$i" "$STEADY")" = "$(sent_by "steady$i")" ] ||
+			bad="$bad node $i: $(rx_count rx "$i" "$STEADY") of $(sent_by "steady$i");"
 	done
 	tap_eq "compliant: $STEADY ($STEADY_PPS pps fleet-wide) lost nothing at any node through the flood, the kill and the restart" \
 		"${bad:- none lost}" " none lost"
@@ -435,7 +149,7 @@ flood_check() {
 	bad=""
 	for i in $(seq 1 "$NODES"); do
 		v=$(rule_stat "$i" flood passed)
-		[ "$(rx_count "$i")" = "$v" ] || bad="$bad node $i: received $(rx_count "$i"), passed $v;"
+		[ "$(rx_count rx "$i")" = "$v" ] || bad="$bad node $i: received $(rx_count rx "$i"), passed $v;"
 	done
 	tap_eq "accounting: every node's receiver got exactly what its XDP program passed (rule flood: passed)" \
 		"${bad:- all equal}" " all equal"
@@ -446,16 +160,14 @@ flood_check() {
 	# window [t0 + kW, t0 + (k+1)W); 'sliding_max' is the busiest interval
 	# (t - W, t]. The limit is sliding: every such interval must hold it,
 	# the fixed ones among them.
-	t0=$(awk -v s="$FLOOD" '$2 == s { print $1 }' "$SL_TMP"/rx*.txt | sort -n | head -1)
-	res=$("$SL_PY" "$MN_PY" windows "$W" "$FLOOD" "$t0" "$T_KILL" "$SL_TMP"/rx*.txt)
-	fixed=$(json_get "' '.join(map(str, d['fixed']))" <<<"$res")
-	smax=$(json_get "d['sliding_max']" <<<"$res")
+	t0=$(first_arrival rx "$FLOOD")
+	res=$(fleet_windows "$W" "$FLOOD" "$t0" "$T_KILL" rx)
 	for i in $(seq 1 "$NODES"); do
 		sent=$((sent + $(sent_by "flood$i")))
 	done
 	diag "flood: $sent sent; the first arrived $(ms_between "$T_START" "$t0") ms after the senders started"
-	diag "flood: fleet-wide per ${W}s window: $fixed; busiest ${W}s interval: $smax; first window: $(json_get "d['first_half']" <<<"$res") in its first half, $(json_get "d['early']" <<<"$res") in its second (before anything accepted could have aged out)"
-	diag "flood: passed per node (node $DEAD's with the burst after the kill):$(for i in $(seq 1 "$NODES"); do printf ' %s' "$(rx_count "$i" "$FLOOD")"; done)"
+	diag "flood: fleet-wide per ${W}s window: $(json_get "d['fixed']" <<<"$res"); busiest ${W}s interval: $(json_get "d['sliding_max']" <<<"$res"); first window: $(json_get "d['first_half']" <<<"$res") in its first half, $(json_get "d['early']" <<<"$res") in its second (before anything accepted could have aged out)"
+	diag "flood: passed per node (node $DEAD's with the burst after the kill):$(for i in $(seq 1 "$NODES"); do printf ' %s' "$(rx_count rx "$i" "$FLOOD")"; done)"
 	v=$(awk -v l="$LIMIT" -v s="$FLOOD_S" -v w="$W" 'BEGIN { printf "%d", l * s / w }')
 	if [ "$sent" -ge $((8 * v)) ]; then
 		tap_ok "flood: $sent datagrams sent in ${FLOOD_S}s, over 8 x the $v the limit allows"
@@ -467,24 +179,12 @@ flood_check() {
 	else
 		tap_fail "flood: the span before the kill holds 2 whole ${W}s windows" "$res"
 	fi
-	if [ "$(json_get "all($LIMIT // 2 <= n <= $max for n in d['fixed'])" <<<"$res")" = True ]; then
-		tap_ok "flood: fleet-wide, each ${W}s window got $LIMIT / 2 .. 1.1 x $LIMIT through ($fixed)"
-	else
-		tap_fail "flood: fleet-wide, each ${W}s window got $LIMIT / 2 .. 1.1 x $LIMIT through" "per window: $fixed"
-	fi
-	# Any W-long interval, not only the windows above: where counts age
-	# out, every node sees the headroom at once and takes it until the
-	# next round tells it what the others took. That is delayed sync's
-	# own overshoot, which the 1.1 x above leaves room for but a loaded
-	# machine's lag can push past: bound it by the other nodes' flood for
-	# two intervals (one round's period, one round's lateness).
-	bound=$(awk -v l="$LIMIT" -v n="$NODES" -v r="$FLOOD_PPS" \
-		'BEGIN { printf "%d", l + (n - 1) * r / n * 0.4 + 0.999 }')
-	if [ "$smax" -le "$bound" ]; then
-		tap_ok "flood: fleet-wide, the busiest ${W}s interval got $smax through (delayed sync's bound $bound; 1.1 x is $max)"
-	else
-		tap_fail "flood: fleet-wide, the busiest ${W}s interval got at most $bound through (delayed sync's bound)" "got $smax"
-	fi
+	# Any W-long interval, not only the windows: where counts age out,
+	# every node takes the headroom until the next round, delayed sync's
+	# own overshoot, which the 1.1 x leaves room for but a loaded
+	# machine's lag can push past (rounds_bound)
+	windows_check flood "$res" "$LIMIT" "$(rounds_bound "$LIMIT" "$FLOOD_PPS")" \
+		"delayed sync's bound"
 }
 
 # ---- 4. kill -9 mid-flood, and the restart ----
@@ -584,11 +284,7 @@ flood_finish() {
 		v=steady$i
 		sl_wait "${!v}" || tap_fail "sl-traffic sent all of $STEADY to node $i"
 	done
-	sleep 0.2		# in flight
-	for i in $(seq 1 "$NODES"); do
-		kill -TERM "${RX[i]}"
-		sl_wait "${RX[i]}" || tap_fail "the receiver of node $i"
-	done
+	recv_ts_stop
 }
 
 # ---- 5. partition ----
@@ -679,7 +375,7 @@ main() {
 	local start=$SECONDS t
 	setup_network
 	write_configs
-	test_startup_all_peers_up
+	mn_fleet_start
 	diag "startup: $((SECONDS - start))s"; t=$SECONDS
 	flood_start
 	test_forged_and_replayed_change_nothing
