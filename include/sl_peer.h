@@ -17,6 +17,17 @@
  * Counting from the slice's start instead would hide a whole burst up to
  * a slice early (measured: 1.34 x through 4 nodes under a 9 x flood).
  *
+ * That is the sums' part (sliding, sliding-plain, fixed, sliding-log).
+ * The weighted counter and the token bucket are not sums of slices whose
+ * peers' part can simply be added; each has its own peer slices
+ * (sl_peer_slice_of) and its own tally, sl_peer_tally_counter (the
+ * fleet's estimate, weighed once) and sl_peer_tally_bucket (the fleet's
+ * level, drained once). In every case the peers' part is a term added to
+ * the node's finished tally at decision time, never written into the
+ * node's own state, and a lower bound of what one node would count of
+ * the fleet's accepts (the counter: exactly its estimate of the merged
+ * slices).
+ *
  * Layouts (the design study's Model B, plus one of ours):
  *  - delayed-sync: own count + the peers' counts as last merged. Between
  *    syncs every node can accept the headroom it last saw, which is the
@@ -454,8 +465,10 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 	const struct sl_client_hdr *h = state;
 	int i;
 
-	/* a bucket refills in far less than its horizon: its slices count
-	 * after the state went idle
+	if (sl_client_idle(h, p, now_ms))
+		return;
+	/* a bucket idle for a refill may still have slices in its horizon;
+	 * not sending them (a first round after a start) only undercounts
 	 */
 	if (p->algorithm == SL_ALGO_TOKEN_BUCKET) {
 		const struct sl_client *c = state;
@@ -471,8 +484,6 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 		}
 		return;
 	}
-	if (sl_client_idle(h, p, now_ms))
-		return;
 	if (p->algorithm == SL_ALGO_SLIDING) {
 		const struct sl_client *c = state;
 
