@@ -427,7 +427,9 @@ SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
 /* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
  * i.e. while the tokens in use, ceil((TAT - now) / T), are below the
  * capacity. The TAT is one plain store per accept: two CPUs deciding the
- * same client at the same instant can both take the last token.
+ * same client at the same instant can both take the last token. Beside
+ * it the state keeps its accepts per peer slice, which only the fleet's
+ * level reads (include/sl_peer.h, sl_peer_tally_bucket).
  */
 SL_INLINE void sl_bucket_tally(struct sl_tally *t, const struct sl_client *c,
 			       const struct sl_params *p, __u64 now_ms)
