@@ -18,12 +18,10 @@ table.
 
 usage: fleet.py SLICELIMIT [--table]
 """
-import json
-import os
-import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
+
+from replay_json import replay_json
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 TABLE = "--table" in sys.argv
@@ -83,17 +81,7 @@ def trace(over, ok_rate):
 
 def replay(lines, args):
     """Per client, from slicelimit replay --json."""
-    with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
-        path = f.name
-    try:
-        out = subprocess.run([SL, "replay", path, "--json"] + args,
-                             capture_output=True, text=True, timeout=300)
-    finally:
-        os.unlink(path)
-    if out.returncode != 0:
-        raise RuntimeError(f"replay {args} failed: {out.stderr.strip()}")
-    return {c["client"]: c for c in json.loads(out.stdout)["clients"]}
+    return {c["client"]: c for c in replay_json(SL, lines, args)["clients"]}
 
 
 def main():
