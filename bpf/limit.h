@@ -205,6 +205,7 @@ __noinline __u64 sl_peer_add(const struct sl_client_key *key_arg,
 {
 	struct sl_client_key key_copy;
 	const struct sl_client_key *key = &key_copy;
+	const struct sl_client *own = NULL;
 	const struct sl_peer_view *v;
 
 	if (!key_arg || !p || !sc || !t)
@@ -212,7 +213,12 @@ __noinline __u64 sl_peer_add(const struct sl_client_key *key_arg,
 	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
 	v = bpf_map_lookup_elem(&sl_peer_view, key);
-	return v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
+	if (!v)
+		return 0;
+	/* a bucket's level is the fleet's: its own slices with the peers' */
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		own = bpf_map_lookup_elem(&sl_clients, key);
+	return sl_peer_tally_algo(t, v, own, p, sc, now_ms);
 }
 
 /* Count an accept in the client's rounds. The first accept of a sync
@@ -268,7 +274,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	p = *rule_params;
 	sc = bpf_map_lookup_elem(&sl_sync, &zero);
 	if (sc && sl_algo_syncs(p.algorithm)) {
-		p.limit = sl_layout_limit(p.limit, sc);
+		sl_layout_params(&p, sc);
 		/* a block cached under another layout or node count is not
 		 * this one's: fold them into the cache's tag
 		 */
@@ -292,7 +298,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	now_ms = sl_now_ms();
 	sl_tally_node(key, &p, now_ms, &t);
 	own_used = t.used;
-	if (sl_layout_counts_peers(sc))
+	if (sl_peer_layout_counts(sc))
 		projected = sl_peer_add(key, &p, sc, now_ms, &t);
 	if (sc)
 		room = sl_bounded_room(&p, sc, own_used, t.used - own_used,

@@ -396,11 +396,11 @@ SL_INLINE void sl_counter_tally_slot(struct sl_tally *t,
  * next_expiry is the first ms at which it is below the limit, or the next
  * slice, where the weights move on.
  */
-SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
-				 __u64 now_ms)
+SL_INLINE void sl_counter_weigh(struct sl_tally *t, const struct sl_params *p,
+				__u64 now_ms, __u64 full, __u64 oldest)
 {
 	__u64 S = p->slice_ms, e = now_ms % S, start = now_ms - e;
-	__u64 full = t->used, oldest = t->aux, need, e_min;
+	__u64 need, e_min;
 
 	t->used = full + oldest * (S - e) / S;
 	if (!full && !oldest)
@@ -415,10 +415,21 @@ SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
 	sl_tally_expiry(t, e_min < S ? start + e_min : start + S);
 }
 
+/* The node's own estimate; `aux` keeps the oldest slice's units, from
+ * which the peers' part recovers the full slices (sl_peer_tally_counter).
+ */
+SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
+				 __u64 now_ms)
+{
+	sl_counter_weigh(t, p, now_ms, t->used, t->aux);
+}
+
 /* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
  * i.e. while the tokens in use, ceil((TAT - now) / T), are below the
  * capacity. The TAT is one plain store per accept: two CPUs deciding the
- * same client at the same instant can both take the last token.
+ * same client at the same instant can both take the last token. Beside
+ * it the state keeps its accepts per peer slice, which only the fleet's
+ * level reads (include/sl_peer.h, sl_peer_tally_bucket).
  */
 SL_INLINE void sl_bucket_tally(struct sl_tally *t, const struct sl_client *c,
 			       const struct sl_params *p, __u64 now_ms)
@@ -454,6 +465,44 @@ SL_INLINE void sl_bucket_charge(struct sl_client *c, const struct sl_params *p,
 
 	c->bucket.tat_ns = (t->aux > now_ns ? t->aux : now_ns) +
 			   (__u64)units * p->token_ns;
+}
+
+/* Peer slices of a bucket: the fleet's level is taken over the last
+ * SL_BUCKET_SLOTS of them (include/sl_peer.h), so they span
+ * SL_BUCKET_HORIZON_FILLS times the time a full bucket takes to refill;
+ * forgetting what is older lets at most capacity / horizon, 1 / 20 of
+ * the rate, more through in steady state.
+ */
+#define SL_BUCKET_HORIZON_FILLS	20
+
+SL_INLINE __u64 sl_bucket_slice_ms(const struct sl_params *p)
+{
+	__u64 fill = (p->limit * p->token_ns + 999999) / 1000000;
+	__u64 n = SL_BUCKET_SLOTS - 1, ps;
+
+	ps = (fill * SL_BUCKET_HORIZON_FILLS + n - 1) / n;
+	/* ages stay u32 milliseconds (see SL_MAX_WINDOW_MS) */
+	if (ps > SL_MAX_WINDOW_MS / SL_BUCKET_SLOTS)
+		ps = SL_MAX_WINDOW_MS / SL_BUCKET_SLOTS;
+	return ps ? ps : 1;
+}
+
+/* The node's own units per peer slice, beside the TAT: one more add per
+ * accept. A slot found holding an older slice held one that left the
+ * horizon (the ring holds the horizon's slices exactly).
+ */
+SL_INLINE void sl_bucket_charge_slots(struct sl_client *c,
+				      const struct sl_params *p,
+				      __u64 now_ms, __u32 units)
+{
+	__u32 d = now_ms / sl_bucket_slice_ms(p);
+	struct sl_slot *s = &c->bucket.slot[d & (SL_BUCKET_SLOTS - 1)];
+
+	if (s->slice != d) {
+		s->slice = d;
+		s->count = 0;
+	}
+	SL_ADD(&s->count, units);
 }
 
 /* ---- sliding-log: every accept time, exact ---- */
@@ -661,6 +710,7 @@ SL_INLINE void sl_client_charge(struct sl_client *c, const struct sl_params *p,
 		break;
 	case SL_ALGO_TOKEN_BUCKET:
 		sl_bucket_charge(c, p, t, now_ms, units);
+		sl_bucket_charge_slots(c, p, now_ms, units);
 		break;
 	default:
 		sl_sliding_charge(c, p, t, now_ms, units);

@@ -17,6 +17,17 @@
  * Counting from the slice's start instead would hide a whole burst up to
  * a slice early (measured: 1.34 x through 4 nodes under a 9 x flood).
  *
+ * That is the sums' part (sliding, sliding-plain, fixed, sliding-log).
+ * The weighted counter and the token bucket are not sums of slices whose
+ * peers' part can simply be added; each has its own peer slices
+ * (sl_peer_slice_of) and its own tally, sl_peer_tally_counter (the
+ * fleet's estimate, weighed once) and sl_peer_tally_bucket (the fleet's
+ * level, drained once). In every case the peers' part is a term added to
+ * the node's finished tally at decision time, never written into the
+ * node's own state, and a lower bound of what one node would count of
+ * the fleet's accepts (the counter: exactly its estimate of the merged
+ * slices).
+ *
  * Layouts (the design study's Model B, plus one of ours):
  *  - delayed-sync: own count + the peers' counts as last merged. Between
  *    syncs every node can accept the headroom it last saw, which is the
@@ -116,14 +127,53 @@ SL_INLINE __u64 sl_peer_slice_ms(__u32 window_ms)
 	return window_ms ? (window_ms + n - 1) / n : 1;
 }
 
-/* Algorithms whose count is a sum of units that peers can add to. The
- * token bucket and the weighted counter are not sums; they stay per node.
+_Static_assert(SL_BUCKET_SLOTS == SL_PEER_SLOTS,
+	       "a bucket's own slots and its peer view share one ring");
+
+/* Algorithms that count across nodes: every one. sliding, sliding-plain,
+ * fixed and sliding-log are sums of units (the peers' slices add to the
+ * count); sliding-counter weighs the fleet's slices (sl_peer_tally_counter)
+ * and token-bucket takes the fleet's level (sl_peer_tally_bucket).
  */
 SL_INLINE int sl_algo_syncs(__u32 algorithm)
 {
-	return algorithm == SL_ALGO_SLIDING ||
-	       algorithm == SL_ALGO_SLIDING_PLAIN ||
-	       algorithm == SL_ALGO_FIXED;
+	return algorithm < SL_ALGO__COUNT;
+}
+
+/* sliding-counter with at most SL_PEER_SLOTS - 1 slices: the peer view
+ * holds the rule's own slices (the window's and the weighted one before
+ * it), so the fleet's estimate is the counter's own formula over the
+ * merged slices. With more slices they do not fit; the peers' part is
+ * then the sliding lower bound of sl_peer_tally.
+ */
+SL_INLINE int sl_peer_counter_exact(const struct sl_params *p)
+{
+	return p->algorithm == SL_ALGO_SLIDING_COUNTER &&
+	       sl_plain_slices(p) + 1 <= SL_PEER_SLOTS;
+}
+
+/* The slice length peers exchange a rule's units in: both ends and the
+ * kernel must agree, so it is a function of the rule alone.
+ */
+SL_INLINE __u64 sl_peer_slice_of(const struct sl_params *p)
+{
+	if (sl_peer_counter_exact(p))
+		return p->slice_ms;
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return sl_bucket_slice_ms(p);
+	return sl_peer_slice_ms(p->window_ms);
+}
+
+/* How long after its start a peer slice can still count: a window; the
+ * counter's weighted slice one slice more; a bucket's whole horizon.
+ */
+SL_INLINE __u64 sl_peer_keep_ms(const struct sl_params *p)
+{
+	if (sl_peer_counter_exact(p))
+		return ((__u64)sl_plain_slices(p) + 1) * p->slice_ms;
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return SL_PEER_SLOTS * sl_bucket_slice_ms(p);
+	return p->window_ms;
 }
 
 /* The limit a node enforces on its own under the layout. */
@@ -137,12 +187,45 @@ SL_INLINE __u64 sl_layout_limit(__u64 limit, const struct sl_sync_conf *sc)
 	return share ? share : 1;
 }
 
-/* Layouts that add the peers' counts to the node's own. */
-SL_INLINE int sl_layout_counts_peers(const struct sl_sync_conf *sc)
+/* The rule as the node enforces it under the layout: split-quota divides
+ * the limit, and a bucket's refill too (its capacity is the limit).
+ */
+SL_INLINE void sl_layout_params(struct sl_params *p,
+				const struct sl_sync_conf *sc)
+{
+	p->limit = sl_layout_limit(p->limit, sc);
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET && sc &&
+	    sc->layout == SL_LAYOUT_SPLIT_QUOTA && sc->nodes > 1)
+		p->token_ns *= sc->nodes;
+}
+
+/* Layouts that add a peer view to the node's count. */
+SL_INLINE int sl_peer_layout_counts(const struct sl_sync_conf *sc)
 {
 	return sc && (sc->layout == SL_LAYOUT_DELAYED_SYNC ||
 		      sc->layout == SL_LAYOUT_PREDICTIVE ||
 		      sc->layout == SL_LAYOUT_BOUNDED);
+}
+
+/* The predictive layout's projection of the peers' last round (0 in the
+ * others), and when it changes.
+ */
+SL_INLINE __u64 sl_peer_projected(struct sl_tally *t,
+				  const struct sl_peer_view *v,
+				  const struct sl_sync_conf *sc, __u64 now_ms)
+{
+	__u64 interval = sc->interval_ms;
+	__u32 since;
+
+	if (sc->layout != SL_LAYOUT_PREDICTIVE || !interval || !v->round_units)
+		return 0;
+	since = sl_u32_since(v->round_ms, (__u32)now_ms);
+	if (since >= 2 * interval)
+		return 0;
+	/* the projection ends two intervals after the round began */
+	sl_tally_expiry(t, now_ms + (2 * interval - since));
+	return (__u64)v->round_units * (since < interval ? since : interval) /
+	       interval;
 }
 
 /* Add the peers' counted units to a node's (finished) tally. Returns the
@@ -153,11 +236,11 @@ SL_INLINE __u64 sl_peer_tally(struct sl_tally *t, const struct sl_peer_view *v,
 			      const struct sl_params *p,
 			      const struct sl_sync_conf *sc, __u64 now_ms)
 {
-	__u64 ps = sl_peer_slice_ms(p->window_ms), interval;
-	__u32 now_slice = now_ms / ps, since;
+	__u64 ps = sl_peer_slice_ms(p->window_ms);
+	__u32 now_slice = now_ms / ps;
 	int i;
 
-	if (!sl_layout_counts_peers(sc) || v->slice_ms != ps)
+	if (!sl_peer_layout_counts(sc) || v->slice_ms != ps)
 		return 0;
 	for (i = 0; i < SL_PEER_SLOTS; i++) {
 		const struct sl_peer_slot *s = &v->slot[i];
@@ -174,16 +257,131 @@ SL_INLINE __u64 sl_peer_tally(struct sl_tally *t, const struct sl_peer_view *v,
 		t->used += s->count;
 		sl_tally_expiry(t, now_ms + (p->window_ms - age));
 	}
-	interval = sc->interval_ms;
-	if (sc->layout != SL_LAYOUT_PREDICTIVE || !interval || !v->round_units)
+	return sl_peer_projected(t, v, sc, now_ms);
+}
+
+/* sliding-counter: the fleet's estimate over the merged slices. The
+ * estimate is linear in the slices' counts, so the fleet's is the own
+ * full slices plus the peers', and the own oldest slice plus the peers',
+ * weighed once: exactly the counter a single node would compute on every
+ * node's slices as last merged (the floor taken once, not per part). The
+ * node's own full slices come back from its finished tally: used =
+ * full + floor(oldest * (S - e) / S), with `aux` the own oldest. What it
+ * adds to `used` is the peers' part; the own part stays as it was.
+ */
+SL_INLINE __u64 sl_peer_tally_counter(struct sl_tally *t,
+				      const struct sl_peer_view *v,
+				      const struct sl_params *p,
+				      const struct sl_sync_conf *sc,
+				      __u64 now_ms)
+{
+	__u64 S = p->slice_ms, e = now_ms % S, full = 0, oldest = 0, own_w;
+	__u32 d = now_ms / S, n = sl_plain_slices(p);
+	int i;
+
+	if (!sl_peer_layout_counts(sc) || v->slice_ms != S)
 		return 0;
-	since = sl_u32_since(v->round_ms, (__u32)now_ms);
-	if (since >= 2 * interval)
+	for (i = 0; i < SL_PEER_SLOTS; i++) {
+		const struct sl_peer_slot *s = &v->slot[i];
+		__u32 back = d - s->slice;	/* wrapping: ahead is huge */
+
+		if (back < n)
+			full += s->count;
+		else if (back == n)
+			oldest += s->count;
+	}
+	if (full || oldest) {
+		own_w = t->aux * (S - e) / S;
+		sl_counter_weigh(t, p, now_ms, t->used - own_w + full,
+				 t->aux + oldest);
+		t->aux += oldest;
+	}
+	return sl_peer_projected(t, v, sc, now_ms);
+}
+
+/* token-bucket: the fleet's level. A bucket's level at `now` is the most,
+ * over every earlier time s, of the units accepted since s less the
+ * refill since s, (A(s, now] - (now - s) / T); GCRA's TAT - now is that
+ * for the node's own accepts. For the fleet it is taken over the starts
+ * of the last SL_PEER_SLOTS peer slices, with the node's own units per
+ * slice (sl_bucket.slot) and the peers' (the view) summed first and the
+ * refill subtracted once: one drain for the fleet. Summing the node's
+ * excess and a separately drained peers' excess instead drains twice as
+ * fast (two nodes at the rate each would never see a full bucket).
+ *
+ * Every unit of a slice was accepted at or after its start, so each term
+ * is at most the fleet's true level, and so is the own TAT's: the larger
+ * of the two is a lower bound, and a client the fleet's one bucket would
+ * accept is never rejected for its peers (NFR-2). What it forgets is
+ * what is older than the horizon (SL_BUCKET_HORIZON_FILLS refills of the
+ * bucket): in steady state at most capacity / horizon more than the rate,
+ * 5 %, plus what the sync's delay lets several nodes take at once. A
+ * burst inside one slice is counted from the slice's start, so a part
+ * of it is taken for refilled (the own TAT still sees the node's own).
+ * What it adds to `used` over the own GCRA's is the peers' part.
+ */
+SL_INLINE __u64 sl_peer_tally_bucket(struct sl_tally *t,
+				     const struct sl_peer_view *v,
+				     const struct sl_client *own,
+				     const struct sl_params *p,
+				     const struct sl_sync_conf *sc,
+				     __u64 now_ms)
+{
+	__u64 ps = sl_bucket_slice_ms(p), T = p->token_ns;
+	__u64 now_ns = now_ms * 1000000, cum = 0, level = 0, used, next_ns;
+	__u64 first = now_ms / ps;
+	__u32 d = first;
+	int k, peers = 0;
+
+	if (!sl_peer_layout_counts(sc) || v->slice_ms != ps || !T)
 		return 0;
-	/* the projection ends two intervals after the round began */
-	sl_tally_expiry(t, now_ms + (2 * interval - since));
-	return (__u64)v->round_units * (since < interval ? since : interval) /
-	       interval;
+	SL_UNROLL
+	for (k = 0; k < SL_PEER_SLOTS; k++) {
+		__u32 slice = d - k, i = slice & (SL_PEER_SLOTS - 1);
+		const struct sl_peer_slot *s = &v->slot[i];
+		__u64 drain = now_ns - (first - k) * ps * 1000000;
+
+		if (s->count && s->slice == slice) {
+			cum += s->count;
+			peers = 1;
+		}
+		if (own && own->bucket.slot[i].slice == slice)
+			cum += own->bucket.slot[i].count;
+		if (cum * T > drain + level)
+			level = cum * T - drain;
+	}
+	if (!peers)
+		return sl_peer_projected(t, v, sc, now_ms);
+	/* the horizon moves on at the next slice */
+	sl_tally_expiry(t, (first + 1) * ps);
+	used = (level + T - 1) / T;
+	if (used > t->used) {
+		t->used = used;
+		/* as sl_bucket_finish: the next token back, or over the
+		 * capacity the first moment a request fits
+		 */
+		next_ns = used > p->limit ? now_ns + level - (p->limit - 1) * T :
+			  now_ns + (level - (used - 1) * T);
+		sl_tally_expiry(t, (next_ns + 999999) / 1000000);
+	}
+	return sl_peer_projected(t, v, sc, now_ms);
+}
+
+/* The peers' part of any algorithm's tally; `own` is the node's state
+ * (sl_clients) for token-bucket, else unused and may be NULL.
+ */
+SL_INLINE __u64 sl_peer_tally_algo(struct sl_tally *t,
+				   const struct sl_peer_view *v,
+				   const struct sl_client *own,
+				   const struct sl_params *p,
+				   const struct sl_sync_conf *sc,
+				   __u64 now_ms)
+{
+	if (sl_peer_counter_exact(p))
+		return sl_peer_tally_counter(t, v, p, sc, now_ms);
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return sl_peer_tally_bucket(t, v, own, p, sc, now_ms);
+	return sl_peer_tally(t, v, p, sc, now_ms);
 }
 
 /* bounded: the tenth of every share spread evenly over the live nodes. */
@@ -278,15 +476,15 @@ SL_INLINE int sl_peer_allows(const struct sl_tally *t,
  * view. Units too old to count any more are ignored; the slot of an older
  * slice is taken over. Returns the units added.
  */
-SL_INLINE __u32 sl_peer_merge(struct sl_peer_view *v, __u32 window_ms,
-			      __u64 start_ms, __u32 units, __u64 now_ms)
+SL_INLINE __u32 sl_peer_merge_at(struct sl_peer_view *v, __u64 ps,
+				 __u64 keep_ms, __u64 start_ms, __u32 units,
+				 __u64 now_ms)
 {
-	__u64 ps = sl_peer_slice_ms(window_ms);
 	__u32 slice = start_ms / ps, room;
 	struct sl_peer_slot *s = &v->slot[slice % SL_PEER_SLOTS];
 	int i;
 
-	if (start_ms + window_ms <= now_ms)
+	if (start_ms + keep_ms <= now_ms)
 		return 0;	/* already out of the window */
 	if (start_ms > now_ms + SL_PEER_MAX_AHEAD_MS)
 		return 0;	/* a clock gone wrong, or a forgery */
@@ -316,6 +514,23 @@ SL_INLINE __u32 sl_peer_merge(struct sl_peer_view *v, __u32 window_ms,
 	return units;
 }
 
+/* The same in the slices of sliding, sliding-plain, fixed, sliding-log. */
+SL_INLINE __u32 sl_peer_merge(struct sl_peer_view *v, __u32 window_ms,
+			      __u64 start_ms, __u32 units, __u64 now_ms)
+{
+	return sl_peer_merge_at(v, sl_peer_slice_ms(window_ms), window_ms,
+				start_ms, units, now_ms);
+}
+
+/* ... and in the rule's own peer slices (sl_peer_slice_of). */
+SL_INLINE __u32 sl_peer_merge_rule(struct sl_peer_view *v,
+				   const struct sl_params *p,
+				   __u64 start_ms, __u32 units, __u64 now_ms)
+{
+	return sl_peer_merge_at(v, sl_peer_slice_of(p), sl_peer_keep_ms(p),
+				start_ms, units, now_ms);
+}
+
 #ifndef __BPF__
 /* What the kernel decides on, for userspace (query, Retry-After, top): the
  * node's tally of the client's state, plus the peers' part when `v` and `sc` are
@@ -336,7 +551,9 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 	if (!sc || !sl_algo_syncs(p->algorithm))
 		return 0;
 	own = t->used;
-	projected = v ? sl_peer_tally(t, v, p, sc, now_ms) : 0;
+	projected = v ? sl_peer_tally_algo(t, v, p->algorithm ==
+					   SL_ALGO_TOKEN_BUCKET ? state : NULL,
+					   p, sc, now_ms) : 0;
 	*round_room = sl_bounded_room(p, sc, own, t->used - own,
 				      sl_round_units(state, sc));
 	return projected;
@@ -355,7 +572,7 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   __u64 now_ms, __u32 units)
 {
 	__u64 at = now_ms, projected, room, next_round = SL_NEVER;
-	struct sl_sync_conf next;
+	struct sl_sync_conf next = { 0 };
 	struct sl_tally t;
 	int step;
 
@@ -395,8 +612,10 @@ SL_INLINE __u64 sl_accept_at_ms(const void *state,
 
 /* The slices of a client's state: (start_ms, units) of what
  * still counts at now_ms, for the sender. sliding: each live record, from
- * its first accept; sliding-plain: each slot, from its slice start; fixed:
- * the window, from its start.
+ * its first accept; sliding-plain and sliding-counter: each slot, from its
+ * slice start (the counter's weighted slice too); fixed: the window, from
+ * its start; sliding-log: each accept, at its time; token-bucket: the own
+ * units of each peer slice in the horizon, from its start.
  */
 typedef void (*sl_piece_fn)(void *ctx, __u64 start_ms, __u32 units);
 
@@ -408,6 +627,23 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 
 	if (sl_client_idle(h, p, now_ms))
 		return;
+	/* a bucket idle for a refill may still have slices in its horizon;
+	 * not sending them (a first round after a start) only undercounts
+	 */
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET) {
+		const struct sl_client *c = state;
+		__u64 ps = sl_bucket_slice_ms(p);
+		__u32 d = now_ms / ps;
+
+		for (i = 0; i < SL_BUCKET_SLOTS; i++) {
+			__u32 back = d - c->bucket.slot[i].slice;
+
+			if (c->bucket.slot[i].count && back < SL_BUCKET_SLOTS)
+				fn(ctx, (now_ms / ps - back) * ps,
+				   c->bucket.slot[i].count);
+		}
+		return;
+	}
 	if (p->algorithm == SL_ALGO_SLIDING) {
 		const struct sl_client *c = state;
 
@@ -416,10 +652,13 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 				fn(ctx, now_ms - sl_record_age(&c->rec[i],
 							       now_ms),
 				   c->rec[i].count);
-	} else if (p->algorithm == SL_ALGO_SLIDING_PLAIN) {
+	} else if (sl_uses_slots(p->algorithm)) {
 		const struct sl_client_plain *c = state;
 		__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
 
+		/* the exact counter weighs the slice before the window */
+		if (sl_peer_counter_exact(p))
+			n++;
 		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
 			__u32 back = sl_u32_since(c->slot[i].slice, d);
 
@@ -433,6 +672,15 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 		if (c->fixed.count && c->fixed.window == now_ms / p->window_ms)
 			fn(ctx, c->fixed.window * p->window_ms,
 			   c->fixed.count);
+	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
+		const struct sl_client_log *c = state;
+		__u32 at;
+
+		for (at = sl_log_first_live(c, p, now_ms); at != c->accepted;
+		     at++)
+			fn(ctx, now_ms - sl_u32_since(c->stamp_ms[at &
+							(SL_MAX_LOG - 1)],
+						      (__u32)now_ms), 1);
 	}
 }
 #endif

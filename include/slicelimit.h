@@ -169,9 +169,25 @@ struct sl_fixed {
 	__u64 count;
 };
 
-/* token-bucket as GCRA: the theoretical arrival time. */
+/* sliding-plain and sliding-counter: one counter per slice, ring indexed
+ * by slice number (token-bucket: per peer slice, see sl_bucket).
+ */
+struct sl_slot {
+	__u32 slice;		/* now_ms / slice_ms, wrapping */
+	__u32 count;
+};
+
+/* token-bucket as GCRA: the theoretical arrival time; and the node's own
+ * accepts per peer slice (sl_bucket_slice_ms), ring indexed by slice
+ * number, which the fleet's level is taken over together with the peers'
+ * (include/sl_peer.h, sl_peer_tally_bucket). Fits the union beside the
+ * sliding records: the state does not grow.
+ */
+#define SL_BUCKET_SLOTS		16
+
 struct sl_bucket {
 	__u64 tat_ns;
+	struct sl_slot slot[SL_BUCKET_SLOTS];
 };
 
 /* The header every client state starts with (all three maps). */
@@ -204,14 +220,6 @@ struct sl_client {
 		struct sl_fixed fixed;
 		struct sl_bucket bucket;
 	};
-};
-
-/* sliding-plain and sliding-counter: one counter per slice, ring indexed
- * by slice number.
- */
-struct sl_slot {
-	__u32 slice;		/* now_ms / slice_ms, wrapping */
-	__u32 count;
 };
 
 struct sl_client_plain {

@@ -197,7 +197,8 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	 */
 	s->max_cap = s->cap;
 	while (s->max_cap < 2 * ((size_t)map_capacity(m->clients) +
-				 map_capacity(m->clients_plain)))
+				 map_capacity(m->clients_plain) +
+				 map_capacity(m->clients_log)))
 		s->max_cap *= 2;
 	s->table = calloc(s->cap, sizeof(*s->table));
 	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;
@@ -410,7 +411,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	s->st.collect_changed++;
 
 	sl_params_from_rule(&p, &r->rule);
-	b.ps = sl_peer_slice_ms(p.window_ms);
+	b.ps = sl_peer_slice_of(&p);
 	b.adopting = s->silent;
 	b.sent_until_ms = s->sent_until_ms;
 	sl_state_pieces(state, &p, now_ms, bin_piece, &b);
@@ -464,15 +465,16 @@ static bool view_counts(const struct sl_sync *s,
 		.layout = SL_LAYOUT_PREDICTIVE,
 		.interval_ms = s->o.interval_ms,
 	};
-	struct sl_params p = { 0 };
+	struct sl_params p;
 	struct sl_tally t;
 	__u64 projected;
 
 	if (!r)
 		return false;
-	p.window_ms = r->window_ms;
+	sl_params_from_rule(&p, &r->rule);
 	sl_tally_init(&t);
-	projected = sl_peer_tally(&t, v, &p, &sc, now_ms);
+	/* no own state: what the peers' part alone counts */
+	projected = sl_peer_tally_algo(&t, v, NULL, &p, &sc, now_ms);
 	return t.used || projected || t.next_expiry_ms != SL_NEVER;
 }
 
@@ -531,9 +533,20 @@ static __u64 longest_window(const struct sl_sync *s)
 	__u64 w = 0;
 	unsigned i;
 
-	for (i = 0; i < s->nr_rules; i++)
-		if (s->rules[i].window_ms > w)
-			w = s->rules[i].window_ms;
+	/* how long a slice sent can count: a bucket's horizon may be longer
+	 * than its window, and what is forgotten here would be sent again
+	 */
+	for (i = 0; i < s->nr_rules; i++) {
+		struct sl_params p;
+		__u64 keep;
+
+		sl_params_from_rule(&p, &s->rules[i].rule);
+		keep = sl_peer_keep_ms(&p);
+		if (keep < s->rules[i].window_ms)
+			keep = s->rules[i].window_ms;
+		if (keep > w)
+			w = keep;
+	}
 	return w;
 }
 
@@ -607,6 +620,11 @@ static int collect_clients(struct sl_sync *s)
 						    s->maps.clients_plain,
 						    sizeof(struct sl_client_plain),
 						    collect_client, s);
+		if (!err)
+			err = sl_for_each_client_in(&s->maps,
+						    s->maps.clients_log,
+						    sizeof(struct sl_client_log),
+						    collect_client, s);
 	}
 	/* the keys read are gone from the ring: a round cut short leaves
 	 * the next one to walk every client
@@ -633,9 +651,7 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	s->nr_out = 0;
 	s->st.collect_clients = 0;
 	s->st.collect_changed = 0;
-	/* split-quota needs no peers' counts: heartbeats only. The log
-	 * table never syncs (see sl_algo_syncs), so it is not walked.
-	 */
+	/* split-quota needs no peers' counts: heartbeats only. */
 	if (s->o.layout != SL_LAYOUT_SPLIT_QUOTA)
 		err = collect_clients(s);
 	if (s->nr_out)
@@ -767,6 +783,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
 	struct sl_peer_view v, was;
 	struct sl_client_key key;
+	struct sl_params p;
 	__u32 before = 0, added, interval = s->o.interval_ms;
 	__u64 ps;
 
@@ -781,17 +798,18 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	if (bpf_map_lookup_elem(s->maps.peer_view, &key, &v))
 		memset(&v, 0, sizeof(v));
 	was = v;
+	sl_params_from_rule(&p, &r->rule);
 	if (set) {
 		struct sl_peer_slot *slot;
 
-		ps = sl_peer_slice_ms(r->window_ms);
+		ps = sl_peer_slice_of(&p);
 		slot = &v.slot[(e->start_ms / ps) % SL_PEER_SLOTS];
 		if (slot->slice == (__u32)(e->start_ms / ps)) {
 			before = slot->count;
 			slot->count = 0;
 		}
 	}
-	added = sl_peer_merge(&v, r->window_ms, e->start_ms, e->units, now_ms);
+	added = sl_peer_merge_rule(&v, &p, e->start_ms, e->units, now_ms);
 	if (added <= before && set)
 		added = 0;
 	else if (set)

@@ -39,10 +39,16 @@
  * or may not have been applied: it is never sent again, since the peers'
  * part must stay a lower bound (NFR-2), and an undercount only fails open.
  *
+ * Every algorithm's entries are alike here (include/sl_peer.h): units per
+ * peer slice of the rule, counted for at most SL_PEER_SLOTS slices after
+ * the slice's start (sl_peer_keep_ms: a window for the sums, the window
+ * and one slice for the weighted counter, the 16 slices of a bucket's
+ * horizon).
+ *
  * Expiry. The entries do not carry the rule's window, but their slice
- * starts are multiples of the rule's slice length ps = ceil(W / 15), so
- * the gcd g of the starts a node pushed for a rule is a multiple of ps,
- * and SL_PEER_SLOTS * g >= W + ps. A hash lives that long (plus two
+ * starts are multiples of the rule's slice length ps (sl_peer_slice_of;
+ * ceil(W / 15) for the sums), so the gcd g of the starts a node pushed
+ * for a rule is a multiple of ps, and SL_PEER_SLOTS * g >= keep. A hash lives that long (plus two
  * intervals) after its last push, by when every slice in it has left the
  * window of every node reading it. g comes down to ps once two
  * neighbouring slices were pushed; until then it is larger and the expiry
@@ -55,7 +61,7 @@
  * only undercounts (fails open). Fields older than a hash's newest
  * SL_PEER_SLOTS slices are dropped at each push: such a slice began at
  * least 16 slices before one that has begun, so it has left every window
- * (W <= 15 ps).
+ * (keep <= 16 ps).
  *
  * An unreachable or misbehaving store is a peer outage: the round stops at
  * the first error, the context is dropped, and reconnects are tried with a
@@ -445,10 +451,14 @@ static struct rule_slices *rule_slices(struct sl_redis *r, uint32_t hash,
 	return NULL;	/* more rule names than rules: the longest expiry */
 }
 
-/* The longest a hash need live: the longest window's slices and margin. */
+/* The longest a hash need live: the longest window's slices (a one-slice
+ * counter's two windows), and margin.
+ */
 static uint64_t ttl_cap_ms(const struct sl_redis *r)
 {
-	return SL_PEER_SLOTS * sl_peer_slice_ms(SL_MAX_WINDOW_MS) +
+	uint64_t slices = SL_PEER_SLOTS * sl_peer_slice_ms(SL_MAX_WINDOW_MS);
+
+	return (slices > 2 * SL_MAX_WINDOW_MS ? slices : 2 * SL_MAX_WINDOW_MS) +
 	       2ull * r->interval_ms;
 }
 

@@ -14,6 +14,7 @@
  *    timeout, the status shows it, reconnects back off, both nodes go on
  *    deciding with what they have, and what A accepted meanwhile reaches B
  *    after the store is back;
+ *  - so are sliding-log's, sliding-counter's and token-bucket's;
  *  - a flushed script cache is loaded again without an error;
  *  - a client's hash keeps the newest 16 slices, and expires from the
  *    window once two neighbouring slices told the slice length;
@@ -88,10 +89,22 @@ static const char rules_yaml[] =
 	"    slices: 15\n"
 	"    source: 10.78.0.0/16\n"
 	"    key:\n"
-	"      per_port: true\n";
+	"      per_port: true\n"
+	"  - {name: log, algorithm: sliding-log, limit: 10, window: 60s,\n"
+	"     source: 10.79.0.0/16}\n"
+	"  - {name: counter, algorithm: sliding-counter, slices: 12, limit: 10,\n"
+	"     window: 60s, source: 10.80.0.0/16}\n"
+	"  - {name: bucket, algorithm: token-bucket, limit: 10,\n"
+	"     bucket_capacity: 10, refill_per_s: 0.01, window: 60s,\n"
+	"     source: 10.81.0.0/16}\n";
 
 #define NET_API		77
 #define NET_BULK	78
+#define NET_LOG		79
+#define NET_COUNTER	80
+#define NET_BUCKET	81
+/* the bucket's peer slices: 20 refills of 10 x 100 s over 15 slices */
+#define BUCKET_SLICE_MS	1333334
 #define DPORT		9
 
 /* ---- a fake server, for replies no real one gives ---------------------- */
@@ -714,6 +727,34 @@ static void test_redis_peers_units_count_once_own_never(void **st)
 	assert_int_equal(status(&fx.a)->backend_reconnects, 0);
 }
 
+/* sliding-log, sliding-counter (12 slices of 5 s) and token-bucket
+ * (capacity 10, a token per 100 s) through the store: A's 4 of a client
+ * leave B 6, as for the sums. The bucket's level is taken from its peer
+ * slice's start, so the test begins 100 ms into one: 0.001 tokens back.
+ */
+static void test_redis_log_counter_bucket_counted_across_nodes(void **st)
+{
+	static const unsigned nets[] = { NET_LOG, NET_COUNTER, NET_BUCKET };
+	struct sl_addr x[3];
+	unsigned i;
+
+	need_redis();
+	fx.now = (fx.now / BUCKET_SLICE_MS + 1) * BUCKET_SLICE_MS + 100;
+	for (i = 0; i < 3; i++) {
+		x[i] = new_client(nets[i]);
+		assert_int_equal(send_n(&fx.a, &x[i], 4), 4);
+	}
+	step();
+	round_on(&fx.a);
+	round_on(&fx.b);
+	round_on(&fx.b);
+	step();
+	for (i = 0; i < 3; i++)
+		if (send_n(&fx.b, &x[i], 10) != 6)
+			fail_msg("net 10.%u: B did not count A's 4", nets[i]);
+	assert_int_equal(status(&fx.b)->backend_errors, 0);
+}
+
 static void test_redis_outage_is_a_peer_outage_and_sync_resumes(void **st)
 {
 	struct sl_addr x = new_client(NET_API), y = new_client(NET_API);
@@ -1159,6 +1200,7 @@ int main(void)
 #define T(name, setup) cmocka_unit_test_setup_teardown(name, setup, end)
 	const struct CMUnitTest tests[] = {
 		T(test_redis_peers_units_count_once_own_never, begin_redis),
+		T(test_redis_log_counter_bucket_counted_across_nodes, begin_redis),
 		T(test_redis_outage_is_a_peer_outage_and_sync_resumes,
 		  begin_redis),
 		T(test_redis_flushed_scripts_are_loaded_again, begin_redis),

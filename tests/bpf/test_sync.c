@@ -19,6 +19,10 @@
  *  - split-quota makes one node accept limit / nodes;
  *  - predictive projects the peers' last round forward: 40 units merged
  *    at T with a 1000 ms interval count 20 more at T + 500;
+ *  - sliding-log, sliding-counter and token-bucket count across nodes
+ *    too: B's kernel accepts limit - N after A's N log entries; the
+ *    counter weighs A's slice and B's own in one estimate, floored once;
+ *    the bucket's level is A's and B's units drained once;
  *  - at today's TAI time a 1 s window syncs too (its peer slice numbers
  *    are past 2^32): this one fails until the sender stops rebuilding a
  *    slice start from the wrapped slice number (user/sync.c,
@@ -68,6 +72,17 @@
 #define MAX_DGRAMS	16
 #define ULL(x)		((unsigned long long)(x))
 
+/* The algorithms that are not sums of slices, on ports of their own. */
+#define OTHER_ALGO_RULES \
+	"  - {name: sync-log, protocol: udp, ports: 11, limit: 100, window: 10s,\n" \
+	"     algorithm: sliding-log, key: {ipv4_prefix: 32}}\n" \
+	"  - {name: sync-counter, protocol: udp, ports: 12, limit: 100,\n" \
+	"     window: 10s, slices: 10, algorithm: sliding-counter,\n" \
+	"     key: {ipv4_prefix: 32}}\n" \
+	"  - {name: sync-bucket, protocol: udp, ports: 13, limit: 100,\n" \
+	"     window: 10s, algorithm: token-bucket, bucket_capacity: 100,\n" \
+	"     refill_per_s: 10, key: {ipv4_prefix: 32}}\n"
+
 /* One sliding rule keyed by the source /32: the replay's UDP packets to
  * port 9 match it.
  */
@@ -81,7 +96,8 @@ static const char rules_yaml[] =
 	"    window: 10s\n"
 	"    key: {ipv4_prefix: 32}\n"
 	"  - {name: sync-1s, protocol: udp, ports: 10, limit: 100, window: 1s,\n"
-	"     algorithm: sliding, key: {ipv4_prefix: 32}}\n";
+	"     algorithm: sliding, key: {ipv4_prefix: 32}}\n"
+	OTHER_ALGO_RULES;
 
 /* What B has first, so that sync-udp gets another id on B than on A:
  * nodes know rules by name, ids are each node's own.
@@ -623,14 +639,15 @@ static void test_stale_peer_view_entries_swept(void **st)
 /* B's sync-udp with another window (same name and algorithm: same id). */
 static void apply_b_window(const char *window)
 {
-	char yaml[512];
+	char yaml[1024];
 
 	snprintf(yaml, sizeof(yaml),
 		 "rules:\n"
 		 "  - {name: sync-udp, protocol: udp, ports: 9, limit: 100, window: %s,\n"
 		 "     algorithm: sliding, key: {ipv4_prefix: 32}}\n"
 		 "  - {name: sync-1s, protocol: udp, ports: 10, limit: 100, window: 1s,\n"
-		 "     algorithm: sliding, key: {ipv4_prefix: 32}}\n", window);
+		 "     algorithm: sliding, key: {ipv4_prefix: 32}}\n"
+		 OTHER_ALGO_RULES, window);
 	assert_int_equal(sl_test_apply_yaml(&fx.b, yaml), 0);
 }
 
@@ -1180,6 +1197,116 @@ static void test_one_second_window_at_real_tai_time_synced(void **st)
 	assert_int_equal(first_reject, LIMIT - 20);
 }
 
+/* ---- the other algorithms --------------------------------------------------- */
+
+/* A accepts `n` from a new client on `port` at `t`; its round at t + 100
+ * carries n units for it, merged by B at t + 150.
+ */
+static struct sl_addr sync_port(struct fixture *f, __u16 port, __u64 t,
+				unsigned n)
+{
+	struct sl_addr who = new_client(f);
+	struct dgrams d;
+	unsigned i;
+
+	assert_int_equal(send_port(&f->a, &who, port, t, n, NULL), n);
+	collect(f->sa, t + 100, &d);
+	assert_int_equal(units_for(&d, &who), n);
+	for (i = 0; i < d.n; i++)
+		assert_int_equal(receive(f, d.msg[i], d.len[i], t + 150),
+				 SL_SYNC_MERGED);
+	return who;
+}
+
+/* What B's userspace says of a client (query, Retry-After, /v1/check):
+ * the kernel's own arithmetic, so it must agree with the verdicts after.
+ */
+static void assert_b_view(struct fixture *f, const char *rule_name,
+			  const struct sl_addr *who, __u64 t, __u64 used)
+{
+	struct sl_client_view cv;
+	struct sl_client_key k;
+	struct sl_rule rb;
+
+	assert_int_equal(live_rule(&f->b, rule_name, &rb), 0);
+	k = key_of(&rb, who);
+	assert_int_equal(sl_client_view_read(&f->b.maps, &rb, &k, t, &cv), 0);
+	if (cv.used != used || cv.remaining != LIMIT - used)
+		fail_msg("%s: B's view says used %llu remaining %llu, expected "
+			 "%llu and %llu", rule_name, ULL(cv.used),
+			 ULL(cv.remaining), ULL(used), ULL(LIMIT - used));
+}
+
+/* sliding-log: A's 30 entries reach B as pieces; B accepts 70. */
+static void test_sliding_log_synced_b_accepts_limit_minus_n(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = sync_port(f, 11, f->now, N_SENT);
+	unsigned first_reject;
+
+	assert_b_view(f, "sync-log", &who, f->now + 200, N_SENT);
+	assert_int_equal(send_port(&f->b, &who, 11, f->now + 200, LIMIT,
+				   &first_reject), LIMIT - N_SENT);
+	assert_int_equal(first_reject, LIMIT - N_SENT);
+}
+
+/* sliding-counter, limit 100 per 10 s in 10 slices of S = 1 s (T is a
+ * slice start). A and B each accept 41 at T. At T + 10500 that slice is
+ * the one before the window, weighed (S - 500) / S = 1/2: the fleet's
+ * estimate is 82 / 2 = 41, so B accepts 59. Weighing each node's part on
+ * its own (20 + 20) would give 60; the peers' slice counted whole, 18;
+ * ignored, or counted as sliding does (its first accept is out of the
+ * window), 79.
+ */
+static void test_sliding_counter_fleet_weighed_once(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f), fresh;
+	unsigned first_reject, i;
+	struct dgrams d;
+
+	assert_int_equal(f->now % 1000, 0);
+	assert_int_equal(send_port(&f->a, &who, 12, f->now, 41, NULL), 41);
+	assert_int_equal(send_port(&f->b, &who, 12, f->now, 41, NULL), 41);
+	collect(f->sa, f->now + 100, &d);
+	assert_int_equal(units_for(&d, &who), 41);
+	for (i = 0; i < d.n; i++)
+		assert_int_equal(receive(f, d.msg[i], d.len[i], f->now + 150),
+				 SL_SYNC_MERGED);
+	assert_b_view(f, "sync-counter", &who, f->now + 10500, 41);
+	assert_int_equal(send_port(&f->b, &who, 12, f->now + 10500, LIMIT,
+				   &first_reject), 59);
+	assert_int_equal(first_reject, 59);
+	/* inside the window the peers' slice counts whole: 100 - 30 */
+	fresh = sync_port(f, 12, f->now + 20000, N_SENT);
+	assert_int_equal(send_port(&f->b, &fresh, 12, f->now + 20500, LIMIT,
+				   &first_reject), LIMIT - N_SENT);
+	assert_int_equal(first_reject, LIMIT - N_SENT);
+}
+
+/* token-bucket, capacity 100, 10 per second (a token per 100 ms). Its
+ * peer slices are ceil(20 refills of 10 s / 15) = 13,334 ms. At a slice
+ * start t1 A accepts 60 of one client, and B, having heard, 40 at
+ * t1 + 200. At t1 + 3000 one fleet bucket holds 100 - 30 = 70, and so
+ * does the level over the slice (every unit at or after its start): B
+ * accepts 30. B alone would hold 40 - 28 = 12 and accept 88; its own and
+ * A's drained each on its own (12 + 30), 58.
+ */
+static void test_token_bucket_fleet_level_drained_once(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who;
+	__u64 ps = 13334, t1 = (f->now / ps + 1) * ps, t2 = t1 + 3000;
+	unsigned first_reject;
+
+	who = sync_port(f, 13, t1, 60);
+	assert_int_equal(send_port(&f->b, &who, 13, t1 + 200, 40, NULL), 40);
+	assert_b_view(f, "sync-bucket", &who, t2, 70);
+	assert_int_equal(send_port(&f->b, &who, 13, t2, LIMIT, &first_reject),
+			 30);
+	assert_int_equal(first_reject, 30);
+}
+
 /* ---- what a round reads ------------------------------------------------ */
 
 static int count_only(void *ctx, const uint8_t *msg, size_t len)
@@ -1274,6 +1401,9 @@ int main(void)
 		T(test_unknown_rule_counted_not_merged),
 		T(test_split_quota_four_nodes_accepts_limit_over_four),
 		T(test_predictive_counts_projected_20_at_half_interval),
+		T(test_sliding_log_synced_b_accepts_limit_minus_n),
+		T(test_sliding_counter_fleet_weighed_once),
+		T(test_token_bucket_fleet_level_drained_once),
 		T(test_bounded_node_takes_its_share_per_round),
 		T(test_bounded_node_alone_after_two_silent_rounds),
 		/* last: its clock is 50 years past the others' */

@@ -10,11 +10,9 @@ shows.
 
 usage: study.py SLICELIMIT [--table]
 """
-import json
-import os
-import subprocess
 import sys
-import tempfile
+
+from replay_json import replay_json
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 TABLE = "--table" in sys.argv
@@ -31,18 +29,8 @@ def tap(ok, what):
 
 def replay(trace, args):
     """Run a trace [(t_ms, client)] through slicelimit replay; per client."""
-    with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as f:
-        for t, c in trace:
-            f.write(f"{t} {c}\n")
-        path = f.name
-    try:
-        out = subprocess.run([SL, "replay", path, "--json"] + args,
-                             capture_output=True, text=True, timeout=120)
-    finally:
-        os.unlink(path)
-    if out.returncode != 0:
-        raise RuntimeError(f"replay {args} failed: {out.stderr.strip()}")
-    return {c["client"]: c for c in json.loads(out.stdout)["clients"]}
+    out = replay_json(SL, [f"{t} {c}" for t, c in trace], args, timeout=120)
+    return {c["client"]: c for c in out["clients"]}
 
 
 # ---- Model A: window shapes on one node --------------------------------
@@ -256,18 +244,8 @@ def check_model_c():
 
 def replay_nodes(lines, args):
     """A trace of text lines through replay --nodes; the whole JSON."""
-    with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
-        path = f.name
-    try:
-        out = subprocess.run([SL, "replay", path, "--json", "--limit", "600",
-                              "--window", "60s", "--nodes", "8"] + args,
-                             capture_output=True, text=True, timeout=300)
-    finally:
-        os.unlink(path)
-    if out.returncode != 0:
-        raise RuntimeError(f"replay --nodes {args} failed: {out.stderr.strip()}")
-    return json.loads(out.stdout)
+    return replay_json(SL, lines, ["--limit", "600", "--window", "60s",
+                                   "--nodes", "8"] + args)
 
 
 def study_nodes(n):

@@ -8,6 +8,9 @@
  * replay tests in tests/lib/trace_gen.h with the traces). Tests that take
  * a CPU count get it as cmocka state (1 or 2): the CPUs the generated
  * traces spread requests over, which one shared state must not notice.
+ * Across nodes (include/sl_peer.h): the counter's fleet estimate is one
+ * node's estimate of every accept, exactly; the bucket's fleet level is
+ * a lower bound of one bucket's, close to it under a steady overload.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -449,6 +452,125 @@ static void test_bytes_unit_window_within_limit_cap_packet(void **st)
 	adversarial(*(int *)*st, 1500, SEED * 11);
 }
 
+/* ---- across nodes: the peers' part of the counter and the bucket ------- */
+
+static __u32 lcg_next(__u32 *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+static const struct sl_sync_conf delayed = {
+	.layout = SL_LAYOUT_DELAYED_SYNC, .nodes = 2, .interval_ms = 200,
+};
+
+/* A peer's accept, as the sender bins it: its slice's start, one unit. */
+static void peer_accept(struct sl_peer_view *v, const struct sl_params *p,
+			__u64 now)
+{
+	__u64 ps = sl_peer_slice_of(p);
+
+	assert_int_equal(sl_peer_merge_rule(v, p, now / ps * ps, 1, now), 1);
+}
+
+/* sliding-counter, 12 slices: the node's own state plus the peers' slices
+ * estimate exactly what one node estimates with every accept in its own
+ * state (the counter is linear in the slices, floored once), at every
+ * instant of a random run over several windows, and its next change is no
+ * later than that node's.
+ */
+static void test_peer_counter_fleet_estimate_equals_one_node_of_all(void **st)
+{
+	struct sl_params p = { .limit = 1000, .window_ms = 60000,
+			       .slice_ms = 5000,
+			       .algorithm = SL_ALGO_SLIDING_COUNTER };
+	static struct sl_client_plain own, all;
+	struct sl_peer_view v;
+	struct sl_tally t, want;
+	__u32 seed = 20260730;
+	__u64 now = 1000000000ULL, room;
+	int i, checked = 0;
+
+	(void)st;
+	p.idle_ms = 13 * p.slice_ms;
+	memset(&own, 0, sizeof(own));
+	memset(&all, 0, sizeof(all));
+	memset(&v, 0, sizeof(v));
+	assert_true(sl_peer_counter_exact(&p));
+	for (i = 0; i < 20000; i++) {
+		now += lcg_next(&seed) % 40;
+		if (lcg_next(&seed) % 4) {
+			sl_client_plain_charge(&all, &p, now, 1);
+			if (lcg_next(&seed) % 3)
+				peer_accept(&v, &p, now);
+			else
+				sl_client_plain_charge(&own, &p, now, 1);
+		}
+		sl_tally_state(&want, &all, &p, now);
+		sl_tally_node_peers(&t, &own, &v, &p, &delayed, now, &room);
+		if (t.used != want.used)
+			fail_msg("at %llu: fleet estimate %llu, one node of all "
+				 "%llu", ULL(now), ULL(t.used), ULL(want.used));
+		assert_true(t.next_expiry_ms <= want.next_expiry_ms);
+		checked += want.used > 0;
+	}
+	assert_true(checked > 10000);
+}
+
+/* token-bucket, capacity 20, a token per 100 ms: accepts spread over two
+ * nodes (2/3 to the peers), the peers' units merged as they happen. The
+ * fleet's count is never more than one bucket that took every accept
+ * (NFR-2), never less than the node's own; and once a steady 1.5 x the
+ * refill has run for 30 s (the true level 150 tokens), it is short of
+ * the true count by at most one peer slice's refill, where summing the
+ * two nodes' separately drained excesses (each under the rate) gives
+ * about nothing.
+ */
+static void test_peer_bucket_level_lower_bound_of_one_bucket(void **st)
+{
+	struct sl_params p = { .limit = 20, .window_ms = 2000, .slice_ms = 2000,
+			       .algorithm = SL_ALGO_TOKEN_BUCKET,
+			       .token_ns = 100000000, .idle_ms = 2000 };
+	static struct sl_client own, all;
+	struct sl_peer_view v;
+	struct sl_tally t, want, mine;
+	__u32 seed = 20260730;
+	__u64 now = 1000000000ULL, room, ps = sl_bucket_slice_ms(&p), end;
+	int i;
+
+	(void)st;
+	/* 20 refills of 2 s over 15 slices */
+	assert_int_equal(ps, 2667);
+	memset(&own, 0, sizeof(own));
+	memset(&all, 0, sizeof(all));
+	memset(&v, 0, sizeof(v));
+	/* random bursts and gaps, then 30 s at 15 per second */
+	end = now + 300000;
+	for (i = 0; now < end + 30000; i++) {
+		int mine_now = lcg_next(&seed) % 3 == 0;
+
+		now += now < end ? lcg_next(&seed) % 400 : (i % 3 ? 67 : 66);
+		sl_tally_state(&want, &all, &p, now);
+		sl_charge(&all, &p, &want, now, 1);
+		if (mine_now) {
+			sl_tally_state(&mine, &own, &p, now);
+			sl_charge(&own, &p, &mine, now, 1);
+		} else {
+			peer_accept(&v, &p, now);
+		}
+		sl_tally_state(&want, &all, &p, now);
+		sl_tally_state(&mine, &own, &p, now);
+		sl_tally_node_peers(&t, &own, &v, &p, &delayed, now, &room);
+		if (t.used > want.used || t.used < mine.used)
+			fail_msg("at %llu: fleet count %llu, one bucket %llu, "
+				 "own %llu", ULL(now), ULL(t.used),
+				 ULL(want.used), ULL(mine.used));
+	}
+	assert_true(want.used >= 140);
+	assert_true(t.used + ps / 100 + 1 >= want.used);
+	assert_true(mine.used < 5);
+}
+
 static int one_cpu = 1, two_cpus = 2;
 
 /* the case is the test state and the end of the test name */
@@ -473,6 +595,8 @@ int main(void)
 		cmocka_unit_test(test_key_make_every_prefix_matches_bytewise_mask),
 		cmocka_unit_test(test_bytes_unit_charge_counts_bytes),
 		TEST_CPUS(test_bytes_unit_window_within_limit_cap_packet),
+		cmocka_unit_test(test_peer_counter_fleet_estimate_equals_one_node_of_all),
+		cmocka_unit_test(test_peer_bucket_level_lower_bound_of_one_bucket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Every algorithm counted fleet-wide: 8 nodes beside 1, through the real
+BPF program and sync engine (`slicelimit replay --nodes 8`).
+
+For each algorithm, on 8 nodes with each client's requests spread by its
+own run of the design study's generator (what --assign lcg:20260730 does
+for a trace of one client), rounds every 200 ms, under delayed-sync,
+predictive and bounded:
+  - a steady over-limit client for two and a half windows (90/s against 600 per
+    60 s; for token-bucket 15/s, 1.5 x its refill of 10/s, capacity 60)
+    gets at most 1.1 x of what one node lets it have in any 60 s;
+  - a compliant client is never rejected: the study's 10/s (600 per 60 s,
+    at the limit) for the exact algorithms; for the weighted counter,
+    whose estimate rejects even 10/s on one node, and for the bucket,
+    9/s;
+  - under bounded, the all-node burst (the limit, or the bucket's
+    capacity, sent to each of the 8 nodes within 100 ms) gets at most
+    1.1 x of what one node lets it have.
+Asserts on --json output; prints TAP lines. With --table, the README's
+table.
+
+usage: fleet.py SLICELIMIT [--table]
+"""
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from replay_json import replay_json
+
+SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
+TABLE = "--table" in sys.argv
+NODES = ["--nodes", "8", "--sync-interval", "200ms"]
+LAYOUTS = ("delayed-sync", "predictive", "bounded")
+failures = 0
+
+WINDOW = ["--limit", "600", "--window", "60s"]
+BUCKET = ["--algorithm", "token-bucket", "--limit", "60", "--bucket-capacity", "60",
+          "--refill-per-s", "10", "--window", "60s"]
+# name, rule, over-limit rate, compliant rate (per second), burst per node
+ALGOS = [
+    ("sliding", WINDOW, 90, 10, 600),
+    ("sliding-plain", WINDOW + ["--algorithm", "sliding-plain"], 90, 10, 600),
+    ("fixed", WINDOW + ["--algorithm", "fixed"], 90, 10, 600),
+    ("sliding-log", WINDOW + ["--algorithm", "sliding-log"], 90, 10, 600),
+    ("sliding-counter, 1 slice", WINDOW + ["--algorithm", "sliding-counter"], 90, 9, 600),
+    ("sliding-counter, 12 slices",
+     WINDOW + ["--algorithm", "sliding-counter", "--slices", "12"], 90, 9, 600),
+    ("sliding-counter, 60 slices",
+     WINDOW + ["--algorithm", "sliding-counter", "--slices", "60"], 90, 9, 600),
+    ("token-bucket", BUCKET, 15, 9, 60),
+]
+
+
+def tap(ok, what):
+    global failures
+    print(("ok" if ok else "not ok") + " - " + what)
+    if not ok:
+        failures += 1
+
+
+def study_nodes(n):
+    """The study's node generator, as --assign lcg:20260730 runs it:
+    s = s * 1103515245 + 12345 mod 2^32, node floor(s / 2^32 * 8), first
+    request after the first step."""
+    s, out = 20260730, []
+    for _ in range(n):
+        s = (s * 1103515245 + 12345) % 2**32
+        out.append(s * 8 >> 32)
+    return out
+
+
+def trace(over, ok_rate, burst):
+    """Three clients (keys of their own, they do not meet). Two spread
+    over the nodes by their own run of the study's generator: the
+    over-limit one for 150 s from 1.7 s into a peer slice (windows free
+    up mid-slice), the compliant one for 120 s. The third sends `burst`
+    to each node within 100 ms. Requests at whole ms."""
+    reqs = []
+    for rate, seconds, start, addr in ((over, 150, 1700, "10.0.0.1"),
+                                       (ok_rate, 120, 0, "10.0.0.2")):
+        for i, node in enumerate(study_nodes(rate * seconds)):
+            reqs.append((start + i * 1000 // rate, f"{addr} {node}"))
+    reqs += [(i * 100 // (burst * 8), f"10.0.0.3 {i % 8}")
+             for i in range(burst * 8)]
+    reqs.sort(key=lambda r: r[0])
+    return [f"{t} {what}" for t, what in reqs]
+
+
+def replay(lines, args):
+    """Per client, from slicelimit replay --json."""
+    return {c["client"]: c for c in replay_json(SL, lines, args)["clients"]}
+
+
+def main():
+    runs = {}
+    for name, rule, over, ok_rate, burst in ALGOS:
+        lines = trace(over, ok_rate, burst)
+        # one node: the same requests, without the node column (which
+        # a one-node replay would read as the CPU)
+        runs[(name, "1 node")] = ([" ".join(l.split()[:2]) for l in lines],
+                                  rule)
+        for layout in LAYOUTS:
+            runs[(name, layout)] = (lines, rule + NODES + ["--layout", layout])
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futs = {k: pool.submit(replay, *v) for k, v in runs.items()}
+            res = {k: f.result() for k, f in futs.items()}
+    except Exception as e:  # a crash is a failure, not a skip
+        tap(False, f"replay of every algorithm on 8 nodes: {e}")
+        return 1
+
+    rows = ["| algorithm | over-limit client | 1 node: most in 60 s | " +
+            " | ".join(f"8 nodes, {l}" for l in LAYOUTS) +
+            " | compliant client: rejected on 8 nodes (" +
+            " / ".join(LAYOUTS) + ") | burst to all 8 nodes: 1 node / bounded |",
+            "|---|---|---|" + "---|" * len(LAYOUTS) + "---|---|"]
+    for name, rule, over, ok_rate, burst in ALGOS:
+        one = res[(name, "1 node")]["10.0.0.1"]["max_in_window"]
+        cells = []
+        for layout in LAYOUTS:
+            got = res[(name, layout)]["10.0.0.1"]["max_in_window"]
+            tap(got <= 1.1 * one,
+                f"{name}, {over}/s on 8 nodes, {layout}: at most {got} in any "
+                f"60 s, within 1.1 x of one node's {one}")
+            cells.append(f"{got} ({got / one:.3f} x)")
+        rejected = []
+        for layout in LAYOUTS:
+            c = res[(name, layout)]["10.0.0.2"]
+            tap(c["rejected"] == 0 and c["accepted"] == ok_rate * 120,
+                f"{name}, compliant {ok_rate}/s on 8 nodes, {layout}: "
+                f"{c['rejected']} of {c['sent']} rejected (none)")
+            rejected.append(str(c["rejected"]))
+        b_one = res[(name, "1 node")]["10.0.0.3"]["max_in_window"]
+        b_got = res[(name, "bounded")]["10.0.0.3"]["max_in_window"]
+        tap(b_got <= 1.1 * b_one,
+            f"{name}, {burst} to each of 8 nodes in 100 ms, bounded: {b_got} "
+            f"in any 60 s, within 1.1 x of one node's {b_one} (delayed sync: "
+            f"{res[(name, 'delayed-sync')]['10.0.0.3']['max_in_window']})")
+        rows.append(f"| {name} | {over}/s | {one} | {' | '.join(cells)} | "
+                    f"{ok_rate}/s: {' / '.join(rejected)} | {b_one} / {b_got} |")
+    if TABLE:
+        print("\n".join(rows))
+    return 1 if failures else 0
+
+
+sys.exit(main())
