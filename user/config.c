@@ -119,6 +119,7 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		      struct sl_sync_config *sc)
 {
 	const struct sl_ynode *v, *peers, *central = NULL;
+	const struct sl_ynode *layout;
 	const char *text, *backend = "udp";
 	uint64_t n, ms = 200;
 	unsigned i;
@@ -131,10 +132,11 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	else if (sl_yaml_uint(c, v, "sync.node", 1, 65535, &n))
 		sc->node = n;
 	sc->layout = SL_LAYOUT_BOUNDED;
+	layout = sl_yaml_get(y, "layout");
 	/* central is not a kernel layout: the check API decides in the
 	 * store, and packets sync as delayed-sync
 	 */
-	if ((v = sl_yaml_get(y, "layout")) &&
+	if ((v = layout) &&
 	    sl_yaml_text(c, v, "sync.layout", 31, &text)) {
 		if (!strcmp(text, "central")) {
 			sc->check_central = true;
@@ -201,7 +203,11 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	if ((v = sl_yaml_get(y, "nodes")) &&
 	    sl_yaml_uint(c, v, "sync.nodes", 1, 65535, &n))
 		sc->nodes = n;
-	/* with Redis there is no peer list to count */
+	/* with Redis there is no peer list to count: bounded, the default,
+	 * needs `nodes`, and without it the default is delayed-sync
+	 */
+	if (sc->backend == SL_SYNC_REDIS && !v && !layout)
+		sc->layout = SL_LAYOUT_DELAYED_SYNC;
 	if ((sc->layout == SL_LAYOUT_SPLIT_QUOTA ||
 	     sc->layout == SL_LAYOUT_BOUNDED) && sc->backend == SL_SYNC_REDIS &&
 	    !v)

@@ -108,6 +108,16 @@ static void test_config_defaults(void **state)
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
 			      "  key_file: k\n"), 0);
 	assert_int_equal(cfg.sync.layout, SL_LAYOUT_BOUNDED);
+	/* Redis has no peer list: bounded by default only given `nodes` */
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+			      "  url: redis://127.0.0.1:6379\n"), 0);
+	assert_int_equal(cfg.sync.layout, SL_LAYOUT_DELAYED_SYNC);
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+			      "  url: redis://127.0.0.1:6379\n  nodes: 8\n"), 0);
+	assert_int_equal(cfg.sync.layout, SL_LAYOUT_BOUNDED);
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: bounded\n  backend: redis\n"
+		     "  url: redis://127.0.0.1:6379\n", 3, "sync.nodes",
+		     "bounded over Redis needs the number of nodes");
 	assert_int_equal(load("rules: r.yaml\nhttp: { listen: off }\n"), 0);
 	assert_false(cfg.http_enabled);
 }
