@@ -10,12 +10,10 @@ Prints TAP lines; with --table, the tables the README shows.
 
 usage: bounded.py SLICELIMIT [--table]
 """
-import json
-import os
 import random
-import subprocess
 import sys
-import tempfile
+
+from replay_json import replay_json
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 TABLE = "--table" in sys.argv
@@ -36,20 +34,9 @@ def tap(ok, what):
 def replay(lines, args, decisions=False):
     """Text lines "T_MS CLIENT NODE" (or cut/heal/join/sync) through
     replay --nodes 8: {client: summary}, and the decisions when asked."""
-    with tempfile.NamedTemporaryFile("w", suffix=".trace", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
-        path = f.name
-    cmd = [SL, "replay", path, "--json", "--limit", str(LIMIT), "--window",
-           "60s", "--nodes", str(NODES)] + args
-    if decisions:
-        cmd.append("--decisions")
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    finally:
-        os.unlink(path)
-    if out.returncode != 0:
-        raise RuntimeError(f"replay {args} failed: {out.stderr.strip()}")
-    res = json.loads(out.stdout)
+    res = replay_json(SL, lines, ["--limit", str(LIMIT), "--window", "60s",
+                                  "--nodes", str(NODES)] + args +
+                      (["--decisions"] if decisions else []), timeout=600)
     return {c["client"]: c for c in res["clients"]}, res.get("decisions", [])
 
 
