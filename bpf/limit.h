@@ -84,7 +84,7 @@ static long sl_tally_slot(__u32 i, void *data)
 	return 0;
 }
 
-/* The client's tally. Global functions (this one, and the two below) are
+/* The client's tally. Global functions (this one, and the three below) are
  * verified once each, on their own: together they would exceed what the
  * verifier explores in one program. Each branch looks up the map of its
  * own value type, which the verifier checks every access against.
@@ -95,7 +95,10 @@ __noinline int sl_tally_node(const struct sl_client_key *key_arg,
 {
 	struct sl_client_key key_copy;
 	const struct sl_client_key *key = &key_copy;
-	struct sl_tally t;
+	/* one tally for every branch, the slot walk's: on 6.1 the stack of
+	 * the whole call chain must fit 512 bytes
+	 */
+	struct sl_slots_ctx ctx;
 
 	if (!key_arg || !p || !out)
 		return -1;
@@ -103,28 +106,26 @@ __noinline int sl_tally_node(const struct sl_client_key *key_arg,
 	 * global function's argument
 	 */
 	key_copy = *key_arg;
-	sl_tally_init(&t);
+	sl_tally_init(&ctx.t);
 	if (sl_uses_slots(p->algorithm)) {
-		struct sl_slots_ctx ctx = { .p = *p, .now_ms = now_ms };
-
+		ctx.p = *p;
+		ctx.now_ms = now_ms;
 		ctx.c = bpf_map_lookup_elem(&sl_clients_plain, key);
-		sl_tally_init(&ctx.t);
 		if (ctx.c && sl_hdr_tally(&ctx.t, (const void *)ctx.c, p, now_ms))
 			bpf_loop(SL_MAX_PLAIN_SLICES, sl_tally_slot, &ctx, 0);
-		t = ctx.t;
 	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
 		const struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
 
 		if (c)
-			sl_client_log_tally(&t, c, p, now_ms);
+			sl_client_log_tally(&ctx.t, c, p, now_ms);
 	} else {
 		const struct sl_client *c = bpf_map_lookup_elem(&sl_clients, key);
 
 		if (c)
-			sl_client_tally(&t, c, p, now_ms);
+			sl_client_tally(&ctx.t, c, p, now_ms);
 	}
-	sl_tally_finish(&t, p, now_ms);
-	*out = t;
+	sl_tally_finish(&ctx.t, p, now_ms);
+	*out = ctx.t;
 	return 0;
 }
 
@@ -193,32 +194,56 @@ __noinline int sl_charge_cpu(const struct sl_client_key *key_arg,
 	return 0;
 }
 
-/* Add the peers' part of the count (include/sl_peer.h) to a node's tally;
- * returns the projected units of the predictive layout. Without a peer
- * view entry (no peer counted this client yet, or no sync) the node
- * decides alone.
+/* The verdict with the peers (include/sl_peer.h) on a node's finished
+ * tally `t`, which gains the peers' counted units: SL_FITS if the
+ * request fits, and SL_ROUND_SPENT when the bounded layout's round has no
+ * room left. Without a peer
+ * view entry (no peer counted this client yet) the peers add nothing,
+ * but the round's share still holds. Here rather than in sl_decide: on
+ * 6.1 the whole call chain's stack must fit 512 bytes.
  */
-__noinline __u64 sl_peer_add(const struct sl_client_key *key_arg,
-			     const struct sl_params *p,
-			     const struct sl_sync_conf *sc, __u64 now_ms,
-			     struct sl_tally *t)
+enum {
+	SL_FITS = 1,
+	SL_ROUND_SPENT = 2,
+};
+
+/* A request as sl_peer_verdict weighs it (BPF functions take 5 args). */
+struct sl_request {
+	__u64 now_ms;
+	__u32 since;		/* the client's units of the share round */
+	__u32 units;
+};
+
+__noinline int sl_peer_verdict(const struct sl_client_key *key_arg,
+			       const struct sl_params *p,
+			       const struct sl_sync_conf *sc,
+			       const struct sl_request *rq,
+			       struct sl_tally *t)
 {
 	struct sl_client_key key_copy;
 	const struct sl_client_key *key = &key_copy;
 	const struct sl_client *own = NULL;
-	const struct sl_peer_view *v;
+	const struct sl_peer_view *v = NULL;
+	__u64 own_used, projected = 0, room;
 
-	if (!key_arg || !p || !sc || !t)
-		return 0;
+	if (!key_arg || !p || !sc || !rq || !t)
+		return SL_FITS;
 	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
-	v = bpf_map_lookup_elem(&sl_peer_view, key);
-	if (!v)
-		return 0;
-	/* a bucket's level is the fleet's: its own slices with the peers' */
-	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
-		own = bpf_map_lookup_elem(&sl_clients, key);
-	return sl_peer_tally_algo(t, v, own, p, sc, now_ms);
+	own_used = t->used;
+	if (sl_peer_layout_counts(sc))
+		v = bpf_map_lookup_elem(&sl_peer_view, key);
+	if (v) {
+		/* a bucket's level is the fleet's: its own slices with the
+		 * peers'
+		 */
+		if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+			own = bpf_map_lookup_elem(&sl_clients, key);
+		projected = sl_peer_tally_algo(t, v, own, p, sc, rq->now_ms);
+	}
+	room = sl_bounded_room(p, sc, own_used, t->used - own_used, rq->since);
+	return (sl_peer_allows(t, p, projected, room, rq->units) ? SL_FITS : 0) |
+	       (room ? 0 : SL_ROUND_SPENT);
 }
 
 /* Count an accept in the client's rounds. The first accept of a sync
@@ -264,7 +289,8 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	struct sl_client_hdr *own;
 	struct sl_params p;
 	struct sl_tally t;
-	__u64 projected = 0, room = SL_NEVER, own_used, now_ms;
+	struct sl_request rq;
+	int verdict;
 	__u32 zero = 0;
 
 	if (!key_arg || !rule_params)
@@ -295,15 +321,16 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	    sl_cache_now() < own->blocked_until)
 		return SL_OVER;
 
-	now_ms = sl_now_ms();
-	sl_tally_node(key, &p, now_ms, &t);
-	own_used = t.used;
-	if (sl_peer_layout_counts(sc))
-		projected = sl_peer_add(key, &p, sc, now_ms, &t);
-	if (sc)
-		room = sl_bounded_room(&p, sc, own_used, t.used - own_used,
-				       sl_round_units(own, sc));
-	if (!sl_peer_allows(&t, &p, projected, room, units)) {
+	rq.now_ms = sl_now_ms();
+	sl_tally_node(key, &p, rq.now_ms, &t);
+	if (sc) {
+		rq.since = sl_round_units(own, sc);
+		rq.units = units;
+		verdict = sl_peer_verdict(key, &p, sc, &rq, &t);
+	} else {
+		verdict = sl_tally_allows(&t, &p, units) ? SL_FITS : 0;
+	}
+	if (!(verdict & SL_FITS)) {
 		/* cache only "nothing fits": with unit bytes a smaller packet
 		 * may still fit where this one did not. Only the counted
 		 * part and the round's room are cached: a peer merge can
@@ -312,15 +339,15 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		 * holds), so the cache stays a lower bound of the blocked
 		 * time, while a projection falls again at the next merge.
 		 */
-		if (!sl_tally_allows(&t, &p, 1) || !room) {
+		if (!sl_tally_allows(&t, &p, 1) || verdict & SL_ROUND_SPENT) {
 			own->blocked_until =
-				sl_cache_until(now_ms, t.next_expiry_ms);
+				sl_cache_until(rq.now_ms, t.next_expiry_ms);
 			own->blocked_epoch = epoch;
 		}
-		sl_drop_event(own, key, &p, &t, now_ms);
+		sl_drop_event(own, key, &p, &t, rq.now_ms);
 		return SL_OVER;
 	}
-	sl_charge_cpu(key, &p, &t, now_ms, units);
+	sl_charge_cpu(key, &p, &t, rq.now_ms, units);
 	if (sc)
 		sl_note_round(own, key, sc, units);
 	return SL_ACCEPT;
