@@ -51,8 +51,9 @@
  *    (8 x on 8 nodes), since no node hears of the others in time.
  *
  * The bound of `bounded`. The service bumps sl_sync_conf.round as it
- * sends; a node's units of the current round (round_units in the client's
- * header) are what its peers do not know yet. At any instant of a round,
+ * sends, and share_round once that round is settled; a node's units of
+ * the current share round (round_units in the client's header) are what
+ * its peers do not know yet. At any instant of a round,
  * node i sees base = (own count - own round units) + peers' counts: what
  * every node knew when the round began, aged alike, so the same on every
  * node. Its room is R = 1.1 * limit - base, and it accepts in the round
