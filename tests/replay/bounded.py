@@ -6,7 +6,7 @@ Every trace is generated here from its definition and run with
 with the real sync engine, exchanging real signed messages), limit 600
 per 60 s. Each goal is measured for delayed sync and predictive too, so
 the table shows them side by side; only bounded is held to the goals.
-Prints TAP lines; with --table, the tables the README shows.
+Prints TAP lines; with --table, the tables docs/ACCURACY.md shows.
 
 usage: bounded.py SLICELIMIT [--table]
 """

@@ -16,7 +16,7 @@ predictive and bounded:
   - under bounded, the all-node burst (the limit, or the bucket's
     capacity, sent to each of the 8 nodes within 100 ms) gets at most
     1.1 x of what one node lets it have.
-Asserts on --json output; prints TAP lines. With --table, the README's
+Asserts on --json output; prints TAP lines. With --table, docs/ACCURACY.md's
 table.
 
 usage: fleet.py SLICELIMIT [--table]

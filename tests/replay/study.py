@@ -5,7 +5,7 @@ Generates every trace from its definition in
 ../shared/reference/design-study.md (Models A, B, C, D and the edge-slice
 counter-examples), runs it with `slicelimit replay --json`, and compares
 the result with the study's tables. Prints TAP lines ("ok - ..." /
-"not ok - ..."); with --table, prints the side-by-side tables the README
+"not ok - ..."); with --table, prints the side-by-side tables docs/ACCURACY.md
 shows.
 
 usage: study.py SLICELIMIT [--table]
@@ -348,7 +348,7 @@ def check_model_b():
     # three windows: where the window frees up, every node sees the
     # headroom; predictive's projection holds it within 1.1 x up to 2 s
     # intervals, at 5 s the last round's rate is 0 and it is no better
-    # than delayed sync (the README's table says so)
+    # than delayed sync (docs/ACCURACY.md's table says so)
     table_lines.append("\n90/s for 180 s from mid-slice, most in any 60 s: "
                        "interval, delayed sync, predictive")
     for iv in (0.2, 1, 2, 5):
