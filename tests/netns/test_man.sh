@@ -299,6 +299,10 @@ same_set "completion: 'slicelimit replay --layout ' gives the layouts" \
 	"$(complete_words replay --layout "")" "$layouts"
 tap_eq "completion: 'slicelimit -j rules ' gives its subcommands" \
 	"$(complete_words -j rules "" | tr '\n' ' ')" "apply check list "
+tap_eq "completion: 'slicelimit --json=' gives yes and no" \
+	"$(complete_words --json = | tr '\n' ' ')" "no yes "
+tap_eq "completion: 'slicelimit stats --pretty=y' gives yes" \
+	"$(complete_words stats --pretty = y)" yes
 tap_eq "completion: 'slicelimit --json=yes sta' gives status and stats" \
 	"$(complete_words --json = yes sta | tr '\n' ' ')" "stats status "
 
