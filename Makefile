@@ -25,7 +25,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libelf-dev zlib1g-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
-	libhiredis-dev redis-server
+	libhiredis-dev redis-server groff-base man-db
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis
@@ -138,6 +138,12 @@ test: deps
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(NETNS_TOOL)
 	$(Q)tests/netns/demo.sh $(BUILD)/slicelimit
+
+# the man pages and the bash completion checked against --help and user/
+.PHONY: check-man
+check-man: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash tests/netns/test_man.sh $(BUILD)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/bench/macro/sl-macro
