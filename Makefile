@@ -57,7 +57,7 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
 		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
 
-.PHONY: all deps test demo bench bench-cpus install clean FORCE
+.PHONY: all deps test demo bench bench-cpus install uninstall deb clean FORCE
 all: $(BUILD)/slicelimit
 
 # $(call apt_install,PACKAGES): apt-get install those not installed yet
@@ -157,12 +157,49 @@ bench-cpus: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/tests/test_bpf
 	$(Q)CPUS="$(CPUS)" bench/cpus/run.sh $(BUILD)
 
-PREFIX ?= /usr/local
+# ---- install: PREFIX (default /usr/local) and DESTDIR, docs/INSTALL.md ----
+# The unit is generated from packaging/slicelimit.service.in so its
+# ExecStart names the binary this PREFIX installs. The example config and
+# rules go to /etc/slicelimit whatever the PREFIX (the unit and the config
+# name that path) and never over an existing file: the operator's edits
+# stay; uninstall leaves them for the same reason. Man pages and the bash
+# completion are installed when packaging/ has them.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DOCDIR     ?= $(PREFIX)/share/doc/slicelimit
+MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+CONFDIR    := /etc/slicelimit
+MAN_PAGES  := $(wildcard packaging/man/*.[58])
+BASH_COMP  := $(wildcard packaging/bash-completion/slicelimit)
+# $(call man_dest,SHELL-VAR): packaging/man/NAME.N -> MANDIR/manN/NAME.N
+man_dest    = $(DESTDIR)$(MANDIR)/man$${$(1)\#\#*.}/$${$(1)\#\#*/}
+
 install: all
-	install -D -m 755 $(BUILD)/slicelimit $(DESTDIR)$(PREFIX)/sbin/slicelimit
-	install -D -m 644 packaging/slicelimit.service $(DESTDIR)/etc/systemd/system/slicelimit.service
-	[ -e $(DESTDIR)/etc/slicelimit/config.yaml ] || install -D -m 644 packaging/config.yaml $(DESTDIR)/etc/slicelimit/config.yaml
-	[ -e $(DESTDIR)/etc/slicelimit/rules.yaml ] || install -D -m 644 packaging/rules.yaml $(DESTDIR)/etc/slicelimit/rules.yaml
+	install -D -m 755 $(BUILD)/slicelimit $(DESTDIR)$(SBINDIR)/slicelimit
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/slicelimit.service.in >$(DESTDIR)$(UNITDIR)/slicelimit.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/slicelimit.service
+	install -d -m 755 $(DESTDIR)$(CONFDIR)
+	[ -e $(DESTDIR)$(CONFDIR)/config.yaml ] || install -m 644 packaging/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
+	[ -e $(DESTDIR)$(CONFDIR)/rules.yaml ] || install -m 644 packaging/rules.yaml $(DESTDIR)$(CONFDIR)/rules.yaml
+	install -D -m 644 packaging/nginx-slicelimit.conf $(DESTDIR)$(DOCDIR)/examples/nginx-slicelimit.conf
+	install -D -m 644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
+	install -D -m 644 -t $(DESTDIR)$(DOCDIR)/LICENSES LICENSES/*.txt
+	for m in $(MAN_PAGES); do install -D -m 644 $$m $(call man_dest,m); done
+	for c in $(BASH_COMP); do install -D -m 644 $$c $(DESTDIR)$(BASHCOMPDIR)/slicelimit; done
+
+# What install put, but not /etc/slicelimit: the config the operator may
+# have edited (remove it by hand). Stop and disable the service first.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/slicelimit $(DESTDIR)$(UNITDIR)/slicelimit.service
+	rm -f $(DESTDIR)$(DOCDIR)/examples/nginx-slicelimit.conf $(DESTDIR)$(DOCDIR)/LICENSE \
+		$(addprefix $(DESTDIR)$(DOCDIR)/LICENSES/,$(notdir $(wildcard LICENSES/*.txt)))
+	for m in $(MAN_PAGES); do rm -f $(call man_dest,m); done
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/slicelimit
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@echo "kept $(DESTDIR)$(CONFDIR) (your config and rules): remove it by hand if you want it gone"
 
 clean:
 	$(Q)rm -rf $(BUILD)
