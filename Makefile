@@ -201,6 +201,52 @@ uninstall:
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null
 	@echo "kept $(DESTDIR)$(CONFDIR) (your config and rules): remove it by hand if you want it gone"
 
+# ---- make deb: BUILD/slicelimit_VERSION_ARCH.deb (docs/INSTALL.md) ----
+# `make install PREFIX=/usr` into a staging root, then what Debian asks of
+# a binary package on top: a stripped binary, gzipped man pages, the
+# copyright file in place of LICENSE, changelog.Debian.gz, md5sums, the
+# /etc files as conffiles, and Depends from dpkg-shlibdeps (the libraries
+# the binary links: libbpf1, libxdp1, libyaml-0-2, libjson-c5, libsodium23,
+# libmicrohttpd12, libhiredis0.14, libc6; libelf1 and zlib1g come with
+# libbpf1). The version is git describe's, made a Debian one (no tag yet:
+# 0~git<hash>).
+DEB_VERSION    ?= $(shell echo '$(or $(SL_VERSION),unknown)' | \
+		    sed -e 's/^v//' -e 's/^[^0-9]/0~git&/' -e 's/-/+/g' -e 's/$$/-1/')
+DEB_ARCH       ?= $(shell dpkg --print-architecture 2>/dev/null)
+DEB_MAINTAINER ?= $(shell git log -1 --format='%an <%ae>' 2>/dev/null)
+DEB_STAGE      := $(BUILD)/deb/root
+DEB_FILE       := $(BUILD)/slicelimit_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb: all
+	$(call msg,DEB,$(DEB_FILE))
+	$(Q)rm -rf $(BUILD)/deb $(BUILD)/slicelimit_*.deb
+	$(Q)$(MAKE) --no-print-directory -s install DESTDIR=$(abspath $(DEB_STAGE)) PREFIX=/usr
+	$(Q)strip --remove-section=.comment --remove-section=.note --strip-unneeded \
+		$(DEB_STAGE)/usr/sbin/slicelimit
+	$(Q)[ ! -d $(DEB_STAGE)/usr/share/man ] || find $(DEB_STAGE)/usr/share/man -type f -exec gzip -9n {} +
+	$(Q)d=$(DEB_STAGE)/usr/share/doc/slicelimit; rm -rf $$d/LICENSE $$d/LICENSES && \
+		install -m 644 packaging/deb/copyright $$d/copyright && \
+		{ printf 'slicelimit (%s) unstable; urgency=medium\n\n' '$(DEB_VERSION)'; \
+		  printf '  * Built from git %s (make deb).\n\n' '$(or $(SL_VERSION),unknown)'; \
+		  printf ' -- %s  %s\n' '$(DEB_MAINTAINER)' \
+			"$$(date -R -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s))"; \
+		} | gzip -9n >$$d/changelog.Debian.gz && chmod 644 $$d/changelog.Debian.gz
+	$(Q)install -d $(DEB_STAGE)/DEBIAN
+	$(Q)install -m 755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm $(DEB_STAGE)/DEBIAN/
+	$(Q)(cd $(DEB_STAGE) && find etc -type f -printf '/%p\n' | sort) >$(DEB_STAGE)/DEBIAN/conffiles
+	$(Q)(cd $(DEB_STAGE) && find usr -type f -print0 | sort -z | xargs -0 md5sum) >$(DEB_STAGE)/DEBIAN/md5sums
+	$(Q)mkdir -p $(BUILD)/deb/shlibs/debian && \
+		printf 'Source: slicelimit\n\nPackage: slicelimit\nArchitecture: any\n' \
+			>$(BUILD)/deb/shlibs/debian/control && \
+		deps=$$(cd $(BUILD)/deb/shlibs && dpkg-shlibdeps -O \
+			-e$(abspath $(DEB_STAGE))/usr/sbin/slicelimit | sed -n 's/^shlibs:Depends=//p') && \
+		[ -n "$$deps" ] && \
+		sed -e 's|@VERSION@|$(DEB_VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' \
+		    -e 's|@MAINTAINER@|$(DEB_MAINTAINER)|' -e "s|@DEPENDS@|$$deps|" \
+		    -e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(DEB_STAGE) | cut -f1)|" \
+		    packaging/deb/control.in >$(DEB_STAGE)/DEBIAN/control
+	$(Q)dpkg-deb --root-owner-group -Zxz --build $(DEB_STAGE) $(DEB_FILE) >/dev/null
+
 clean:
 	$(Q)rm -rf $(BUILD)
 
