@@ -25,7 +25,8 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libelf-dev zlib1g-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
-	libhiredis-dev redis-server
+	libhiredis-dev redis-server \
+	dpkg-dev binutils lintian
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis
@@ -60,14 +61,33 @@ TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
 .PHONY: all deps test demo bench bench-cpus install uninstall deb clean FORCE
 all: $(BUILD)/slicelimit
 
-# $(call apt_install,PACKAGES): apt-get install those not installed yet
+# $(call apt_install,PACKAGES[,APT-OPTIONS]): apt-get install those not
+# installed yet. No service they bring starts: nginx and redis-server are
+# tools of the tests, which run their own instances in namespaces, not
+# services of this host. A policy-rc.d answering 101 (action forbidden)
+# keeps invoke-rc.d and deb-systemd-invoke from starting them; it is
+# written only if the host has none (Docker images do), and removed
+# after. On a host booted with systemd the ones this install brought are
+# also disabled, so they do not start at the next boot either.
+SL_POLICY_RC := /usr/sbin/policy-rc.d
+DEPS_SERVICES := nginx redis-server
 define apt_install
 	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing; \
+		if [ ! -e $(SL_POLICY_RC) ]; then \
+			trap 'rm -f $(SL_POLICY_RC)' EXIT; trap 'exit 130' INT TERM; \
+			printf '#!/bin/sh\n# make deps (slicelimit): no service starts while it installs\nexit 101\n' \
+				>$(SL_POLICY_RC) && chmod 755 $(SL_POLICY_RC); \
+		fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(2) $$missing || exit 1; \
+		if [ -d /run/systemd/system ]; then \
+			for s in $(DEPS_SERVICES); do \
+				case " $$missing " in *" $$s "*) systemctl disable --quiet $$s.service || true ;; esac; \
+			done; \
+		fi; \
 	fi
 endef
 
