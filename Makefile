@@ -228,10 +228,11 @@ uninstall:
 # /etc files as conffiles, and Depends from dpkg-shlibdeps (the libraries
 # the binary links: libbpf1, libxdp1, libyaml-0-2, libjson-c5, libsodium23,
 # libmicrohttpd12, libhiredis0.14, libc6; libelf1 and zlib1g come with
-# libbpf1). The version is git describe's, made a Debian one (no tag yet:
-# 0~git<hash>).
+# libbpf1). The version is git describe's made a Debian one: tag v1.2,
+# 3 commits on: 1.2+3+g<hash>-1; no tag yet: 0~git<hash>-1.
 DEB_VERSION    ?= $(shell echo '$(or $(SL_VERSION),unknown)' | \
-		    sed -e 's/^v//' -e 's/^[^0-9]/0~git&/' -e 's/-/+/g' -e 's/$$/-1/')
+		    sed -e 's/^v\([0-9]\)/\1/' -e '/^[0-9][0-9]*\./!s/^/0~git/' \
+			-e 's/-/+/g' -e 's/$$/-1/')
 DEB_ARCH       ?= $(shell dpkg --print-architecture 2>/dev/null)
 DEB_MAINTAINER ?= $(shell git log -1 --format='%an <%ae>' 2>/dev/null)
 DEB_STAGE      := $(BUILD)/deb/root
