@@ -1,5 +1,6 @@
 # slicelimit: `make` builds, `make test` runs the suite, `make demo` shows it
-# working on a veth pair, `make deps` installs what a fresh Debian 12 needs.
+# working on a veth pair, `make deps` installs what a fresh Debian 12 needs,
+# `make install` / `make uninstall` / `make deb`: docs/INSTALL.md.
 
 # SANITIZE=1: userspace built with ASan and UBSan, in its own build dir
 ifeq ($(SANITIZE),1)

@@ -158,4 +158,9 @@ body() {
 	tap_done
 }
 
+# One run at a time on a host: two would install and purge the same
+# package under each other. The parent holds the lock until its cleanup
+# has purged.
+exec 9>/run/lock/slicelimit-test-package.lock
+flock -w 120 9 || die "another test_package.sh has held the package lock for 120s"
 sl_run body
