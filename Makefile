@@ -1,5 +1,6 @@
 # slicelimit: `make` builds, `make test` runs the suite, `make demo` shows it
-# working on a veth pair, `make deps` installs what a fresh Debian 12 needs.
+# working on a veth pair, `make deps` installs what a fresh Debian 12 needs,
+# `make install` / `make uninstall` / `make deb`: docs/INSTALL.md.
 
 # SANITIZE=1: userspace built with ASan and UBSan, in its own build dir
 ifeq ($(SANITIZE),1)
@@ -25,7 +26,8 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libelf-dev zlib1g-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
-	libhiredis-dev redis-server groff-base man-db
+	libhiredis-dev redis-server groff-base man-db \
+	dpkg-dev binutils lintian
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis
@@ -57,17 +59,36 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
 		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
 
-.PHONY: all deps test demo bench bench-cpus install clean FORCE
+.PHONY: all deps test demo bench bench-cpus install uninstall deb clean FORCE
 all: $(BUILD)/slicelimit
 
-# $(call apt_install,PACKAGES): apt-get install those not installed yet
+# $(call apt_install,PACKAGES[,APT-OPTIONS]): apt-get install those not
+# installed yet. No service they bring starts: nginx and redis-server are
+# tools of the tests, which run their own instances in namespaces, not
+# services of this host. A policy-rc.d answering 101 (action forbidden)
+# keeps invoke-rc.d and deb-systemd-invoke from starting them; it is
+# written only if the host has none (Docker images do), and removed
+# after. On a host booted with systemd the ones this install brought are
+# also disabled, so they do not start at the next boot either.
+SL_POLICY_RC := /usr/sbin/policy-rc.d
+DEPS_SERVICES := nginx redis-server
 define apt_install
 	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing; \
+		if [ ! -e $(SL_POLICY_RC) ]; then \
+			trap 'rm -f $(SL_POLICY_RC)' EXIT; trap 'exit 130' INT TERM; \
+			printf '#!/bin/sh\n# make deps (slicelimit): no service starts while it installs\nexit 101\n' \
+				>$(SL_POLICY_RC) && chmod 755 $(SL_POLICY_RC); \
+		fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(2) $$missing || exit 1; \
+		if [ -d /run/systemd/system ]; then \
+			for s in $(DEPS_SERVICES); do \
+				case " $$missing " in *" $$s "*) systemctl disable --quiet $$s.service || true ;; esac; \
+			done; \
+		fi; \
 	fi
 endef
 
@@ -163,12 +184,96 @@ bench-cpus: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/tests/test_bpf
 	$(Q)CPUS="$(CPUS)" bench/cpus/run.sh $(BUILD)
 
-PREFIX ?= /usr/local
+# ---- install: PREFIX (default /usr/local) and DESTDIR, docs/INSTALL.md ----
+# The unit is generated from packaging/slicelimit.service.in so its
+# ExecStart names the binary this PREFIX installs. The example config and
+# rules go to /etc/slicelimit whatever the PREFIX (the unit and the config
+# name that path) and never over an existing file: the operator's edits
+# stay; uninstall leaves them for the same reason. Man pages and the bash
+# completion are installed when packaging/ has them.
+PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DOCDIR     ?= $(PREFIX)/share/doc/slicelimit
+MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+CONFDIR    := /etc/slicelimit
+MAN_PAGES  := $(wildcard packaging/man/*.[58])
+BASH_COMP  := $(wildcard packaging/bash-completion/slicelimit)
+# $(call man_dest,SHELL-VAR): packaging/man/NAME.N -> MANDIR/manN/NAME.N
+man_dest    = $(DESTDIR)$(MANDIR)/man$${$(1)\#\#*.}/$${$(1)\#\#*/}
+
 install: all
-	install -D -m 755 $(BUILD)/slicelimit $(DESTDIR)$(PREFIX)/sbin/slicelimit
-	install -D -m 644 packaging/slicelimit.service $(DESTDIR)/etc/systemd/system/slicelimit.service
-	[ -e $(DESTDIR)/etc/slicelimit/config.yaml ] || install -D -m 644 packaging/config.yaml $(DESTDIR)/etc/slicelimit/config.yaml
-	[ -e $(DESTDIR)/etc/slicelimit/rules.yaml ] || install -D -m 644 packaging/rules.yaml $(DESTDIR)/etc/slicelimit/rules.yaml
+	install -D -m 755 $(BUILD)/slicelimit $(DESTDIR)$(SBINDIR)/slicelimit
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/slicelimit.service.in >$(DESTDIR)$(UNITDIR)/slicelimit.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/slicelimit.service
+	install -d -m 755 $(DESTDIR)$(CONFDIR)
+	[ -e $(DESTDIR)$(CONFDIR)/config.yaml ] || install -m 644 packaging/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
+	[ -e $(DESTDIR)$(CONFDIR)/rules.yaml ] || install -m 644 packaging/rules.yaml $(DESTDIR)$(CONFDIR)/rules.yaml
+	install -D -m 644 packaging/nginx-slicelimit.conf $(DESTDIR)$(DOCDIR)/examples/nginx-slicelimit.conf
+	install -D -m 644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
+	install -D -m 644 -t $(DESTDIR)$(DOCDIR)/LICENSES LICENSES/*.txt
+	for m in $(MAN_PAGES); do install -D -m 644 $$m $(call man_dest,m); done
+	for c in $(BASH_COMP); do install -D -m 644 $$c $(DESTDIR)$(BASHCOMPDIR)/slicelimit; done
+
+# What install put, but not /etc/slicelimit: the config the operator may
+# have edited (remove it by hand). Stop and disable the service first.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/slicelimit $(DESTDIR)$(UNITDIR)/slicelimit.service
+	rm -f $(DESTDIR)$(DOCDIR)/examples/nginx-slicelimit.conf $(DESTDIR)$(DOCDIR)/LICENSE \
+		$(addprefix $(DESTDIR)$(DOCDIR)/LICENSES/,$(notdir $(wildcard LICENSES/*.txt)))
+	for m in $(MAN_PAGES); do rm -f $(call man_dest,m); done
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/slicelimit
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/LICENSES $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@echo "kept $(DESTDIR)$(CONFDIR) (your config and rules): remove it by hand if you want it gone"
+
+# ---- make deb: BUILD/slicelimit_VERSION_ARCH.deb (docs/INSTALL.md) ----
+# `make install PREFIX=/usr` into a staging root, then what Debian asks of
+# a binary package on top: a stripped binary, gzipped man pages, the
+# copyright file in place of LICENSE, changelog.Debian.gz, md5sums, the
+# /etc files as conffiles, and Depends from dpkg-shlibdeps (the libraries
+# the binary links: libbpf1, libxdp1, libyaml-0-2, libjson-c5, libsodium23,
+# libmicrohttpd12, libhiredis0.14, libc6; libelf1 and zlib1g come with
+# libbpf1). The version is git describe's made a Debian one: tag v1.2,
+# 3 commits on: 1.2+3+g<hash>-1; no tag yet: 0~git<hash>-1.
+DEB_VERSION    ?= $(shell echo '$(or $(SL_VERSION),unknown)' | \
+		    sed -e 's/^v\([0-9]\)/\1/' -e '/^[0-9][0-9]*\./!s/^/0~git/' \
+			-e 's/-/+/g' -e 's/$$/-1/')
+DEB_ARCH       ?= $(shell dpkg --print-architecture 2>/dev/null)
+DEB_MAINTAINER ?= $(shell git log -1 --format='%an <%ae>' 2>/dev/null)
+DEB_STAGE      := $(BUILD)/deb/root
+DEB_FILE       := $(BUILD)/slicelimit_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb: all
+	$(call msg,DEB,$(DEB_FILE))
+	$(Q)rm -rf $(BUILD)/deb $(BUILD)/slicelimit_*.deb
+	$(Q)$(MAKE) --no-print-directory -s install DESTDIR=$(abspath $(DEB_STAGE)) PREFIX=/usr
+	$(Q)strip --remove-section=.comment --remove-section=.note --strip-unneeded \
+		$(DEB_STAGE)/usr/sbin/slicelimit
+	$(Q)[ ! -d $(DEB_STAGE)/usr/share/man ] || find $(DEB_STAGE)/usr/share/man -type f -exec gzip -9n {} +
+	$(Q)d=$(DEB_STAGE)/usr/share/doc/slicelimit; rm -rf $$d/LICENSE $$d/LICENSES && \
+		install -m 644 packaging/deb/copyright $$d/copyright && \
+		{ printf 'slicelimit (%s) unstable; urgency=medium\n\n' '$(DEB_VERSION)'; \
+		  printf '  * Built from git %s (make deb).\n\n' '$(or $(SL_VERSION),unknown)'; \
+		  printf ' -- %s  %s\n' '$(DEB_MAINTAINER)' \
+			"$$(date -R -u -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s))"; \
+		} | gzip -9n >$$d/changelog.Debian.gz && chmod 644 $$d/changelog.Debian.gz
+	$(Q)install -d $(DEB_STAGE)/DEBIAN
+	$(Q)install -m 755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm $(DEB_STAGE)/DEBIAN/
+	$(Q)(cd $(DEB_STAGE) && find etc -type f -printf '/%p\n' | sort) >$(DEB_STAGE)/DEBIAN/conffiles
+	$(Q)(cd $(DEB_STAGE) && find usr -type f -print0 | sort -z | xargs -0 md5sum) >$(DEB_STAGE)/DEBIAN/md5sums
+	$(Q)mkdir -p $(BUILD)/deb/shlibs/debian && \
+		printf 'Source: slicelimit\n\nPackage: slicelimit\nArchitecture: any\n' \
+			>$(BUILD)/deb/shlibs/debian/control && \
+		deps=$$(cd $(BUILD)/deb/shlibs && dpkg-shlibdeps -O \
+			-e$(abspath $(DEB_STAGE))/usr/sbin/slicelimit | sed -n 's/^shlibs:Depends=//p') && \
+		[ -n "$$deps" ] && \
+		sed -e 's|@VERSION@|$(DEB_VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' \
+		    -e 's|@MAINTAINER@|$(DEB_MAINTAINER)|' -e "s|@DEPENDS@|$$deps|" \
+		    -e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(DEB_STAGE) | cut -f1)|" \
+		    packaging/deb/control.in >$(DEB_STAGE)/DEBIAN/control
+	$(Q)dpkg-deb --root-owner-group -Zxz --build $(DEB_STAGE) $(DEB_FILE) >/dev/null
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -521,13 +521,13 @@ test_shipped_config_under_the_units_capabilities() {
 		"$REPO/packaging/config.yaml" >"$SL_TMP/config.yaml"
 	tap_eq "packaging/config.yaml names eth0, /etc/slicelimit/rules.yaml and 127.0.0.1:8080 (replaced here)" \
 		"$(grep -c -e "name: $VETH_S" -e "rules: $SL_TMP/shipped-rules.yaml" -e 'listen: 127.0.0.1:8080$' "$SL_TMP/config.yaml")" 3
-	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$REPO/packaging/slicelimit.service")
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$REPO/packaging/slicelimit.service.in")
 	bset=-all
 	for c in $caps; do
 		c=${c#CAP_}
 		bset="$bset,+${c,,}"
 	done
-	tap_eq "packaging/slicelimit.service: CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN" \
+	tap_eq "packaging/slicelimit.service.in: CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN" \
 		"$caps" "CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN"
 	start_service SLD2 "$SL_TMP/sl2.log" setpriv --bounding-set="$bset"
 	tap_eq "with only those capabilities it attaches $VETH_S (XDP, native)" \
