@@ -25,6 +25,12 @@ bool sl_json_stream;
 static char *first_error;
 static json_object *problems;
 static unsigned problems_left_off;
+static bool answered;
+
+void sl_error_answered(void)
+{
+	answered = true;
+}
 
 static void keep_problem(json_object *p)
 {
@@ -83,7 +89,7 @@ void pr_error_problems(json_object *list, const char *fmt, ...)
 
 void sl_error_flush(int exit_code, const char *fallback)
 {
-	if (sl_json && exit_code != SL_EXIT_OK) {
+	if (sl_json && exit_code != SL_EXIT_OK && !answered) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "error", json_object_new_string(
@@ -102,6 +108,7 @@ void sl_error_flush(int exit_code, const char *fallback)
 	json_object_put(problems);
 	problems = NULL;
 	problems_left_off = 0;
+	answered = false;
 }
 
 #define SL_PR(name, level, prefix)					\

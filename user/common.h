@@ -44,6 +44,10 @@ void pr_error_problems(struct json_object *problems, const char *fmt, ...)
  * forget every kept error.
  */
 void sl_error_flush(int exit_code, const char *fallback);
+/* A failing command that printed its own JSON answer (run --check's
+ * {"ok": false, ...}): sl_error_flush prints no error object after it.
+ */
+void sl_error_answered(void);
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
