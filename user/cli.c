@@ -97,6 +97,9 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt,
 {
 	if (sl_verbose < 2 && !(sl_verbose >= 1 && level == LIBBPF_WARN))
 		return 0;
+	fputs(sl_log_prefix(level == LIBBPF_WARN ? SL_LOG_WARNING :
+			    level == LIBBPF_INFO ? SL_LOG_INFO : SL_LOG_DEBUG),
+	      stderr);
 	return vfprintf(stderr, fmt, args);
 }
 
@@ -105,6 +108,9 @@ static int print_libxdp(enum libxdp_print_level level, const char *fmt,
 {
 	if (sl_verbose < 2 && !(sl_verbose >= 1 && level == LIBXDP_WARN))
 		return 0;
+	fputs(sl_log_prefix(level == LIBXDP_WARN ? SL_LOG_WARNING :
+			    level == LIBXDP_INFO ? SL_LOG_INFO : SL_LOG_DEBUG),
+	      stderr);
 	return vfprintf(stderr, fmt, args);
 }
 
@@ -278,6 +284,7 @@ int sl_main(int argc, char **argv)
 	sl_verbose = 0;
 	sl_command = NULL;
 	clearerr(stdout);
+	sl_log_init();
 	libbpf_set_print(print_libbpf);
 	libxdp_set_print(print_libxdp);
 
@@ -349,7 +356,8 @@ out:
 	sl_error_flush(ret, fallback);
 	/* output lost (a full disk, a closed pipe) is a failure */
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "slicelimit: cannot write the output: %s\n",
+		fprintf(stderr, "%sslicelimit: cannot write the output: %s\n",
+			sl_log_prefix(SL_LOG_ERR),
 			strerror(errno));
 		return SL_EXIT_FAIL;
 	}

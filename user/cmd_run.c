@@ -106,8 +106,8 @@ static int run_check(const char *path)
 		if (ok)
 			printf("%s: valid; %s: valid\n", path, cfg.rules_path);
 		else
-			fprintf(stderr, "slicelimit: %u problem%s; nothing was loaded\n",
-				total, total == 1 ? "" : "s");
+			fprintf(stderr, "%sslicelimit: %u problem%s; nothing was loaded\n",
+				sl_log_prefix(SL_LOG_ERR), total, total == 1 ? "" : "s");
 	}
 	return ok ? SL_EXIT_OK : SL_EXIT_FAIL;
 }

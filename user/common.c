@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "commands.h"
 #include "common.h"
 #include "sl_key.h"
@@ -44,12 +46,40 @@ static void keep_problem(json_object *p)
 	json_object_array_add(problems, p);
 }
 
+static bool log_journal;
+
+void sl_log_init(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char end;
+
+	/* the variable is inherited: it only counts when stderr is still
+	 * the stream it names, not redirected to a file or a pipe since
+	 */
+	log_journal = js && sscanf(js, "%llu:%llu%c", &dev, &ino, &end) == 2 &&
+		      !fstat(STDERR_FILENO, &st) &&
+		      (unsigned long long)st.st_dev == dev &&
+		      (unsigned long long)st.st_ino == ino;
+}
+
+const char *sl_log_prefix(int priority)
+{
+	static const char *const prefix[] = {
+		"<0>", "<1>", "<2>", "<3>", "<4>", "<5>", "<6>", "<7>",
+	};
+
+	return log_journal && priority >= 0 && priority <= 7 ?
+	       prefix[priority] : "";
+}
+
 static void report(const char *fmt, va_list ap)
 {
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "slicelimit: %s\n", msg);
+	fprintf(stderr, "%sslicelimit: %s\n", sl_log_prefix(SL_LOG_ERR), msg);
 	if (!sl_json)
 		return;
 	if (!first_error) {
@@ -111,23 +141,24 @@ void sl_error_flush(int exit_code, const char *fallback)
 	answered = false;
 }
 
-#define SL_PR(name, level, prefix)					\
+#define SL_PR(name, level, priority, prefix)					\
 void name(const char *fmt, ...)						\
 {									\
 	va_list ap;							\
 									\
 	if (sl_verbose < (level))					\
 		return;							\
+	fputs(sl_log_prefix(priority), stderr);				\
 	fputs(prefix, stderr);						\
 	va_start(ap, fmt);						\
 	vfprintf(stderr, fmt, ap);					\
 	va_end(ap);							\
 	fputc('\n', stderr);						\
 }
-SL_PR(pr_warn, 0, "slicelimit: warning: ")
-SL_PR(pr_notice, 0, "slicelimit: ")
-SL_PR(pr_info, 1, "slicelimit: ")
-SL_PR(pr_debug, 2, "slicelimit: debug: ")
+SL_PR(pr_warn, 0, SL_LOG_WARNING, "slicelimit: warning: ")
+SL_PR(pr_notice, 0, SL_LOG_NOTICE, "slicelimit: ")
+SL_PR(pr_info, 1, SL_LOG_INFO, "slicelimit: ")
+SL_PR(pr_debug, 2, SL_LOG_DEBUG, "slicelimit: debug: ")
 
 int sl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
