@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include "build_id.h"
 #include "common.h"
 #include "loader.h"
 #include "maps.h"
@@ -116,6 +117,14 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	}
 	*xdp_fd = dup(bpf_program__fd(skel->progs.sl_xdp));
 	*tc_fd = dup(bpf_program__fd(skel->progs.sl_tc));
+	{
+		struct sl_build_rec rec = {};
+
+		sl_build_id(rec.id);
+		/* status then says "unknown build"; the programs work */
+		if (sl_build_write(&rec))
+			pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
+	}
 	pr_info("loaded and pinned under %s", SL_PIN_DIR);
 out:
 	slicelimit_bpf__destroy(skel);
@@ -520,3 +529,4 @@ int sl_unpin_all(void)
 		pr_info("unpinned %s", SL_PIN_DIR);
 	return err;
 }
+
