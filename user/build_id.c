@@ -132,7 +132,7 @@ void sl_build_status_print(json_object *program)
 		printf(" (this binary's)\n");
 	else
 		printf("; this binary is build %.12s\n"
-		       "          the loaded program is from another build: restart the service\n",
+		       "          the loaded program is from another build: restart the service or run 'slicelimit reload'\n",
 		       json_object_get_string(G(program, "this_build_id")));
 	up = G(program, "last_upgrade");
 	if (up) {

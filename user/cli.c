@@ -46,6 +46,10 @@ static const char main_help[] =
 "  query ADDR [--rule NAME] [--port N]\n"
 "                      limit, used, remaining and Retry-After of a client\n"
 "  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
+"  run --check --config FILE\n"
+"                      validate the config and its rule file, touching nothing\n"
+"  reload              swap this build's programs in for another build's,\n"
+"                      keeping the maps whose layout is unchanged\n"
 "  replay [TRACE] [--algorithm NAME --limit N --window DUR ... | --rules F]\n"
 "                      run a trace through the real program, model clock\n"
 "  version             this build's version, libbpf's and libxdp's, and the\n"
@@ -238,6 +242,7 @@ static const struct {
 	{ "events", do_events, true },
 	{ "replay", do_replay, false },
 	{ "run", do_run, true },
+	{ "reload", do_reload, true },
 	{ "version", do_version, true },
 };
 

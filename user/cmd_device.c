@@ -45,7 +45,7 @@ static const char status_help[] =
 "Attached devices with their mode and program id, the running rule set,\n"
 "how full the client table is, and which build loaded the programs\n"
 "(\"program\": build_id, this_build_id, same_build, last_upgrade): when\n"
-"it is not this binary's, restart the service.\n";
+"it is not this binary's, restart the service or run 'slicelimit reload'.\n";
 
 int do_attach(int argc, char **argv)
 {

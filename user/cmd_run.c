@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* run: the service. */
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include "commands.h"
 #include "common.h"
+#include "build_id.h"
 #include "config.h"
+#include "loader.h"
+#include "maps.h"
 #include "rules.h"
 #include "service.h"
+#include "service_state.h"
 #include "yaml_doc.h"
 
 static const char run_help[] =
@@ -142,4 +149,66 @@ int do_run(int argc, char **argv)
 	if (sl_args_only)
 		return SL_EXIT_OK;
 	return sl_service_run(config) ? SL_EXIT_FAIL : SL_EXIT_OK;
+}
+
+static const char reload_help[] =
+"Usage: slicelimit reload [--clients N] [--json]\n"
+"\n"
+"Swap this build's programs in for the pinned ones of another build (after\n"
+"a package upgrade), on every attached device, keeping each pinned map\n"
+"whose layout (type, key and value size, max_entries, flags) is unchanged,\n"
+"so the clients' counts survive; a map whose layout changed is recreated\n"
+"empty and named. Nothing to do when the programs are this build's. With\n"
+"a service running, restart it instead: its start does the same.\n"
+"--json prints the \"program\" object of status --json and \"upgraded\".\n";
+
+int do_reload(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "clients", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sl_load_opts lo = {};
+	struct sl_service_state svc;
+	struct sl_build_rec rec;
+	uint64_t n;
+	int c, err;
+
+	while ((c = sl_getopt_long(argc, argv, "c:h", opts)) != -1) {
+		if (c == 'c' && !sl_parse_uint(optarg, 1, SL_MAX_CLIENTS, &n))
+			lo.clients = n;
+		else
+			return sl_usage(reload_help, c != 'h');
+	}
+	if (optind != argc)
+		return sl_usage_error(reload_help, "reload: no arguments, got '%s'",
+				      argv[optind]);
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	if (sl_check_bpffs())
+		return SL_EXIT_FAIL;
+	/* the service holds the maps and the check program it opened: it
+	 * would go on with the old ones
+	 */
+	if (!sl_service_state_read(&svc) && svc.pid &&
+	    (!kill((pid_t)svc.pid, 0) || errno == EPERM)) {
+		pr_error("a service runs (pid %u): restart it, its start swaps the programs",
+			 svc.pid);
+		return SL_EXIT_FAIL;
+	}
+	err = sl_upgrade_pinned(&lo, &rec);
+	if (err)
+		return SL_EXIT_FAIL;
+	if (sl_json) {
+		json_object *o = sl_build_status_json(sl_now_tai_ms());
+
+		json_object_object_add(o, "upgraded",
+				       json_object_new_boolean(rec.upgraded_ms != 0));
+		sl_print_json(o);
+	} else if (!rec.upgraded_ms) {
+		printf("nothing to do: %s\n", access(SL_PIN_DIR "/prog_xdp", F_OK) ?
+		       "nothing is loaded" : "the loaded programs are this build's");
+	}
+	return SL_EXIT_OK;
 }

@@ -660,10 +660,8 @@ int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
 	sl_build_id(rec.id);
 	if (access(SL_PROG_XDP_PIN, F_OK))
 		return 0;	/* nothing loaded: the ordinary load will */
-	if (!sl_build_read(&old) && !memcmp(old.id, rec.id, sizeof(rec.id))) {
-		*out = old;
+	if (!sl_build_read(&old) && !memcmp(old.id, rec.id, sizeof(rec.id)))
 		return 0;	/* this build's already */
-	}
 	memcpy(rec.from, old.id, sizeof(rec.from));
 
 	/* the devices to move over, before any pin changes */
