@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Operations (issue 13):
+#
+#   1. run --check: a good config and rule file exit 0 with {"ok": true};
+#      a config with a bad field and a rule file with a bad field exit 1,
+#      both problems listed with their file and line, nothing loaded.
+#   2. log lines carry a syslog priority prefix ("<3>" for an error) when
+#      JOURNAL_STREAM names stderr's device:inode, and none otherwise.
+#   3. upgrade: a service started on pins of another build (simulated by
+#      another build id written into sl_build, and one pinned map swapped
+#      for one of another layout) swaps in this build's program: the
+#      program id changes, the map whose layout changed is reset and named,
+#      and a client's count in the kept client table survives and goes on
+#      counting under the new program. `reload` does the same without a
+#      service, and refuses while one runs.
+#
+# Usage: test_ops.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
+set -u
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+for t in curl stat; do
+	command -v "$t" >/dev/null || die "$t not found (make deps)"
+done
+
+API=http://127.0.0.1:8080	# in the server namespace
+CLIENT=${CLIENT4[0]}
+
+cat >"$SL_TMP/rules.yaml" <<EOF
+rules:
+  - name: flood
+    protocol: udp
+    ports: 7001
+    limit: 100
+    window: 60s
+EOF
+cat >"$SL_TMP/config.yaml" <<EOF
+devices:
+  - { name: $VETH_S, mode: xdp }
+rules: $SL_TMP/rules.yaml
+keep_attached: true
+http:
+  listen: 127.0.0.1:8080
+EOF
+
+api_code() {		# PATH: the HTTP status of GET PATH (000: no answer)
+	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
+}
+
+# start_service VAR LOG: slicelimit run in the server namespace, stderr to
+# LOG; wait (bounded) until the API answers
+start_service() {
+	local var=$1 log=$2 i pid
+	sl_bg "$var" nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
+		--config "$SL_TMP/config.yaml" 2>"$log"
+	pid=${!var}
+	for i in $(seq 1 100); do
+		[ "$(api_code /metrics)" = 200 ] && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -f "$log" ] && diag "$(tail -5 "$log")"
+	die "slicelimit run did not start answering on $API"
+}
+
+used() {		# the flood rule's count of $CLIENT
+	sl -j query "$CLIENT" --rule flood --port 7001 | json_get "d[0]['used']"
+}
+
+test_check_good_config_exits_0() {
+	local out rc=0
+	out=$("$SL_BIN" -j run --check --config "$SL_TMP/config.yaml" 2>/dev/null) || rc=$?
+	tap_eq "run --check of a good config and rule file: exit 0, ok true, no problems, nothing pinned" \
+		"$rc/$(printf '%s' "$out" | json_get "[d['ok'], d['problems']]")/$(pins_gone)" \
+		"0/[true, []]/gone"
+}
+
+test_check_bad_config_and_rules_lists_both() {
+	local out rc=0
+	printf 'rules: %s\nclients: lots\n' "$SL_TMP/bad-rules.yaml" >"$SL_TMP/bad.yaml"
+	printf 'rules:\n  - name: web\n    limit: many\n' >"$SL_TMP/bad-rules.yaml"
+	out=$("$SL_BIN" -j run --check --config "$SL_TMP/bad.yaml" 2>/dev/null) || rc=$?
+	tap_eq "run --check of a bad config naming a bad rule file: exit 1, ok false, both problems with file, line and field, one JSON object" \
+		"$rc/$(printf '%s' "$out" | json_get "[d['ok']] + [[p['file'], p['line'], p['field']] for p in d['problems']]")/$(printf '%s\n' "$out" | wc -l)" \
+		"1/[false, [\"$SL_TMP/bad.yaml\", 2, \"clients\"], [\"$SL_TMP/bad-rules.yaml\", 3, \"limit\"]]/1"
+	rc=0
+	"$SL_BIN" run --check --config "$SL_TMP/bad.yaml" >/dev/null 2>"$SL_TMP/check.err" || rc=$?
+	if [ "$rc" = 1 ] && grep -q "^$SL_TMP/bad.yaml:2: " "$SL_TMP/check.err" &&
+	   grep -q "^$SL_TMP/bad-rules.yaml:3: " "$SL_TMP/check.err"; then
+		tap_ok "run --check without --json: exit 1, FILE:LINE of both problems on stderr"
+	else
+		tap_fail "run --check without --json: exit 1, FILE:LINE of both problems on stderr" \
+			"exit $rc" "$(cat "$SL_TMP/check.err")"
+	fi
+}
+
+test_log_prefix_when_stderr_is_the_journal() {
+	local f=$SL_TMP/log.err
+	: >"$f"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$f") "$SL_BIN" run --config "$SL_TMP/none.yaml" 2>"$f"
+	tap_eq "JOURNAL_STREAM naming stderr: the error line starts with <3>" \
+		"$(head -c 3 "$f")" "<3>"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$f") "$SL_BIN" -j run --config "$SL_TMP/none.yaml" \
+		2>"$f" >"$SL_TMP/log.out"
+	tap_eq "... the JSON on stdout carries no prefix" "$(head -c 1 "$SL_TMP/log.out")" "{"
+	"$SL_BIN" run --config "$SL_TMP/none.yaml" 2>"$f"
+	tap_eq "without JOURNAL_STREAM: no prefix" "$(head -1 "$f")" \
+		"$SL_TMP/none.yaml: cannot read: No such file or directory"
+	JOURNAL_STREAM=1:1 "$SL_BIN" run --config "$SL_TMP/none.yaml" 2>"$f"
+	tap_eq "JOURNAL_STREAM naming another stream (stderr redirected since): no prefix" \
+		"$(head -1 "$f")" "$SL_TMP/none.yaml: cannot read: No such file or directory"
+}
+
+prog_gone() {		# ID: "gone" once no program has it (bounded: 3 s)
+	local i
+	for i in $(seq 1 30); do
+		bpftool prog show id "$1" >/dev/null 2>&1 || { echo gone; return; }
+		sleep 0.1
+	done
+	echo there
+}
+
+# another build's id in the record: its first byte flipped
+fake_old_build() {
+	local val
+	val=$(bpftool -j map lookup pinned "$SL_PIN/sl_build" key 0 0 0 0 |
+		"$SL_PY" -c 'import json, sys
+v = [int(x, 16) for x in json.load(sys.stdin)["value"]]
+v[0] ^= 0xff
+print(" ".join(str(x) for x in v))') || return 1
+	# shellcheck disable=SC2086
+	bpftool map update pinned "$SL_PIN/sl_build" key 0 0 0 0 value $val
+}
+
+test_upgrade_swaps_program_keeps_counts() {
+	local svc prog1 prog2 this old st
+	start_service svc "$SL_TMP/svc1.log"
+	sl_send "$CLIENT" "$SRV4" 7001 10 >/dev/null || tap_fail "sl-traffic sent 10 packets"
+	tap_eq "a fresh load records this build: status says same_build, and the client counted 10" \
+		"$(sl -j status | json_get "[d['program']['same_build'], d['program']['build_id'] == d['program']['this_build_id']]")/$(used)" \
+		"[true, true]/10"
+	prog1=$(sl -j status | json_get "d['devices'][0]['prog_id']")
+	this=$(sl -j status | json_get "d['program']['this_build_id']")
+	sl_stop "$svc"
+	tap_eq "keep_attached: the service stopped, the device stays attached" \
+		"$STOP_RC/$(sl -j status | json_get "len(d['devices'])")" "0/1"
+
+	fake_old_build || tap_fail "bpftool wrote another build id into sl_build"
+	old=$(sl -j status | json_get "d['program']['build_id']")
+	tap_eq "status --json of another build's program: same_build false, its build id shown" \
+		"$(sl -j status | json_get "[d['program']['same_build'], d['program']['build_id'] != d['program']['this_build_id']]")" \
+		"[false, true]"
+	# a map of another layout where sl_clients_log was: the upgrade must
+	# reset it, and only it
+	rm "$SL_PIN/sl_clients_log"
+	bpftool map create "$SL_PIN/sl_clients_log" type hash key 4 value 4 \
+		entries 8 name sl_clients_log ||
+		tap_fail "bpftool created a map of another layout"
+
+	start_service svc "$SL_TMP/svc2.log"
+	st=$(sl -j status)
+	prog2=$(printf '%s' "$st" | json_get "d['devices'][0]['prog_id']")
+	tap_eq "the service's start swapped the program: same_build, upgraded from the old id, the program id changed" \
+		"$(printf '%s' "$st" | json_get "[d['program']['same_build'], d['program']['build_id'], d['program']['last_upgrade']['from_build_id']]")/$([ "$prog1" != "$prog2" ] && echo changed)" \
+		"[true, \"$this\", \"$old\"]/changed"
+	tap_eq "... the map of another layout reset and named, the others kept" \
+		"$(printf '%s' "$st" | json_get "[d['program']['last_upgrade']['maps_reset'], d['program']['last_upgrade']['maps_kept'] > 5]")" \
+		"[[\"sl_clients_log\"], true]"
+	tap_eq "... the device adopted by the new service, on the new program" \
+		"$(printf '%s' "$st" | json_get "[[x['device'], x['service'], x['present']] for x in d['devices']]")" \
+		"[[\"$VETH_S\", \"adopted\", true]]"
+	tap_eq "... the old program is gone from the kernel (detached, unpinned)" \
+		"$(prog_gone "$prog1")" gone
+	tap_eq "the client's count survived the swap (10)" "$(used)" 10
+	sl_send "$CLIENT" "$SRV4" 7001 5 >/dev/null || tap_fail "sl-traffic sent 5 packets"
+	tap_eq "... and the new program counts on from it (15)" "$(used)" 15
+	local rc=0
+	sl -j reload >/dev/null 2>&1 || rc=$?
+	tap_eq "reload with the service running: refused (exit 1), restart the service instead" "$rc" 1
+	sl_stop "$svc"
+}
+
+test_reload_swaps_without_service() {
+	local prog1 prog2 out
+	prog1=$(sl -j status | json_get "d['devices'][0]['prog_id']")
+	fake_old_build || tap_fail "bpftool wrote another build id into sl_build"
+	out=$(sl -j reload 2>"$SL_TMP/reload.err")
+	prog2=$(sl -j status | json_get "d['devices'][0]['prog_id']")
+	tap_eq "reload of another build's program: upgraded, same_build, nothing reset, the program id changed" \
+		"$(printf '%s' "$out" | json_get "[d['upgraded'], d['same_build'], d['last_upgrade']['maps_reset']]")/$([ "$prog1" != "$prog2" ] && echo changed)" \
+		"[true, true, []]/changed"
+	tap_eq "... the client's count survived (15)" "$(used)" 15
+	tap_eq "reload again: nothing to do" \
+		"$(sl -j reload | json_get "[d['upgraded'], d['same_build']]")" "[false, true]"
+}
+
+main() {
+	sl_claim_pins 30
+	test_check_good_config_exits_0
+	test_check_bad_config_and_rules_lists_both
+	test_log_prefix_when_stderr_is_the_journal
+	sl_netns_setup
+	test_upgrade_swaps_program_keeps_counts
+	test_reload_swaps_without_service
+	tap_done
+}
+
+sl_run main
