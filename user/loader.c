@@ -660,7 +660,14 @@ int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
 	sl_build_id(rec.id);
 	if (access(SL_PROG_XDP_PIN, F_OK))
 		return 0;	/* nothing loaded: the ordinary load will */
-	if (!sl_build_read(&old) && !memcmp(old.id, rec.id, sizeof(rec.id)))
+	err = sl_build_read(&old);
+	if (err && err != -ENOENT) {
+		/* out of fds, say: not a reason to swap the programs */
+		pr_error("cannot read the build id pinned as %s: %s",
+			 SL_BUILD_PIN, strerror(-err));
+		return err;
+	}
+	if (!err && !memcmp(old.id, rec.id, sizeof(rec.id)))
 		return 0;	/* this build's already */
 	memcpy(rec.from, old.id, sizeof(rec.from));
 
