@@ -63,6 +63,19 @@ static int prog_id_of(int fd)
 	return info.id;
 }
 
+/* A fresh load is this build's; without the record status says "unknown
+ * build" and the next service start swaps the programs for the same ones:
+ * harmless, so only a warning.
+ */
+static void record_fresh_build(void)
+{
+	struct sl_build_rec rec = {};
+
+	sl_build_id(rec.id);
+	if (sl_build_write(&rec))
+		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
+}
+
 int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
@@ -118,14 +131,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	}
 	*xdp_fd = dup(bpf_program__fd(skel->progs.sl_xdp));
 	*tc_fd = dup(bpf_program__fd(skel->progs.sl_tc));
-	{
-		struct sl_build_rec rec = {};
-
-		sl_build_id(rec.id);
-		/* status then says "unknown build"; the programs work */
-		if (sl_build_write(&rec))
-			pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
-	}
+	record_fresh_build();
 	pr_info("loaded and pinned under %s", SL_PIN_DIR);
 out:
 	slicelimit_bpf__destroy(skel);

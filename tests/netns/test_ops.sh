@@ -41,6 +41,7 @@ EOF
 cat >"$SL_TMP/config.yaml" <<EOF
 devices:
   - { name: $VETH_S, mode: xdp }
+  - { name: lo, mode: tc }
 rules: $SL_TMP/rules.yaml
 keep_attached: true
 http:
@@ -115,6 +116,19 @@ test_log_prefix_when_stderr_is_the_journal() {
 		"$(head -1 "$f")" "$SL_TMP/none.yaml: cannot read: No such file or directory"
 }
 
+# progs: "device:prog_id ..." of status --json, in device order
+progs() {
+	sl -j status | json_get "' '.join(f\"{x['device']}:{x['prog_id']}\" for x in sorted(d['devices'], key=lambda x: x['device']))"
+}
+
+# changed BEFORE AFTER: "changed" when no device kept its program id
+changed() {
+	"$SL_PY" -c 'import sys
+b = dict(x.split(":") for x in sys.argv[1].split())
+a = dict(x.split(":") for x in sys.argv[2].split())
+print("changed" if b.keys() == a.keys() and all(b[k] != a[k] for k in b) else "same: %s -> %s" % (sys.argv[1], sys.argv[2]))' "$1" "$2"
+}
+
 prog_gone() {		# ID: "gone" once no program has it (bounded: 3 s)
 	local i
 	for i in $(seq 1 30); do
@@ -137,17 +151,18 @@ print(" ".join(str(x) for x in v))') || return 1
 }
 
 test_upgrade_swaps_program_keeps_counts() {
-	local svc prog1 prog2 this old st
+	local svc prog1 before this old st
 	start_service svc "$SL_TMP/svc1.log"
 	sl_send "$CLIENT" "$SRV4" 7001 10 >/dev/null || tap_fail "sl-traffic sent 10 packets"
 	tap_eq "a fresh load records this build: status says same_build, and the client counted 10" \
 		"$(sl -j status | json_get "[d['program']['same_build'], d['program']['build_id'] == d['program']['this_build_id']]")/$(used)" \
 		"[true, true]/10"
-	prog1=$(sl -j status | json_get "d['devices'][0]['prog_id']")
+	prog1=$(sl -j status | json_get "[x['prog_id'] for x in d['devices'] if x['device'] == '$VETH_S'][0]")
+	before=$(progs)
 	this=$(sl -j status | json_get "d['program']['this_build_id']")
 	sl_stop "$svc"
-	tap_eq "keep_attached: the service stopped, the device stays attached" \
-		"$STOP_RC/$(sl -j status | json_get "len(d['devices'])")" "0/1"
+	tap_eq "keep_attached: the service stopped, both devices stay attached" \
+		"$STOP_RC/$(sl -j status | json_get "len(d['devices'])")" "0/2"
 
 	fake_old_build || tap_fail "bpftool wrote another build id into sl_build"
 	old=$(sl -j status | json_get "d['program']['build_id']")
@@ -163,16 +178,18 @@ test_upgrade_swaps_program_keeps_counts() {
 
 	start_service svc "$SL_TMP/svc2.log"
 	st=$(sl -j status)
-	prog2=$(printf '%s' "$st" | json_get "d['devices'][0]['prog_id']")
-	tap_eq "the service's start swapped the program: same_build, upgraded from the old id, the program id changed" \
-		"$(printf '%s' "$st" | json_get "[d['program']['same_build'], d['program']['build_id'], d['program']['last_upgrade']['from_build_id']]")/$([ "$prog1" != "$prog2" ] && echo changed)" \
+	tap_eq "the service's start swapped the programs: same_build, upgraded from the old id, the program id changed on both devices (xdp, tc)" \
+		"$(printf '%s' "$st" | json_get "[d['program']['same_build'], d['program']['build_id'], d['program']['last_upgrade']['from_build_id']]")/$(changed "$before" "$(progs)")" \
 		"[true, \"$this\", \"$old\"]/changed"
 	tap_eq "... the map of another layout reset and named, the others kept" \
 		"$(printf '%s' "$st" | json_get "[d['program']['last_upgrade']['maps_reset'], d['program']['last_upgrade']['maps_kept'] > 5]")" \
 		"[[\"sl_clients_log\"], true]"
-	tap_eq "... the device adopted by the new service, on the new program" \
-		"$(printf '%s' "$st" | json_get "[[x['device'], x['service'], x['present']] for x in d['devices']]")" \
-		"[[\"$VETH_S\", \"adopted\", true]]"
+	tap_eq "... both devices adopted by the new service" \
+		"$(printf '%s' "$st" | json_get "sorted([x['device'], x['service'], x['present']] for x in d['devices'])")" \
+		"[[\"lo\", \"adopted\", true], [\"$VETH_S\", \"adopted\", true]]"
+	tap_eq "... the TC filter on lo runs the program id status records" \
+		"$(in_server bpftool -j net show dev lo | json_get "[t['id'] for t in d[0]['tc']]")" \
+		"[$(printf '%s' "$st" | json_get "[x['prog_id'] for x in d['devices'] if x['device'] == 'lo'][0]")]"
 	tap_eq "... the old program is gone from the kernel (detached, unpinned)" \
 		"$(prog_gone "$prog1")" gone
 	tap_eq "the client's count survived the swap (10)" "$(used)" 10
@@ -185,13 +202,12 @@ test_upgrade_swaps_program_keeps_counts() {
 }
 
 test_reload_swaps_without_service() {
-	local prog1 prog2 out
-	prog1=$(sl -j status | json_get "d['devices'][0]['prog_id']")
+	local before out
+	before=$(progs)
 	fake_old_build || tap_fail "bpftool wrote another build id into sl_build"
 	out=$(sl -j reload 2>"$SL_TMP/reload.err")
-	prog2=$(sl -j status | json_get "d['devices'][0]['prog_id']")
-	tap_eq "reload of another build's program: upgraded, same_build, nothing reset, the program id changed" \
-		"$(printf '%s' "$out" | json_get "[d['upgraded'], d['same_build'], d['last_upgrade']['maps_reset']]")/$([ "$prog1" != "$prog2" ] && echo changed)" \
+	tap_eq "reload of another build's programs: upgraded, same_build, nothing reset, the program ids changed" \
+		"$(printf '%s' "$out" | json_get "[d['upgraded'], d['same_build'], d['last_upgrade']['maps_reset']]")/$(changed "$before" "$(progs)")" \
 		"[true, true, []]/changed"
 	tap_eq "... the client's count survived (15)" "$(used)" 15
 	tap_eq "reload again: nothing to do" \
