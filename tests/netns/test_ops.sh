@@ -12,8 +12,10 @@
 #      for one of another layout) swaps in this build's program: the
 #      program id changes, the map whose layout changed is reset and named,
 #      and a client's count in the kept client table survives and goes on
-#      counting under the new program. `reload` does the same without a
-#      service, and refuses while one runs.
+#      counting under the new program, on an XDP device (libxdp
+#      dispatcher) and a TC one. `reload` does the same without a service,
+#      and refuses while one runs; an XDP program attached without the
+#      dispatcher is replaced in place (XDP_FLAGS_REPLACE).
 #
 # Usage: test_ops.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -214,6 +216,31 @@ test_reload_swaps_without_service() {
 		"$(sl -j reload | json_get "[d['upgraded'], d['same_build']]")" "[false, true]"
 }
 
+# the XDP program id on $VETH_S, as the kernel reports it
+xdp_on_veth() {
+	in_server ip -j -d link show "$VETH_S" | json_get "d[0].get('xdp', {}).get('prog', {}).get('id')"
+}
+
+test_reload_replaces_lone_xdp_program_in_place() {
+	local before after
+	sl detach --all >/dev/null
+	# libxdp's switch for attaching without its dispatcher: our program
+	# alone on the device, replaced with XDP_FLAGS_REPLACE
+	LIBXDP_SKIP_DISPATCHER=1 sl attach "$VETH_S" --mode xdp >/dev/null 2>&1 ||
+		tap_fail "attach $VETH_S without the libxdp dispatcher"
+	sl rules apply "$SL_TMP/rules.yaml" >/dev/null || tap_fail "rules apply"
+	before=$(sl -j status | json_get "d['devices'][0]['prog_id']")
+	tap_eq "without the dispatcher the device runs our program itself" \
+		"$(xdp_on_veth)" "$before"
+	fake_old_build || tap_fail "bpftool wrote another build id into sl_build"
+	sl reload >/dev/null 2>&1 || tap_fail "reload exited 0"
+	after=$(sl -j status | json_get "d['devices'][0]['prog_id']")
+	tap_eq "reload replaced the lone XDP program in place: the device runs the new id status records" \
+		"$(xdp_on_veth)/$([ "$before" != "$after" ] && echo changed)" "$after/changed"
+	sl_send "$CLIENT" "$SRV4" 7001 3 >/dev/null || tap_fail "sl-traffic sent 3 packets"
+	tap_eq "... and it counts (3)" "$(used)" 3
+}
+
 main() {
 	sl_claim_pins 30
 	test_check_good_config_exits_0
@@ -222,6 +249,7 @@ main() {
 	sl_netns_setup
 	test_upgrade_swaps_program_keeps_counts
 	test_reload_swaps_without_service
+	test_reload_replaces_lone_xdp_program_in_place
 	tap_done
 }
 
