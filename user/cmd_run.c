@@ -143,11 +143,13 @@ int do_run(int argc, char **argv)
 		pr_error("run needs --config FILE (slicelimit run --help)");
 		return SL_EXIT_USAGE;
 	}
-	/* reads its two files only, like rules check */
-	if (check)
-		return run_check(config);
+	/* the argv fuzzer stops here too: a path it makes up could be a
+	 * FIFO or /dev/stdin, and the read would never end
+	 */
 	if (sl_args_only)
 		return SL_EXIT_OK;
+	if (check)
+		return run_check(config);
 	return sl_service_run(config) ? SL_EXIT_FAIL : SL_EXIT_OK;
 }
 
