@@ -46,6 +46,10 @@ static const char main_help[] =
 "  query ADDR [--rule NAME] [--port N]\n"
 "                      limit, used, remaining and Retry-After of a client\n"
 "  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
+"  run --check --config FILE\n"
+"                      validate the config and its rule file, touching nothing\n"
+"  reload              swap this build's programs in for another build's,\n"
+"                      keeping the maps whose layout is unchanged\n"
 "  replay [TRACE] [--algorithm NAME --limit N --window DUR ... | --rules F]\n"
 "                      run a trace through the real program, model clock\n"
 "  version             this build's version, libbpf's and libxdp's, and the\n"
@@ -97,6 +101,9 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt,
 {
 	if (sl_verbose < 2 && !(sl_verbose >= 1 && level == LIBBPF_WARN))
 		return 0;
+	fputs(sl_log_prefix(level == LIBBPF_WARN ? SL_LOG_WARNING :
+			    level == LIBBPF_INFO ? SL_LOG_INFO : SL_LOG_DEBUG),
+	      stderr);
 	return vfprintf(stderr, fmt, args);
 }
 
@@ -105,6 +112,9 @@ static int print_libxdp(enum libxdp_print_level level, const char *fmt,
 {
 	if (sl_verbose < 2 && !(sl_verbose >= 1 && level == LIBXDP_WARN))
 		return 0;
+	fputs(sl_log_prefix(level == LIBXDP_WARN ? SL_LOG_WARNING :
+			    level == LIBXDP_INFO ? SL_LOG_INFO : SL_LOG_DEBUG),
+	      stderr);
 	return vfprintf(stderr, fmt, args);
 }
 
@@ -232,6 +242,7 @@ static const struct {
 	{ "events", do_events, true },
 	{ "replay", do_replay, false },
 	{ "run", do_run, true },
+	{ "reload", do_reload, true },
 	{ "version", do_version, true },
 };
 
@@ -278,6 +289,7 @@ int sl_main(int argc, char **argv)
 	sl_verbose = 0;
 	sl_command = NULL;
 	clearerr(stdout);
+	sl_log_init();
 	libbpf_set_print(print_libbpf);
 	libxdp_set_print(print_libxdp);
 
@@ -349,7 +361,8 @@ out:
 	sl_error_flush(ret, fallback);
 	/* output lost (a full disk, a closed pipe) is a failure */
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "slicelimit: cannot write the output: %s\n",
+		fprintf(stderr, "%sslicelimit: cannot write the output: %s\n",
+			sl_log_prefix(SL_LOG_ERR),
 			strerror(errno));
 		return SL_EXIT_FAIL;
 	}

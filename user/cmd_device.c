@@ -7,6 +7,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "build_id.h"
 #include "commands.h"
 #include "common.h"
 #include "loader.h"
@@ -42,7 +43,9 @@ static const char status_help[] =
 "Usage: slicelimit status [--json]\n"
 "\n"
 "Attached devices with their mode and program id, the running rule set,\n"
-"and how full the client table is.\n";
+"how full the client table is, and which build loaded the programs\n"
+"(\"program\": build_id, this_build_id, same_build, last_upgrade): when\n"
+"it is not this binary's, restart the service or run 'slicelimit reload'.\n";
 
 int do_attach(int argc, char **argv)
 {
@@ -173,7 +176,7 @@ int do_status(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	json_object *root, *devs, *sync, *service;
+	json_object *root, *devs, *sync, *service, *program;
 	struct sl_service_state svc;
 	struct sl_config cfg;
 	struct sl_rule *rules = NULL;
@@ -253,6 +256,8 @@ int do_status(int argc, char **argv)
 	json_object_object_add(root, "sync", sync);
 	service = sl_service_state_json(&svc, sl_now_tai_ms());
 	json_object_object_add(root, "service", service);
+	program = sl_build_status_json(sl_now_tai_ms());
+	json_object_object_add(root, "program", program);
 
 	if (sl_json) {
 		sl_print_json(root);
@@ -260,6 +265,7 @@ int do_status(int argc, char **argv)
 		size_t i, n = json_object_array_length(devs);
 
 		printf("pinned:   %s\n", SL_PIN_DIR);
+		sl_build_status_print(program);
 		printf("rules:    %u (epoch %u)\n", nr_rules, cfg.rules_epoch);
 		printf("clients:  %u of %u (%.1f%%)\n", clients, capacity,
 		       capacity ? 100.0 * clients / capacity : 0.0);

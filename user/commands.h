@@ -34,6 +34,7 @@ int do_query(int argc, char **argv);
 int do_events(int argc, char **argv);
 int do_replay(int argc, char **argv);
 int do_run(int argc, char **argv);
+int do_reload(int argc, char **argv);
 
 /* Print a JSON document (honours --pretty, except in a stream: see
  * sl_json_stream) and release it.

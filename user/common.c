@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "commands.h"
 #include "common.h"
 #include "sl_key.h"
@@ -25,6 +27,12 @@ bool sl_json_stream;
 static char *first_error;
 static json_object *problems;
 static unsigned problems_left_off;
+static bool answered;
+
+void sl_error_answered(void)
+{
+	answered = true;
+}
 
 static void keep_problem(json_object *p)
 {
@@ -38,12 +46,40 @@ static void keep_problem(json_object *p)
 	json_object_array_add(problems, p);
 }
 
+static bool log_journal;
+
+void sl_log_init(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char end;
+
+	/* the variable is inherited: it only counts when stderr is still
+	 * the stream it names, not redirected to a file or a pipe since
+	 */
+	log_journal = js && sscanf(js, "%llu:%llu%c", &dev, &ino, &end) == 2 &&
+		      !fstat(STDERR_FILENO, &st) &&
+		      (unsigned long long)st.st_dev == dev &&
+		      (unsigned long long)st.st_ino == ino;
+}
+
+const char *sl_log_prefix(int priority)
+{
+	static const char *const prefix[] = {
+		"<0>", "<1>", "<2>", "<3>", "<4>", "<5>", "<6>", "<7>",
+	};
+
+	return log_journal && priority >= 0 && priority <= 7 ?
+	       prefix[priority] : "";
+}
+
 static void report(const char *fmt, va_list ap)
 {
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "slicelimit: %s\n", msg);
+	fprintf(stderr, "%sslicelimit: %s\n", sl_log_prefix(SL_LOG_ERR), msg);
 	if (!sl_json)
 		return;
 	if (!first_error) {
@@ -83,7 +119,7 @@ void pr_error_problems(json_object *list, const char *fmt, ...)
 
 void sl_error_flush(int exit_code, const char *fallback)
 {
-	if (sl_json && exit_code != SL_EXIT_OK) {
+	if (sl_json && exit_code != SL_EXIT_OK && !answered) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "error", json_object_new_string(
@@ -102,25 +138,27 @@ void sl_error_flush(int exit_code, const char *fallback)
 	json_object_put(problems);
 	problems = NULL;
 	problems_left_off = 0;
+	answered = false;
 }
 
-#define SL_PR(name, level, prefix)					\
+#define SL_PR(name, level, priority, prefix)					\
 void name(const char *fmt, ...)						\
 {									\
 	va_list ap;							\
 									\
 	if (sl_verbose < (level))					\
 		return;							\
+	fputs(sl_log_prefix(priority), stderr);				\
 	fputs(prefix, stderr);						\
 	va_start(ap, fmt);						\
 	vfprintf(stderr, fmt, ap);					\
 	va_end(ap);							\
 	fputc('\n', stderr);						\
 }
-SL_PR(pr_warn, 0, "slicelimit: warning: ")
-SL_PR(pr_notice, 0, "slicelimit: ")
-SL_PR(pr_info, 1, "slicelimit: ")
-SL_PR(pr_debug, 2, "slicelimit: debug: ")
+SL_PR(pr_warn, 0, SL_LOG_WARNING, "slicelimit: warning: ")
+SL_PR(pr_notice, 0, SL_LOG_NOTICE, "slicelimit: ")
+SL_PR(pr_info, 1, SL_LOG_INFO, "slicelimit: ")
+SL_PR(pr_debug, 2, SL_LOG_DEBUG, "slicelimit: debug: ")
 
 int sl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {

@@ -44,6 +44,28 @@ void pr_error_problems(struct json_object *problems, const char *fmt, ...)
  * forget every kept error.
  */
 void sl_error_flush(int exit_code, const char *fallback);
+/* A failing command that printed its own JSON answer (run --check's
+ * {"ok": false, ...}): sl_error_flush prints no error object after it.
+ */
+void sl_error_answered(void);
+/* Syslog priorities of the lines on stderr. */
+enum {
+	SL_LOG_ERR = 3,
+	SL_LOG_WARNING = 4,
+	SL_LOG_NOTICE = 5,
+	SL_LOG_INFO = 6,
+	SL_LOG_DEBUG = 7,
+};
+/* Under systemd, stderr connected to the journal (sd-daemon(3): the
+ * JOURNAL_STREAM variable names stderr's device and inode) gets each line
+ * prefixed with its priority, "<3>" for an error, which journald takes off
+ * and keeps as the PRIORITY field; anywhere else lines are plain. Decided
+ * once, by sl_log_init (sl_main calls it).
+ */
+void sl_log_init(void);
+/* "<N>" for priority N when stderr is the journal, else "". */
+const char *sl_log_prefix(int priority);
+
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

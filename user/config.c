@@ -300,7 +300,7 @@ int sl_config_load(const char *path, struct sl_service_config *cfg)
 		return -ENOMEM;
 	err = sl_config_parse_file(path, cfg, pb);
 	if (pb->oom)
-		fprintf(stderr, "%s: out of memory\n", path);
+		fprintf(stderr, "%s%s: out of memory\n", sl_log_prefix(SL_LOG_ERR), path);
 	sl_problems_print(pb, stderr);
 	free(pb);
 	return err;

@@ -7,6 +7,7 @@
  * `status` know them, and the pins go when the last device is detached.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <linux/if_link.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -20,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include "build_id.h"
 #include "common.h"
 #include "loader.h"
 #include "maps.h"
@@ -59,6 +61,19 @@ static int prog_id_of(int fd)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
 	return info.id;
+}
+
+/* A fresh load is this build's; without the record status says "unknown
+ * build" and the next service start swaps the programs for the same ones:
+ * harmless, so only a warning.
+ */
+static void record_fresh_build(void)
+{
+	struct sl_build_rec rec = {};
+
+	sl_build_id(rec.id);
+	if (sl_build_write(&rec))
+		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
 }
 
 int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
@@ -116,6 +131,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	}
 	*xdp_fd = dup(bpf_program__fd(skel->progs.sl_xdp));
 	*tc_fd = dup(bpf_program__fd(skel->progs.sl_tc));
+	record_fresh_build();
 	pr_info("loaded and pinned under %s", SL_PIN_DIR);
 out:
 	slicelimit_bpf__destroy(skel);
@@ -518,5 +534,288 @@ int sl_unpin_all(void)
 			 strerror(-err));
 	else
 		pr_info("unpinned %s", SL_PIN_DIR);
+	return err;
+}
+
+/* ---- upgrade: this build's programs in place of another build's ---- */
+
+#define SL_MAX_UPGRADE_DEVICES	64
+
+/* Would libbpf reuse the pinned map at PATH for MAP (its checks in
+ * map_is_reuse_compat)? 1 yes, 0 no (WHY says what differs), -errno.
+ */
+static int pin_reusable(const struct bpf_map *map, const char *path,
+			char *why, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd = bpf_obj_get(path), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	why[0] = '\0';
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		err = -errno;
+	else if (info.type != bpf_map__type(map))
+		snprintf(why, len, "type %u -> %u", info.type, bpf_map__type(map));
+	else if (info.key_size != bpf_map__key_size(map))
+		snprintf(why, len, "key size %u -> %u", info.key_size,
+			 bpf_map__key_size(map));
+	else if (info.value_size != bpf_map__value_size(map))
+		snprintf(why, len, "value size %u -> %u", info.value_size,
+			 bpf_map__value_size(map));
+	else if (info.max_entries != bpf_map__max_entries(map))
+		snprintf(why, len, "max_entries %u -> %u", info.max_entries,
+			 bpf_map__max_entries(map));
+	else if (info.map_flags != bpf_map__map_flags(map))
+		snprintf(why, len, "flags %#x -> %#x", info.map_flags,
+			 bpf_map__map_flags(map));
+	close(fd);
+	return err ? err : !why[0];
+}
+
+static void append_name(char *list, size_t len, const char *name)
+{
+	size_t used = strlen(list);
+
+	snprintf(list + used, len - used, "%s%s", used ? "," : "", name);
+}
+
+/* One device onto the new program. TC and a single XDP program are
+ * replaced in one step (the kernel swaps them atomically); under the
+ * libxdp dispatcher the old program is detached and the new one attached,
+ * a moment in which packets pass unlimited.
+ */
+static int swap_device(__u32 ifindex, struct sl_device *rec, int old_fd,
+		       int new_fd)
+{
+	__u32 flags = rec->mode == SL_MODE_XDP ? XDP_FLAGS_DRV_MODE :
+						  XDP_FLAGS_SKB_MODE;
+	int err;
+
+	if (rec->mode == SL_MODE_TC) {
+		LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
+			    .priority = SL_TC_PRIORITY, .prog_fd = new_fd,
+			    .flags = BPF_TC_F_REPLACE);
+		struct bpf_tc_hook hook;
+
+		tc_hook_init(&hook, ifindex);
+		err = bpf_tc_attach(&hook, &tc);
+		if (err)
+			pr_error("%s: cannot replace the TC program: %s",
+				 rec->name, strerror(-err));
+	} else if (xdp_prog_on(ifindex, rec->mode) == rec->prog_id) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = old_fd);
+
+		err = bpf_xdp_attach(ifindex, new_fd, flags | XDP_FLAGS_REPLACE,
+				     &xo);
+		if (err)
+			pr_error("%s: cannot replace the XDP program: %s",
+				 rec->name, strerror(-err));
+	} else {
+		detach_xdp(ifindex, rec->name, old_fd, rec->mode);
+		err = attach_xdp(ifindex, rec->name, new_fd, rec->mode);
+	}
+	if (err)
+		return err;
+	rec->prog_id = prog_id_of(new_fd);
+	return 0;
+}
+
+/* The pins moved aside for a reset: back in place (RESTORE, on a failed
+ * upgrade; the new map libbpf pinned there, if any, goes) or removed.
+ */
+static void moved_aside(struct slicelimit_bpf *skel, bool restore)
+{
+	char aside[PATH_MAX];
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		const char *path = bpf_map__pin_path(map);
+
+		if (!path)
+			continue;
+		snprintf(aside, sizeof(aside), "%s__aside", path);
+		if (access(aside, F_OK))
+			continue;
+		if (restore) {
+			unlink(path);
+			rename(aside, path);
+		} else {
+			unlink(aside);
+		}
+	}
+}
+
+int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+		    .pin_root_path = SL_PIN_DIR);
+	struct sl_device recs[SL_MAX_UPGRADE_DEVICES];
+	__u32 ifindex[SL_MAX_UPGRADE_DEVICES], key, *prev = NULL;
+	struct sl_build_rec rec = {}, old;
+	struct slicelimit_bpf *skel = NULL;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	unsigned nr = 0, i, clients = opts->clients;
+	int old_xdp = -1, old_tc = -1, err;
+	struct bpf_map *map;
+	struct sl_maps m;
+
+	memset(out, 0, sizeof(*out));
+	sl_build_id(rec.id);
+	if (access(SL_PROG_XDP_PIN, F_OK))
+		return 0;	/* nothing loaded: the ordinary load will */
+	err = sl_build_read(&old);
+	if (err && err != -ENOENT) {
+		/* out of fds, say: not a reason to swap the programs */
+		pr_error("cannot read the build id pinned as %s: %s",
+			 SL_BUILD_PIN, strerror(-err));
+		return err;
+	}
+	if (!err && !memcmp(old.id, rec.id, sizeof(rec.id)))
+		return 0;	/* this build's already */
+	memcpy(rec.from, old.id, sizeof(rec.from));
+
+	/* the devices to move over, before any pin changes */
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps pinned under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		return err;
+	}
+	if (bpf_obj_get_info_by_fd(m.devices, &info, &ilen) ||
+	    info.value_size != sizeof(struct sl_device)) {
+		pr_error("the pinned device list has another layout: cannot move the devices over; run 'slicelimit detach --all', then start again");
+		sl_maps_close(&m);
+		return -ESTALE;
+	}
+	while (nr < SL_MAX_UPGRADE_DEVICES &&
+	       !bpf_map_get_next_key(m.devices, prev, &key)) {
+		ifindex[nr] = key;
+		prev = &ifindex[nr];
+		if (!bpf_map_lookup_elem(m.devices, &key, &recs[nr]))
+			nr++;
+	}
+	/* the client table keeps its size unless the config names one */
+	memset(&info, 0, sizeof(info));
+	ilen = sizeof(info);
+	if (!clients && !bpf_obj_get_info_by_fd(m.clients, &info, &ilen))
+		clients = info.max_entries;
+	sl_maps_close(&m);
+
+	old_xdp = bpf_obj_get(SL_PROG_XDP_PIN);
+	old_tc = bpf_obj_get(SL_PROG_TC_PIN);
+	skel = slicelimit_bpf__open_opts(&open_opts);
+	if (!skel) {
+		err = -errno;
+		pr_error("cannot open the BPF object: %s", strerror(-err));
+		goto out;
+	}
+	sl_size_state_maps(skel->obj, clients);
+	/* a pin libbpf could not reuse is moved aside (NAME__aside: bpffs
+	 * takes no dot in a name), so that the load makes and pins a new
+	 * map: its content is lost, say which.
+	 * Until the programs are swapped the old map stays pinned aside, and
+	 * goes back if anything fails.
+	 */
+	bpf_object__for_each_map(map, skel->obj) {
+		const char *path = bpf_map__pin_path(map);
+		char why[96], aside[PATH_MAX];
+		int r;
+
+		if (!path)
+			continue;
+		r = pin_reusable(map, path, why, sizeof(why));
+		if (r == 1) {
+			rec.maps_kept++;
+		} else if (r == 0) {
+			pr_warn("%s: layout changed (%s): reset, its content is lost",
+				bpf_map__name(map), why);
+			snprintf(aside, sizeof(aside), "%s__aside", path);
+			if (rename(path, aside)) {
+				err = -errno;
+				pr_error("%s: cannot move the pin aside: %s",
+					 path, strerror(-err));
+				goto out;
+			}
+			rec.maps_reset++;
+			append_name(rec.reset_names, sizeof(rec.reset_names),
+				    bpf_map__name(map));
+		} else if (r != -ENOENT) {
+			err = r;
+			pr_error("%s: cannot inspect the pin: %s", path,
+				 strerror(-r));
+			goto out;
+		}
+	}
+	err = slicelimit_bpf__load(skel);
+	if (err) {
+		pr_error("cannot load this build's programs: %s (-v shows libbpf's log); the running ones are unchanged",
+			 strerror(-err));
+		goto out;
+	}
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps after the load: %s", strerror(-err));
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		int new_fd = recs[i].mode == SL_MODE_TC ?
+			     bpf_program__fd(skel->progs.sl_tc) :
+			     bpf_program__fd(skel->progs.sl_xdp);
+		int old_fd = recs[i].mode == SL_MODE_TC ? old_tc : old_xdp;
+		char name[IF_NAMESIZE];
+
+		/* a device gone since is only forgotten, as detach does */
+		if (!if_indextoname(ifindex[i], name) ||
+		    strcmp(name, recs[i].name)) {
+			bpf_map_delete_elem(m.devices, &ifindex[i]);
+			continue;
+		}
+		err = swap_device(ifindex[i], &recs[i], old_fd, new_fd);
+		if (err)
+			break;
+		bpf_map_update_elem(m.devices, &ifindex[i], &recs[i], BPF_ANY);
+	}
+	sl_maps_close(&m);
+	if (err)
+		goto out;
+	unlink(SL_PROG_XDP_PIN);
+	unlink(SL_PROG_TC_PIN);
+	unlink(SL_PROG_CHECK_PIN);
+	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
+	if (err) {
+		pr_error("cannot pin the new programs under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		goto out;
+	}
+	rec.upgraded_ms = sl_now_tai_ms();
+	if (sl_build_write(&rec))
+		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
+	*out = rec;
+	moved_aside(skel, false);
+	{
+		char from[2 * SL_BUILD_ID_LEN + 1], to[2 * SL_BUILD_ID_LEN + 1];
+
+		pr_notice("upgraded the loaded programs from build %.12s to %.12s on %u device%s: %u maps kept, %u reset%s%s",
+			  memcmp(rec.from, (__u8[SL_BUILD_ID_LEN]){ 0 }, SL_BUILD_ID_LEN) ?
+			  sl_build_id_hex(rec.from, from) : "unknown",
+			  sl_build_id_hex(rec.id, to), nr, nr == 1 ? "" : "s",
+			  rec.maps_kept, rec.maps_reset,
+			  rec.maps_reset ? ": " : "", rec.reset_names);
+	}
+out:
+	if (err && skel)
+		moved_aside(skel, true);
+	slicelimit_bpf__destroy(skel);
+	if (old_xdp >= 0)
+		close(old_xdp);
+	if (old_tc >= 0)
+		close(old_tc);
 	return err;
 }

@@ -22,6 +22,19 @@ int sl_unpin_if_unused(void);
 /* Is DEV recorded as attached (by any earlier run)? */
 bool sl_is_attached(const char *dev);
 
+/* The pinned programs are another build's (the build id recorded in
+ * sl_build differs from this binary's, or none is): load this build's,
+ * reusing every pinned map whose layout (type, key and value size,
+ * max_entries, flags) is unchanged and recreating the others, swap the
+ * programs on every recorded device, pin them, record this build. *rec
+ * tells what happened (rec->upgraded_ms 0: nothing to do, nothing loaded
+ * or this build's already). The client table keeps its size unless
+ * opts->clients names one. 0 or -errno; on failure the pins are as they
+ * were, unless a device swap failed (reported).
+ */
+struct sl_build_rec;
+int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *rec);
+
 /* The pinned sl_check program (the HTTP check API), or -errno. */
 int sl_open_check_prog(void);
 

@@ -497,7 +497,7 @@ int sl_rules_parse_file(const char *path, struct sl_ruleset *rs,
 static int print_problems(int err, struct sl_problems *pb)
 {
 	if (pb->oom)
-		fprintf(stderr, "%s: out of memory\n", pb->file);
+		fprintf(stderr, "%s%s: out of memory\n", sl_log_prefix(SL_LOG_ERR), pb->file);
 	sl_problems_print(pb, stderr);
 	free(pb);
 	return err;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "build_id.h"
 #include "check.h"
 #include "common.h"
 #include "config.h"
@@ -168,6 +169,7 @@ int sl_service_run(const char *path)
 	struct sl_central *central = NULL;
 	struct sl_http *http = NULL;
 	struct sl_sync_service *sync = NULL;
+	struct sl_build_rec build;
 	struct sl_ruleset rs;
 	struct sl_maps m;
 	sigset_t sigs;
@@ -192,6 +194,13 @@ int sl_service_run(const char *path)
 		return -EINVAL;
 	sl_rules_free(&rs);
 
+	/* pins of another build (an upgraded package): this build's
+	 * programs in their place, on the maps that still fit
+	 */
+	err = sl_upgrade_pinned(&(struct sl_load_opts){ .clients = cfg.clients },
+				&build);
+	if (err)
+		return err;
 	err = sl_load_pinned(&(struct sl_load_opts){ .clients = cfg.clients },
 			     &xdp_fd, &tc_fd);
 	if (err)

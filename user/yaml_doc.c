@@ -59,10 +59,13 @@ void sl_problems_print(const struct sl_problems *pb, FILE *f)
 {
 	unsigned i;
 
+	/* each problem is an error line of the log when it goes there */
+	const char *prio = f == stderr ? sl_log_prefix(SL_LOG_ERR) : "";
+
 	for (i = 0; i < pb->nr; i++) {
 		const struct sl_problem *p = &pb->list[i];
 
-		fprintf(f, "%s", pb->file);
+		fprintf(f, "%s%s", prio, pb->file);
 		if (p->line)
 			fprintf(f, ":%u", p->line);
 		fprintf(f, ": ");
@@ -73,7 +76,7 @@ void sl_problems_print(const struct sl_problems *pb, FILE *f)
 		fprintf(f, "%s\n", p->message);
 	}
 	if (pb->total > pb->nr)
-		fprintf(f, "%s: %u more problems not shown\n", pb->file,
+		fprintf(f, "%s%s: %u more problems not shown\n", prio, pb->file,
 			pb->total - pb->nr);
 }
 
