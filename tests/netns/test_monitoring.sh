@@ -28,8 +28,7 @@ for t in curl promtool; do
 done
 # shellcheck source=multinode_lib.sh
 . "$here/multinode_lib.sh"
-SL_NODES=3
-mn_init
+SL_NODES=3 mn_init
 
 ALERTS=$REPO/packaging/prometheus/slicelimit-alerts.yml
 ALERT_TESTS=$REPO/packaging/prometheus/slicelimit-alerts.test.yml
@@ -105,14 +104,15 @@ scrape() {
 }
 
 test_a_real_scrape_has_every_metric_used() {
-	local i code missing
-	for i in 1 2 3 4 5 6 7; do
+	local code missing
+	for _ in 1 2 3 4 5 6 7; do
 		in_node 1 curl -s -m 5 -o /dev/null "$API/v1/check?rule=api&key=alice"
 	done
 	sl_send "$CLIENT" "$(node_data 1)" 9 $((LIMIT * 3)) >/dev/null ||
 		tap_fail "sl-traffic sent $((LIMIT * 3)) packets to node 1"
 	code=$(scrape)
 	tap_eq "node 1's /metrics answers 200" "$code" 200
+	# shellcheck disable=SC2016 # $1 is sh's, not ours
 	tap_check "promtool check metrics passes on that scrape" \
 		sh -c 'promtool check metrics <"$1"' sh "$SL_TMP/metrics.txt"
 	# sample names (a histogram's _bucket/_sum/_count, not its family)
