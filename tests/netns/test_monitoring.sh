@@ -12,7 +12,9 @@
 #      its HTTP API on, traffic over the limit and API checks: node 1's
 #      /metrics passes promtool check metrics, and every metric name the
 #      alerts and the dashboard use is a sample of that scrape (a renamed
-#      metric would leave an alert that never fires, a panel that is empty).
+#      metric would leave an alert that never fires, a panel that is empty);
+#   4. node 3 stopped: node 1's scrape shows it down and one peer fewer up
+#      than configured, what the sync alerts read.
 #
 # Usage: test_monitoring.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -40,6 +42,26 @@ LIMIT=20
 # names FILE...: every slicelimit_* name the files use, one a line
 names() {
 	grep -oh 'slicelimit_[a-z0-9_]*' "$@" | sort -u
+}
+
+# h EXPR: EXPR over the last scrape, m = {"name{labels}": value},
+# flood(OUTCOME) = rule flood's packets of that outcome
+h() {
+	"$SL_PY" - "$SL_TMP/metrics.txt" "$1" <<'EOF'
+import sys
+m = {}
+for line in open(sys.argv[1]):
+    if line.strip() and not line.startswith("#"):
+        k, _, v = line.strip().rpartition(" ")
+        m[k] = float(v)
+flood = lambda o: m['slicelimit_rule_packets_total{rule="flood",outcome="%s"}' % o]
+print(eval(sys.argv[2], {"m": m, "flood": flood}))
+EOF
+}
+
+# peer3_down: node 1's scrape shows node 3 down
+peer3_down() {
+	[ "$(scrape)" = 200 ] && [ "$(h "m.get('slicelimit_sync_peer_up{node=\"3\"}')")" = 0.0 ]
 }
 
 test_alert_rules_pass_promtool() {
@@ -125,22 +147,25 @@ test_a_real_scrape_has_every_metric_used() {
 	missing=$(comm -23 "$SL_TMP/used-dash" "$SL_TMP/scraped" | paste -sd' ')
 	tap_eq "every metric the dashboard queries ($(wc -l <"$SL_TMP/used-dash")) is a sample of the scrape" \
 		"${missing:-none missing}" "none missing"
-	h() {
-		"$SL_PY" - "$SL_TMP/metrics.txt" "$1" <<'EOF'
-import sys
-m = {}
-for line in open(sys.argv[1]):
-    if line.strip() and not line.startswith("#"):
-        k, _, v = line.strip().rpartition(" ")
-        m[k] = float(v)
-flood = lambda o: m['slicelimit_rule_packets_total{rule="flood",outcome="%s"}' % o]
-print(eval(sys.argv[2], {"m": m, "flood": flood}))
-EOF
-	}
 	# bounded: node 1 takes its share of the fleet's limit, not all of it
 	tap_eq "... and it says what happened: rule flood passed 1..$LIMIT of $((LIMIT * 3)) and dropped the rest, peers 2 and 3 up of 2 configured, 3 live nodes, 7 API checks decided by the kernel" \
 		"$(h "[0 < flood('passed') <= $LIMIT and flood('passed') + flood('dropped') == $((LIMIT * 3))] + [int(m[k]) for k in ('slicelimit_sync_peer_up{node=\"2\"}', 'slicelimit_sync_peer_up{node=\"3\"}', 'slicelimit_sync_peers_configured', 'slicelimit_sync_live_nodes', 'slicelimit_http_check_decisions_total{decision=\"kernel\"}')]")" \
 		"[True, 1, 1, 2, 3, 7]"
+}
+
+# what SlicelimitSyncPeerDown and SlicelimitSyncPeersMissing read: node 3
+# stopped, node 1's scrape shows it down, one peer fewer up than configured
+test_a_stopped_peer_shows_in_the_scrape() {
+	sl_stop "${DAEMON[3]}"
+	if poll 10 peer3_down; then
+		tap_ok "node 3 stopped: node 1's /metrics has slicelimit_sync_peer_up{node=\"3\"} 0 (${POLL_MS} ms later)"
+	else
+		tap_fail "node 3 stopped: node 1's /metrics has slicelimit_sync_peer_up{node=\"3\"} 0 within 10 s" \
+			"$(grep peer_up "$SL_TMP/metrics.txt")"
+	fi
+	tap_eq "... node 2 still up, 2 peers configured, 1 up: 2 live nodes" \
+		"$(h "[int(m['slicelimit_sync_peer_up{node=\"2\"}']), int(m['slicelimit_sync_peers_configured']), int(sum(v for k, v in m.items() if k.startswith('slicelimit_sync_peer_up{'))), int(m['slicelimit_sync_live_nodes'])]")" \
+		"[1, 2, 1, 2]"
 }
 
 main() {
@@ -153,6 +178,7 @@ main() {
 	sed -i "s|listen: \"off\"|listen: 127.0.0.1:8080|" "$SL_TMP/node1.yaml"
 	mn_fleet_start
 	test_a_real_scrape_has_every_metric_used
+	test_a_stopped_peer_shows_in_the_scrape
 	tap_elapsed "$start" 90
 	tap_done
 }
