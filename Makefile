@@ -94,6 +94,7 @@ endef
 
 deps:
 	$(call apt_install,$(DEB_PACKAGES))
+	$(call apt_install,prometheus,--no-install-recommends)
 	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 $(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/lua:

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "common.h"
 #include "instance.h"
+#include "progress.h"
 #include "replay.h"
 #include "cmd_replay.h"
 #include "replay_nodes.h"
@@ -78,6 +79,8 @@ static const char replay_help[] =
 "accepts in any interval (t - window, t]). --decisions adds one line per\n"
 "request: time, client, accept/reject, remaining, retry-after ms (with\n"
 "--nodes, as the node that decided sees them).\n"
+"On a terminal (stderr), a long replay redraws one progress line there\n"
+"twice a second, cleared at the end; not with --json or --decisions.\n"
 "With --json one object: {\"clients\": [{client, sent, accepted, rejected,\n"
 "max_in_window}], \"unmatched_rules\": [names of the rules that decided no\n"
 "request]}, with --decisions also \"decisions\": [{t_ms, client, accepted,\n"
@@ -426,8 +429,10 @@ int sl_replay_trace(struct sl_instance *const *nodes,
 {
 	struct decisions dec = { NULL };
 	struct sl_replay_nodes_stats ns;
+	struct sl_replay_nodes_opts no = a->no;
 	struct sl_replay_result res;
 	__u64 window_ms = a->rs.specs[0].rule.window_ms;
+	struct sl_progress progress;
 	struct sl_trace tr;
 	int err;
 
@@ -438,14 +443,22 @@ int sl_replay_trace(struct sl_instance *const *nodes,
 	}
 	if (a->decisions && sl_json)
 		dec.arr = json_object_new_array();
-	if (a->no.nodes)
-		err = sl_replay_nodes_run(nodes, &a->no, &tr, window_ms,
+	sl_progress_start(&progress, "replay", tr.nr);
+	/* --decisions streams a line per request: the progress line would
+	 * land in the middle of them
+	 */
+	if (a->decisions)
+		progress.on = false;
+	no.progress = &progress;
+	if (no.nodes)
+		err = sl_replay_nodes_run(nodes, &no, &tr, window_ms,
 					  a->decisions ? print_decision : NULL,
 					  &dec, &res, &ns);
 	else
-		err = sl_replay_run(nodes[0], &tr, window_ms,
-				    a->decisions ? print_decision : NULL, &dec,
-				    &res);
+		err = sl_replay_run_nodes(nodes, 1, NULL, &tr, window_ms,
+					  a->decisions ? print_decision : NULL,
+					  &dec, &res, &progress);
+	sl_progress_end(&progress);
 	sl_trace_free(&tr);
 	if (err) {
 		pr_error("replay failed: %s", strerror(-err));

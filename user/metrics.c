@@ -167,6 +167,9 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	       "# HELP slicelimit_sync_aggregation_seconds The last round's aggregation pass.\n"
 	       "# TYPE slicelimit_sync_aggregation_seconds gauge\n"
 	       "slicelimit_sync_aggregation_seconds %.6f\n"
+	       "# HELP slicelimit_sync_peers_configured Peers the config names (a peer never heard has no slicelimit_sync_peer_up).\n"
+	       "# TYPE slicelimit_sync_peers_configured gauge\n"
+	       "slicelimit_sync_peers_configured %u\n"
 	       "# HELP slicelimit_sync_live_nodes Nodes sharing a client's room under the bounded layout, this one included (1: deciding alone).\n"
 	       "# TYPE slicelimit_sync_live_nodes gauge\n"
 	       "slicelimit_sync_live_nodes %u\n"
@@ -183,7 +186,7 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	    (unsigned long long)st.rejected_future,
 	    (unsigned long long)st.rejected_own,
 	    (unsigned long long)st.sent_bytes, (unsigned long long)st.rounds,
-	    st.collect_us / 1e6, st.live_nodes, st.backend_up,
+	    st.collect_us / 1e6, st.peers_configured, st.live_nodes, st.backend_up,
 	    (unsigned long long)st.backend_errors);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "common.h"
 #include "packet.h"
+#include "progress.h"
 #include "replay.h"
 #include "rules.h"
 #include "sl_key.h"
@@ -172,14 +173,16 @@ int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
 		  __u64 window_ms, sl_replay_decision_fn fn, void *ctx,
 		  struct sl_replay_result *res)
 {
-	return sl_replay_run_nodes(&in, 1, NULL, tr, window_ms, fn, ctx, res);
+	return sl_replay_run_nodes(&in, 1, NULL, tr, window_ms, fn, ctx, res,
+				   NULL);
 }
 
 int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			const struct sl_replay_route *route,
 			const struct sl_trace *tr, __u64 window_ms,
 			sl_replay_decision_fn fn, void *ctx,
-			struct sl_replay_result *res)
+			struct sl_replay_result *res,
+			struct sl_progress *progress)
 {
 	struct sl_instance *in = nodes[0];
 	struct sl_addr dst4, dst6;
@@ -220,6 +223,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 		size_t len;
 		int idx;
 
+		sl_progress_update(progress, i);
 		if (route) {
 			err = route->before(route->ctx, r, i, &node);
 			if (err)

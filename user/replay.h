@@ -53,11 +53,14 @@ struct sl_replay_route {
 	void *ctx;
 };
 
+struct sl_progress;
+/* progress (NULL: none) counts the trace's lines as they run */
 int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			const struct sl_replay_route *route,
 			const struct sl_trace *tr, __u64 window_ms,
 			sl_replay_decision_fn fn, void *ctx,
-			struct sl_replay_result *res);
+			struct sl_replay_result *res,
+			struct sl_progress *progress);
 void sl_replay_result_free(struct sl_replay_result *res);
 
 #endif /* SL_REPLAY_H */

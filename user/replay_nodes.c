@@ -221,7 +221,7 @@ int sl_replay_nodes_run(struct sl_instance *const *nodes,
 	}
 	if (!err)
 		err = sl_replay_run_nodes(nodes, n, &route, tr, window_ms, fn,
-					  ctx, res);
+					  ctx, res, o->progress);
 out:
 	for (k = 0; run.sync && k < n; k++)
 		sl_sync_free(run.sync[k]);

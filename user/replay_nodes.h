@@ -20,6 +20,7 @@ struct sl_replay_nodes_opts {
 	unsigned layout;		/* enum sl_layout or SL_REPLAY_CENTRAL */
 	bool assign_lcg;		/* nodes from the study's generator */
 	__u32 seed;
+	struct sl_progress *progress;	/* NULL: none */
 };
 
 struct sl_replay_nodes_stats {

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# `slicelimit replay`'s progress line (user/progress.c): on a terminal, a
+# long trace shows "replay: DONE/TOTAL requests (P%)" on stderr, redrawn in
+# place and cleared at the end; stderr not a terminal, or --json, or
+# --decisions, or a run shorter than the first redraw (0.5 s): not a byte.
+# The terminal is a pseudo-terminal from script(1) (util-linux), stdout
+# redirected to a file so the typescript holds only stderr. Root (the
+# replay runs the BPF program, BPF_PROG_TEST_RUN).
+#
+#   tests/replay/test_replay_progress.sh [BUILD_DIR]    (TAP lines)
+set -u
+build=${1:-build}
+SL=$(readlink -f "$build/slicelimit")
+tmp=$(mktemp -d /tmp/slicelimit-progress.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+failed=0
+N=300000	# 1.5 to 4 s here: a redraw or more
+
+ok() { echo "ok - $1"; }
+not_ok() {		# DESC DIAGNOSTIC...
+	echo "not ok - $1"
+	shift
+	printf '%s\n' "$@" | sed 's/^/#   /'
+	failed=1
+}
+is() {			# DESC GOT WANT
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi
+}
+
+command -v script >/dev/null || { echo "not ok - script(1) not found (util-linux)"; exit 1; }
+[ -x "$SL" ] || { echo "not ok - $build/slicelimit: no binary (make)"; exit 1; }
+
+# N requests of 200 clients, one a ms
+"$PY" -c '
+import sys
+for i in range(int(sys.argv[1])):
+    print(i, "10.0.%d.%d" % (i % 4, i % 50))' "$N" >"$tmp/big.trace"
+head -100 "$tmp/big.trace" >"$tmp/small.trace"
+
+# on_tty NAME ARGS...: slicelimit ARGS with stderr (and stdin) on a
+# pseudo-terminal, stdout to $tmp/NAME.out; what reached the terminal in
+# $tmp/NAME.tty (script's typescript, less its header and footer lines)
+on_tty() {
+	local name=$1 cmd
+	shift
+	printf -v cmd '%q ' "$SL" "$@"
+	script -qfec "$cmd >$tmp/$name.out" "$tmp/$name.ts" >/dev/null </dev/null
+	"$PY" -c '
+import re, sys
+t = open(sys.argv[1], "rb").read()
+t = t.split(b"\n", 1)[1] if b"\n" in t else b""
+open(sys.argv[2], "wb").write(re.sub(rb"\n?Script done on [^\n]*\n?$", b"", t))' \
+		"$tmp/$name.ts" "$tmp/$name.tty"
+}
+
+# progress FILE: the progress lines FILE holds, as "DONE/TOTAL" words
+progress() {
+	"$PY" -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode()
+print(" ".join("%s/%s" % m for m in re.findall(r"\rreplay: (\d+)/(\d+) requests \(\d+%\)\x1b\[K", t)))' "$1"
+}
+
+# not on a terminal: exactly what it printed before progress existed
+"$SL" replay "$tmp/big.trace" --limit 100 >"$tmp/plain.out" 2>"$tmp/plain.err"
+is "stderr not a terminal: replay of $N requests writes nothing to stderr" \
+	"$(wc -c <"$tmp/plain.err")" 0
+"$SL" -j replay "$tmp/big.trace" --limit 100 >"$tmp/json.out" 2>"$tmp/json.err"
+is "... nor with --json" "$(wc -c <"$tmp/json.err")" 0
+
+on_tty tty replay "$tmp/big.trace" --limit 100
+p=$(progress "$tmp/tty.tty")
+if [ -n "$p" ] && "$PY" -c '
+import sys
+w = [tuple(map(int, x.split("/"))) for x in sys.argv[1].split()]
+sys.exit(not all(t == int(sys.argv[2]) and 0 < d < t for d, t in w)
+         or [d for d, _ in w] != sorted(d for d, _ in w))' "$p" "$N"; then
+	ok "stderr a terminal: progress lines 'replay: DONE/$N requests (P%)', DONE rising ($p)"
+else
+	not_ok "stderr a terminal: progress lines 'replay: DONE/$N requests (P%)', DONE rising" \
+		"got: $(od -c "$tmp/tty.tty" | head -5)"
+fi
+is "... and the last thing on the terminal clears the line (\\r ESC[K)" \
+	"$(tail -c 4 "$tmp/tty.tty" | od -An -c | tr -s ' ')" " \r 033 [ K"
+is "... and stdout is byte-identical to the run without a terminal" \
+	"$(cmp -s "$tmp/plain.out" "$tmp/tty.out" && echo same)" same
+
+on_tty ttyjson -j replay "$tmp/big.trace" --limit 100
+is "--json on a terminal: nothing on stderr, stdout the same JSON" \
+	"$(wc -c <"$tmp/ttyjson.tty")/$(cmp -s "$tmp/json.out" "$tmp/ttyjson.out" && echo same)" "0/same"
+
+on_tty ttydec replay "$tmp/big.trace" --limit 100 --decisions
+is "--decisions on a terminal (a line per request already streams): no progress line" \
+	"$(wc -c <"$tmp/ttydec.tty")" 0
+
+on_tty ttysmall replay "$tmp/small.trace" --limit 100
+is "a 100-request trace on a terminal, done before the first redraw: nothing on stderr" \
+	"$(wc -c <"$tmp/ttysmall.tty")" 0
+
+[ "$failed" -eq 0 ]
