@@ -65,13 +65,14 @@ all: $(BUILD)/slicelimit
 # $(call apt_install,PACKAGES[,APT-OPTIONS]): apt-get install those not
 # installed yet. No service they bring starts: nginx and redis-server are
 # tools of the tests, which run their own instances in namespaces, not
-# services of this host. A policy-rc.d answering 101 (action forbidden)
+# services of this host (nor is prometheus, there for promtool). A
+# policy-rc.d answering 101 (action forbidden)
 # keeps invoke-rc.d and deb-systemd-invoke from starting them; it is
 # written only if the host has none (Docker images do), and removed
 # after. On a host booted with systemd the ones this install brought are
 # also disabled, so they do not start at the next boot either.
 SL_POLICY_RC := /usr/sbin/policy-rc.d
-DEPS_SERVICES := nginx redis-server
+DEPS_SERVICES := nginx redis-server prometheus
 define apt_install
 	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
