@@ -155,7 +155,8 @@ $(NETNS_TOOL): tests/netns/traffic.c | $(BUILD)/tests
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(NETNS_TOOL) $(FUZZ_BINS)
+	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(NETNS_TOOL) $(FUZZ_BINS) \
+		$(BUILD)/bench/bench_xdp
 	$(Q)tests/run.sh $(BUILD)
 
 demo: deps

@@ -28,6 +28,7 @@
 #include "common.h"
 #include "instance.h"
 #include "packet.h"
+#include "progress.h"
 #include "rules.h"
 #include "sl_algo.h"
 #include "sl_key.h"
@@ -416,6 +417,7 @@ int main(int argc, char **argv)
 	uint64_t v;
 	struct floor_bpf *fl;
 	FILE *json = NULL;
+	struct sl_progress progress;
 	char *yaml;
 	int r, i, fd, opt;
 
@@ -535,9 +537,18 @@ int main(int argc, char **argv)
 		 bpf_program__fd(many.skel->progs.sl_xdp), "198.51.100.7", 5000,
 		 XDP_DROP, &many);
 
+	/* on a terminal, and not with --json: how far the rounds are */
+	memset(&progress, 0, sizeof(progress));
+	if (!json) {
+		sl_progress_start(&progress, "bench_xdp",
+				  (size_t)nr_rounds * nr_cases);
+		progress.unit = "measurements";
+	}
 	for (r = 0; r < nr_rounds; r++) {
 		for (i = 0; i < nr_cases; i++) {
 			struct bench_case *c = &cases[i];
+
+			sl_progress_update(&progress, (size_t)r * nr_cases + i);
 			LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = c->pkt,
 				    .data_size_in = c->len, .repeat = packets);
 
@@ -553,6 +564,7 @@ int main(int argc, char **argv)
 			c->ns[r] = opts.duration;
 		}
 	}
+	sl_progress_end(&progress);
 	for (i = 0; i < nr_cases; i++)
 		qsort(cases[i].ns, nr_rounds, sizeof(double), cmp_double);
 

@@ -38,8 +38,9 @@ void sl_progress_update(struct sl_progress *p, size_t done)
 		return;
 	p->next_ns = t + REDRAW_NS;
 	/* \r and erase-to-end: the line is redrawn in place */
-	fprintf(stderr, "\r%s: %zu/%zu requests (%zu%%)\033[K", p->what, done,
-		p->total, p->total ? done * 100 / p->total : 100);
+	fprintf(stderr, "\r%s: %zu/%zu %s (%zu%%)\033[K", p->what, done,
+		p->total, p->unit ? p->unit : "requests",
+		p->total ? done * 100 / p->total : 100);
 	fflush(stderr);
 	p->shown = true;
 }

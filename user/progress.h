@@ -14,6 +14,7 @@
 
 struct sl_progress {
 	const char *what;	/* "replay" */
+	const char *unit;	/* what is counted: "requests" unless set */
 	size_t total;		/* what done counts up to */
 	uint64_t next_ns;	/* CLOCK_MONOTONIC of the next redraw */
 	bool on;		/* stderr a terminal, no --json */

@@ -4,11 +4,13 @@
 # long trace shows "replay: DONE/TOTAL requests (P%)" on stderr, redrawn in
 # place and cleared at the end; stderr not a terminal, or --json, or
 # --decisions, or a run shorter than the first redraw (0.5 s): not a byte.
+# bench_xdp (make bench) shows its measurements the same way, and nothing
+# off a terminal or with --json.
 # The terminal is a pseudo-terminal from script(1) (util-linux), stdout
 # redirected to a file so the typescript holds only stderr. Root (the
 # replay runs the BPF program, BPF_PROG_TEST_RUN).
 #
-#   tests/replay/test_replay_progress.sh [BUILD_DIR]    (TAP lines)
+#   tests/replay/test_progress.sh [BUILD_DIR]    (TAP lines)
 set -u
 build=${1:-build}
 SL=$(readlink -f "$build/slicelimit")
@@ -98,5 +100,30 @@ is "--decisions on a terminal (a line per request already streams): no progress 
 on_tty ttysmall replay "$tmp/small.trace" --limit 100
 is "a 100-request trace on a terminal, done before the first redraw: nothing on stderr" \
 	"$(wc -c <"$tmp/ttysmall.tty")" 0
+
+# bench_xdp: a short run, still several redraws long
+BENCH=$(readlink -f "$build/bench/bench_xdp")
+bench_args=(--rounds 9 --packets 20000 --clients 32768)
+if [ -x "$BENCH" ]; then
+	"$BENCH" "${bench_args[@]}" >"$tmp/bench.out" 2>"$tmp/bench.err"
+	is "bench_xdp, stderr not a terminal: nothing on stderr" \
+		"$(wc -c <"$tmp/bench.err")" 0
+	SL=$BENCH on_tty bench "${bench_args[@]}"
+	n=$("$PY" -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode("latin-1")
+print(len(re.findall(r"\rbench_xdp: \d+/\d+ measurements \(\d+%\)\x1b\[K", t)))' "$tmp/bench.tty")
+	if [ "$n" -gt 0 ]; then
+		ok "bench_xdp, stderr a terminal: $n progress lines 'bench_xdp: DONE/TOTAL measurements (P%)'"
+	else
+		not_ok "bench_xdp, stderr a terminal: progress lines" \
+			"got: $(od -c "$tmp/bench.tty" | head -5)"
+	fi
+	SL=$BENCH on_tty benchjson "${bench_args[@]}" --json
+	is "bench_xdp --json on a terminal: nothing on stderr" \
+		"$(wc -c <"$tmp/benchjson.tty")" 0
+else
+	not_ok "$build/bench/bench_xdp: no binary (make test builds it)"
+fi
 
 [ "$failed" -eq 0 ]
