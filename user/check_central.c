@@ -52,6 +52,7 @@ struct sl_central {
 	char host[256];
 	int port;
 	unsigned interval_ms, timeout_ms;
+	char *user, *pass;		/* AUTH; pass NULL: none */
 
 	pthread_mutex_t lock;		/* the connection and what follows */
 	redisContext *ctx;
@@ -92,6 +93,18 @@ struct sl_central *sl_central_new(const char *url, unsigned interval_ms)
 	return c;
 }
 
+int sl_central_set_auth(struct sl_central *c, const char *user,
+			const char *pass)
+{
+	free(c->user);
+	free(c->pass);
+	c->user = user && *user ? strdup(user) : NULL;
+	c->pass = pass ? strdup(pass) : NULL;
+	if ((user && *user && !c->user) || (pass && !c->pass))
+		return -ENOMEM;
+	return 0;
+}
+
 static void drop(struct sl_central *c)
 {
 	if (c->ctx)
@@ -105,6 +118,10 @@ void sl_central_free(struct sl_central *c)
 	if (!c)
 		return;
 	drop(c);
+	if (c->pass)
+		explicit_bzero(c->pass, strlen(c->pass));
+	free(c->pass);
+	free(c->user);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -175,6 +192,10 @@ static int connect_store(struct sl_central *c)
 		return -EIO;
 	}
 	redisEnableKeepAlive(c->ctx);
+	if (sl_redis_auth(c->ctx, c->user, c->pass, why, sizeof(why))) {
+		outage(c, why);
+		return -EIO;
+	}
 	if (!load_scripts(c, why, sizeof(why))) {
 		outage(c, why);
 		return -EIO;

@@ -228,6 +228,7 @@ struct sl_redis {
 	char host[256];
 	int port;
 	char where[300];		/* "HOST:PORT" for messages */
+	char *user, *pass;		/* AUTH; pass NULL: none */
 	unsigned node;
 	unsigned interval_ms, timeout_ms;
 
@@ -658,6 +659,10 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 		return -EIO;
 	}
 	redisEnableKeepAlive(r->c);
+	if (sl_redis_auth(r->c, r->user, r->pass, r->why, sizeof(r->why))) {
+		went_down(r, st, now_ms, "refused the login", r->why);
+		return -EACCES;
+	}
 	if (load_scripts(r)) {
 		went_down(r, st, now_ms, "unreachable", r->c->err ?
 			  r->c->errstr : r->why);
@@ -673,6 +678,48 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 	r->ever_up = true;
 	r->down_logged = false;
 	r->backoff_ms = 0;
+	return 0;
+}
+
+int sl_redis_auth(redisContext *c, const char *user, const char *pass,
+		  char *why, size_t size)
+{
+	redisReply *x;
+	int err = 0;
+
+	if (!pass)
+		return 0;
+	/* as arguments, never formatted into the command: a password may
+	 * hold any byte but NUL
+	 */
+	if (user && *user)
+		x = redisCommand(c, "AUTH %s %s", user, pass);
+	else
+		x = redisCommand(c, "AUTH %s", pass);
+	if (!x) {
+		snprintf(why, size, "AUTH: %s", c->err ? c->errstr : "no reply");
+		err = -EACCES;
+	} else if (x->type == REDIS_REPLY_ERROR) {
+		snprintf(why, size, "AUTH%s%s: %.*s", user && *user ? " as " : "",
+			 user && *user ? user : "",
+			 (int)(x->len < 120 ? x->len : 120), x->str);
+		err = -EACCES;
+	} else if (x->type != REDIS_REPLY_STATUS) {
+		snprintf(why, size, "AUTH: unexpected reply (type %d)", x->type);
+		err = -EACCES;
+	}
+	freeReplyObject(x);
+	return err;
+}
+
+int sl_redis_set_auth(struct sl_redis *r, const char *user, const char *pass)
+{
+	free(r->user);
+	free(r->pass);
+	r->user = user && *user ? strdup(user) : NULL;
+	r->pass = pass ? strdup(pass) : NULL;
+	if ((user && *user && !r->user) || (pass && !r->pass))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -1276,6 +1323,10 @@ void sl_redis_free(struct sl_redis *r)
 	if (!r)
 		return;
 	drop_context(r);
+	if (r->pass)
+		explicit_bzero(r->pass, strlen(r->pass));
+	free(r->pass);
+	free(r->user);
 	free(r->ent);
 	free(r->ent_spare);
 	free(r->push);

@@ -12,6 +12,7 @@
 #define SL_SYNC_REDIS_H
 
 #include <stdint.h>
+#include <hiredis/hiredis.h>
 #include "sync.h"
 
 struct sl_redis;
@@ -29,6 +30,18 @@ void sl_redis_free(struct sl_redis *r);
  */
 int sl_redis_url_parse(const char *url, char *host, size_t host_size,
 		       int *port);
+
+/* AUTH on every (re)connect: `user` (NULL or "": the default user) and
+ * `pass` (NULL: no AUTH). Copied; set before the first round.
+ */
+int sl_redis_set_auth(struct sl_redis *r, const char *user, const char *pass);
+
+/* Send AUTH [user] pass on a fresh connection (the sync engine's and the
+ * central checks'): 0, or -EACCES with the server's words (WRONGPASS,
+ * ...) or the connection's error in why.
+ */
+int sl_redis_auth(redisContext *c, const char *user, const char *pass,
+		  char *why, size_t size);
 
 /* One sync round at now_ms (TAI): push, read back, merge into the peer
  * view through `s`; updates s's status (backend_up, backend_errors,

@@ -204,10 +204,14 @@ static redisReply *command(const char *fmt, ...)
 	return x;
 }
 
+/* PONG, or NOAUTH from a server that wants a login first: it is up. */
 static bool redis_answers(void)
 {
 	redisReply *x = command("PING");
-	bool ok = x && x->type == REDIS_REPLY_STATUS && !strcmp(x->str, "PONG");
+	bool ok = x && ((x->type == REDIS_REPLY_STATUS &&
+			 !strcmp(x->str, "PONG")) ||
+			(x->type == REDIS_REPLY_ERROR &&
+			 !strncmp(x->str, "NOAUTH", 6)));
 
 	freeReplyObject(x);
 	return ok;
@@ -222,9 +226,18 @@ static void stop_server(void)
 	fx.server = 0;
 }
 
+/* Extra redis-server arguments for the next start_redis (NULL-ended). */
+static const char *const *server_extra;
+
 /* redis-server on fx.port, in the test's own directory, nothing saved. */
 static int start_redis(void)
 {
+	const char *argv[32] = {
+		"redis-server", "--port", NULL, "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no",
+		"--dir", fx.dir,
+	};
+	size_t argc = 13, i;
 	char port[16];
 	uint64_t until;
 	pid_t pid;
@@ -241,10 +254,11 @@ static int start_redis(void)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		execlp("redis-server", "redis-server", "--port", port,
-		       "--bind", "127.0.0.1", "--save", "", "--appendonly",
-		       "no", "--daemonize", "no", "--dir", fx.dir,
-		       (char *)NULL);
+		argv[2] = port;
+		for (i = 0; server_extra && server_extra[i] && argc < 31; i++)
+			argv[argc++] = server_extra[i];
+		argv[argc] = NULL;
+		execvp("redis-server", (char *const *)argv);
 		_exit(127);
 	}
 	fx.server = pid;
@@ -648,6 +662,22 @@ static int begin(bool real, bool fake)
 
 static int begin_redis(void **state)
 {
+	server_extra = NULL;
+	return begin(true, false);
+}
+
+/* The default user needs "pw-default"; the ACL user "sl" logs in with
+ * "pw-sl" (and may run everything the sync needs, on every key).
+ */
+static int begin_redis_auth(void **state)
+{
+	static const char *const extra[] = {
+		"--requirepass", "pw-default",
+		"--user", "sl", "on", ">pw-sl", "~*", "&*", "+@all",
+		NULL,
+	};
+
+	server_extra = extra;
 	return begin(true, false);
 }
 
@@ -861,6 +891,57 @@ static void test_redis_flushed_scripts_are_loaded_again(void **st)
 	assert_int_equal(status(&fx.a)->backend_errors, 0);
 	assert_int_equal(status(&fx.b)->backend_errors, 0);
 	assert_int_equal(status(&fx.a)->backend_up, 1);
+}
+
+/* AUTH: A logs in as the default user (requirepass), B as the ACL user;
+ * they count each other's units as without a password. A wrong password,
+ * and none at all, are refused at connect: a backend error each, the
+ * backend down, and the node decides alone (fails open: its full limit).
+ */
+static void test_redis_auth_password_and_acl_user_wrong_one_fails_open(void **st)
+{
+	struct sl_addr x = new_client(NET_API), y = new_client(NET_API);
+
+	need_redis();
+	assert_int_equal(sl_redis_set_auth(fx.a.redis, NULL, "pw-default"), 0);
+	assert_int_equal(sl_redis_set_auth(fx.b.redis, "sl", "pw-sl"), 0);
+	assert_int_equal(send_n(&fx.a, &x, 4), 4);
+	step();
+	round_on(&fx.a);
+	round_on(&fx.b);
+	round_on(&fx.b);
+	step();
+	assert_int_equal(send_n(&fx.b, &x, 10), 6);
+	assert_int_equal(status(&fx.a)->backend_up, 1);
+	assert_int_equal(status(&fx.b)->backend_up, 1);
+	assert_int_equal(status(&fx.a)->backend_errors, 0);
+	assert_int_equal(status(&fx.b)->backend_errors, 0);
+
+	/* new engines: A with a wrong password, B (the ACL user) with
+	 * another's, then with none
+	 */
+	node_stop(&fx.a);
+	node_stop(&fx.b);
+	assert_int_equal(node_start(&fx.a, 1), 0);
+	assert_int_equal(node_start(&fx.b, 2), 0);
+	assert_int_equal(sl_redis_set_auth(fx.a.redis, NULL, "wrong"), 0);
+	assert_int_equal(sl_redis_set_auth(fx.b.redis, "sl", "pw-default"), 0);
+	fx.now += 3600000;	/* the last engines' clients idle */
+	step();
+	round_on(&fx.a);
+	round_on(&fx.b);
+	assert_int_equal(status(&fx.a)->backend_up, 0);
+	assert_int_equal(status(&fx.a)->backend_errors, 1);
+	assert_int_equal(status(&fx.b)->backend_up, 0);
+	assert_int_equal(status(&fx.b)->backend_errors, 1);
+	assert_int_equal(send_n(&fx.a, &y, 4), 4);
+	assert_int_equal(send_n(&fx.b, &y, 11), 10);	/* A's 4 unseen */
+
+	assert_int_equal(sl_redis_set_auth(fx.b.redis, NULL, NULL), 0);
+	fx.now += 2 * INTERVAL_MS;	/* past the backoff */
+	round_on(&fx.b);
+	assert_int_equal(status(&fx.b)->backend_up, 0);
+	assert_int_equal(status(&fx.b)->backend_errors, 2);
 }
 
 /* The client's hash, found by its documented name. */
@@ -1204,6 +1285,8 @@ int main(void)
 		T(test_redis_outage_is_a_peer_outage_and_sync_resumes,
 		  begin_redis),
 		T(test_redis_flushed_scripts_are_loaded_again, begin_redis),
+		T(test_redis_auth_password_and_acl_user_wrong_one_fails_open,
+		  begin_redis_auth),
 		T(test_redis_hash_keeps_16_slices_and_expires_from_window,
 		  begin_redis),
 		T(test_redis_bad_replies_are_errors_not_crashes, begin_fake),
