@@ -76,10 +76,21 @@
  * about an interval. The data path never waits for any of it.
  *
  * Redis Cluster: a script call touches one slot only if its keys share
- * one. Batches mix slots (cheaper on one server) until a server answers
- * CROSSSLOT; from then on they are cut per slot (CRC16 of the hash tag, as
- * Cluster computes it). The connection itself is plain hiredis: a Cluster
- * needs a slot-aware proxy in front of it.
+ * one, and must go to the master serving it. At connect the URL's
+ * server is asked for CLUSTER SLOTS: a standalone server (or a proxy:
+ * anything that is not a slot map) serves every slot on the one
+ * connection; a Cluster's masters get a connection each, opened at first
+ * use (AUTH and the scripts loaded there too), and every batch is cut
+ * per slot (CRC16 of the hash tag, as Cluster computes it) and sent to
+ * the slot's master. MOVED (a failover or resharding) is followed to
+ * the master it names and the map is read again before the next round;
+ * ASK is followed with ASKING; all are refused before the script runs,
+ * so following them applies a batch once. Any other failure is the
+ * outage above (all connections dropped); the reconnect asks the URL's
+ * server and then every node the last map named (masters and replicas),
+ * so a fleet pointed at a master that died finds the promoted replica.
+ * Batches to a standalone server mix slots (cheaper) until it answers
+ * CROSSSLOT (a Cluster proxy); from then on they are cut per slot.
  */
 #include <errno.h>
 #include <pthread.h>
