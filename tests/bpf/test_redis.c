@@ -61,6 +61,7 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
+#include "common.h"
 #include "instance.h"
 #include "instance_fixture.h"
 #include "maps.h"
@@ -1543,9 +1544,10 @@ static void api_key(const struct sl_addr *who, char *key, size_t len)
 /* Both engines pointed at one master: A's units of 40 clients land on
  * the masters owning their slots (CLUSTER KEYSLOT, then EXISTS on the
  * owner, asked directly: no redirect), on all three, and B counts them;
- * B's reach A. One connection per master, no CROSSSLOT, no error.
+ * B's reach A. After a manual failover the MOVED answers are followed:
+ * still no error, no reconnect.
  */
-static void test_redis_cluster_counts_on_owning_master_and_across_nodes(void **st)
+static void test_redis_cluster_counts_on_owning_master_across_nodes_moved_followed(void **st)
 {
 	struct sl_addr x[40];
 	char key[64];
@@ -1600,6 +1602,39 @@ static void test_redis_cluster_counts_on_owning_master_and_across_nodes(void **s
 	assert_int_equal(status(&fx.a)->backend_errors, 0);
 	assert_int_equal(status(&fx.b)->backend_errors, 0);
 	assert_int_equal(status(&fx.a)->backend_up, 1);
+
+	/* a manual failover (CLUSTER FAILOVER at a replica): the old master
+	 * answers MOVED for its slots; the engines follow it to the new one,
+	 * with no error and no reconnect
+	 */
+	for (j = 0; j < CLUSTER_N; j++)
+		if (info_has(cl.port[j], "INFO replication", "role:slave"))
+			break;
+	assert_true(j < CLUSTER_N);
+	q = command_at(cl.port[j], "CLUSTER FAILOVER");
+	assert_non_null(q);
+	assert_int_equal(q->type, REDIS_REPLY_STATUS);
+	freeReplyObject(q);
+	for (i = 0; i < 100 && !info_has(cl.port[j], "INFO replication",
+					 "role:master"); i++)
+		usleep(50000);
+	assert_true(info_has(cl.port[j], "INFO replication", "role:master"));
+	for (i = 0; i < 40; i++) {
+		x[i] = new_client(NET_API);
+		assert_int_equal(send_n(&fx.a, &x[i], 2), 2);
+	}
+	step();
+	round_on(&fx.a);
+	round_on(&fx.b);
+	round_on(&fx.b);
+	step();
+	for (i = 0; i < 40; i++)
+		if (send_n(&fx.b, &x[i], 10) != 8)
+			fail_msg("client %u: after the manual failover B did "
+				 "not count A's 2", i);
+	assert_int_equal(status(&fx.a)->backend_errors, 0);
+	assert_int_equal(status(&fx.b)->backend_errors, 0);
+	assert_int_equal(status(&fx.a)->backend_reconnects, 0);
 }
 
 /* A flood on both engines (each its own 20 clients, a unit each every
@@ -1752,7 +1787,7 @@ int main(void)
 		  begin_fake),
 		T(test_redis_url_forms, begin_none),
 		cmocka_unit_test_setup_teardown(
-			test_redis_cluster_counts_on_owning_master_and_across_nodes,
+			test_redis_cluster_counts_on_owning_master_across_nodes_moved_followed,
 			begin_cluster, end_cluster),
 		cmocka_unit_test_setup_teardown(
 			test_redis_cluster_master_killed_fails_open_then_converges,
@@ -1760,5 +1795,7 @@ int main(void)
 	};
 #undef T
 
+	if (getenv("SL_TEST_VERBOSE"))
+		sl_verbose = 2;
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
