@@ -948,7 +948,10 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 			snprintf(first, sizeof(first), "%s", r->why);
 	}
 	if (ret < 0) {
-		went_down(r, st, now_ms, "unreachable", first[0] ? first : r->why);
+		const char *why = first[0] ? first : r->why;
+
+		went_down(r, st, now_ms, strncmp(why, "AUTH", 4) ?
+			  "unreachable" : "refused the login", why);
 		return -EIO;
 	}
 	if (!ret) {

@@ -705,7 +705,8 @@ static int begin_redis_auth(void **state)
 {
 	static const char *const extra[] = {
 		"--requirepass", "pw-default",
-		"--user", "sl", "on", ">pw-sl", "~*", "&*", "+@all",
+		"--user", "sl", "on", ">pw-sl", "~sl:*", "+@read", "+@write",
+		"+@scripting", "+cluster|slots", "+time", "+ping",
 		NULL,
 	};
 

@@ -3,7 +3,8 @@
 # Redis AUTH (sync.password_file, sync.username) against a real
 # redis-server started with --requirepass and an ACL user:
 #   1. a password file any user can read is refused at start, at its line;
-#   2. node 1 (the default user's password) and node 2 (the ACL user)
+#   2. node 1 (the default user's password) and node 2 (the ACL user, with
+#      only the rights docs/REDIS.md lists)
 #      decide /v1/check centrally from one count, and their sync rounds
 #      run (status -j: backend up, no errors);
 #   3. node 3 with a wrong password fails open: checks decide locally, the
@@ -81,7 +82,8 @@ redis_start() {
 		--port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
 		--dir "$SL_TMP/redis" --logfile "$SL_TMP/redis/log" \
 		--requirepass pw-default \
-		--user sl on '>pw-sl' '~*' '&*' '+@all'
+		--user sl on '>pw-sl' '~sl:*' '~slc:*' +@read +@write +@scripting \
+		'+cluster|slots' +time +ping
 	for _ in $(seq 1 100); do
 		[ "$(in_server redis-cli -p "$RPORT" --no-auth-warning -a pw-default ping 2>/dev/null)" = PONG ] &&
 			return 0
