@@ -25,7 +25,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libelf-dev zlib1g-dev libyaml-dev libjson-c-dev \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
-	libhiredis-dev redis-server
+	libhiredis-dev redis-server stunnel4 openssl
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis
