@@ -5,8 +5,10 @@
  * reads back the other nodes' totals, in one atomic Lua script per batch
  * (EVALSHA, loaded at connect). An unreachable store is a peer outage:
  * the round is skipped, counted, and retried with backoff; the data path
- * never waits for it (NFR-3). The layout in the store, its expiry and the
- * bounds on a round: sync_redis.c.
+ * never waits for it (NFR-3). A Redis Cluster is routed here (slot map,
+ * a connection per master, MOVED/ASK followed); AUTH is sent on every
+ * connection. The layout in the store, its expiry, the Cluster routing
+ * and the bounds on a round: sync_redis.c; running it: docs/REDIS.md.
  */
 #ifndef SL_SYNC_REDIS_H
 #define SL_SYNC_REDIS_H
@@ -17,7 +19,8 @@
 
 struct sl_redis;
 
-/* Parses redis://HOST:PORT; does not need the server to be up. NULL with
+/* Parses redis://HOST:PORT (a standalone server, a proxy, or any node of
+ * a Cluster); does not need the server to be up. NULL with
  * a message if the URL is not valid.
  */
 struct sl_redis *sl_redis_new(const char *url, unsigned node,

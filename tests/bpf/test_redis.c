@@ -38,6 +38,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1638,13 +1639,24 @@ static void test_redis_cluster_counts_on_owning_master_across_nodes_moved_follow
 	assert_int_equal(status(&fx.a)->backend_reconnects, 0);
 }
 
+/* Kill `pid` a moment after the call, from another thread: while the
+ * engine is in the middle of a round (its pushes in flight).
+ */
+static void *killer(void *arg)
+{
+	usleep(1500);
+	kill(*(pid_t *)arg, SIGKILL);
+	return NULL;
+}
+
 /* A flood on both engines (each its own 20 clients, a unit each every
  * 100 ms, rounds as often), and the master of the index's slot, the
  * engines' URL, killed by its PID: rounds fail (backend errors) and
  * both go on deciding locally; the replica is promoted (bounded wait);
  * both reconnect through the nodes the map named and converge: each
- * sees the other's flood but for the units lost with the master, and a
- * fresh client's units exactly. The figures go to docs/REDIS.md.
+ * sees the other's flood but for the units lost with the master (the
+ * kill lands 1.5 ms into a round of A's), and a fresh client's units
+ * exactly. The figures go to docs/REDIS.md.
  */
 static void test_redis_cluster_master_killed_fails_open_then_converges(void **st)
 {
@@ -1684,15 +1696,23 @@ static void test_redis_cluster_master_killed_fails_open_then_converges(void **st
 				out_passed += pa1 + pb1;
 			}
 		}
-		round_on(&fx.a);
-		round_on(&fx.b);
 		if (!t_kill && now - t0 >= 1500) {
+			pthread_t th;
+
+			/* mid-round: A's pushes in flight */
 			err_a = status(&fx.a)->backend_errors;
 			err_b = status(&fx.b)->backend_errors;
-			kill(cl.pid[victim], SIGKILL);
+			assert_int_equal(pthread_create(&th, NULL, killer,
+							&cl.pid[victim]), 0);
+			t_kill = mono_ms();
+			round_on(&fx.a);
+			pthread_join(th, NULL);
 			waitpid(cl.pid[victim], NULL, 0);
 			cl.pid[victim] = 0;
-			t_kill = mono_ms();
+			round_on(&fx.b);
+		} else {
+			round_on(&fx.a);
+			round_on(&fx.b);
 		}
 		if (t_kill && !t_err &&
 		    status(&fx.a)->backend_errors > err_a &&
