@@ -916,7 +916,8 @@ static uint16_t index_slot(void)
 }
 
 /* Connect: the URL's server, or if it is gone (a Cluster master that
- * failed over), each node the last map named, until one answers; a
+ * failed over), each node the last map named, until one answers (for
+ * about an interval; the next attempt starts from the URL again); a
  * Cluster's map is read there. The index's node is opened at once, so
  * a server that refuses the scripts is an outage now.
  */
@@ -929,8 +930,13 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 	int port = r->port, ret = -1;
 	unsigned i;
 
+	uint64_t until = mono_ms() + r->interval_ms;
+
 	drop_context(r);
-	for (i = 0; i <= r->nr_seeds; i++) {
+	/* the seeds are tried for one interval at most (each connection
+	 * waits half of one): the round stays bounded when many are gone
+	 */
+	for (i = 0; i <= r->nr_seeds && (!i || mono_ms() < until); i++) {
 		if (i) {
 			host = r->seeds[i - 1].host;
 			port = r->seeds[i - 1].port;
