@@ -58,6 +58,7 @@ struct sl_central {
 	redisContext *ctx;
 	char sha[NR_SCRIPTS][41];
 	bool ever_up, down_logged;
+	bool cluster_warned;		/* said once that this is a Cluster */
 	uint64_t backoff_ms, retry_at_ms;	/* monotonic */
 
 	atomic_bool up;
@@ -170,6 +171,25 @@ static bool load_scripts(struct sl_central *c, char *why, size_t size)
 	return true;
 }
 
+/* Central checks keep one connection to one server: a Cluster node
+ * answers MOVED for the keys of other masters' slots, each an error (and
+ * a local decision). Said once, plainly, rather than only per check.
+ */
+static void warn_cluster(struct sl_central *c)
+{
+	redisReply *x;
+
+	if (c->cluster_warned)
+		return;
+	x = redisCommand(c->ctx, "CLUSTER SLOTS");
+	if (x && x->type == REDIS_REPLY_ARRAY && x->elements > 1) {
+		pr_warn("check: redis at %s:%d is a Cluster node: central checks use one server, so checks of keys on other masters fail open (MOVED); point sync.url at a standalone Redis or a Cluster proxy (docs/REDIS.md)",
+			c->host, c->port);
+		c->cluster_warned = true;
+	}
+	freeReplyObject(x);
+}
+
 static int connect_store(struct sl_central *c)
 {
 	struct timeval tv = {
@@ -200,6 +220,7 @@ static int connect_store(struct sl_central *c)
 		outage(c, why);
 		return -EIO;
 	}
+	warn_cluster(c);
 	if (c->ever_up)
 		atomic_fetch_add(&c->reconnects, 1);
 	if (c->down_logged)
