@@ -27,7 +27,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
 	libhiredis-dev redis-server groff-base man-db \
-	dpkg-dev binutils lintian
+	dpkg-dev binutils lintian stunnel4 openssl
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis
@@ -72,7 +72,7 @@ all: $(BUILD)/slicelimit
 # after. On a host booted with systemd the ones this install brought are
 # also disabled, so they do not start at the next boot either.
 SL_POLICY_RC := /usr/sbin/policy-rc.d
-DEPS_SERVICES := nginx redis-server prometheus
+DEPS_SERVICES := nginx redis-server prometheus stunnel4
 define apt_install
 	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \

@@ -52,11 +52,13 @@ struct sl_central {
 	char host[256];
 	int port;
 	unsigned interval_ms, timeout_ms;
+	char *user, *pass;		/* AUTH; pass NULL: none */
 
 	pthread_mutex_t lock;		/* the connection and what follows */
 	redisContext *ctx;
 	char sha[NR_SCRIPTS][41];
 	bool ever_up, down_logged;
+	bool cluster_warned;		/* said once that this is a Cluster */
 	uint64_t backoff_ms, retry_at_ms;	/* monotonic */
 
 	atomic_bool up;
@@ -92,6 +94,18 @@ struct sl_central *sl_central_new(const char *url, unsigned interval_ms)
 	return c;
 }
 
+int sl_central_set_auth(struct sl_central *c, const char *user,
+			const char *pass)
+{
+	free(c->user);
+	free(c->pass);
+	c->user = user && *user ? strdup(user) : NULL;
+	c->pass = pass ? strdup(pass) : NULL;
+	if ((user && *user && !c->user) || (pass && !c->pass))
+		return -ENOMEM;
+	return 0;
+}
+
 static void drop(struct sl_central *c)
 {
 	if (c->ctx)
@@ -105,6 +119,10 @@ void sl_central_free(struct sl_central *c)
 	if (!c)
 		return;
 	drop(c);
+	if (c->pass)
+		explicit_bzero(c->pass, strlen(c->pass));
+	free(c->pass);
+	free(c->user);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -153,6 +171,25 @@ static bool load_scripts(struct sl_central *c, char *why, size_t size)
 	return true;
 }
 
+/* Central checks keep one connection to one server: a Cluster node
+ * answers MOVED for the keys of other masters' slots, each an error (and
+ * a local decision). Said once, plainly, rather than only per check.
+ */
+static void warn_cluster(struct sl_central *c)
+{
+	redisReply *x;
+
+	if (c->cluster_warned)
+		return;
+	x = redisCommand(c->ctx, "CLUSTER SLOTS");
+	if (x && x->type == REDIS_REPLY_ARRAY && x->elements > 1) {
+		pr_warn("check: redis at %s:%d is a Cluster node: central checks use one server, so checks of keys on other masters fail open (MOVED); point sync.url at a standalone Redis or a Cluster proxy (docs/REDIS.md)",
+			c->host, c->port);
+		c->cluster_warned = true;
+	}
+	freeReplyObject(x);
+}
+
 static int connect_store(struct sl_central *c)
 {
 	struct timeval tv = {
@@ -175,10 +212,15 @@ static int connect_store(struct sl_central *c)
 		return -EIO;
 	}
 	redisEnableKeepAlive(c->ctx);
+	if (sl_redis_auth(c->ctx, c->user, c->pass, why, sizeof(why))) {
+		outage(c, why);
+		return -EIO;
+	}
 	if (!load_scripts(c, why, sizeof(why))) {
 		outage(c, why);
 		return -EIO;
 	}
+	warn_cluster(c);
 	if (c->ever_up)
 		atomic_fetch_add(&c->reconnects, 1);
 	if (c->down_logged)

@@ -28,6 +28,12 @@ struct sl_central;
 struct sl_central *sl_central_new(const char *url, unsigned interval_ms);
 void sl_central_free(struct sl_central *c);
 
+/* AUTH [user] pass on every (re)connect (sl_redis_auth); pass NULL: none.
+ * A refused login is an outage like any other: counted, checks fail open.
+ */
+int sl_central_set_auth(struct sl_central *c, const char *user,
+			const char *pass);
+
 /* Decide (count: true) or read one request of `client` (bytes, any
  * content) under `rule` in the store. 0 with *allowed and *v set;
  * -EAGAIN: backing off after an outage; -EIO: the store is unreachable or

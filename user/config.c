@@ -6,9 +6,12 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "common.h"
 #include "config.h"
 #include "loader.h"
@@ -53,7 +56,7 @@ static const char *const device_keys[] = { "name", "mode", NULL };
 static const char *const http_keys[] = { "listen", NULL };
 static const char *const sync_keys[] = {
 	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
-	"url", "nodes", NULL,
+	"url", "nodes", "password_file", "username", NULL,
 };
 
 static void read_devices(const struct sl_yctx *c, const struct sl_ynode *list,
@@ -113,6 +116,60 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 		return false;
 	}
 	return true;
+}
+
+/* The Redis password, from a file only the service's user may read: the
+ * config names the file, never the secret, so the config can be shown,
+ * versioned and world-readable while the password is not. One line; a
+ * trailing newline (as `echo` writes it) is not part of it.
+ */
+static void read_password(const struct sl_yctx *c, const struct sl_ynode *v,
+			  const char *path, struct sl_sync_config *sc)
+{
+	char buf[sizeof(sc->password) + 1];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		sl_yaml_bad(c, v, "sync.password_file", "cannot open '%s': %s",
+			    path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		sl_yaml_bad(c, v, "sync.password_file", "'%s' is not a regular file",
+			    path);
+		goto out;
+	}
+	if (st.st_mode & S_IROTH) {
+		sl_yaml_bad(c, v, "sync.password_file", "'%s' is readable by every user (mode %04o): chmod o-rwx it",
+			    path, (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0) {
+		sl_yaml_bad(c, v, "sync.password_file", "cannot read '%s': %s",
+			    path, strerror(errno));
+		goto out;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	if (!n || (size_t)n >= sizeof(sc->password) || memchr(buf, '\n', n) ||
+	    memchr(buf, 0, n)) {
+		sl_yaml_bad(c, v, "sync.password_file", "'%s' must hold the password on one line, 1 to %zu bytes",
+			    path, sizeof(sc->password) - 1);
+		goto out;
+	}
+	memcpy(sc->password, buf, n);
+	sc->password[n] = 0;
+	sc->auth = true;
+out:
+	/* the copy on the stack is not left behind */
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
 }
 
 static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
@@ -198,7 +255,24 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 			else
 				snprintf(sc->url, sizeof(sc->url), "%s", text);
 		}
+		if ((v = sl_yaml_get(y, "password_file")) &&
+		    sl_yaml_text(c, v, "sync.password_file", 4095, &text))
+			read_password(c, v, text, sc);
+		if ((v = sl_yaml_get(y, "username")) &&
+		    sl_yaml_text(c, v, "sync.username", sizeof(sc->username) - 1,
+				 &text)) {
+			if (!*text || strpbrk(text, " \t\r\n"))
+				sl_yaml_bad(c, v, "sync.username", "'%s' is not an ACL user name (no spaces)",
+					    text);
+			else if (!sl_yaml_get(y, "password_file"))
+				sl_yaml_bad(c, v, "sync.username", "needs password_file: the user's password");
+			else
+				snprintf(sc->username, sizeof(sc->username),
+					 "%s", text);
+		}
 	}
+	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "password_file")))
+		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with key_file)");
 	sc->nodes = sc->nr_peers + 1;
 	if ((v = sl_yaml_get(y, "nodes")) &&
 	    sl_yaml_uint(c, v, "sync.nodes", 1, 65535, &n))

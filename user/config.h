@@ -20,6 +20,8 @@
  *     peers: [10.0.0.2:7400]  # udp: where this node's go
  *     key_file: /etc/slicelimit/sync.key   # 32 bytes, as 64 hex digits
  *     url: redis://127.0.0.1:6379           # redis
+ *     password_file: /etc/slicelimit/redis.pass   # redis AUTH: mode 0600
+ *     username: slicelimit    # redis: an ACL user (with password_file)
  *     nodes: 2                # split-quota: default peers + 1
  */
 #ifndef SL_CONFIG_H
@@ -56,6 +58,12 @@ struct sl_sync_config {
 	unsigned nodes;
 	char key_file[4096];
 	char url[256];
+	/* Redis AUTH: the password read from password_file at start, and the
+	 * ACL user ("" : the default user)
+	 */
+	bool auth;
+	char username[128];
+	char password[512];
 };
 
 struct sl_service_config {

@@ -232,6 +232,13 @@ int sl_service_run(const char *path)
 			err = -EINVAL;
 			goto out;
 		}
+		if (cfg.sync.auth &&
+		    sl_central_set_auth(central, cfg.sync.username,
+					cfg.sync.password)) {
+			pr_error("check: out of memory");
+			err = -ENOMEM;
+			goto out;
+		}
 		sl_checker_set_central(&checker, central);
 		pr_notice("check: /v1/check decided in redis at %s (layout central); packets as delayed-sync",
 			  cfg.sync.url);

@@ -76,10 +76,21 @@
  * about an interval. The data path never waits for any of it.
  *
  * Redis Cluster: a script call touches one slot only if its keys share
- * one. Batches mix slots (cheaper on one server) until a server answers
- * CROSSSLOT; from then on they are cut per slot (CRC16 of the hash tag, as
- * Cluster computes it). The connection itself is plain hiredis: a Cluster
- * needs a slot-aware proxy in front of it.
+ * one, and must go to the master serving it. At connect the URL's
+ * server is asked for CLUSTER SLOTS: a standalone server (or a proxy:
+ * anything that is not a slot map) serves every slot on the one
+ * connection; a Cluster's masters get a connection each, opened at first
+ * use (AUTH and the scripts loaded there too), and every batch is cut
+ * per slot (CRC16 of the hash tag, as Cluster computes it) and sent to
+ * the slot's master. MOVED (a failover or resharding) is followed to
+ * the master it names and the map is read again before the next round;
+ * ASK is followed with ASKING; all are refused before the script runs,
+ * so following them applies a batch once. Any other failure is the
+ * outage above (all connections dropped); the reconnect asks the URL's
+ * server and then every node the last map named (masters and replicas),
+ * so a fleet pointed at a master that died finds the promoted replica.
+ * Batches to a standalone server mix slots (cheaper) until it answers
+ * CROSSSLOT (a Cluster proxy); from then on they are cut per slot.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -104,7 +115,12 @@
 #define SL_REDIS_RULE_SLOTS	2048	/* > SL_MAX_RULES, a power of two */
 #define SL_REDIS_KEY_MAX	56	/* "sl:{" 8 ":" 32 ":" 5 "}" + NUL = 53 */
 
+#define SL_REDIS_MAX_NODES	64	/* Cluster masters (< 0xff) */
+#define SL_REDIS_MAX_SEEDS	128
+#define SL_REDIS_REDIRECTS	3	/* MOVED/ASK hops per command */
+
 #define INDEX_KEY		"sl:{index}"
+#define INDEX_TAG		"index"
 #define INDEX_CLOCK_KEY		"sl:{index}:clock"
 
 /*
@@ -215,6 +231,17 @@ struct client {
 	uint32_t pos;			/* learned: place in the index read */
 };
 
+struct redis_addr {
+	char host[256];
+	int port;
+};
+
+/* A server the round talks to; its connection is opened at first use. */
+struct redis_node {
+	struct redis_addr a;
+	redisContext *c;
+};
+
 /* Per rule name hash: the gcd of the slice starts pushed this epoch and
  * in the last one (0: none), the basis of its hashes' expiry.
  */
@@ -228,10 +255,25 @@ struct sl_redis {
 	char host[256];
 	int port;
 	char where[300];		/* "HOST:PORT" for messages */
+	char *user, *pass;		/* AUTH; pass NULL: none */
 	unsigned node;
 	unsigned interval_ms, timeout_ms;
 
-	redisContext *c;
+	redisContext *c;		/* the node of the command at hand */
+	bool up;			/* connected (the map read, if a Cluster) */
+	/* Cluster: the masters and who serves each slot (0xff: nobody);
+	 * standalone: nodes[0] is the URL's server and serves every slot
+	 */
+	bool cluster;
+	bool map_stale;			/* a MOVED said the map is old */
+	struct redis_node nodes[SL_REDIS_MAX_NODES];
+	unsigned nr_nodes;
+	uint8_t slot_node[16384];
+	/* every node a map named (masters and replicas): where to find the
+	 * Cluster when the URL's node is gone
+	 */
+	struct redis_addr seeds[SL_REDIS_MAX_SEEDS];
+	unsigned nr_seeds;
 	char sha_round[41], sha_index[41];
 	bool ever_up;			/* connected once: later ones reconnect */
 	bool down_logged;		/* the outage was reported */
@@ -562,11 +604,19 @@ static int parse_url(struct sl_redis *r, const char *url)
 	return 0;
 }
 
+/* Every connection: after any failure the map is read again. */
 static void drop_context(struct sl_redis *r)
 {
-	if (r->c)
-		redisFree(r->c);
+	unsigned i;
+
+	for (i = 0; i < r->nr_nodes; i++) {
+		if (r->nodes[i].c)
+			redisFree(r->nodes[i].c);
+		r->nodes[i].c = NULL;
+	}
+	r->nr_nodes = 0;
 	r->c = NULL;
+	r->up = false;
 }
 
 /* Any failure: drop the connection (a reply we cannot trust leaves us
@@ -635,44 +685,380 @@ static const char *context_error(const struct sl_redis *r)
 	return r->why[0] ? r->why : "unexpected reply";
 }
 
-static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
-		       uint64_t now_ms)
+/* A connection to host:port with the command timeout, logged in; NULL
+ * with the reason in r->why.
+ */
+static redisContext *open_ctx(struct sl_redis *r, const char *host, int port)
 {
 	struct timeval tv = {
 		.tv_sec = r->timeout_ms / 1000,
 		.tv_usec = (r->timeout_ms % 1000) * 1000,
 	};
+	redisContext *c;
 
 	/* the name is resolved in here too; a resolver that hangs is the
 	 * one wait this bounds only by its own timeouts
 	 */
-	r->why[0] = 0;
-	r->c = redisConnectWithTimeout(r->host, r->port, tv);
-	if (!r->c || r->c->err) {
-		went_down(r, st, now_ms, "unreachable",
-			  r->c ? r->c->errstr : "out of memory");
+	c = redisConnectWithTimeout(host, port, tv);
+	if (!c || c->err) {
+		snprintf(r->why, sizeof(r->why), "%s:%d: %s", host, port,
+			 c ? c->errstr : "out of memory");
+		goto fail;
+	}
+	if (redisSetTimeout(c, tv) != REDIS_OK) {
+		snprintf(r->why, sizeof(r->why), "%s:%d: %s", host, port,
+			 c->errstr);
+		goto fail;
+	}
+	redisEnableKeepAlive(c);
+	if (sl_redis_auth(c, r->user, r->pass, r->why, sizeof(r->why)))
+		goto fail;
+	return c;
+fail:
+	if (c)
+		redisFree(c);
+	return NULL;
+}
+
+static bool addr_eq(const struct redis_addr *a, const char *host, int port)
+{
+	return a->port == port && !strcmp(a->host, host);
+}
+
+static void seed_add(struct sl_redis *r, const char *host, int port)
+{
+	unsigned i;
+
+	if (port == r->port && !strcmp(host, r->host))
+		return;	/* the URL's: always tried first */
+	for (i = 0; i < r->nr_seeds; i++)
+		if (addr_eq(&r->seeds[i], host, port))
+			return;
+	if (r->nr_seeds == SL_REDIS_MAX_SEEDS)
+		return;
+	snprintf(r->seeds[r->nr_seeds].host, sizeof(r->seeds[0].host), "%s",
+		 host);
+	r->seeds[r->nr_seeds++].port = port;
+}
+
+/* One "host, port, id" of a CLUSTER SLOTS range into a; an empty host
+ * is the server that answered.
+ */
+static bool slots_addr(const redisReply *e, const char *asked,
+		       struct redis_addr *a)
+{
+	if (e->type != REDIS_REPLY_ARRAY || e->elements < 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING ||
+	    e->element[1]->type != REDIS_REPLY_INTEGER ||
+	    e->element[1]->integer <= 0 || e->element[1]->integer > 65535 ||
+	    e->element[0]->len >= sizeof(a->host))
+		return false;
+	snprintf(a->host, sizeof(a->host), "%s",
+		 e->element[0]->len ? e->element[0]->str : asked);
+	a->port = e->element[1]->integer;
+	return true;
+}
+
+/* Ask `c` (a server at `asked`) for the slot map. 1: a Cluster, whose
+ * masters and slots are now r->nodes and r->slot_node (connections to
+ * masters kept from before, and `c` itself if it is one, carried over);
+ * 0: a standalone server (c is left alone); -1: no usable answer (why).
+ * `c` is taken over on 1.
+ */
+static int read_map(struct sl_redis *r, redisContext *c, const char *asked,
+		    int asked_port)
+{
+	struct redis_node fresh[SL_REDIS_MAX_NODES];
+	uint8_t *map = NULL;
+	unsigned nr = 0, i, k;
+	redisReply *x;
+	size_t j;
+	int ret = -1;
+
+	/* a standalone server says "cluster support disabled"; a proxy may
+	 * say anything: whatever is not a map is a server of every slot
+	 */
+	x = redisCommand(c, "CLUSTER SLOTS");
+	if (x && x->type != REDIS_REPLY_ARRAY) {
+		freeReplyObject(x);
+		return 0;
+	}
+	if (!x || x->type != REDIS_REPLY_ARRAY || !x->elements) {
+		snprintf(r->why, sizeof(r->why), "CLUSTER SLOTS at %s:%d: %s",
+			 asked, asked_port, !x ? (c->err ? c->errstr : "no reply") :
+			 x->type == REDIS_REPLY_ERROR ? x->str : "no slots");
+		goto out;
+	}
+	map = malloc(sizeof(r->slot_node));
+	if (!map) {
+		snprintf(r->why, sizeof(r->why), "out of memory");
+		goto out;
+	}
+	memset(map, 0xff, sizeof(r->slot_node));
+	memset(fresh, 0, sizeof(fresh));
+	for (j = 0; j < x->elements; j++) {
+		const redisReply *e = x->element[j];
+		struct redis_addr a;
+		long long lo, hi, s;
+
+		if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+		    e->element[0]->type != REDIS_REPLY_INTEGER ||
+		    e->element[1]->type != REDIS_REPLY_INTEGER ||
+		    !slots_addr(e->element[2], asked, &a)) {
+			snprintf(r->why, sizeof(r->why),
+				 "CLUSTER SLOTS: a range of an unexpected form");
+			goto out;
+		}
+		lo = e->element[0]->integer;
+		hi = e->element[1]->integer;
+		if (lo < 0 || hi > 16383 || lo > hi) {
+			snprintf(r->why, sizeof(r->why),
+				 "CLUSTER SLOTS: range %lld-%lld", lo, hi);
+			goto out;
+		}
+		for (i = 0; i < nr && !addr_eq(&fresh[i].a, a.host, a.port); i++)
+			;
+		if (i == nr) {
+			if (nr == SL_REDIS_MAX_NODES) {
+				snprintf(r->why, sizeof(r->why),
+					 "CLUSTER SLOTS: more than %d masters",
+					 SL_REDIS_MAX_NODES);
+				goto out;
+			}
+			fresh[nr++].a = a;
+		}
+		for (s = lo; s <= hi; s++)
+			map[s] = i;
+		seed_add(r, a.host, a.port);
+		for (k = 3; k < e->elements; k++)
+			if (slots_addr(e->element[k], asked, &a))
+				seed_add(r, a.host, a.port);
+	}
+	/* connections that still lead to a master are kept */
+	for (i = 0; i < nr; i++) {
+		for (k = 0; k < r->nr_nodes; k++)
+			if (r->nodes[k].c &&
+			    addr_eq(&r->nodes[k].a, fresh[i].a.host,
+				    fresh[i].a.port)) {
+				fresh[i].c = r->nodes[k].c;
+				r->nodes[k].c = NULL;
+				break;
+			}
+		if (!fresh[i].c && addr_eq(&fresh[i].a, asked, asked_port)) {
+			fresh[i].c = c;
+			c = NULL;
+		}
+	}
+	for (k = 0; k < r->nr_nodes; k++)
+		if (r->nodes[k].c)
+			redisFree(r->nodes[k].c);
+	memcpy(r->nodes, fresh, sizeof(fresh));
+	r->nr_nodes = nr;
+	memcpy(r->slot_node, map, sizeof(r->slot_node));
+	r->cluster = true;
+	r->per_slot = true;	/* a script's keys must share a slot */
+	r->map_stale = false;
+	r->c = NULL;
+	if (c)
+		redisFree(c);
+	ret = 1;
+out:
+	free(map);
+	freeReplyObject(x);
+	return ret;
+}
+
+/* The connection of node i, opened (and the scripts loaded) at first
+ * use, as r->c. 0, or -EIO with the reason in r->why.
+ */
+static int use_node(struct sl_redis *r, unsigned i)
+{
+	struct redis_node *n = &r->nodes[i];
+
+	if (!n->c) {
+		n->c = open_ctx(r, n->a.host, n->a.port);
+		if (!n->c) {
+			r->c = NULL;
+			return -EIO;
+		}
+		r->c = n->c;
+		if (load_scripts(r)) {
+			if (r->c->err)
+				snprintf(r->why, sizeof(r->why), "%s",
+					 r->c->errstr);
+			redisFree(n->c);
+			n->c = NULL;
+			r->c = NULL;
+			return -EIO;
+		}
+	}
+	r->c = n->c;
+	return 0;
+}
+
+/* r->c for a command on keys of `slot`. */
+static int use_slot(struct sl_redis *r, uint16_t slot)
+{
+	if (!r->cluster)
+		return use_node(r, 0);
+	if (r->slot_node[slot] >= r->nr_nodes) {
+		snprintf(r->why, sizeof(r->why),
+			 "Cluster slot %u is served by no master", slot);
+		r->c = NULL;
 		return -EIO;
 	}
-	if (redisSetTimeout(r->c, tv) != REDIS_OK) {
-		went_down(r, st, now_ms, "unreachable", context_error(r));
+	return use_node(r, r->slot_node[slot]);
+}
+
+static uint16_t index_slot(void)
+{
+	return cluster_slot(INDEX_TAG, strlen(INDEX_TAG));
+}
+
+/* Connect: the URL's server, or if it is gone (a Cluster master that
+ * failed over), each node the last map named, until one answers (for
+ * about an interval; the next attempt starts from the URL again); a
+ * Cluster's map is read there. The index's node is opened at once, so
+ * a server that refuses the scripts is an outage now.
+ */
+static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
+		       uint64_t now_ms)
+{
+	char first[sizeof(r->why)] = "";
+	redisContext *c = NULL;
+	const char *host = r->host;
+	int port = r->port, ret = -1;
+	unsigned i;
+
+	uint64_t until = mono_ms() + r->interval_ms;
+
+	drop_context(r);
+	/* the seeds are tried for one interval at most (each connection
+	 * waits half of one): the round stays bounded when many are gone
+	 */
+	for (i = 0; i <= r->nr_seeds && (!i || mono_ms() < until); i++) {
+		if (i) {
+			host = r->seeds[i - 1].host;
+			port = r->seeds[i - 1].port;
+		}
+		r->why[0] = 0;
+		c = open_ctx(r, host, port);
+		if (c) {
+			ret = read_map(r, c, host, port);
+			if (ret >= 0)
+				break;
+			redisFree(c);
+			c = NULL;
+		}
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", r->why);
+	}
+	if (ret < 0) {
+		const char *why = first[0] ? first : r->why;
+
+		went_down(r, st, now_ms, strncmp(why, "AUTH", 4) ?
+			  "unreachable" : "refused the login", why);
 		return -EIO;
 	}
-	redisEnableKeepAlive(r->c);
-	if (load_scripts(r)) {
-		went_down(r, st, now_ms, "unreachable", r->c->err ?
-			  r->c->errstr : r->why);
+	if (!ret) {
+		/* standalone: the server that answered serves every slot */
+		r->cluster = false;
+		snprintf(r->nodes[0].a.host, sizeof(r->nodes[0].a.host), "%s",
+			 host);
+		r->nodes[0].a.port = port;
+		r->nodes[0].c = c;
+		r->nr_nodes = 1;
+		r->c = c;
+		if (load_scripts(r)) {
+			went_down(r, st, now_ms, "unreachable", r->c->err ?
+				  r->c->errstr : r->why);
+			return -EIO;
+		}
+	} else if (use_slot(r, index_slot())) {
+		went_down(r, st, now_ms, "unreachable", r->why);
 		return -EIO;
 	}
+	r->up = true;
 	st->backend_up = 1;
 	if (r->ever_up)
 		st->backend_reconnects++;
 	if (r->down_logged)
-		pr_notice("sync: redis at %s reachable again", r->where);
+		pr_notice("sync: redis at %s reachable again%s", r->where,
+			  r->cluster ? " (Cluster)" : "");
 	else
-		pr_info("sync: redis at %s connected", r->where);
+		pr_info("sync: redis at %s connected%s", r->where,
+			r->cluster ? " (Cluster)" : "");
 	r->ever_up = true;
 	r->down_logged = false;
 	r->backoff_ms = 0;
+	return 0;
+}
+
+/* After a MOVED: the map read again from a master still connected (the
+ * one the index lives on). An error is an outage.
+ */
+static int refresh_map(struct sl_redis *r)
+{
+	struct redis_node *n;
+
+	if (use_slot(r, index_slot()))
+		return -EIO;
+	n = &r->nodes[r->slot_node[index_slot()]];
+	/* read_map takes the connection over: detach it from its node */
+	{
+		redisContext *c = n->c;
+		char host[sizeof(n->a.host)];
+		int port = n->a.port;
+
+		snprintf(host, sizeof(host), "%s", n->a.host);
+		n->c = NULL;
+		if (read_map(r, c, host, port) != 1) {
+			redisFree(c);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+int sl_redis_auth(redisContext *c, const char *user, const char *pass,
+		  char *why, size_t size)
+{
+	redisReply *x;
+	int err = 0;
+
+	if (!pass)
+		return 0;
+	/* as arguments, never formatted into the command: a password may
+	 * hold any byte but NUL
+	 */
+	if (user && *user)
+		x = redisCommand(c, "AUTH %s %s", user, pass);
+	else
+		x = redisCommand(c, "AUTH %s", pass);
+	if (!x) {
+		snprintf(why, size, "AUTH: %s", c->err ? c->errstr : "no reply");
+		err = -EACCES;
+	} else if (x->type == REDIS_REPLY_ERROR) {
+		snprintf(why, size, "AUTH%s%s: %.*s", user && *user ? " as " : "",
+			 user && *user ? user : "",
+			 (int)(x->len < 120 ? x->len : 120), x->str);
+		err = -EACCES;
+	} else if (x->type != REDIS_REPLY_STATUS) {
+		snprintf(why, size, "AUTH: unexpected reply (type %d)", x->type);
+		err = -EACCES;
+	}
+	freeReplyObject(x);
+	return err;
+}
+
+int sl_redis_set_auth(struct sl_redis *r, const char *user, const char *pass)
+{
+	free(r->user);
+	free(r->pass);
+	r->user = user && *user ? strdup(user) : NULL;
+	r->pass = pass ? strdup(pass) : NULL;
+	if ((user && *user && !r->user) || (pass && !r->pass))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -723,27 +1109,105 @@ static bool error_is(const redisReply *x, const char *code)
 	       !strncmp(x->str, code, n);
 }
 
-/* EVALSHA with the arguments in r->argv[0..n) (argv[1] is the sha): on
- * NOSCRIPT (a restarted or flushed server) load the scripts and send
- * once more; NOSCRIPT and CROSSSLOT are refused before the script runs,
- * so nothing was applied twice.
+/* "MOVED 3999 127.0.0.1:6381" / "ASK ...": the node it names. */
+static int redirect_node(struct sl_redis *r, const redisReply *x)
+{
+	char host[256];
+	const char *sp, *colon = NULL, *p;
+	unsigned long port;
+	unsigned i;
+	size_t len;
+
+	sp = memchr(x->str, ' ', x->len);
+	sp = sp ? memchr(sp + 1, ' ', x->len - (sp + 1 - x->str)) : NULL;
+	if (!sp)
+		return -1;
+	sp++;
+	for (p = sp; p < x->str + x->len; p++)
+		if (*p == ':')
+			colon = p;	/* the last: an IPv6 host has more */
+	if (!colon || colon == sp || (size_t)(colon - sp) >= sizeof(host))
+		return -1;
+	len = colon - sp;
+	memcpy(host, sp, len);
+	host[len] = 0;
+	port = strtoul(colon + 1, NULL, 10);
+	if (!port || port > 65535)
+		return -1;
+	for (i = 0; i < r->nr_nodes; i++)
+		if (addr_eq(&r->nodes[i].a, host, port))
+			return i;
+	if (r->nr_nodes == SL_REDIS_MAX_NODES)
+		return -1;
+	memset(&r->nodes[i], 0, sizeof(r->nodes[i]));
+	snprintf(r->nodes[i].a.host, sizeof(r->nodes[i].a.host), "%s", host);
+	r->nodes[i].a.port = port;
+	seed_add(r, host, port);
+	r->nr_nodes++;
+	return i;
+}
+
+/* EVALSHA with the arguments in r->argv[0..n) (argv[1] is the sha), on
+ * the node serving `slot`: on NOSCRIPT (a restarted or flushed server)
+ * load the scripts and send once more; on MOVED (the slot has another
+ * master: a failover or a resharding) send to the master it names and
+ * read the map again after the round; on ASK (a slot being migrated)
+ * send ASKING and the command to the node it names. NOSCRIPT, CROSSSLOT,
+ * MOVED and ASK are refused before the script runs, so nothing was
+ * applied twice. NULL with r->c NULL and the reason in r->why if the
+ * node could not be reached.
  */
-static redisReply *evalsha(struct sl_redis *r, size_t n)
+static redisReply *evalsha(struct sl_redis *r, size_t n, uint16_t slot)
 {
 	redisReply *x;
+	unsigned hops;
+	int i;
 
-	x = redisCommandArgv(r->c, n, r->argv, r->argvlen);
-	if (!error_is(x, "NOSCRIPT"))
-		return x;
-	freeReplyObject(x);
-	pr_info("sync: redis at %s lost the scripts: loading them again",
-		r->where);
-	if (load_scripts(r))
+	if (use_slot(r, slot))
 		return NULL;
-	/* argv[1] points at the sha just loaded again (the same text, so
-	 * the same sha)
-	 */
-	return redisCommandArgv(r->c, n, r->argv, r->argvlen);
+	for (hops = 0;; hops++) {
+		x = redisCommandArgv(r->c, n, r->argv, r->argvlen);
+		if (error_is(x, "NOSCRIPT")) {
+			freeReplyObject(x);
+			pr_info("sync: redis at %s lost the scripts: loading "
+				"them again", r->where);
+			if (load_scripts(r))
+				return NULL;
+			/* argv[1] points at the sha just loaded again (the
+			 * same text, so the same sha)
+			 */
+			x = redisCommandArgv(r->c, n, r->argv, r->argvlen);
+		}
+		if (!r->cluster || hops == SL_REDIS_REDIRECTS ||
+		    !(error_is(x, "MOVED ") || error_is(x, "ASK ")))
+			return x;
+		i = redirect_node(r, x);
+		if (i < 0)
+			return x;	/* one we cannot follow: an error */
+		pr_debug("sync: redis: %.*s", (int)(x->len < 120 ? x->len : 120),
+			 x->str);
+		if (error_is(x, "MOVED ")) {
+			r->slot_node[slot] = i;
+			r->map_stale = true;
+		}
+		if (use_node(r, i)) {
+			freeReplyObject(x);
+			return NULL;
+		}
+		if (error_is(x, "ASK ")) {
+			redisReply *y = redisCommand(r->c, "ASKING");
+			bool ok = y && y->type == REDIS_REPLY_STATUS;
+
+			freeReplyObject(y);
+			if (!ok) {
+				freeReplyObject(x);
+				snprintf(r->why, sizeof(r->why),
+					 "ASKING refused");
+				return NULL;
+			}
+		}
+		freeReplyObject(x);
+	}
 }
 
 /* A reply that is neither the answer nor a reason: the connection state
@@ -811,7 +1275,7 @@ static int index_call(struct sl_redis *r, struct sl_sync_status *st,
 		if (r->push[i].done)
 			arg_str(r, &n, r->push[i].key + 4,
 				r->push[i].key_len - 5);
-	x = evalsha(r, n);
+	x = evalsha(r, n, index_slot());
 	if (!x || x->type != REDIS_REPLY_ARRAY || x->elements != 2 ||
 	    x->element[0]->type != REDIS_REPLY_INTEGER ||
 	    x->element[0]->integer <= 0 ||
@@ -979,7 +1443,7 @@ static int run_batch(struct sl_redis *r, struct sl_sync *s,
 			arg_u64(r, &n, e->units);
 		}
 	}
-	x = evalsha(r, n);
+	x = evalsha(r, n, c[0].slot);
 	if (error_is(x, "CROSSSLOT") && !r->per_slot) {
 		freeReplyObject(x);
 		pr_notice("sync: redis at %s wants one slot per script: "
@@ -1187,7 +1651,9 @@ static void round_guarded(struct sl_redis *r, struct sl_sync *s,
 	size_t i, k;
 	int err;
 
-	if (!r->c) {
+	if (r->up && r->map_stale && refresh_map(r))
+		went_down(r, st, now_ms, "unreachable", r->why);
+	if (!r->up) {
 		/* backing off; a clock that stepped back does not hold it */
 		if (r->retry_ms && now_ms < r->retry_ms &&
 		    r->retry_ms - now_ms <= SL_REDIS_BACKOFF_MAX_MS)
@@ -1276,6 +1742,10 @@ void sl_redis_free(struct sl_redis *r)
 	if (!r)
 		return;
 	drop_context(r);
+	if (r->pass)
+		explicit_bzero(r->pass, strlen(r->pass));
+	free(r->pass);
+	free(r->user);
 	free(r->ent);
 	free(r->ent_spare);
 	free(r->push);

@@ -5,18 +5,22 @@
  * reads back the other nodes' totals, in one atomic Lua script per batch
  * (EVALSHA, loaded at connect). An unreachable store is a peer outage:
  * the round is skipped, counted, and retried with backoff; the data path
- * never waits for it (NFR-3). The layout in the store, its expiry and the
- * bounds on a round: sync_redis.c.
+ * never waits for it (NFR-3). A Redis Cluster is routed here (slot map,
+ * a connection per master, MOVED/ASK followed); AUTH is sent on every
+ * connection. The layout in the store, its expiry, the Cluster routing
+ * and the bounds on a round: sync_redis.c; running it: docs/REDIS.md.
  */
 #ifndef SL_SYNC_REDIS_H
 #define SL_SYNC_REDIS_H
 
 #include <stdint.h>
+#include <hiredis/hiredis.h>
 #include "sync.h"
 
 struct sl_redis;
 
-/* Parses redis://HOST:PORT; does not need the server to be up. NULL with
+/* Parses redis://HOST:PORT (a standalone server, a proxy, or any node of
+ * a Cluster); does not need the server to be up. NULL with
  * a message if the URL is not valid.
  */
 struct sl_redis *sl_redis_new(const char *url, unsigned node,
@@ -29,6 +33,18 @@ void sl_redis_free(struct sl_redis *r);
  */
 int sl_redis_url_parse(const char *url, char *host, size_t host_size,
 		       int *port);
+
+/* AUTH on every (re)connect: `user` (NULL or "": the default user) and
+ * `pass` (NULL: no AUTH). Copied; set before the first round.
+ */
+int sl_redis_set_auth(struct sl_redis *r, const char *user, const char *pass);
+
+/* Send AUTH [user] pass on a fresh connection (the sync engine's and the
+ * central checks'): 0, or -EACCES with the server's words (WRONGPASS,
+ * ...) or the connection's error in why.
+ */
+int sl_redis_auth(redisContext *c, const char *user, const char *pass,
+		  char *why, size_t size);
 
 /* One sync round at now_ms (TAI): push, read back, merge into the peer
  * view through `s`; updates s's status (backend_up, backend_errors,

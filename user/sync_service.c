@@ -224,6 +224,11 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 		svc->redis = sl_redis_new(c->url, c->node, c->interval_ms);
 		if (!svc->redis)
 			goto fail;
+		if (c->auth && sl_redis_set_auth(svc->redis, c->username,
+						 c->password)) {
+			pr_error("sync: out of memory");
+			goto fail;
+		}
 	} else {
 		err = open_socket(svc);
 		if (err) {

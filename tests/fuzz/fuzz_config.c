@@ -71,6 +71,13 @@ static void check_accepted(const struct sl_service_config *c)
 		fail("udp sync without a key file");
 	if (c->sync.backend == SL_SYNC_REDIS && strncmp(c->sync.url, "redis://", 8))
 		fail("redis sync without a redis:// url");
+	/* a password only from a file read whole, a user only with one */
+	if (c->sync.auth && (c->sync.backend != SL_SYNC_REDIS ||
+			     !c->sync.password[0] ||
+			     strchr(c->sync.password, '\n')))
+		fail("AUTH without redis or with an empty or multi-line password");
+	if (c->sync.username[0] && !c->sync.auth)
+		fail("sync.username without a password");
 }
 
 static void check_refused(const struct sl_problems *pb, const uint8_t *data,

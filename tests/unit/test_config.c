@@ -11,7 +11,10 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "config.h"
 
 static struct sl_problems pb;
@@ -197,6 +200,58 @@ static void test_config_every_problem_reported(void **state)
 	}
 }
 
+/* A password file at MODE holding TEXT; its path in `path`. */
+static void password_file(char *path, mode_t mode, const char *text)
+{
+	FILE *f;
+	int fd;
+
+	strcpy(path, "/tmp/sl-test-pass.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_config_redis_password_read_from_file_never_world_readable(void **state)
+{
+	char path[64], yaml[512];
+
+	password_file(path, 0600, "s3cret pass\n");
+	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
+		 "  backend: redis\n  url: redis://127.0.0.1:6379\n"
+		 "  password_file: %s\n  username: sl\n", path);
+	assert_int_equal(load(yaml), 0);
+	assert_true(cfg.sync.auth);
+	assert_string_equal(cfg.sync.password, "s3cret pass");
+	assert_string_equal(cfg.sync.username, "sl");
+
+	/* group-readable is the operator's choice; world-readable is not */
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(load(yaml), 0);
+	assert_int_equal(chmod(path, 0604), 0);
+	expect_error(yaml, 6, "sync.password_file", "readable by every user");
+	unlink(path);
+
+	expect_error(yaml, 6, "sync.password_file", "cannot open");
+	password_file(path, 0600, "");
+	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
+		 "  backend: redis\n  url: redis://127.0.0.1:6379\n"
+		 "  password_file: %s\n", path);
+	expect_error(yaml, 6, "sync.password_file", "on one line");
+	unlink(path);
+
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://127.0.0.1:6379\n  username: sl\n", 6,
+		     "sync.username", "needs password_file");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  key_file: k\n  password_file: /x\n", 6,
+		     "sync.password_file", "only with backend: redis");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_config_numbers_range_checked),
 		cmocka_unit_test(test_config_errors_have_lines),
 		cmocka_unit_test(test_config_every_problem_reported),
+		cmocka_unit_test(test_config_redis_password_read_from_file_never_world_readable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
