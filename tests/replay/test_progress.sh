@@ -101,18 +101,22 @@ on_tty ttysmall replay "$tmp/small.trace" --limit 100
 is "a 100-request trace on a terminal, done before the first redraw: nothing on stderr" \
 	"$(wc -c <"$tmp/ttysmall.tty")" 0
 
-# bench_xdp: a short run, still several redraws long
+# bench_xdp: a short run, still several redraws long. libbpf writes its
+# own notes to stderr, so what is checked is the progress lines alone.
 BENCH=$(readlink -f "$build/bench/bench_xdp")
-bench_args=(--rounds 9 --packets 20000 --clients 32768)
-if [ -x "$BENCH" ]; then
-	"$BENCH" "${bench_args[@]}" >"$tmp/bench.out" 2>"$tmp/bench.err"
-	is "bench_xdp, stderr not a terminal: nothing on stderr" \
-		"$(wc -c <"$tmp/bench.err")" 0
-	SL=$BENCH on_tty bench "${bench_args[@]}"
-	n=$("$PY" -c '
+bench_args=(--rounds 3 --packets 300000 --clients 32768)
+bench_lines() {		# FILE: how many progress lines of bench_xdp it holds
+	"$PY" -c '
 import re, sys
 t = open(sys.argv[1], "rb").read().decode("latin-1")
-print(len(re.findall(r"\rbench_xdp: \d+/\d+ measurements \(\d+%\)\x1b\[K", t)))' "$tmp/bench.tty")
+print(len(re.findall(r"\rbench_xdp: \d+/\d+ measurements \(\d+%\)\x1b\[K", t)))' "$1"
+}
+if [ -x "$BENCH" ]; then
+	"$BENCH" "${bench_args[@]}" >"$tmp/bench.out" 2>"$tmp/bench.err"
+	is "bench_xdp, stderr not a terminal: no progress line" \
+		"$(bench_lines "$tmp/bench.err")" 0
+	SL=$BENCH on_tty bench "${bench_args[@]}"
+	n=$(bench_lines "$tmp/bench.tty")
 	if [ "$n" -gt 0 ]; then
 		ok "bench_xdp, stderr a terminal: $n progress lines 'bench_xdp: DONE/TOTAL measurements (P%)'"
 	else
@@ -120,8 +124,8 @@ print(len(re.findall(r"\rbench_xdp: \d+/\d+ measurements \(\d+%\)\x1b\[K", t)))'
 			"got: $(od -c "$tmp/bench.tty" | head -5)"
 	fi
 	SL=$BENCH on_tty benchjson "${bench_args[@]}" --json
-	is "bench_xdp --json on a terminal: nothing on stderr" \
-		"$(wc -c <"$tmp/benchjson.tty")" 0
+	is "bench_xdp --json on a terminal: no progress line" \
+		"$(bench_lines "$tmp/benchjson.tty")" 0
 else
 	not_ok "$build/bench/bench_xdp: no binary (make test builds it)"
 fi
