@@ -76,6 +76,22 @@ static void record_fresh_build(void)
 		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
 }
 
+/* Pin the three programs; `what` names them in the error. */
+static int pin_programs(struct slicelimit_bpf *skel, const char *what)
+{
+	int err;
+
+	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
+	if (err)
+		pr_error("cannot pin the %s under %s: %s", what, SL_PIN_DIR,
+			 strerror(-err));
+	return err;
+}
+
 int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
@@ -119,16 +135,9 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 			 " (-v shows libbpf's log)");
 		goto out;
 	}
-	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
-	if (!err)
-		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
-	if (!err)
-		err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
-	if (err) {
-		pr_error("cannot pin the programs under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+	err = pin_programs(skel, "programs");
+	if (err)
 		goto out;
-	}
 	*xdp_fd = dup(bpf_program__fd(skel->progs.sl_xdp));
 	*tc_fd = dup(bpf_program__fd(skel->progs.sl_tc));
 	record_fresh_build();
@@ -784,16 +793,9 @@ int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
 	unlink(SL_PROG_XDP_PIN);
 	unlink(SL_PROG_TC_PIN);
 	unlink(SL_PROG_CHECK_PIN);
-	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
-	if (!err)
-		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
-	if (!err)
-		err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
-	if (err) {
-		pr_error("cannot pin the new programs under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+	err = pin_programs(skel, "new programs");
+	if (err)
 		goto out;
-	}
 	rec.upgraded_ms = sl_now_tai_ms();
 	if (sl_build_write(&rec))
 		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);

@@ -203,41 +203,44 @@ static int free_port(void)
 	return port;
 }
 
-static redisReply *command(const char *fmt, ...)
-{
-	struct timeval tv = { .tv_sec = 1 };
-	redisContext *c = redisConnectWithTimeout("127.0.0.1", fx.port, tv);
-	redisReply *x = NULL;
-	va_list ap;
-
-	if (c && !c->err) {
-		redisSetTimeout(c, tv);
-		va_start(ap, fmt);
-		x = redisvCommand(c, fmt, ap);
-		va_end(ap);
-	}
-	redisFree(c);
-	return x;
-}
-
-/* PONG, or NOAUTH from a server that wants a login first: it is up. */
-static redisReply *command_at(int port, const char *fmt, ...)
+/* One command on a connection of its own to the server on `port`. */
+static redisReply *vcommand_at(int port, const char *fmt, va_list ap)
 {
 	struct timeval tv = { .tv_sec = 1 };
 	redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
 	redisReply *x = NULL;
-	va_list ap;
 
 	if (c && !c->err) {
 		redisSetTimeout(c, tv);
-		va_start(ap, fmt);
 		x = redisvCommand(c, fmt, ap);
-		va_end(ap);
 	}
 	redisFree(c);
 	return x;
 }
 
+static redisReply *command(const char *fmt, ...)
+{
+	redisReply *x;
+	va_list ap;
+
+	va_start(ap, fmt);
+	x = vcommand_at(fx.port, fmt, ap);
+	va_end(ap);
+	return x;
+}
+
+static redisReply *command_at(int port, const char *fmt, ...)
+{
+	redisReply *x;
+	va_list ap;
+
+	va_start(ap, fmt);
+	x = vcommand_at(port, fmt, ap);
+	va_end(ap);
+	return x;
+}
+
+/* PONG, or NOAUTH from a server that wants a login first: it is up. */
 static bool redis_answers(void)
 {
 	redisReply *x = command("PING");
@@ -1543,6 +1546,29 @@ static void api_key(const struct sl_addr *who, char *key, size_t len)
 	snprintf(key + n, len - n, ":0}");
 }
 
+/* `nr` new clients send `n` each through A; after A's round and two of
+ * B's (its push, then the read of A's), B lets each through only 10 - n
+ * of 10.
+ */
+static void a_counts_b_sees(struct sl_addr *x, unsigned nr, unsigned n,
+			    const char *when)
+{
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		x[i] = new_client(NET_API);
+		assert_int_equal(send_n(&fx.a, &x[i], n), n);
+	}
+	step();
+	round_on(&fx.a);
+	round_on(&fx.b);
+	round_on(&fx.b);
+	step();
+	for (i = 0; i < nr; i++)
+		if (send_n(&fx.b, &x[i], 10) != 10 - n)
+			fail_msg("client %u: %sB did not count A's %u", i, when, n);
+}
+
 /* Both engines pointed at one master: A's units of 40 clients land on
  * the masters owning their slots (CLUSTER KEYSLOT, then EXISTS on the
  * owner, asked directly: no redirect), on all three, and B counts them;
@@ -1558,18 +1584,7 @@ static void test_redis_cluster_counts_on_owning_master_across_nodes_moved_follow
 	redisReply *q;
 
 	need_cluster();
-	for (i = 0; i < 40; i++) {
-		x[i] = new_client(NET_API);
-		assert_int_equal(send_n(&fx.a, &x[i], 3), 3);
-	}
-	step();
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.b);
-	step();
-	for (i = 0; i < 40; i++)
-		if (send_n(&fx.b, &x[i], 10) != 7)
-			fail_msg("client %u: B did not count A's 3", i);
+	a_counts_b_sees(x, 40, 3, "");
 	for (i = 0; i < 40; i++) {
 		api_key(&x[i], key, sizeof(key));
 		owner = slot_owner(cl.port[0], keyslot(key));
@@ -1621,19 +1636,7 @@ static void test_redis_cluster_counts_on_owning_master_across_nodes_moved_follow
 					 "role:master"); i++)
 		usleep(50000);
 	assert_true(info_has(cl.port[j], "INFO replication", "role:master"));
-	for (i = 0; i < 40; i++) {
-		x[i] = new_client(NET_API);
-		assert_int_equal(send_n(&fx.a, &x[i], 2), 2);
-	}
-	step();
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.b);
-	step();
-	for (i = 0; i < 40; i++)
-		if (send_n(&fx.b, &x[i], 10) != 8)
-			fail_msg("client %u: after the manual failover B did "
-				 "not count A's 2", i);
+	a_counts_b_sees(x, 40, 2, "after the manual failover ");
 	assert_int_equal(status(&fx.a)->backend_errors, 0);
 	assert_int_equal(status(&fx.b)->backend_errors, 0);
 	assert_int_equal(status(&fx.a)->backend_reconnects, 0);
