@@ -72,7 +72,7 @@
  *    the window mid-round, R grows by what left, and the shares move to
  *    the nodes whose units remain; a node that took its larger share
  *    before keeps what it took, so the round can pass R by part of
- *    that. Not bounded here: the replay figures (README) measure it.
+ *    that. Not bounded here: the replay figures (docs/ACCURACY.md) measure it.
  *  - one round for all: every node's messages of a round reach every
  *    other node before the round is settled. The service runs rounds on
  *    TAI multiples of the interval, the same instants on every node, and
