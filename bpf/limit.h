@@ -241,7 +241,8 @@ __noinline int sl_peer_verdict(const struct sl_client_key *key_arg,
 			own = bpf_map_lookup_elem(&sl_clients, key);
 		projected = sl_peer_tally_algo(t, v, own, p, sc, rq->now_ms);
 	}
-	room = sl_bounded_room(p, sc, own_used, t->used - own_used, rq->since);
+	room = sl_bounded_room(p, sc, own_used, t->used - own_used, rq->since,
+			       rq->now_ms);
 	return (sl_peer_allows(t, p, projected, room, rq->units) ? SL_FITS : 0) |
 	       (room ? 0 : SL_ROUND_SPENT);
 }
@@ -340,8 +341,15 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		 * time, while a projection falls again at the next merge.
 		 */
 		if (!sl_tally_allows(&t, &p, 1) || verdict & SL_ROUND_SPENT) {
-			own->blocked_until =
-				sl_cache_until(rq.now_ms, t.next_expiry_ms);
+			__u64 until = t.next_expiry_ms;
+
+			/* a spent round's block ends where its shares go
+			 * stale (the service gone) at the latest
+			 */
+			if (sc && verdict & SL_ROUND_SPENT &&
+			    sl_bounded_stale_at(sc) < until)
+				until = sl_bounded_stale_at(sc);
+			own->blocked_until = sl_cache_until(rq.now_ms, until);
 			own->blocked_epoch = epoch;
 		}
 		sl_drop_event(own, key, &p, &t, rq.now_ms);

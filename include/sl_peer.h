@@ -95,7 +95,9 @@
  *    no count yet start.
  *  - a node that hears no peer for two rounds decides alone (live_nodes
  *    1): own count plus what its view still holds against the full
- *    limit, as delayed sync (NFR-3). Two halves of a partition each
+ *    limit, as delayed sync (NFR-3). So does a node whose service has
+ *    settled no round for SL_BOUNDED_STALE intervals (killed, or stalled):
+ *    the kernel keeps enforcing, without the shares. Two halves of a partition each
  *    enforce the limit: the bound holds within each half.
  * The price is NFR-2 on the first round of a client only: a node cannot
  * tell a client's first burst from the first step of an all-node burst,
@@ -395,6 +397,17 @@ SL_INLINE __u64 sl_peer_tally_algo(struct sl_tally *t,
  */
 #define SL_BOUNDED_SLACK	10
 
+/* bounded: after this many intervals without a settled round (the
+ * service gone or stalled) the node decides alone.
+ */
+#define SL_BOUNDED_STALE	3
+
+/* When the share round goes stale, if no round is settled before. */
+SL_INLINE __u64 sl_bounded_stale_at(const struct sl_sync_conf *sc)
+{
+	return sc->round_ms + SL_BOUNDED_STALE * (__u64)sc->interval_ms + 1;
+}
+
 /* The client's units of the current round on this node. */
 SL_INLINE __u32 sl_round_units(const struct sl_client_hdr *h,
 			       const struct sl_sync_conf *sc)
@@ -446,11 +459,18 @@ SL_INLINE __u64 sl_bounded_allowance(__u64 limit, __u64 own_base,
  */
 SL_INLINE __u64 sl_bounded_room(const struct sl_params *p,
 				const struct sl_sync_conf *sc,
-				__u64 own_used, __u64 peers_used, __u32 since)
+				__u64 own_used, __u64 peers_used, __u32 since,
+				__u64 now_ms)
 {
 	__u64 own_base, a;
 
 	if (!sc || sc->layout != SL_LAYOUT_BOUNDED || sc->live_nodes <= 1)
+		return SL_NEVER;
+	/* no share round settled for SL_BOUNDED_STALE intervals: the
+	 * service is gone or stalled, nothing tells this round's units
+	 * from what the peers know, and the node decides alone (NFR-3)
+	 */
+	if (now_ms >= sl_bounded_stale_at(sc))
 		return SL_NEVER;
 	own_base = own_used > since ? own_used - since : 0;
 	a = sl_bounded_allowance(p->limit + p->limit / SL_BOUNDED_SLACK,
@@ -556,7 +576,7 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 					   SL_ALGO_TOKEN_BUCKET ? state : NULL,
 					   p, sc, now_ms) : 0;
 	*round_room = sl_bounded_room(p, sc, own, t->used - own,
-				      sl_round_units(state, sc));
+				      sl_round_units(state, sc), now_ms);
 	return projected;
 }
 

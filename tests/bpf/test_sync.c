@@ -1140,6 +1140,24 @@ static void test_bounded_node_alone_after_two_silent_rounds(void **st)
 	assert_int_equal(send_udp(&f->b, &who, f->now + 600, 100, NULL), 54);
 }
 
+/* A service that stops settling rounds (killed, stalled) leaves the
+ * kernel enforcing without the shares once SL_BOUNDED_STALE intervals
+ * have passed (NFR-3). B's round at T, 40 of A's merged, B passes its 4;
+ * then no round: at T + 600 the share still holds (nothing passes), at
+ * T + 601 B decides alone: 100 - 40 - 4 = 56.
+ */
+static void test_bounded_service_gone_node_decides_alone(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+
+	assert_int_equal(SL_BOUNDED_STALE * 200, 600);
+	bounded_b_hears_40(f, &who);
+	assert_int_equal(send_udp(&f->b, &who, f->now, 10, NULL), 4);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 600, 1, NULL), 0);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 601, 100, NULL), 56);
+}
+
 /* ---- real clocks ------------------------------------------------------------- */
 
 /* TAI ms in mid-2025. A 1 s window has peer slices of 67 ms, so slice
@@ -1406,6 +1424,7 @@ int main(void)
 		T(test_token_bucket_fleet_level_drained_once),
 		T(test_bounded_node_takes_its_share_per_round),
 		T(test_bounded_node_alone_after_two_silent_rounds),
+		T(test_bounded_service_gone_node_decides_alone),
 		/* last: its clock is 50 years past the others' */
 		T(test_one_second_window_at_real_tai_time_synced),
 	};
