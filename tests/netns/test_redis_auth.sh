@@ -23,6 +23,8 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+# shellcheck source=redis_nodes_lib.sh
+. "$here/redis_nodes_lib.sh"
 
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
 for t in curl redis-server redis-cli unshare; do
@@ -75,45 +77,20 @@ ask() {		# TAG NODE KEY: one check of rule sl
 	json_get "[d['allowed'], d['decision']]" "$SL_TMP/$1.json"
 }
 
-metric() {	# NODE NAME
-	in_server curl -s -m 5 "http://127.0.0.1:808$1/metrics" |
-		awk -v m="$2" '$1 == m { print $2; f = 1 } END { if (!f) print "none" }'
-}
 
 status_sync() {	# NODE EXPR (over d = status -j's "sync")
 	nsenter -t "${NODE_PID[$1]}" -m -n "$SL_BIN" -j status |
 		json_get "(lambda d: $2)(d['sync'])"
 }
 
-redis_start() {
-	mkdir -p "$SL_TMP/redis"
-	sl_bg REDIS_PID nsenter --net="/run/netns/$NS_S" redis-server \
-		--port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
-		--dir "$SL_TMP/redis" --logfile "$SL_TMP/redis/log" \
-		--requirepass pw-default \
+# the default user's password, and an ACL user for the nodes
+REDIS_CLI_ARGS=(--no-auth-warning -a pw-default)
+redis_auth_start() {
+	redis_start --requirepass pw-default \
 		--user sl on '>pw-sl' '~sl:*' '~slc:*' +@read +@write +@scripting \
 		'+cluster|slots' +time +ping
-	for _ in $(seq 1 100); do
-		[ "$(in_server redis-cli -p "$RPORT" --no-auth-warning -a pw-default ping 2>/dev/null)" = PONG ] &&
-			return 0
-		sleep 0.05
-	done
-	die "redis-server did not start"
 }
 
-node_start() {	# N: slicelimit run with pins of its own
-	local n=$1
-	sl_bg "NODE_PID[$n]" unshare --mount --propagation private \
-		bash -c 'mount -t bpf bpf /sys/fs/bpf && exec nsenter --net="$0" "$1" run --config "$2"' \
-		"/run/netns/$NS_S" "$SL_BIN" "$SL_TMP/node$n.yaml" 2>"$SL_TMP/node$n.log"
-	for _ in $(seq 1 100); do
-		[ "$(in_server curl -s -m 1 -o /dev/null -w '%{http_code}' \
-			"http://127.0.0.1:808$n/metrics")" = 200 ] && return 0
-		sleep 0.1
-	done
-	cat "$SL_TMP/node$n.log" >&2
-	die "node $n did not answer on 127.0.0.1:808$n"
-}
 
 tls_part() {
 	local got i
@@ -167,7 +144,7 @@ body() {
 	local got n i
 
 	sl_netns_setup
-	redis_start
+	redis_auth_start
 
 	# ---- 1 ----
 	in_server "$SL_BIN" run --config "$SL_TMP/node4.yaml" >/dev/null 2>"$SL_TMP/node4.log"
