@@ -347,35 +347,25 @@ out:
 	return pb->total ? -EINVAL : 0;
 }
 
+static int parse_config(const char *name, const char *buf, size_t len,
+			void *cfg, struct sl_problems *pb)
+{
+	return sl_config_parse_buffer(name, buf, len, cfg, pb);
+}
+
 int sl_config_parse_file(const char *path, struct sl_service_config *cfg,
 			 struct sl_problems *pb)
 {
-	char *buf;
-	size_t len;
-	int err;
-
 	memset(cfg, 0, sizeof(*cfg));
-	sl_problems_init(pb, path);
-	err = sl_yaml_read_file(path, &buf, &len, pb);
-	if (err)
-		return err;
-	err = sl_config_parse_buffer(path, buf, len, cfg, pb);
-	free(buf);
-	return err;
+	return sl_yaml_parse_file(path, parse_config, cfg, pb);
 }
 
 int sl_config_load(const char *path, struct sl_service_config *cfg)
 {
 	struct sl_problems *pb = malloc(sizeof(*pb));
-	int err;
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (!pb)
 		return -ENOMEM;
-	err = sl_config_parse_file(path, cfg, pb);
-	if (pb->oom)
-		fprintf(stderr, "%s%s: out of memory\n", sl_log_prefix(SL_LOG_ERR), path);
-	sl_problems_print(pb, stderr);
-	free(pb);
-	return err;
+	return sl_problems_report(sl_config_parse_file(path, cfg, pb), pb);
 }

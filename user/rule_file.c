@@ -476,31 +476,17 @@ int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
 	return 0;
 }
 
+static int parse_rules(const char *name, const char *buf, size_t len,
+		       void *rs, struct sl_problems *pb)
+{
+	return sl_rules_parse_buffer(name, buf, len, rs, pb);
+}
+
 int sl_rules_parse_file(const char *path, struct sl_ruleset *rs,
 			struct sl_problems *pb)
 {
-	char *buf;
-	size_t len;
-	int err;
-
 	memset(rs, 0, sizeof(*rs));
-	sl_problems_init(pb, path);
-	err = sl_yaml_read_file(path, &buf, &len, pb);
-	if (err)
-		return err;
-	err = sl_rules_parse_buffer(path, buf, len, rs, pb);
-	free(buf);
-	return err;
-}
-
-/* The callers that only need the verdict: problems to stderr. */
-static int print_problems(int err, struct sl_problems *pb)
-{
-	if (pb->oom)
-		fprintf(stderr, "%s%s: out of memory\n", sl_log_prefix(SL_LOG_ERR), pb->file);
-	sl_problems_print(pb, stderr);
-	free(pb);
-	return err;
+	return sl_yaml_parse_file(path, parse_rules, rs, pb);
 }
 
 int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
@@ -511,7 +497,7 @@ int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
 	memset(rs, 0, sizeof(*rs));
 	if (!pb)
 		return -ENOMEM;
-	return print_problems(sl_rules_parse_buffer(name, buf, len, rs, pb), pb);
+	return sl_problems_report(sl_rules_parse_buffer(name, buf, len, rs, pb), pb);
 }
 
 int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
@@ -521,7 +507,7 @@ int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
 	memset(rs, 0, sizeof(*rs));
 	if (!pb)
 		return -ENOMEM;
-	return print_problems(sl_rules_parse_file(path, rs, pb), pb);
+	return sl_problems_report(sl_rules_parse_file(path, rs, pb), pb);
 }
 
 /* ---- one rule from values already parsed (replay's flags) ---- */
@@ -568,5 +554,5 @@ int sl_rule_from_fields(const char *origin, const struct sl_rule_fields *f,
 	sl_problems_init(c.y.pb, origin);
 	check_rule(&c, &y, spec);
 	err = c.y.pb->total ? -EINVAL : 0;
-	return print_problems(err, c.y.pb);
+	return sl_problems_report(err, c.y.pb);
 }

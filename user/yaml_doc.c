@@ -548,3 +548,29 @@ bool sl_yaml_enum(const struct sl_yctx *c, const struct sl_ynode *n,
 		    shown(n, buf, sizeof(buf)));
 	return false;
 }
+
+int sl_yaml_parse_file(const char *path, sl_yaml_buffer_fn parse, void *out,
+		       struct sl_problems *pb)
+{
+	char *buf;
+	size_t len;
+	int err;
+
+	sl_problems_init(pb, path);
+	err = sl_yaml_read_file(path, &buf, &len, pb);
+	if (err)
+		return err;
+	err = parse(path, buf, len, out, pb);
+	free(buf);
+	return err;
+}
+
+int sl_problems_report(int err, struct sl_problems *pb)
+{
+	if (pb->oom)
+		fprintf(stderr, "%s%s: out of memory\n", sl_log_prefix(SL_LOG_ERR),
+			pb->file);
+	sl_problems_print(pb, stderr);
+	free(pb);
+	return err;
+}

@@ -73,6 +73,22 @@ void sl_yaml_free(struct sl_ynode *n);
 int sl_yaml_read_file(const char *path, char **buf, size_t *len,
 		      struct sl_problems *pb);
 
+/* A loader's parser of a whole buffer into OUT (the config, a rule set). */
+typedef int (*sl_yaml_buffer_fn)(const char *name, const char *buf,
+				 size_t len, void *out,
+				 struct sl_problems *pb);
+
+/* Read PATH and hand it to PARSE; a file that cannot be read is a problem
+ * of PATH too.
+ */
+int sl_yaml_parse_file(const char *path, sl_yaml_buffer_fn parse, void *out,
+		       struct sl_problems *pb);
+
+/* For callers that need only the verdict: PB's problems (and a lack of
+ * memory) to stderr, PB freed, ERR returned.
+ */
+int sl_problems_report(int err, struct sl_problems *pb);
+
 /* What a reader needs: where problems go, and under which rule (or NULL). */
 struct sl_yctx {
 	struct sl_problems *pb;
