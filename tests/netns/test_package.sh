@@ -9,7 +9,7 @@
 #
 # Usage: test_package.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
 # It installs a package on this host for a few seconds (the service is
-# neither enabled nor started); it skips if slicelimit is already
+# neither enabled nor started); it fails, touching nothing, if slicelimit is already
 # installed in /usr (a package or make install PREFIX=/usr), and puts back
 # an /etc/slicelimit it found.
 set -u
@@ -146,7 +146,8 @@ body() {
 	status=$(dpkg-query -W -f='${Status}' slicelimit 2>/dev/null)
 	if { [ -n "$status" ] && [ "${status% not-installed}" = "$status" ]; } ||
 		[ -e "$BIN" ] || [ -e "$UNIT" ]; then
-		echo "ok - # SKIP slicelimit is installed in /usr on this host: not touching it"
+		tap_fail "the package test needs a host without slicelimit in /usr (not touched here)" \
+			"dpkg status '$status'; purge it, or remove $BIN and $UNIT, and run again"
 	else
 		if [ -e /etc/slicelimit ]; then
 			mv /etc/slicelimit "$TMP/etc-slicelimit" && : >"$TMP/saved-etc"
