@@ -33,7 +33,7 @@ PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
-	      -Iinclude -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	      -Iinclude -Iuser -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CFLAGS     += $(SAN_FLAGS)
 LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 
@@ -42,7 +42,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf \
 
 # What `slicelimit version` says: git describe of this tree, and the libxdp
 # built against (it has no run-time version call). Only cli.o takes them;
-# the stamp rebuilds it when they change. cli.c has fallbacks.
+# the stamp rebuilds it when they change. cli/dispatch.c has fallbacks.
 SL_VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LIBXDP_VERSION := $(shell pkg-config --modversion libxdp 2>/dev/null)
 VERSION_DEFS   := $(if $(SL_VERSION),-DSL_VERSION='"$(SL_VERSION)"') \
@@ -52,9 +52,12 @@ BPF_OBJ    := $(BUILD)/slicelimit.bpf.o
 SKEL       := $(BUILD)/slicelimit.skel.h
 BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/*.h)
 
-USER_SRCS  := $(wildcard user/*.c)
+# user/ is one folder per role (docs/ARCHITECTURE.md); its includes name
+# the folder ("core/loader.h"), from -Iuser.
+USER_SRCS  := $(wildcard user/*/*.c)
+USER_HDRS  := $(wildcard user/*/*.h)
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
-LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+LIB_OBJS   := $(filter-out $(BUILD)/user/cli/main.o,$(USER_OBJS))
 
 TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
 		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
@@ -98,7 +101,7 @@ deps:
 	$(call apt_install,prometheus,--no-install-recommends)
 	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/lua:
+$(BUILD) $(BUILD)/tests $(BUILD)/lua:
 	$(Q)mkdir -p $@
 
 $(BPF_OBJ): bpf/slicelimit.bpf.c $(BPF_HDRS) | $(BUILD)
@@ -109,36 +112,37 @@ $(SKEL): $(BPF_OBJ)
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name slicelimit_bpf > $@
 
-$(BUILD)/user/%.o: user/%.c $(SKEL) $(wildcard user/*.h) $(wildcard include/*.h) | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# The check API's Lua scripts (user/lua/NAME.lua), each built into the
+# The check API's Lua scripts (user/service/lua/NAME.lua), each built into the
 # binary as the C string sl_lua_NAME in $(BUILD)/lua/NAME.lua.h, so the
 # scripts stay Lua files and the service needs no file at run time.
-LUA_SRCS   := $(wildcard user/lua/*.lua)
-LUA_HDRS   := $(patsubst user/lua/%.lua,$(BUILD)/lua/%.lua.h,$(LUA_SRCS))
+LUA_SRCS   := $(wildcard user/service/lua/*.lua)
+LUA_HDRS   := $(patsubst user/service/lua/%.lua,$(BUILD)/lua/%.lua.h,$(LUA_SRCS))
 
-$(BUILD)/lua/%.lua.h: user/lua/%.lua | $(BUILD)/lua
+$(BUILD)/lua/%.lua.h: user/service/lua/%.lua | $(BUILD)/lua
 	$(call msg,LUA,$@)
 	$(Q){ echo '/* generated from $< by the Makefile: do not edit */'; \
 	  echo 'static const char sl_lua_$(subst -,_,$*)[] = {'; \
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0 };'; } >$@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/check_central.o: $(LUA_HDRS)
+$(BUILD)/user/service/check_central.o: $(LUA_HDRS)
 
 $(BUILD)/version-stamp: FORCE | $(BUILD)
 	$(Q)echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' >$@
 
-$(BUILD)/user/cli.o: CFLAGS += $(VERSION_DEFS)
-$(BUILD)/user/cli.o: $(BUILD)/version-stamp
+$(BUILD)/user/cli/dispatch.o: CFLAGS += $(VERSION_DEFS)
+$(BUILD)/user/cli/dispatch.o: $(BUILD)/version-stamp
 
 $(BUILD)/slicelimit: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-TEST_CFLAGS := $(CFLAGS) -Iuser -Itests/lib
+TEST_CFLAGS := $(CFLAGS) -Itests/lib
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(wildcard tests/lib/*.h) | $(BUILD)/tests
 	$(call msg,CC,$@)
@@ -310,7 +314,7 @@ $(BUILD)/bench/macro/sl-macro: bench/macro/macro.c $(BUILD)/bench/macro/gen.skel
 
 $(BUILD)/bench/bench_xdp: bench/bench_xdp.c $(BUILD)/bench/floor.skel.h $(LIB_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser -I$(BUILD)/bench $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/bench $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
 # ---- fuzzing: clang libFuzzer targets in tests/fuzz (make fuzz) ----
 # The userspace objects are rebuilt with clang and coverage instrumentation
@@ -322,21 +326,19 @@ FUZZ_CFLAGS  := -O1 -g -std=gnu11 -Wall -Wno-unused-parameter -Iinclude -Iuser \
 		-I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
 		-fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer
-FUZZ_OBJS    := $(patsubst user/%.c,$(FUZZ_DIR)/obj/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+FUZZ_OBJS    := $(patsubst user/%.c,$(FUZZ_DIR)/obj/%.o,$(filter-out user/cli/main.c,$(USER_SRCS)))
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-$(FUZZ_DIR)/obj:
-	$(Q)mkdir -p $@
-
-$(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(wildcard user/*.h) $(wildcard include/*.h) | $(FUZZ_DIR)/obj
+$(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(call msg,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
 
-$(FUZZ_DIR)/obj/check_central.o: $(LUA_HDRS)
+$(FUZZ_DIR)/obj/service/check_central.o: $(LUA_HDRS)
 
 # make deletes intermediates after each link otherwise
 .SECONDARY: $(FUZZ_OBJS)

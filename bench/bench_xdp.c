@@ -24,15 +24,15 @@
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include <unistd.h>
-#include "aggregate.h"
-#include "common.h"
-#include "instance.h"
-#include "packet.h"
-#include "progress.h"
-#include "rules.h"
+#include "core/aggregate.h"
+#include "core/common.h"
+#include "core/instance.h"
+#include "core/request_packet.h"
+#include "cli/progress.h"
+#include "rules/rules.h"
 #include "sl_algo.h"
 #include "sl_key.h"
-#include "sync.h"
+#include "sync/engine.h"
 #include "floor.skel.h"
 #include "slicelimit.skel.h"
 
@@ -207,7 +207,7 @@ static double aggregate_ms(struct sl_instance *in, __u64 *clients)
 	return (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
-/* A sync round (user/sync.c) over the aggregation instance: the time to
+/* A sync round (user/sync/engine.c) over the aggregation instance: the time to
  * find the changed clients and encode their units, and the bytes one
  * node sends per peer. Datagrams are counted, not sent.
  */

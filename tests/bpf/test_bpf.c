@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * BPF_PROG_TEST_RUN tests of the real object: every packet goes through the
- * XDP or TC program of a private, unpinned instance (user/instance.h) under
+ * XDP or TC program of a private, unpinned instance (user/core/instance.h) under
  * the model clock, and the tests read the verdict and the counters the
  * program wrote. Packets are built by small helpers that append one header
  * each and record where each header the parser must read ends, so that a
@@ -32,13 +32,13 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "client_view.h"
-#include "common.h"
-#include "instance.h"
+#include "core/client_view.h"
+#include "core/common.h"
+#include "core/instance.h"
 #include "instance_fixture.h"
 #include "sl_key.h"
-#include "maps.h"
-#include "rules.h"
+#include "core/instance_maps.h"
+#include "rules/rules.h"
 
 #define T0		1000000000ULL	/* model ms; far from 0 (and from u32 wrap) */
 #define PKT_MAX		512

@@ -33,12 +33,12 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "aggregate.h"
-#include "instance.h"
+#include "core/aggregate.h"
+#include "core/instance.h"
 #include "instance_fixture.h"
-#include "maps.h"
-#include "packet.h"
-#include "rules.h"
+#include "core/instance_maps.h"
+#include "core/request_packet.h"
+#include "rules/rules.h"
 
 /* Model ms, a multiple of 60 s (and so of every 5 s slice): the windows
  * and slices of the rules below start on it.

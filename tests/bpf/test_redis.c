@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The Redis sync backend (user/sync_redis.c) between two nodes: two
+ * The Redis sync backend (user/sync/redis.c) between two nodes: two
  * private model-clock instances of the real BPF object, A (node 1) and B
  * (node 2), with the same rules, each with the real sync engine, and a
  * redis-server of the test's own on a free port (started and killed by
@@ -62,15 +62,15 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "common.h"
-#include "instance.h"
+#include "core/common.h"
+#include "core/instance.h"
 #include "instance_fixture.h"
-#include "maps.h"
-#include "packet.h"
-#include "rules.h"
-#include "sync.h"
-#include "sync_redis.h"
-#include "sync_wire.h"
+#include "core/instance_maps.h"
+#include "core/request_packet.h"
+#include "rules/rules.h"
+#include "sync/engine.h"
+#include "sync/redis.h"
+#include "sync/wire.h"
 
 #define INTERVAL_MS	1000
 #define WINDOW_MS	60000

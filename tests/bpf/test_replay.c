@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Replay tests: random traces through the real BPF object with
- * sl_replay_run() (user/replay.h), one BPF_PROG_TEST_RUN per request under
+ * sl_replay_run() (user/replay/replay.h), one BPF_PROG_TEST_RUN per request under
  * the model clock, on the CPU the trace names. The traces and the exact
  * sliding log are the ones the host tests use (tests/lib/trace_gen.h);
  * expectations come from references computed here, never from the code
@@ -53,12 +53,12 @@
 
 #include "slicelimit.h"
 #include "sl_algo.h"
-#include "instance.h"
-#include "maps.h"
-#include "replay.h"
-#include "rules.h"
+#include "core/instance.h"
+#include "core/instance_maps.h"
+#include "replay/replay.h"
+#include "rules/rules.h"
 #include "sl_key.h"
-#include "trace.h"
+#include "replay/trace.h"
 #include "trace_gen.h"
 
 #define SEED		0x5eed7e91a7ULL

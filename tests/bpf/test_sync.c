@@ -2,7 +2,7 @@
 /*
  * Peer sync end to end through the real BPF object: two private
  * model-clock instances, A (node 1) and B (node 2), with the same rule
- * file, each with a sync engine (user/sync.h) over its own maps. Packets go
+ * file, each with a sync engine (user/sync/engine.h) over its own maps. Packets go
  * through A's XDP program; A's engine collects the signed datagrams; B's
  * engine checks and merges them into B's sl_peer_view; and B's program
  * then decides with them. What is checked:
@@ -25,7 +25,7 @@
  *    the bucket's level is A's and B's units drained once;
  *  - at today's TAI time a 1 s window syncs too (its peer slice numbers
  *    are past 2^32): this one fails until the sender stops rebuilding a
- *    slice start from the wrapped slice number (user/sync.c,
+ *    slice start from the wrapped slice number (user/sync/engine.c,
  *    collect_client).
  *
  * Expected counts are worked out here from the rule (limit 100 per 10 s)
@@ -51,17 +51,17 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "client_view.h"
-#include "common.h"
-#include "instance.h"
+#include "core/client_view.h"
+#include "core/common.h"
+#include "core/instance.h"
 #include "instance_fixture.h"
-#include "maps.h"
-#include "packet.h"
-#include "rules.h"
+#include "core/instance_maps.h"
+#include "core/request_packet.h"
+#include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
-#include "sync.h"
-#include "sync_wire.h"
+#include "sync/engine.h"
+#include "sync/wire.h"
 
 #define T0		1000000000ULL	/* model ms; far from 0 and from u32 wrap */
 #define LIMIT		100

@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "commands.h"
-#include "common.h"
+#include "cli/commands.h"
+#include "core/common.h"
 
 #define MAX_ARGS	64
 #define RULE_FILE	"rules.yaml"

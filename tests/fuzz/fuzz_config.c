@@ -7,7 +7,7 @@
  * Invariants: no crash, no leak, no read past the buffer (it is not
  * NUL-terminated); the result is 0 or -EINVAL/-ENOMEM; on 0 there is no
  * problem and every value is in the range the README gives, restated here
- * independently of config.c; on -EINVAL there is at least one problem,
+ * independently of service/config.c; on -EINVAL there is at least one problem,
  * each at a line of the input, and the --json form parses back with the
  * same count.
  */
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "config.h"
-#include "yaml_doc.h"
+#include "service/config.h"
+#include "core/yaml_doc.h"
 
 /* run.sh passes -close_fd_mask=2; findings go to a copy of stderr */
 static FILE *report;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_http_body: arbitrary bytes as the body of POST /v1/check, sent to the
- * real HTTP API (sl_http_start: libmicrohttpd, user/http.c, the checker and
+ * real HTTP API (sl_http_start: libmicrohttpd, user/service/http.c, the checker and
  * the kernel's sl_check program on a private instance) on a loopback port,
  * over one keep-alive connection.
  *
  * The expected answer is worked out here from the API's contract (README,
- * "The HTTP API"), not from http.c:
+ * "The HTTP API"), not from service/http.c:
  *   - a body over 4096 bytes: 413;
  *   - not one JSON object with nothing but " \t\r\n" after it: 400;
  *   - "rule"/"key" string members; missing or empty: 400; a key or a
@@ -33,10 +33,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "check.h"
-#include "http.h"
-#include "instance.h"
-#include "rules.h"
+#include "service/check_local.h"
+#include "service/http.h"
+#include "core/instance.h"
+#include "rules/rules.h"
 #include "slicelimit.skel.h"
 
 #define MAX_BODY	4096

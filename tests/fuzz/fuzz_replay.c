@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cmd_replay.h"
-#include "common.h"
-#include "instance.h"
+#include "cli/cmd_replay.h"
+#include "core/common.h"
+#include "core/instance.h"
 
 static struct sl_instance in;
 static struct sl_instance *nodes[1] = { &in };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_sync: arbitrary bytes as a sync datagram, decoded by sl_wire_decode()
- * with the fleet key as a peer's message would be (user/sync_wire.h). A
+ * with the fleet key as a peer's message would be (user/sync/wire.h). A
  * random tag never verifies, so every input of at least a header and a
  * tag is also decoded once more after signing it here with the same key:
  * that reaches every check behind the tag.
@@ -12,7 +12,7 @@
  *  - as received, the input decodes only if its tag is right: OK means it
  *    re-encodes to the very same bytes;
  *  - signed here, it is never FORGED, and decodes to what a reference
- *    checker written from the layout table in sync_wire.h says: bad magic
+ *    checker written from the layout table in sync/wire.h says: bad magic
  *    MALFORMED, else a version other than 1 BAD_VERSION, else a type
  *    above 1, a heartbeat with entries, node 0 or above 65535, sequence
  *    0, more than SL_WIRE_MAX_ENTRIES entries, a count other than the
@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sodium.h>
-#include "sync_wire.h"
+#include "sync/wire.h"
 
 /* the key the seed corpus (corpus/fuzz_sync) is signed with */
 static uint8_t key[SL_WIRE_KEY], other_key[SL_WIRE_KEY];

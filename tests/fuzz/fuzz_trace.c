@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "trace.h"
+#include "replay/trace.h"
 
 #define NR_CPUS	4
 

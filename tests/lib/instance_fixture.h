@@ -12,8 +12,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include "instance.h"
-#include "rules.h"
+#include "core/instance.h"
+#include "rules/rules.h"
 
 static cpu_set_t sl_test_initial_cpus;
 

@@ -33,7 +33,7 @@
         garbage LENGTH                         random bytes
         replay FILE                            the bytes of FILE
 
-The wire format is written here from the table in user/sync_wire.h, not
+The wire format is written here from the table in user/sync/wire.h, not
 from the code, so the test checks the daemon against its documentation.
 """
 import hmac

@@ -4,10 +4,10 @@
 # (packaging/bash-completion/slicelimit) against the program they
 # describe. Nothing here is a copied list: the commands, options and
 # fields are read at test time from `slicelimit --help`, each command's
-# --help, and the tables of user/ (the dispatch table of cli.c, the
-# getopt option tables and strings of user/cmd_*.c, the key arrays of
-# user/config.c and user/rule_file.c, the name tables of rule_tables.c,
-# sync.c and loader.c). So a command, option or field added to the code
+# --help, and the tables of user/ (the dispatch table of cli/dispatch.c, the
+# getopt option tables and strings of user/cli/cmd_*.c, the key arrays of
+# user/service/config.c and user/rules/file.c, the name tables of rules/tables.c,
+# sync/engine.c and core/loader.c). So a command, option or field added to the code
 # fails here until the page (and the completion) say it, and one the page
 # names that the code no longer has fails too.
 #
@@ -86,12 +86,12 @@ cmd_opts() {
 				if (substr(s, i, 1) != ":")
 					print f, "-" substr(s, i, 1),
 					      substr(s, i + 1, 1) == ":" ? "required" : "no"
-		}' "$USER"/cmd_*.c
+		}' "$USER"/cli/cmd_*.c
 }
 
-# the commands of the dispatch table in cli.c
+# the commands of the dispatch table in cli/dispatch.c
 table_commands() {
-	sed -n '/^} commands\[\] = {/,/^};/s/^\t{ "\([a-z]*\)", do_.*/\1/p' "$USER/cli.c"
+	sed -n '/^} commands\[\] = {/,/^};/s/^\t{ "\([a-z]*\)", do_.*/\1/p' "$USER/cli/dispatch.c"
 }
 
 # help_commands: the commands `slicelimit --help` lists
@@ -181,7 +181,7 @@ done
 # ---- 2. slicelimit.8: the commands and their options ----
 
 help_cmds=$(help_commands)
-same_set "slicelimit --help lists the commands of cli.c's dispatch table" \
+same_set "slicelimit --help lists the commands of cli/dispatch.c's dispatch table" \
 	"$help_cmds" "$(table_commands | sort -u)"
 same_set "slicelimit.8 has a section per command of slicelimit --help, and no other" \
 	"$(text slicelimit.8 | sed -n 's/^\.SS "\{0,1\}\([a-z]*\).*/\1/p' | sort -u)" \
@@ -211,26 +211,26 @@ for cmd in $help_cmds; do
 	# shellcheck disable=SC2086
 	[ -z "$own" ] || all_in "the $cmd section of slicelimit.8 has its options (${own//$'\n'/ })" "$sec" $own
 done
-known=$( { awk '{ print $2 }' "$TMP/opts"; c_array "$USER/cli.c" global_opts | sed 's/^/--/'; } | sort -u)
+known=$( { awk '{ print $2 }' "$TMP/opts"; c_array "$USER/cli/dispatch.c" global_opts | sed 's/^/--/'; } | sort -u)
 man_opts=$( { section slicelimit.8 OPTIONS; text slicelimit.8 | awk '/^\.SH COMMANDS/ { on = 1; next } /^\.SH / { on = 0 } on'; } | long_opts)
 same_set "every option slicelimit.8 names is in an option table of user/" \
 	"$(comm -12 <(echo "$man_opts") <(echo "$known"))" "$man_opts"
 
 # ---- 3. the rule and config fields ----
 
-rule_fields=$( { c_array "$USER/rule_file.c" rule_keys; c_array "$USER/rule_file.c" key_keys; } | sort -u)
-[ "$(wc -l <<<"$rule_fields")" -ge 10 ] || tap_fail "the rule keys are read from user/rule_file.c" "$rule_fields"
-same_set "slicelimit-rules.5 FIELDS: an entry per field of rule_file.c's rule_keys and key_keys" \
+rule_fields=$( { c_array "$USER/rules/file.c" rule_keys; c_array "$USER/rules/file.c" key_keys; } | sort -u)
+[ "$(wc -l <<<"$rule_fields")" -ge 10 ] || tap_fail "the rule keys are read from user/rules/file.c" "$rule_fields"
+same_set "slicelimit-rules.5 FIELDS: an entry per field of rules/file.c's rule_keys and key_keys" \
 	"$(tags slicelimit-rules.5 FIELDS)" "$rule_fields"
-algorithms=$(c_array "$USER/rule_tables.c" algorithm_names)
-same_set "slicelimit-rules.5 ALGORITHMS: an entry per algorithm of rule_tables.c" \
+algorithms=$(c_array "$USER/rules/tables.c" algorithm_names)
+same_set "slicelimit-rules.5 ALGORITHMS: an entry per algorithm of rules/tables.c" \
 	"$(tags slicelimit-rules.5 ALGORITHMS)" "$algorithms"
 rules_fields_text=$(section slicelimit-rules.5 FIELDS)
 # shellcheck disable=SC2046
 all_in "slicelimit-rules.5 names every protocol, unit and action" "$rules_fields_text" \
-	$(c_array "$USER/rule_tables.c" protocol_names) \
-	$(c_array "$USER/rule_tables.c" unit_names) \
-	$(c_array "$USER/rule_tables.c" action_names)
+	$(c_array "$USER/rules/tables.c" protocol_names) \
+	$(c_array "$USER/rules/tables.c" unit_names) \
+	$(c_array "$USER/rules/tables.c" action_names)
 
 n=0
 while IFS= read -r -d '' example; do
@@ -241,19 +241,19 @@ while IFS= read -r -d '' example; do
 done < <(text slicelimit-rules.5 | awk '/^\.EE/ { printf "%c", 0; on = 0 } on; /^\.EX/ { on = 1 }')
 [ "$n" -ge 1 ] || tap_fail "slicelimit-rules.5 has examples"
 
-config_fields=$(for a in config_keys device_keys http_keys; do c_array "$USER/config.c" $a; done | sort -u)
-[ "$(wc -l <<<"$config_fields")" -ge 8 ] || tap_fail "the config keys are read from user/config.c" "$config_fields"
-same_set "slicelimit-config.5 FIELDS: an entry per field of config.c's config_keys, device_keys, http_keys" \
+config_fields=$(for a in config_keys device_keys http_keys; do c_array "$USER/service/config.c" $a; done | sort -u)
+[ "$(wc -l <<<"$config_fields")" -ge 8 ] || tap_fail "the config keys are read from user/service/config.c" "$config_fields"
+same_set "slicelimit-config.5 FIELDS: an entry per field of service/config.c's config_keys, device_keys, http_keys" \
 	"$(tags slicelimit-config.5 FIELDS)" "$config_fields"
-layouts=$( { c_array "$USER/sync.c" layout_names | grep -vx local; echo central; } | sort -u)
-same_set "slicelimit-config.5 sync section: an entry per field of config.c's sync_keys and per layout of sync.c (and central)" \
+layouts=$( { c_array "$USER/sync/engine.c" layout_names | grep -vx local; echo central; } | sort -u)
+same_set "slicelimit-config.5 sync section: an entry per field of service/config.c's sync_keys and per layout of sync/engine.c (and central)" \
 	"$(tags slicelimit-config.5 "FIELDS/The sync section")" \
-	"$( { c_array "$USER/config.c" sync_keys; echo "$layouts"; } | sort -u)"
-modes=$(c_array "$USER/loader.c" mode_names)
+	"$( { c_array "$USER/service/config.c" sync_keys; echo "$layouts"; } | sort -u)"
+modes=$(c_array "$USER/core/loader.c" mode_names)
 # shellcheck disable=SC2086
-all_in "slicelimit-config.5 names every device mode of loader.c" "$(section slicelimit-config.5 FIELDS)" $modes
+all_in "slicelimit-config.5 names every device mode of core/loader.c" "$(section slicelimit-config.5 FIELDS)" $modes
 # shellcheck disable=SC2086
-all_in "slicelimit.8 attach names every device mode of loader.c" "$(section slicelimit.8 COMMANDS/attach)" $modes
+all_in "slicelimit.8 attach names every device mode of core/loader.c" "$(section slicelimit.8 COMMANDS/attach)" $modes
 
 # ---- 4. the bash completion ----
 
@@ -275,8 +275,8 @@ fi
 tap_eq "completion: 'slicelimit rul' gives rules" "$(complete_words rul)" rules
 same_set "completion: 'slicelimit ' gives the commands of slicelimit --help" \
 	"$(complete_words "" | grep -vx help)" "$help_cmds"
-same_set "completion: 'slicelimit --' gives the global options of cli.c" \
-	"$(complete_words --)" "$(c_array "$USER/cli.c" global_opts | sed 's/^/--/')"
+same_set "completion: 'slicelimit --' gives the global options of cli/dispatch.c" \
+	"$(complete_words --)" "$(c_array "$USER/cli/dispatch.c" global_opts | sed 's/^/--/')"
 for cmd in $help_cmds; do
 	own=$(awk -v c="$cmd" '$1 == c && $2 ~ /^--/ { print $2 }' "$TMP/opts" | sort -u)
 	[ -n "$own" ] || continue
@@ -291,9 +291,9 @@ same_set "completion: the options that take a value are those of user/ with requ
 same_set "completion: 'slicelimit attach ' gives the devices of /sys/class/net" \
 	"$(complete_words attach "")" "$(ls /sys/class/net)"
 tap_eq "completion: 'slicelimit detach l' gives lo" "$(complete_words detach l | grep -x lo)" lo
-same_set "completion: 'slicelimit attach lo --mode ' gives the modes of loader.c" \
+same_set "completion: 'slicelimit attach lo --mode ' gives the modes of core/loader.c" \
 	"$(complete_words attach lo --mode "")" "$modes"
-same_set "completion: 'slicelimit replay --algorithm ' gives the algorithms of rule_tables.c" \
+same_set "completion: 'slicelimit replay --algorithm ' gives the algorithms of rules/tables.c" \
 	"$(complete_words replay --algorithm "")" "$algorithms"
 same_set "completion: 'slicelimit replay --layout ' gives the layouts" \
 	"$(complete_words replay --layout "")" "$layouts"

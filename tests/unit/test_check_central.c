@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The check API's central store client (user/check_central.c) against a
+ * The check API's central store client (user/service/check_central.c) against a
  * fake Redis in a thread, for the replies a real one does not give: the
  * script's answer is taken only in its exact shape; every other reply is
  * an error (-EPROTO, counted, the connection kept), a broken stream or a
@@ -27,8 +27,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <hiredis/hiredis.h>
-#include "check.h"
-#include "check_central.h"
+#include "service/check_local.h"
+#include "service/check_central.h"
 
 #define SHA "0123456789abcdef0123456789abcdef01234567"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Host unit tests of the service config loader (user/config.c): a good
+ * Host unit tests of the service config loader (user/service/config.c): a good
  * file gives the values it says, and every problem of a bad one is found,
  * each with its line and field.
  */
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "config.h"
+#include "service/config.h"
 
 static struct sl_problems pb;
 static struct sl_service_config cfg;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Host unit tests of the rule file parser and validator (user/rule_file.c)
- * and the shared parsers in user/common.c. Every problem of a file must be
+ * Host unit tests of the rule file parser and validator (user/rules/file.c)
+ * and the shared parsers in user/core/common.c. Every problem of a file must be
  * found, each with its line, rule and field; a file with any problem must
  * yield no rules.
  */
@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "common.h"
-#include "rules.h"
+#include "core/common.h"
+#include "rules/rules.h"
 
 static struct sl_problems pb;
 

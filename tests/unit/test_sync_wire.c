@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Host unit tests of the sync wire format (user/sync_wire.c): what a node
+ * Host unit tests of the sync wire format (user/sync/wire.c): what a node
  * accepts from the network. Expectations come from the layout table in
- * user/sync_wire.h, read here byte by byte, never from the encoder:
+ * user/sync/wire.h, read here byte by byte, never from the encoder:
  *
  *  - a round trip keeps every field (0 entries, 1, SL_WIRE_MAX_ENTRIES),
  *    and the bytes sit where the table says, under a crypto_auth tag;
@@ -27,12 +27,12 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sodium.h>
-#include "sync_wire.h"
+#include "sync/wire.h"
 
 #define ULL(x)		((unsigned long long)(x))
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* byte offsets of the layout table in user/sync_wire.h */
+/* byte offsets of the layout table in user/sync/wire.h */
 enum {
 	OFF_MAGIC = 0, OFF_VERSION = 4, OFF_TYPE = 5, OFF_COUNT = 6,
 	OFF_NODE = 8, OFF_INCARNATION = 12, OFF_SEQ = 20, OFF_SENT = 28,

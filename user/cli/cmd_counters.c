@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * stats, query: read the counters and client state, and answer with
+ * the same include/ code the kernel decides with.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "core/client_view.h"
+#include "cli/commands.h"
+#include "core/common.h"
+#include "core/pinned.h"
+#include "sync/health.h"
+#include "core/instance_maps.h"
+#include "rules/rules.h"
+#include "sl_algo.h"
+#include "sl_key.h"
+
+json_object *sl_rule_to_json(const struct sl_rule *r);
+
+static const char stats_help[] =
+"Usage: slicelimit stats [--json]\n"
+"\n"
+"Per-rule counters summed over CPUs: passed (under the limit, or not\n"
+"counted by the rule's unit), dropped, shadow_dropped (over the limit in\n"
+"shadow mode: passed), exempt (source on the exempt list: passed);\n"
+"passed_bytes counts every packet let through (passed, shadow_dropped and\n"
+"exempt), dropped_bytes the dropped ones. Global counters: packets,\n"
+"non_ip, malformed, fragments, no_rule, fail_open, new_clients (client\n"
+"states created: evicted = created - live), events_lost (drop events a\n"
+"full ring buffer refused).\n";
+
+static const char query_help[] =
+"Usage: slicelimit query ADDR [--rule NAME] [--port N] [--json]\n"
+"\n"
+"For each running rule (or only NAME): the client ADDR belongs to, its\n"
+"limit, the units used in the current window, what remains, and the\n"
+"Retry-After in seconds (0 when a request would pass now). --port names\n"
+"the destination port for rules that key by port.\n";
+
+int do_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sl_global_stats gs;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct sl_maps m;
+	json_object *root, *arr, *g, *sync;
+	unsigned nr, i;
+	int c, err;
+
+	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
+		return sl_usage(stats_help, c != 'h');
+	if (optind != argc)
+		return sl_usage_error(stats_help, "stats: no arguments, got '%s'",
+				      argv[optind]);
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	if (sl_open_live(&m, &rules, &nr, &cfg))
+		return SL_EXIT_FAIL;
+
+	root = json_object_new_object();
+	arr = json_object_new_array();
+	for (i = 0; i < nr; i++) {
+		struct sl_rule_stats rs;
+		json_object *o = json_object_new_object();
+
+		err = sl_percpu_sum_u64(&m, m.rule_stats, rules[i].id, &rs,
+					sizeof(rs));
+		if (err)
+			memset(&rs, 0, sizeof(rs));
+		json_object_object_add(o, "rule", json_object_new_string(rules[i].name));
+		sl_rule_stats_to_json(o, &rs);
+		json_object_array_add(arr, o);
+	}
+	if (sl_percpu_sum_u64(&m, m.global_stats, 0, &gs, sizeof(gs)))
+		memset(&gs, 0, sizeof(gs));
+	g = sl_global_stats_to_json(&gs);
+	json_object_object_add(root, "rules", arr);
+	json_object_object_add(root, "global", g);
+	sync = sl_sync_status_json(&m, sl_now_tai_ms());
+	json_object_object_add(root, "sync", sync);
+
+	if (sl_json) {
+		sl_print_json(root);
+	} else {
+		printf("%-20s %12s %12s %12s %10s %14s %14s\n", "RULE", "PASSED",
+		       "DROPPED", "SHADOW_DROP", "EXEMPT", "PASSED_BYTES",
+		       "DROPPED_BYTES");
+		for (i = 0; i < nr; i++) {
+			json_object *o = json_object_array_get_idx(arr, i), *v;
+
+#define N(k) (json_object_object_get_ex(o, k, &v), (long long)json_object_get_int64(v))
+			printf("%-20s %12lld %12lld %12lld %10lld %14lld %14lld\n",
+			       rules[i].name, N("passed"), N("dropped"),
+			       N("shadow_dropped"), N("exempt"), N("passed_bytes"),
+			       N("dropped_bytes"));
+#undef N
+		}
+		printf("\npackets %llu  non_ip %llu  malformed %llu  fragments %llu  no_rule %llu  fail_open %llu\n"
+		       "new clients %llu  events lost %llu\n",
+		       (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
+		       (unsigned long long)gs.malformed,
+		       (unsigned long long)gs.fragments,
+		       (unsigned long long)gs.no_rule,
+		       (unsigned long long)gs.fail_open,
+		       (unsigned long long)gs.new_clients,
+		       (unsigned long long)gs.events_lost);
+		if (sync) {
+			printf("\n");
+			sl_sync_status_print(sync);
+		}
+		json_object_put(root);
+	}
+	free(rules);
+	sl_maps_close(&m);
+	return SL_EXIT_OK;
+}
+
+int do_query(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rule", required_argument, NULL, 'r' },
+		{ "port", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *only = NULL;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct sl_addr addr;
+	struct sl_maps m;
+	json_object *arr;
+	unsigned nr, i;
+	uint64_t port = 0;
+	__u64 now = sl_now_tai_ms();
+	char buf[96];
+	int c;
+
+	while ((c = sl_getopt_long(argc, argv, "r:P:h", opts)) != -1) {
+		switch (c) {
+		case 'r':
+			only = optarg;
+			break;
+		case 'P':
+			if (sl_parse_uint(optarg, 0, 65535, &port)) {
+				pr_error("--port: '%s' is not a port from 0 to 65535", optarg);
+				return SL_EXIT_USAGE;
+			}
+			break;
+		default:
+			return sl_usage(query_help, c != 'h');
+		}
+	}
+	if (optind != argc - 1) {
+		pr_error("query needs one address (slicelimit query --help)");
+		return SL_EXIT_USAGE;
+	}
+	if (sl_parse_addr(argv[optind], &addr)) {
+		pr_error("'%s' is not an IPv4 or IPv6 address", argv[optind]);
+		return SL_EXIT_USAGE;
+	}
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	if (sl_open_live(&m, &rules, &nr, &cfg))
+		return SL_EXIT_FAIL;
+	if (only && !sl_rule_by_name(rules, nr, only)) {
+		pr_error("--rule: no running rule is named '%s'", only);
+		free(rules);
+		sl_maps_close(&m);
+		return SL_EXIT_FAIL;
+	}
+	arr = json_object_new_array();
+	for (i = 0; i < nr; i++) {
+		struct sl_client_key key;
+		struct sl_client_view v;
+		json_object *o;
+
+		if (only && strcmp(rules[i].name, only))
+			continue;
+		sl_client_key_make(&key, &rules[i], &addr, htons(port));
+		if (sl_client_view_read(&m, &rules[i], &key, now, &v))
+			break;
+		o = json_object_new_object();
+		json_object_object_add(o, "client", json_object_new_string(
+			sl_format_client(&key, &rules[i], buf, sizeof(buf))));
+		sl_client_view_to_json(o, &rules[i], &v);
+		json_object_array_add(arr, o);
+	}
+	if (sl_json) {
+		sl_print_json(arr);
+	} else {
+		printf("%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
+		       "LIMIT", "USED", "REMAINING", "RETRY_AFTER");
+		for (i = 0; i < json_object_array_length(arr); i++) {
+			json_object *o = json_object_array_get_idx(arr, i), *v;
+
+#define S(k) (json_object_object_get_ex(o, k, &v), json_object_get_string(v))
+			printf("%-32s %-20s %10s %10s %10s %11ss\n", S("client"),
+			       S("rule"), S("limit"), S("used"), S("remaining"),
+			       S("retry_after_s"));
+#undef S
+		}
+		json_object_put(arr);
+	}
+	free(rules);
+	sl_maps_close(&m);
+	return SL_EXIT_OK;
+}

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* rules check | apply | list */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/commands.h"
+#include "core/common.h"
+#include "core/loader.h"
+#include "core/instance_maps.h"
+#include "rules/rules.h"
+
+static const char rules_help[] =
+"Usage: slicelimit rules check FILE\n"
+"       slicelimit rules apply FILE\n"
+"       slicelimit rules list [--json]\n"
+"\n"
+"check  validate a YAML rule file; every problem is printed as\n"
+"       FILE:LINE: rule 'NAME': FIELD: what is wrong\n"
+"       (with --json: one {\"error\", \"problems\": [{\"file\", \"line\",\n"
+"       \"column\", \"rule\", \"field\", \"message\"}, ...]} object)\n"
+"apply  validate, then replace the running rules in one step (a packet\n"
+"       sees the old set or the new one, never a mix). A file with any\n"
+"       error changes nothing. Loads and pins the programs if needed, so\n"
+"       rules can be in place before the first attach.\n"
+"list   the running rules in priority order\n"
+"\n"
+"A rule file:\n"
+"  rules:\n"
+"    - name: dns              # letters, digits, - _ . (at most 31)\n"
+"      priority: 10           # lower first; default: position in file\n"
+"      protocol: udp          # any (default), tcp, udp, icmp\n"
+"      ports: 53              # or a range 8000-8100; tcp/udp only\n"
+"      source: 10.0.0.0/8     # optional prefix (IPv4 or IPv6)\n"
+"      destination: 192.0.2.1 # optional prefix\n"
+"      limit: 100             # units per window (required)\n"
+"      window: 60s            # 500ms, 0.2s, 60s, 1m, 1h (default 60s)\n"
+"      slices: 12             # time slices per window (default 12)\n"
+"      bucket_capacity: 60    # token-bucket: burst (default: limit)\n"
+"      refill_per_s: 10       # token-bucket: rate (default: limit/window)\n"
+"      unit: packets          # packets (default), syn (new TCP), bytes\n"
+"      algorithm: sliding     # sliding (default), sliding-plain, fixed,\n"
+"                             # token-bucket, sliding-log, sliding-counter\n"
+"      action: drop           # drop (default), shadow (count, never drop)\n"
+"      key:                   # what a client is (default /32 and /64)\n"
+"        ipv4_prefix: 32\n"
+"        ipv6_prefix: 64\n"
+"        per_port: false      # also key by destination port\n"
+"      exempt: [10.1.0.0/16]  # sources this rule never limits\n"
+"      continue: false        # true: a packet this rule passes goes on to\n"
+"                             # the next rule that matches it (stack a\n"
+"                             # per-/24 rule on a per-address one); up to 4\n";
+
+json_object *sl_rule_to_json(const struct sl_rule *r);
+
+json_object *sl_rule_to_json(const struct sl_rule *r)
+{
+	json_object *o = json_object_new_object(), *k;
+	char buf[64];
+
+	json_object_object_add(o, "name", json_object_new_string(r->name));
+	json_object_object_add(o, "id", json_object_new_int(r->id));
+	json_object_object_add(o, "priority", json_object_new_int64(r->priority));
+	json_object_object_add(o, "protocol",
+			       json_object_new_string(sl_protocol_name(r->protocol)));
+	if (r->port_min == r->port_max)
+		snprintf(buf, sizeof(buf), "%u", r->port_min);
+	else if (r->port_min == 0 && r->port_max == 65535)
+		snprintf(buf, sizeof(buf), "any");
+	else
+		snprintf(buf, sizeof(buf), "%u-%u", r->port_min, r->port_max);
+	json_object_object_add(o, "ports", json_object_new_string(buf));
+	json_object_object_add(o, "source", json_object_new_string(
+		r->src_prefixlen ? sl_format_prefix(&r->src, r->src_prefixlen,
+						    buf, sizeof(buf)) : "any"));
+	json_object_object_add(o, "destination", json_object_new_string(
+		r->dst_prefixlen ? sl_format_prefix(&r->dst, r->dst_prefixlen,
+						    buf, sizeof(buf)) : "any"));
+	json_object_object_add(o, "limit", json_object_new_int64(r->limit));
+	json_object_object_add(o, "window", json_object_new_string(
+		sl_format_duration(r->window_ms, buf, sizeof(buf))));
+	json_object_object_add(o, "window_ms", json_object_new_int64(r->window_ms));
+	json_object_object_add(o, "slices", json_object_new_int(
+		r->slice_ms ? r->window_ms / r->slice_ms : 0));
+	json_object_object_add(o, "unit", json_object_new_string(sl_unit_name(r->unit)));
+	json_object_object_add(o, "algorithm",
+			       json_object_new_string(sl_algorithm_name(r->algorithm)));
+	json_object_object_add(o, "action", json_object_new_string(sl_action_name(r->action)));
+	k = json_object_new_object();
+	json_object_object_add(k, "ipv4_prefix", json_object_new_int(r->key_ipv4_prefix));
+	json_object_object_add(k, "ipv6_prefix", json_object_new_int(r->key_ipv6_prefix));
+	json_object_object_add(k, "per_port", json_object_new_boolean(r->key_by_port));
+	json_object_object_add(o, "key", k);
+	json_object_object_add(o, "exempt", json_object_new_int(r->nr_exempt));
+	json_object_object_add(o, "continue", json_object_new_boolean(r->continues));
+	return o;
+}
+
+/* A file that was refused: each problem on stderr as FILE:LINE: ...; with
+ * --json one object on stdout carrying all of them:
+ * {"error": "FILE: 2 problems; OUTCOME", "problems": [{"file", ...}]}.
+ */
+static int refused(const char *path, int err, const struct sl_problems *pb,
+		   const char *outcome)
+{
+	char msg[512];
+
+	if (pb->total)
+		snprintf(msg, sizeof(msg), "%s: %u problem%s; %s", path,
+			 pb->total, pb->total == 1 ? "" : "s", outcome);
+	else
+		snprintf(msg, sizeof(msg), "%s: %s; %s", path, strerror(-err),
+			 outcome);
+	sl_problems_print(pb, stderr);
+	/* the command's one error: with --json, the problems ride along */
+	pr_error_problems(sl_problems_to_json(pb), "%s", msg);
+	return SL_EXIT_FAIL;
+}
+
+static int rules_check(const char *path)
+{
+	struct sl_problems pb;
+	struct sl_ruleset rs;
+	int err;
+
+	err = sl_rules_parse_file(path, &rs, &pb);
+	if (err)
+		return refused(path, err, &pb, "nothing applied");
+	if (sl_json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "valid", json_object_new_boolean(1));
+		json_object_object_add(o, "rules", json_object_new_int(rs.nr));
+		sl_print_json(o);
+	} else {
+		printf("%s: %u rule%s, valid\n", path, rs.nr, rs.nr == 1 ? "" : "s");
+	}
+	sl_rules_free(&rs);
+	return SL_EXIT_OK;
+}
+
+static int rules_apply(const char *path)
+{
+	struct sl_load_opts lo = {};
+	struct sl_problems pb;
+	struct sl_ruleset rs;
+	struct sl_config cfg;
+	struct sl_rule *live = NULL;
+	struct sl_maps m;
+	unsigned nr;
+	int xdp_fd, tc_fd, err;
+
+	err = sl_rules_parse_file(path, &rs, &pb);
+	if (err)
+		return refused(path, err, &pb, "the running rules are unchanged");
+	err = sl_load_pinned(&lo, &xdp_fd, &tc_fd);
+	if (err)
+		goto out;
+	close(xdp_fd);
+	close(tc_fd);
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		goto out;
+	}
+	err = sl_rules_apply(&m, &rs);
+	if (err)
+		pr_error("%s: cannot apply: %s; the running rules are unchanged",
+			 path, strerror(-err));
+	else
+		err = sl_rules_read_live(&m, &live, &nr, &cfg);
+	sl_maps_close(&m);
+	if (err)
+		goto out;
+	if (sl_json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "applied", json_object_new_boolean(1));
+		json_object_object_add(o, "rules", json_object_new_int(nr));
+		json_object_object_add(o, "rules_epoch", json_object_new_int(cfg.rules_epoch));
+		sl_print_json(o);
+	} else {
+		printf("%s: applied %u rule%s (epoch %u)\n", path, nr,
+		       nr == 1 ? "" : "s", cfg.rules_epoch);
+	}
+	free(live);
+out:
+	sl_rules_free(&rs);
+	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
+}
+
+static int rules_list(void)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct sl_maps m;
+	json_object *arr;
+	unsigned nr, i;
+	int err;
+
+	if (sl_check_bpffs())
+		return SL_EXIT_FAIL;
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		if (err == -ENOENT)
+			pr_error("nothing loaded: no rules (slicelimit rules apply FILE)");
+		else
+			pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
+				 strerror(-err));
+		return SL_EXIT_FAIL;
+	}
+	err = sl_rules_read_live(&m, &rules, &nr, &cfg);
+	sl_maps_close(&m);
+	if (err) {
+		pr_error("cannot read the running rules: %s", strerror(-err));
+		return SL_EXIT_FAIL;
+	}
+	arr = json_object_new_array();
+	for (i = 0; i < nr; i++)
+		json_object_array_add(arr, sl_rule_to_json(&rules[i]));
+	if (sl_json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "rules_epoch", json_object_new_int(cfg.rules_epoch));
+		json_object_object_add(o, "rules", arr);
+		sl_print_json(o);
+	} else {
+		printf("%-20s %5s %-5s %-11s %-20s %-20s %10s %7s %-8s %-6s\n",
+		       "NAME", "PRIO", "PROTO", "PORTS", "SOURCE", "DESTINATION",
+		       "LIMIT", "WINDOW", "UNIT", "ACTION");
+		for (i = 0; i < nr; i++) {
+			json_object *r = json_object_array_get_idx(arr, i), *v;
+
+#define S(k) (json_object_object_get_ex(r, k, &v), json_object_get_string(v))
+			printf("%-20s %5s %-5s %-11s %-20s %-20s %10s %7s %-8s %-6s\n",
+			       S("name"), S("priority"), S("protocol"), S("ports"),
+			       S("source"), S("destination"), S("limit"),
+			       S("window"), S("unit"), S("action"));
+#undef S
+		}
+		json_object_put(arr);
+	}
+	free(rules);
+	return SL_EXIT_OK;
+}
+
+int do_rules(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *sub;
+	int c;
+
+	if (argc < 2)
+		return sl_usage(rules_help, true);
+	sub = argv[1];
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+		return sl_usage(rules_help, c != 'h');
+	if (!strcmp(sub, "-h") || !strcmp(sub, "--help"))
+		return sl_usage(rules_help, false);
+	if (!strcmp(sub, "list") && optind == argc)
+		return rules_list();
+	if ((!strcmp(sub, "check") || !strcmp(sub, "apply")) &&
+	    optind == argc - 1)
+		return sub[0] == 'c' ? rules_check(argv[optind]) :
+				       rules_apply(argv[optind]);
+	pr_error("rules: expected 'check FILE', 'apply FILE' or 'list'");
+	return SL_EXIT_USAGE;
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* run: the service. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include "cli/commands.h"
+#include "core/common.h"
+#include "core/build_id.h"
+#include "service/config.h"
+#include "core/loader.h"
+#include "core/instance_maps.h"
+#include "rules/rules.h"
+#include "service/service.h"
+#include "service/state.h"
+#include "core/yaml_doc.h"
+
+static const char run_help[] =
+"Usage: slicelimit run --config FILE\n"
+"       slicelimit run --check --config FILE [--json]\n"
+"\n"
+"--check validates the config and the rule file it names, loading and\n"
+"attaching nothing (no root needed): every problem as FILE:LINE: ...,\n"
+"exit 0 when both are valid, 1 when not; with --json one object\n"
+"{\"ok\", \"config\", \"rules\", \"problems\": [{\"file\", \"line\", ...}]}.\n"
+"\n"
+"The service: attach the configured devices, apply the rules, serve the\n"
+"HTTP API, until SIGTERM or SIGINT (then detach, unless keep_attached).\n"
+"SIGHUP re-reads the config and the rules; a bad file is reported and the\n"
+"running state kept. A restart adopts what is pinned; pins of another\n"
+"build (status: \"program\") get this build's programs, on the maps whose\n"
+"layout is unchanged (the others are recreated, and named).\n"
+"\n"
+"Config (YAML):\n"
+"  devices:\n"
+"    - { name: eth0, mode: xdp }        # xdp (default), xdp-generic, tc\n"
+"  rules: /etc/slicelimit/rules.yaml\n"
+"  clients: 262144                     # client table capacity\n"
+"  keep_attached: false                # true: keep enforcing after stop\n"
+"  http:\n"
+"    listen: 127.0.0.1:8080            # or [::1]:8080, or off\n"
+"\n"
+"HTTP API:\n"
+"  POST /v1/check  {\"rule\": NAME, \"key\": KEY}  (or GET ?rule=&key=)\n"
+"       counts one request: 200, or 429 with Retry-After; RateLimit-Policy,\n"
+"       RateLimit and X-RateLimit-* headers; deny_status=403 for gateways\n"
+"       (nginx auth_request). An IP address key is the same client the\n"
+"       kernel counts; any other string is a key of its own.\n"
+"  GET  /v1/clients/KEY?rule=NAME   the same numbers, counting nothing\n"
+"  GET  /metrics                    Prometheus text\n";
+
+static void add_problems(json_object *all, const struct sl_problems *pb)
+{
+	json_object *list = sl_problems_to_json(pb);
+	size_t i, n = json_object_array_length(list);
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(all, json_object_get(
+			json_object_array_get_idx(list, i)));
+	json_object_put(list);
+}
+
+/* run --check: both files, every problem of each, nothing touched. The
+ * rule file is checked even when the config has problems, as long as it
+ * names one, so that one run lists everything to fix.
+ */
+static int run_check(const char *path)
+{
+	struct sl_service_config cfg;
+	struct sl_problems *pb = malloc(sizeof(*pb));
+	struct sl_ruleset rs;
+	json_object *problems = json_object_new_array();
+	unsigned total;
+	bool ok;
+	int err;
+
+	if (!pb) {
+		json_object_put(problems);
+		pr_error("out of memory");
+		return SL_EXIT_FAIL;
+	}
+	err = sl_config_parse_file(path, &cfg, pb);
+	ok = !err;
+	total = pb->total;
+	if (pb->oom)
+		pr_error("%s: out of memory", path);
+	sl_problems_print(pb, stderr);
+	add_problems(problems, pb);
+	if (cfg.rules_path[0]) {
+		err = sl_rules_parse_file(cfg.rules_path, &rs, pb);
+		if (!err)
+			sl_rules_free(&rs);
+		ok = ok && !err;
+		total += pb->total;
+		if (pb->oom)
+			pr_error("%s: out of memory", cfg.rules_path);
+		sl_problems_print(pb, stderr);
+		add_problems(problems, pb);
+	}
+	free(pb);
+	if (sl_json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "ok", json_object_new_boolean(ok));
+		json_object_object_add(o, "config", json_object_new_string(path));
+		json_object_object_add(o, "rules", cfg.rules_path[0] ?
+			json_object_new_string(cfg.rules_path) : NULL);
+		json_object_object_add(o, "problems", problems);
+		sl_print_json(o);
+		/* this object is the answer: no error object after it */
+		sl_error_answered();
+	} else {
+		json_object_put(problems);
+		if (ok)
+			printf("%s: valid; %s: valid\n", path, cfg.rules_path);
+		else
+			fprintf(stderr, "%sslicelimit: %u problem%s; nothing was loaded\n",
+				sl_log_prefix(SL_LOG_ERR), total, total == 1 ? "" : "s");
+	}
+	return ok ? SL_EXIT_OK : SL_EXIT_FAIL;
+}
+
+int do_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *config = NULL;
+	bool check = false;
+	int c;
+
+	while ((c = sl_getopt_long(argc, argv, "c:nh", opts)) != -1) {
+		if (c == 'c')
+			config = optarg;
+		else if (c == 'n')
+			check = true;
+		else
+			return sl_usage(run_help, c != 'h');
+	}
+	if (!config || optind != argc) {
+		pr_error("run needs --config FILE (slicelimit run --help)");
+		return SL_EXIT_USAGE;
+	}
+	/* the argv fuzzer stops here too: a path it makes up could be a
+	 * FIFO or /dev/stdin, and the read would never end
+	 */
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	if (check)
+		return run_check(config);
+	return sl_service_run(config) ? SL_EXIT_FAIL : SL_EXIT_OK;
+}
+
+static const char reload_help[] =
+"Usage: slicelimit reload [--clients N] [--json]\n"
+"\n"
+"Swap this build's programs in for the pinned ones of another build (after\n"
+"a package upgrade), on every attached device, keeping each pinned map\n"
+"whose layout (type, key and value size, max_entries, flags) is unchanged,\n"
+"so the clients' counts survive; a map whose layout changed is recreated\n"
+"empty and named. Nothing to do when the programs are this build's. With\n"
+"a service running, restart it instead: its start does the same.\n"
+"--json prints the \"program\" object of status --json and \"upgraded\".\n";
+
+int do_reload(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "clients", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct sl_load_opts lo = {};
+	struct sl_service_state svc;
+	struct sl_build_rec rec;
+	uint64_t n;
+	int c, err;
+
+	while ((c = sl_getopt_long(argc, argv, "c:h", opts)) != -1) {
+		if (c == 'c' && !sl_parse_uint(optarg, 1, SL_MAX_CLIENTS, &n))
+			lo.clients = n;
+		else
+			return sl_usage(reload_help, c != 'h');
+	}
+	if (optind != argc)
+		return sl_usage_error(reload_help, "reload: no arguments, got '%s'",
+				      argv[optind]);
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	if (sl_check_bpffs())
+		return SL_EXIT_FAIL;
+	/* the service holds the maps and the check program it opened: it
+	 * would go on with the old ones
+	 */
+	if (!sl_service_state_read(&svc) && svc.pid &&
+	    (!kill((pid_t)svc.pid, 0) || errno == EPERM)) {
+		pr_error("a service runs (pid %u): restart it, its start swaps the programs",
+			 svc.pid);
+		return SL_EXIT_FAIL;
+	}
+	err = sl_upgrade_pinned(&lo, &rec);
+	if (err)
+		return SL_EXIT_FAIL;
+	if (sl_json) {
+		json_object *o = sl_build_status_json(sl_now_tai_ms());
+
+		json_object_object_add(o, "upgraded",
+				       json_object_new_boolean(rec.upgraded_ms != 0));
+		sl_print_json(o);
+	} else if (!rec.upgraded_ms) {
+		printf("nothing to do: %s\n", access(SL_PIN_DIR "/prog_xdp", F_OK) ?
+		       "nothing is loaded" : "the loaded programs are this build's");
+	}
+	return SL_EXIT_OK;
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <sodium.h>
+#include "core/build_id.h"
+#include "core/common.h"
+#include "core/pinned.h"
+#include "slicelimit.skel.h"
+
+static const __u32 zero;
+
+void sl_build_id(__u8 id[SL_BUILD_ID_LEN])
+{
+	size_t len;
+	const void *elf = slicelimit_bpf__elf_bytes(&len);
+
+	crypto_hash_sha256(id, elf, len);
+}
+
+const char *sl_build_id_hex(const __u8 id[SL_BUILD_ID_LEN], char *buf)
+{
+	return sodium_bin2hex(buf, 2 * SL_BUILD_ID_LEN + 1, id, SL_BUILD_ID_LEN);
+}
+
+/* The pinned map if it holds this layout, else -errno (-ESTALE: another). */
+static int open_pin(void)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(SL_BUILD_PIN);
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.value_size != sizeof(struct sl_build_rec)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int sl_build_write(const struct sl_build_rec *rec)
+{
+	int fd, err = 0;
+
+	fd = open_pin();
+	if (fd == -ESTALE)
+		unlink(SL_BUILD_PIN);
+	if (fd < 0) {
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sl_build",
+				    sizeof(__u32), sizeof(*rec), 1, NULL);
+		if (fd < 0)
+			return -errno;
+		if (bpf_obj_pin(fd, SL_BUILD_PIN))
+			err = -errno;
+	}
+	if (!err && bpf_map_update_elem(fd, &zero, rec, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int sl_build_read(struct sl_build_rec *rec)
+{
+	int fd = open_pin(), err = 0;
+
+	memset(rec, 0, sizeof(*rec));
+	if (fd < 0)
+		return fd == -ESTALE ? -ENOENT : fd;
+	if (bpf_map_lookup_elem(fd, &zero, rec))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static bool all_zero(const __u8 *b, size_t n)
+{
+	while (n--)
+		if (*b++)
+			return false;
+	return true;
+}
+
+json_object *sl_build_status_json(__u64 now_ms)
+{
+	char hex[2 * SL_BUILD_ID_LEN + 1], *names, *tok, *save;
+	__u8 ours[SL_BUILD_ID_LEN];
+	struct sl_build_rec rec;
+	json_object *o = json_object_new_object(), *up = NULL, *reset;
+	bool known = !sl_build_read(&rec);
+
+	sl_build_id(ours);
+	json_object_object_add(o, "build_id", known ?
+		json_object_new_string(sl_build_id_hex(rec.id, hex)) : NULL);
+	json_object_object_add(o, "this_build_id",
+		json_object_new_string(sl_build_id_hex(ours, hex)));
+	json_object_object_add(o, "same_build", json_object_new_boolean(
+		known && !memcmp(rec.id, ours, sizeof(ours))));
+	if (known && rec.upgraded_ms) {
+		up = json_object_new_object();
+		json_object_object_add(up, "from_build_id",
+			all_zero(rec.from, sizeof(rec.from)) ? NULL :
+			json_object_new_string(sl_build_id_hex(rec.from, hex)));
+		sl_json_add_u64(up, "ms_ago",
+				now_ms > rec.upgraded_ms ? now_ms - rec.upgraded_ms : 0);
+		sl_json_add_u64(up, "maps_kept", rec.maps_kept);
+		reset = json_object_new_array();
+		names = strndup(rec.reset_names, sizeof(rec.reset_names));
+		for (tok = names ? strtok_r(names, ",", &save) : NULL; tok;
+		     tok = strtok_r(NULL, ",", &save))
+			json_object_array_add(reset, json_object_new_string(tok));
+		free(names);
+		json_object_object_add(up, "maps_reset", reset);
+	}
+	json_object_object_add(o, "last_upgrade", up);
+	return o;
+}
+
+void sl_build_status_print(json_object *program)
+{
+	json_object *v, *up;
+	const char *loaded;
+
+#define G(o, k) (json_object_object_get_ex(o, k, &v), v)
+	loaded = json_object_get_string(G(program, "build_id"));
+	printf("program:  build %.12s", loaded ? loaded : "unknown");
+	if (json_object_get_boolean(G(program, "same_build")))
+		printf(" (this binary's)\n");
+	else
+		printf("; this binary is build %.12s\n"
+		       "          the loaded program is from another build: restart the service or run 'slicelimit reload'\n",
+		       json_object_get_string(G(program, "this_build_id")));
+	up = G(program, "last_upgrade");
+	if (up) {
+		const char *from = json_object_get_string(G(up, "from_build_id"));
+		json_object *reset = G(up, "maps_reset");
+
+		printf("          upgraded %llu ms ago from build %.12s: %llu maps kept, %zu reset%s%s\n",
+		       (unsigned long long)json_object_get_int64(G(up, "ms_ago")),
+		       from ? from : "unknown",
+		       (unsigned long long)json_object_get_int64(G(up, "maps_kept")),
+		       json_object_array_length(reset),
+		       json_object_array_length(reset) ? ": " : "",
+		       json_object_array_length(reset) ?
+		       json_object_to_json_string_ext(reset, JSON_C_TO_STRING_PLAIN) : "");
+	}
+#undef G
+}

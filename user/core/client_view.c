@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "core/client_view.h"
+#include "sl_algo.h"
+#include "sl_key.h"
+#include "sl_peer.h"
+
+/* The layout and the peers' part of a client, as the kernel reads them;
+ * false when this instance does not sync.
+ */
+static bool read_peers(const struct sl_maps *m,
+		       const struct sl_client_key *key,
+		       struct sl_sync_conf *sc, struct sl_peer_view *v)
+{
+	__u32 zero = 0;
+
+	if (m->sync < 0 || bpf_map_lookup_elem(m->sync, &zero, sc) ||
+	    sc->layout == SL_LAYOUT_LOCAL)
+		return false;
+	if (m->peer_view < 0 || bpf_map_lookup_elem(m->peer_view, key, v))
+		memset(v, 0, sizeof(*v));
+	return true;
+}
+
+int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
+			const struct sl_client_key *key, __u64 now_ms,
+			struct sl_client_view *v)
+{
+	void *state = calloc(1, sl_state_size(rule->algorithm));
+	struct sl_peer_view pv;
+	struct sl_sync_conf sc;
+	struct sl_params p;
+	struct sl_tally t;
+	bool peers;
+	__u64 at, projected, room, round_room;
+
+	if (!state)
+		return -ENOMEM;
+	/* no entry: a client never seen, or evicted; both start fresh */
+	bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
+	sl_params_from_rule(&p, rule);
+	peers = read_peers(m, key, &sc, &pv);
+	if (peers && sl_algo_syncs(p.algorithm))
+		sl_layout_params(&p, &sc);
+	projected = sl_tally_node_peers(&t, state, peers ? &pv : NULL,
+					&p, peers ? &sc : NULL, now_ms,
+					&round_room);
+	v->used = t.used;
+	v->remaining = sl_remaining(&t, &p);
+	/* the bounded layout's round may take less */
+	if (round_room < v->remaining)
+		v->remaining = round_room;
+	/* the projection may take some of it (predictive layout) */
+	room = p.limit + p.limit / SL_PREDICT_MARGIN;
+	room = room > t.used + projected ? room - t.used - projected : 0;
+	if (room < v->remaining)
+		v->remaining = room;
+	at = sl_accept_at_peers(state, peers ? &pv : NULL, &p,
+				peers ? &sc : NULL, now_ms, 1);
+	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
+	v->reset_ms = t.next_expiry_ms == SL_NEVER || t.next_expiry_ms < now_ms ?
+		      0 : t.next_expiry_ms - now_ms;
+	free(state);
+	return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* A client's standing under a rule, computed from its state (and its
+ * peers') by the same include/ code the kernel decides with.
+ */
+#ifndef SL_CLIENT_VIEW_H
+#define SL_CLIENT_VIEW_H
+
+#include "core/instance_maps.h"
+#include "slicelimit.h"
+
+struct sl_client_view {
+	__u64 used;
+	__u64 remaining;
+	__u64 retry_after_ms;	/* 0: a request would pass now */
+	__u64 reset_ms;		/* until the count next falls (0: nothing
+				 * counted) */
+};
+
+/* Read the client's state (none yet: a fresh client) and, when the
+ * instance syncs, its peers' part and the layout's limit, and compute.
+ */
+int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
+			const struct sl_client_key *key, __u64 now_ms,
+			struct sl_client_view *v);
+
+#endif /* SL_CLIENT_VIEW_H */

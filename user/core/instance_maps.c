@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "core/common.h"
+#include "core/instance_maps.h"
+#include "sl_algo.h"
+
+#define SL_MAP_FIELDS(X) \
+	X(active) X(config) X(rules) X(port_classes) X(class_rules) \
+	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
+	X(clients_log) X(rule_stats) \
+	X(global_stats) X(devices) X(sync) X(peer_view) \
+	X(sync_status) X(changed)
+
+int sl_check_bpffs(void)
+{
+	struct statfs st;
+
+	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC) {
+		pr_error("bpffs not mounted at /sys/fs/bpf: run mount -t bpf bpf /sys/fs/bpf%s",
+			 getenv("NETNS") || access("/run/netns", F_OK) == 0 ?
+			 " (if this runs under 'ip netns exec', which remounts /sys, use 'nsenter --net=/run/netns/NAME slicelimit ...' instead)" : "");
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int sl_maps_open_pinned(struct sl_maps *m)
+{
+	char path[256];
+	int err;
+
+	memset(m, 0, sizeof(*m));
+#define X(f) m->f = -1;
+	SL_MAP_FIELDS(X)
+#undef X
+	m->owned = true;
+	m->nr_cpus = libbpf_num_possible_cpus();
+	if (m->nr_cpus < 0)
+		return m->nr_cpus;
+#define X(f)								\
+	snprintf(path, sizeof(path), SL_PIN_DIR "/sl_" #f);		\
+	m->f = bpf_obj_get(path);					\
+	if (m->f < 0) {							\
+		err = -errno;						\
+		sl_maps_close(m);					\
+		return err;						\
+	}
+	SL_MAP_FIELDS(X)
+#undef X
+	return 0;
+}
+
+void sl_maps_from_object(struct sl_maps *m, struct bpf_object *obj)
+{
+	memset(m, 0, sizeof(*m));
+	m->nr_cpus = libbpf_num_possible_cpus();
+#define X(f) m->f = bpf_map__fd(bpf_object__find_map_by_name(obj, "sl_" #f));
+	SL_MAP_FIELDS(X)
+#undef X
+}
+
+void sl_maps_close(struct sl_maps *m)
+{
+	if (!m->owned)
+		return;
+#define X(f) if (m->f >= 0) close(m->f); m->f = -1;
+	SL_MAP_FIELDS(X)
+#undef X
+	m->owned = false;
+}
+
+static void size_to_budget(struct bpf_map *map, unsigned clients)
+{
+	__u64 fits = SL_WIDE_STATE_BUDGET / bpf_map__value_size(map);
+
+	if (clients && fits > clients)
+		fits = clients;
+	if (fits < 64)
+		fits = 64;
+	if (fits < bpf_map__max_entries(map))
+		bpf_map__set_max_entries(map, fits);
+}
+
+/* sl_changed: room for an eighth of the table's clients changing between
+ * two sync rounds (32 bytes a key), a power of two of pages; a round with
+ * more walks every client, which then costs about the same.
+ */
+static void size_changed_ring(struct bpf_map *map, unsigned clients)
+{
+	__u64 want = (__u64)clients / 8 * 32, bytes = 4096;
+
+	while (bytes < want && bytes < (1u << 30))
+		bytes *= 2;
+	bpf_map__set_max_entries(map, bytes);
+}
+
+void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
+{
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_clients"),
+				 clients ? clients : SL_DEFAULT_CLIENTS);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_peer_view"),
+				 clients ? clients : SL_DEFAULT_CLIENTS);
+	size_changed_ring(bpf_object__find_map_by_name(obj, "sl_changed"),
+			  clients ? clients : SL_DEFAULT_CLIENTS);
+	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_plain"),
+		       clients);
+	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_log"),
+		       clients);
+}
+
+int sl_state_fd(const struct sl_maps *m, unsigned algorithm)
+{
+	if (sl_uses_slots(algorithm))
+		return m->clients_plain;
+	if (algorithm == SL_ALGO_SLIDING_LOG)
+		return m->clients_log;
+	return m->clients;
+}
+
+int sl_percpu_sum_u64(const struct sl_maps *m, int fd, __u32 key, void *out,
+		      size_t size)
+{
+	size_t words = size / sizeof(__u64), cpu, i;
+	__u64 *vals, *sum = out;
+
+	vals = calloc(m->nr_cpus, size);
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &key, vals)) {
+		free(vals);
+		return -errno;
+	}
+	memset(out, 0, size);
+	for (cpu = 0; cpu < (size_t)m->nr_cpus; cpu++)
+		for (i = 0; i < words; i++)
+			sum[i] += vals[cpu * words + i];
+	free(vals);
+	return 0;
+}

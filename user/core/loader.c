@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Attach and detach. The programs and maps are loaded once and pinned under
+ * SL_PIN_DIR; every attachment (any device, XDP or TC) runs the same pinned
+ * program on the same maps, so a client is counted per host. The devices
+ * attached are kept in the pinned map sl_devices, which is how `detach` and
+ * `status` know them, and the pins go when the last device is detached.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <linux/if_link.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "core/build_id.h"
+#include "core/common.h"
+#include "core/loader.h"
+#include "core/instance_maps.h"
+#include "slicelimit.skel.h"
+
+#define SL_PROG_XDP_PIN		SL_PIN_DIR "/prog_xdp"
+#define SL_PROG_TC_PIN		SL_PIN_DIR "/prog_tc"
+#define SL_PROG_CHECK_PIN	SL_PIN_DIR "/prog_check"
+/* Our TC filter: a fixed handle and priority, so detach finds it. */
+#define SL_TC_HANDLE		0x51
+#define SL_TC_PRIORITY		0x51
+
+static const char *const mode_names[] = { "xdp", "xdp-generic", "tc" };
+
+const char *sl_mode_name(unsigned mode)
+{
+	return mode < 3 ? mode_names[mode] : "?";
+}
+
+int sl_parse_mode(const char *s, enum sl_attach_mode *mode)
+{
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcmp(s, mode_names[i])) {
+			*mode = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int prog_id_of(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	return info.id;
+}
+
+/* A fresh load is this build's; without the record status says "unknown
+ * build" and the next service start swaps the programs for the same ones:
+ * harmless, so only a warning.
+ */
+static void record_fresh_build(void)
+{
+	struct sl_build_rec rec = {};
+
+	sl_build_id(rec.id);
+	if (sl_build_write(&rec))
+		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
+}
+
+/* Pin the three programs; `what` names them in the error. */
+static int pin_programs(struct slicelimit_bpf *skel, const char *what)
+{
+	int err;
+
+	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
+	if (!err)
+		err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
+	if (err)
+		pr_error("cannot pin the %s under %s: %s", what, SL_PIN_DIR,
+			 strerror(-err));
+	return err;
+}
+
+int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+		    .pin_root_path = SL_PIN_DIR);
+	struct slicelimit_bpf *skel;
+	bool had_pins;
+	int err;
+
+	err = sl_check_bpffs();
+	if (err)
+		return err;
+	*xdp_fd = bpf_obj_get(SL_PROG_XDP_PIN);
+	*tc_fd = bpf_obj_get(SL_PROG_TC_PIN);
+	if (*xdp_fd >= 0 && *tc_fd >= 0 && !access(SL_PROG_CHECK_PIN, F_OK))
+		return 0;
+	if (*xdp_fd >= 0)
+		close(*xdp_fd);
+	if (*tc_fd >= 0)
+		close(*tc_fd);
+
+	if (mkdir(SL_PIN_DIR, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_error("cannot create %s: %s", SL_PIN_DIR, strerror(errno));
+		return err;
+	}
+	skel = slicelimit_bpf__open_opts(&open_opts);
+	if (!skel) {
+		err = -errno;
+		pr_error("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	sl_size_state_maps(skel->obj, opts->clients);
+	/* libbpf reuses maps pinned by name; EINVAL then usually means a
+	 * pinned map was made with other sizes, worth a hint only then */
+	had_pins = access(SL_PIN_DIR "/sl_clients", F_OK) == 0;
+	err = slicelimit_bpf__load(skel);
+	if (err) {
+		pr_error("cannot load the BPF programs: %s%s", strerror(-err),
+			 err == -EINVAL && had_pins ?
+			 " (maps pinned under " SL_PIN_DIR " may have other sizes: run 'slicelimit detach --all' first; -v shows libbpf's log)" :
+			 " (-v shows libbpf's log)");
+		goto out;
+	}
+	err = pin_programs(skel, "programs");
+	if (err)
+		goto out;
+	*xdp_fd = dup(bpf_program__fd(skel->progs.sl_xdp));
+	*tc_fd = dup(bpf_program__fd(skel->progs.sl_tc));
+	record_fresh_build();
+	pr_info("loaded and pinned under %s", SL_PIN_DIR);
+out:
+	slicelimit_bpf__destroy(skel);
+	if (err)
+		rmdir(SL_PIN_DIR);	/* only if empty: never a partial state */
+	return err;
+}
+
+/* libxdp needs CAP_SYS_ADMIN (it crashes without it, in
+ * xdp_program__attach_multi): say so before calling it.
+ */
+static bool have_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32));
+}
+
+static int attach_xdp(int ifindex, const char *dev, int prog_fd,
+		      enum sl_attach_mode mode)
+{
+	enum xdp_attach_mode xmode = mode == SL_MODE_XDP ? XDP_MODE_NATIVE :
+							    XDP_MODE_SKB;
+	struct xdp_multiprog *mp;
+	struct xdp_program *xp;
+	__u32 id = 0;
+	int err;
+
+	if (!have_cap_sys_admin()) {
+		pr_error("%s: attaching XDP (libxdp) needs CAP_SYS_ADMIN; run as root or grant it, or use --mode tc",
+			 dev);
+		return -EPERM;
+	}
+	if (!bpf_xdp_query_id(ifindex, 0, &id) && id) {
+		pr_error("%s already has an XDP program (id %u): detach it first, or use --mode tc",
+			 dev, id);
+		return -EBUSY;
+	}
+	xp = xdp_program__from_fd(prog_fd);
+	err = libxdp_get_error(xp);
+	if (err) {
+		pr_error("%s: libxdp cannot use the program: %s", dev,
+			 strerror(-err));
+		return err;
+	}
+	err = xdp_program__attach(xp, ifindex, xmode, 0);
+	if (err) {
+		pr_error("%s: cannot attach in %s mode: %s%s", dev,
+			 sl_mode_name(mode), strerror(-err),
+			 mode == SL_MODE_XDP ?
+			 " (the driver may lack native XDP: try --mode xdp-generic or --mode tc)" : "");
+		xdp_program__close(xp);
+		return err;
+	}
+	/* libxdp prefers its multi-program dispatcher; where that cannot load
+	 * it attaches our program alone. Both work; say which one we got.
+	 */
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (!libxdp_get_error(mp) && mp) {
+		if (xdp_multiprog__is_legacy(mp))
+			pr_info("%s: libxdp dispatcher unavailable; attached as a single XDP program",
+				dev);
+		else
+			pr_info("%s: attached through the libxdp dispatcher", dev);
+		xdp_multiprog__close(mp);
+	}
+	xdp_program__close(xp);
+	return 0;
+}
+
+static int detach_xdp(int ifindex, const char *dev, int prog_fd,
+		      enum sl_attach_mode mode)
+{
+	enum xdp_attach_mode xmode = mode == SL_MODE_XDP ? XDP_MODE_NATIVE :
+							    XDP_MODE_SKB;
+	struct xdp_program *xp;
+	int err;
+
+	xp = xdp_program__from_fd(prog_fd);
+	err = libxdp_get_error(xp);
+	if (!err) {
+		err = xdp_program__detach(xp, ifindex, xmode, 0);
+		xdp_program__close(xp);
+	}
+	return err;
+}
+
+static void tc_hook_init(struct bpf_tc_hook *hook, int ifindex)
+{
+	memset(hook, 0, sizeof(*hook));
+	hook->sz = sizeof(*hook);
+	hook->ifindex = ifindex;
+	hook->attach_point = BPF_TC_INGRESS;
+}
+
+static int attach_tc(int ifindex, const char *dev, int prog_fd)
+{
+	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
+		    .priority = SL_TC_PRIORITY, .prog_fd = prog_fd);
+	struct bpf_tc_hook hook;
+	int err;
+
+	tc_hook_init(&hook, ifindex);
+	err = bpf_tc_hook_create(&hook);
+	if (err && err != -EEXIST) {
+		pr_error("%s: cannot create the clsact qdisc: %s", dev,
+			 strerror(-err));
+		return err;
+	}
+	err = bpf_tc_attach(&hook, &tc);
+	if (err) {
+		pr_error("%s: cannot attach at TC ingress: %s", dev,
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int detach_tc(int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
+		    .priority = SL_TC_PRIORITY);
+	struct bpf_tc_hook hook;
+
+	tc_hook_init(&hook, ifindex);
+	return bpf_tc_detach(&hook, &tc);
+}
+
+int sl_attach(const char *dev, enum sl_attach_mode mode,
+	      const struct sl_load_opts *opts)
+{
+	struct sl_device rec = {};
+	struct sl_maps m;
+	int ifindex, xdp_fd = -1, tc_fd = -1, prog_fd, err;
+	__u32 key;
+
+	ifindex = if_nametoindex(dev);
+	if (!ifindex) {
+		pr_error("%s: no such device (ip link shows the devices)", dev);
+		return -ENODEV;
+	}
+	err = sl_load_pinned(opts, &xdp_fd, &tc_fd);
+	if (err)
+		return err;
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps pinned under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		goto out_progs;
+	}
+	if (opts->clients) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(m.clients, &info, &len) &&
+		    info.max_entries != opts->clients)
+			pr_warn("--clients %u ignored: the client table was created with %u entries (by an earlier attach or rules apply); detach --all, then attach --clients first to resize it",
+				opts->clients, info.max_entries);
+	}
+	key = ifindex;
+	if (!bpf_map_lookup_elem(m.devices, &key, &rec)) {
+		pr_error("%s: already attached (mode %s); detach it first", dev,
+			 sl_mode_name(rec.mode));
+		err = -EEXIST;
+		goto out;
+	}
+
+	prog_fd = mode == SL_MODE_TC ? tc_fd : xdp_fd;
+	err = mode == SL_MODE_TC ? attach_tc(ifindex, dev, prog_fd) :
+				   attach_xdp(ifindex, dev, prog_fd, mode);
+	if (err)
+		goto out;
+	memset(&rec, 0, sizeof(rec));
+	snprintf(rec.name, sizeof(rec.name), "%s", dev);
+	rec.mode = mode;
+	rec.prog_id = prog_id_of(prog_fd);
+	if (bpf_map_update_elem(m.devices, &key, &rec, 0)) {
+		err = -errno;
+		pr_error("%s: attached, but cannot record it: %s", dev,
+			 strerror(errno));
+	}
+out:
+	sl_maps_close(&m);
+out_progs:
+	close(xdp_fd);
+	close(tc_fd);
+	return err;
+}
+
+/* Detach one recorded device; a device that has disappeared (its
+ * namespace or link deleted) is simply forgotten.
+ */
+/* The XDP program on a device, in the mode we attached it in (0: none),
+ * or -errno when the device cannot be asked (out of file descriptors...).
+ */
+static long long xdp_prog_on(__u32 ifindex, unsigned mode)
+{
+	__u32 id = 0;
+	int err;
+
+	err = bpf_xdp_query_id(ifindex, mode == SL_MODE_XDP ? XDP_FLAGS_DRV_MODE :
+					XDP_FLAGS_SKB_MODE, &id);
+	return err ? err : (long long)id;
+}
+
+/* Detach one recorded device; a device that has disappeared (its
+ * namespace or link deleted) is simply forgotten. An XDP detach is
+ * checked on the device: libxdp can report success, or "not there", when
+ * it failed (out of file descriptors, say), and a program left behind on
+ * unpinned maps could not be found again.
+ */
+static int detach_one(const struct sl_maps *m, __u32 ifindex,
+		      const struct sl_device *rec)
+{
+	char name[IF_NAMESIZE];
+	const char *found;
+	long long on;
+	int err = 0, fd;
+
+	/* "no such device" is gone; failing to ask (no file descriptor for
+	 * the socket, say) is not
+	 */
+	found = if_indextoname(ifindex, name);
+	if (!found && errno != ENXIO && errno != ENODEV) {
+		err = -errno;
+		pr_error("%s: cannot look the device up: %s", rec->name,
+			 strerror(-err));
+		return err;
+	}
+	if (found && !strcmp(name, rec->name)) {
+		if (rec->mode == SL_MODE_TC) {
+			err = detach_tc(ifindex);
+			if (err == -ENOENT)
+				err = 0;	/* already gone from the device */
+		} else {
+			fd = bpf_obj_get(SL_PROG_XDP_PIN);
+			if (fd >= 0) {
+				detach_xdp(ifindex, rec->name, fd, rec->mode);
+				close(fd);
+			}
+			/* a single program libxdp did not take off: directly */
+			if (xdp_prog_on(ifindex, rec->mode) == rec->prog_id)
+				bpf_xdp_detach(ifindex, rec->mode == SL_MODE_XDP ?
+					       XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE,
+					       NULL);
+			on = xdp_prog_on(ifindex, rec->mode);
+			err = on < 0 ? (int)on : on == rec->prog_id ? -EBUSY : 0;
+		}
+		if (err) {
+			pr_error("%s: cannot detach: %s", rec->name,
+				 strerror(-err));
+			return err;
+		}
+	}
+	bpf_map_delete_elem(m->devices, &ifindex);
+	return 0;
+}
+
+static bool devices_empty(const struct sl_maps *m)
+{
+	__u32 key;
+
+	return bpf_map_get_next_key(m->devices, NULL, &key) != 0;
+}
+
+int sl_detach(const char *dev)
+{
+	struct sl_device rec;
+	struct sl_maps m;
+	__u32 key, next;
+	void *prev = NULL;
+	int err;
+
+	err = sl_check_bpffs();
+	if (err)
+		return err;
+	err = sl_maps_open_pinned(&m);
+	if (err == -ENOENT) {
+		pr_error("%s: not attached (nothing is pinned under %s)", dev,
+			 SL_PIN_DIR);
+		return err;
+	}
+	if (err) {
+		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		return err;
+	}
+	err = -ENOENT;
+	while (!bpf_map_get_next_key(m.devices, prev, &next)) {
+		if (!bpf_map_lookup_elem(m.devices, &next, &rec) &&
+		    !strcmp(rec.name, dev)) {
+			err = detach_one(&m, next, &rec);
+			break;
+		}
+		key = next;
+		prev = &key;
+	}
+	if (err == -ENOENT)
+		pr_error("%s: not attached ('slicelimit status' lists the devices)",
+			 dev);
+	if (!err && devices_empty(&m)) {
+		sl_maps_close(&m);
+		return sl_unpin_all();
+	}
+	sl_maps_close(&m);
+	return err;
+}
+
+bool sl_is_attached(const char *dev)
+{
+	struct sl_device rec;
+	struct sl_maps m;
+	__u32 key, next;
+	void *prev = NULL;
+	bool found = false;
+
+	if (sl_maps_open_pinned(&m))
+		return false;
+	while (!found && !bpf_map_get_next_key(m.devices, prev, &next)) {
+		found = !bpf_map_lookup_elem(m.devices, &next, &rec) &&
+			!strcmp(rec.name, dev);
+		key = next;
+		prev = &key;
+	}
+	sl_maps_close(&m);
+	return found;
+}
+
+int sl_unpin_if_unused(void)
+{
+	struct sl_maps m;
+	bool unused;
+
+	if (sl_maps_open_pinned(&m))
+		return 0;
+	unused = devices_empty(&m);
+	sl_maps_close(&m);
+	return unused ? sl_unpin_all() : 0;
+}
+
+int sl_detach_all(void)
+{
+	struct sl_device rec;
+	struct sl_maps m;
+	__u32 key;
+	int err;
+
+	err = sl_check_bpffs();
+	if (err)
+		return err;
+	if (sl_maps_open_pinned(&m))
+		return sl_unpin_all();	/* a partial pin dir: clean it */
+	while (!bpf_map_get_next_key(m.devices, NULL, &key)) {
+		if (bpf_map_lookup_elem(m.devices, &key, &rec))
+			break;
+		err = detach_one(&m, key, &rec);
+		if (err) {
+			sl_maps_close(&m);
+			return err;
+		}
+	}
+	sl_maps_close(&m);
+	return sl_unpin_all();
+}
+
+int sl_open_check_prog(void)
+{
+	int fd = bpf_obj_get(SL_PROG_CHECK_PIN);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int sl_unpin_all(void)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	d = opendir(SL_PIN_DIR);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", SL_PIN_DIR, e->d_name);
+		if (unlink(path))
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(SL_PIN_DIR) && !err)
+		err = -errno;
+	if (err)
+		pr_error("cannot remove the pins under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+	else
+		pr_info("unpinned %s", SL_PIN_DIR);
+	return err;
+}
+
+/* ---- upgrade: this build's programs in place of another build's ---- */
+
+#define SL_MAX_UPGRADE_DEVICES	64
+
+/* Would libbpf reuse the pinned map at PATH for MAP (its checks in
+ * map_is_reuse_compat)? 1 yes, 0 no (WHY says what differs), -errno.
+ */
+static int pin_reusable(const struct bpf_map *map, const char *path,
+			char *why, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd = bpf_obj_get(path), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	why[0] = '\0';
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		err = -errno;
+	else if (info.type != bpf_map__type(map))
+		snprintf(why, len, "type %u -> %u", info.type, bpf_map__type(map));
+	else if (info.key_size != bpf_map__key_size(map))
+		snprintf(why, len, "key size %u -> %u", info.key_size,
+			 bpf_map__key_size(map));
+	else if (info.value_size != bpf_map__value_size(map))
+		snprintf(why, len, "value size %u -> %u", info.value_size,
+			 bpf_map__value_size(map));
+	else if (info.max_entries != bpf_map__max_entries(map))
+		snprintf(why, len, "max_entries %u -> %u", info.max_entries,
+			 bpf_map__max_entries(map));
+	else if (info.map_flags != bpf_map__map_flags(map))
+		snprintf(why, len, "flags %#x -> %#x", info.map_flags,
+			 bpf_map__map_flags(map));
+	close(fd);
+	return err ? err : !why[0];
+}
+
+static void append_name(char *list, size_t len, const char *name)
+{
+	size_t used = strlen(list);
+
+	snprintf(list + used, len - used, "%s%s", used ? "," : "", name);
+}
+
+/* One device onto the new program. TC and a single XDP program are
+ * replaced in one step (the kernel swaps them atomically); under the
+ * libxdp dispatcher the old program is detached and the new one attached,
+ * a moment in which packets pass unlimited.
+ */
+static int swap_device(__u32 ifindex, struct sl_device *rec, int old_fd,
+		       int new_fd)
+{
+	__u32 flags = rec->mode == SL_MODE_XDP ? XDP_FLAGS_DRV_MODE :
+						  XDP_FLAGS_SKB_MODE;
+	int err;
+
+	if (rec->mode == SL_MODE_TC) {
+		LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
+			    .priority = SL_TC_PRIORITY, .prog_fd = new_fd,
+			    .flags = BPF_TC_F_REPLACE);
+		struct bpf_tc_hook hook;
+
+		tc_hook_init(&hook, ifindex);
+		err = bpf_tc_attach(&hook, &tc);
+		if (err)
+			pr_error("%s: cannot replace the TC program: %s",
+				 rec->name, strerror(-err));
+	} else if (xdp_prog_on(ifindex, rec->mode) == rec->prog_id) {
+		LIBBPF_OPTS(bpf_xdp_attach_opts, xo, .old_prog_fd = old_fd);
+
+		err = bpf_xdp_attach(ifindex, new_fd, flags | XDP_FLAGS_REPLACE,
+				     &xo);
+		if (err)
+			pr_error("%s: cannot replace the XDP program: %s",
+				 rec->name, strerror(-err));
+	} else {
+		detach_xdp(ifindex, rec->name, old_fd, rec->mode);
+		err = attach_xdp(ifindex, rec->name, new_fd, rec->mode);
+	}
+	if (err)
+		return err;
+	rec->prog_id = prog_id_of(new_fd);
+	return 0;
+}
+
+/* The pins moved aside for a reset: back in place (RESTORE, on a failed
+ * upgrade; the new map libbpf pinned there, if any, goes) or removed.
+ */
+static void moved_aside(struct slicelimit_bpf *skel, bool restore)
+{
+	char aside[PATH_MAX];
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		const char *path = bpf_map__pin_path(map);
+
+		if (!path)
+			continue;
+		snprintf(aside, sizeof(aside), "%s__aside", path);
+		if (access(aside, F_OK))
+			continue;
+		if (restore) {
+			unlink(path);
+			rename(aside, path);
+		} else {
+			unlink(aside);
+		}
+	}
+}
+
+int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+		    .pin_root_path = SL_PIN_DIR);
+	struct sl_device recs[SL_MAX_UPGRADE_DEVICES];
+	__u32 ifindex[SL_MAX_UPGRADE_DEVICES], key, *prev = NULL;
+	struct sl_build_rec rec = {}, old;
+	struct slicelimit_bpf *skel = NULL;
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	unsigned nr = 0, i, clients = opts->clients;
+	int old_xdp = -1, old_tc = -1, err;
+	struct bpf_map *map;
+	struct sl_maps m;
+
+	memset(out, 0, sizeof(*out));
+	sl_build_id(rec.id);
+	if (access(SL_PROG_XDP_PIN, F_OK))
+		return 0;	/* nothing loaded: the ordinary load will */
+	err = sl_build_read(&old);
+	if (err && err != -ENOENT) {
+		/* out of fds, say: not a reason to swap the programs */
+		pr_error("cannot read the build id pinned as %s: %s",
+			 SL_BUILD_PIN, strerror(-err));
+		return err;
+	}
+	if (!err && !memcmp(old.id, rec.id, sizeof(rec.id)))
+		return 0;	/* this build's already */
+	memcpy(rec.from, old.id, sizeof(rec.from));
+
+	/* the devices to move over, before any pin changes */
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps pinned under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		return err;
+	}
+	if (bpf_obj_get_info_by_fd(m.devices, &info, &ilen) ||
+	    info.value_size != sizeof(struct sl_device)) {
+		pr_error("the pinned device list has another layout: cannot move the devices over; run 'slicelimit detach --all', then start again");
+		sl_maps_close(&m);
+		return -ESTALE;
+	}
+	while (nr < SL_MAX_UPGRADE_DEVICES &&
+	       !bpf_map_get_next_key(m.devices, prev, &key)) {
+		ifindex[nr] = key;
+		prev = &ifindex[nr];
+		if (!bpf_map_lookup_elem(m.devices, &key, &recs[nr]))
+			nr++;
+	}
+	/* the client table keeps its size unless the config names one */
+	memset(&info, 0, sizeof(info));
+	ilen = sizeof(info);
+	if (!clients && !bpf_obj_get_info_by_fd(m.clients, &info, &ilen))
+		clients = info.max_entries;
+	sl_maps_close(&m);
+
+	old_xdp = bpf_obj_get(SL_PROG_XDP_PIN);
+	old_tc = bpf_obj_get(SL_PROG_TC_PIN);
+	skel = slicelimit_bpf__open_opts(&open_opts);
+	if (!skel) {
+		err = -errno;
+		pr_error("cannot open the BPF object: %s", strerror(-err));
+		goto out;
+	}
+	sl_size_state_maps(skel->obj, clients);
+	/* a pin libbpf could not reuse is moved aside (NAME__aside: bpffs
+	 * takes no dot in a name), so that the load makes and pins a new
+	 * map: its content is lost, say which.
+	 * Until the programs are swapped the old map stays pinned aside, and
+	 * goes back if anything fails.
+	 */
+	bpf_object__for_each_map(map, skel->obj) {
+		const char *path = bpf_map__pin_path(map);
+		char why[96], aside[PATH_MAX];
+		int r;
+
+		if (!path)
+			continue;
+		r = pin_reusable(map, path, why, sizeof(why));
+		if (r == 1) {
+			rec.maps_kept++;
+		} else if (r == 0) {
+			pr_warn("%s: layout changed (%s): reset, its content is lost",
+				bpf_map__name(map), why);
+			snprintf(aside, sizeof(aside), "%s__aside", path);
+			if (rename(path, aside)) {
+				err = -errno;
+				pr_error("%s: cannot move the pin aside: %s",
+					 path, strerror(-err));
+				goto out;
+			}
+			rec.maps_reset++;
+			append_name(rec.reset_names, sizeof(rec.reset_names),
+				    bpf_map__name(map));
+		} else if (r != -ENOENT) {
+			err = r;
+			pr_error("%s: cannot inspect the pin: %s", path,
+				 strerror(-r));
+			goto out;
+		}
+	}
+	err = slicelimit_bpf__load(skel);
+	if (err) {
+		pr_error("cannot load this build's programs: %s (-v shows libbpf's log); the running ones are unchanged",
+			 strerror(-err));
+		goto out;
+	}
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps after the load: %s", strerror(-err));
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		int new_fd = recs[i].mode == SL_MODE_TC ?
+			     bpf_program__fd(skel->progs.sl_tc) :
+			     bpf_program__fd(skel->progs.sl_xdp);
+		int old_fd = recs[i].mode == SL_MODE_TC ? old_tc : old_xdp;
+		char name[IF_NAMESIZE];
+
+		/* a device gone since is only forgotten, as detach does */
+		if (!if_indextoname(ifindex[i], name) ||
+		    strcmp(name, recs[i].name)) {
+			bpf_map_delete_elem(m.devices, &ifindex[i]);
+			continue;
+		}
+		err = swap_device(ifindex[i], &recs[i], old_fd, new_fd);
+		if (err)
+			break;
+		bpf_map_update_elem(m.devices, &ifindex[i], &recs[i], BPF_ANY);
+	}
+	sl_maps_close(&m);
+	if (err)
+		goto out;
+	unlink(SL_PROG_XDP_PIN);
+	unlink(SL_PROG_TC_PIN);
+	unlink(SL_PROG_CHECK_PIN);
+	err = pin_programs(skel, "new programs");
+	if (err)
+		goto out;
+	rec.upgraded_ms = sl_now_tai_ms();
+	if (sl_build_write(&rec))
+		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
+	*out = rec;
+	moved_aside(skel, false);
+	{
+		char from[2 * SL_BUILD_ID_LEN + 1], to[2 * SL_BUILD_ID_LEN + 1];
+
+		pr_notice("upgraded the loaded programs from build %.12s to %.12s on %u device%s: %u maps kept, %u reset%s%s",
+			  memcmp(rec.from, (__u8[SL_BUILD_ID_LEN]){ 0 }, SL_BUILD_ID_LEN) ?
+			  sl_build_id_hex(rec.from, from) : "unknown",
+			  sl_build_id_hex(rec.id, to), nr, nr == 1 ? "" : "s",
+			  rec.maps_kept, rec.maps_reset,
+			  rec.maps_reset ? ": " : "", rec.reset_names);
+	}
+out:
+	if (err && skel)
+		moved_aside(skel, true);
+	slicelimit_bpf__destroy(skel);
+	if (old_xdp >= 0)
+		close(old_xdp);
+	if (old_tc >= 0)
+		close(old_tc);
+	return err;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "core/common.h"
+#include "core/pinned.h"
+#include "rules/rules.h"
+#include "sl_key.h"
+
+int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
+		 struct sl_config *cfg)
+{
+	int err;
+
+	if (sl_check_bpffs())
+		return -ENODEV;
+	err = sl_maps_open_pinned(m);
+	if (err == -ENOENT) {
+		pr_error("nothing loaded under %s (slicelimit attach DEV)", SL_PIN_DIR);
+		return err;
+	}
+	if (err) {
+		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
+			 strerror(-err));
+		return err;
+	}
+	err = sl_rules_read_live(m, rules, nr, cfg);
+	if (err) {
+		pr_error("cannot read the running rules: %s", strerror(-err));
+		sl_maps_close(m);
+	}
+	return err;
+}
+
+const struct sl_rule *sl_rule_by_name(const struct sl_rule *rules,
+				      unsigned nr, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < nr; i++)
+		if (!strcmp(rules[i].name, name))
+			return &rules[i];
+	return NULL;
+}
+
+const char *sl_format_client(const struct sl_client_key *key,
+			     const struct sl_rule *rule, char *buf, size_t len)
+{
+	bool v4 = sl_addr_is_ipv4(&key->addr);
+	unsigned plen = !rule ? 128 : v4 ? 96 + rule->key_ipv4_prefix :
+			rule->key_ipv6_prefix;
+	size_t n;
+
+	sl_format_prefix(&key->addr, plen, buf, len);
+	n = strlen(buf);
+	if ((rule ? rule->key_by_port : key->dport != 0) && n < len)
+		snprintf(buf + n, len - n, " port %u", ntohs(key->dport));
+	return buf;
+}
+
+void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
+			    const struct sl_client_view *v)
+{
+	json_object_object_add(o, "rule", json_object_new_string(rule->name));
+	json_object_object_add(o, "limit", json_object_new_int64(sl_rule_quota(rule)));
+	json_object_object_add(o, "window_ms", json_object_new_int64(rule->window_ms));
+	json_object_object_add(o, "used", json_object_new_int64(v->used));
+	json_object_object_add(o, "remaining", json_object_new_int64(v->remaining));
+	json_object_object_add(o, "retry_after_ms", json_object_new_int64(v->retry_after_ms));
+	/* Retry-After is whole seconds, rounded up (RFC 9110) */
+	json_object_object_add(o, "retry_after_s",
+			       json_object_new_int64((v->retry_after_ms + 999) / 1000));
+}
+
+void sl_json_add_u64(json_object *o, const char *key, __u64 v)
+{
+	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
+}
+
+void sl_rule_stats_to_json(json_object *o, const struct sl_rule_stats *rs)
+{
+	sl_json_add_u64(o, "passed", rs->passed);
+	sl_json_add_u64(o, "dropped", rs->dropped);
+	sl_json_add_u64(o, "shadow_dropped", rs->shadow_dropped);
+	sl_json_add_u64(o, "exempt", rs->exempt);
+	sl_json_add_u64(o, "passed_bytes", rs->passed_bytes);
+	sl_json_add_u64(o, "dropped_bytes", rs->dropped_bytes);
+}
+
+json_object *sl_global_stats_to_json(const struct sl_global_stats *gs)
+{
+	json_object *g = json_object_new_object();
+
+	sl_json_add_u64(g, "packets", gs->packets);
+	sl_json_add_u64(g, "non_ip", gs->non_ip);
+	sl_json_add_u64(g, "malformed", gs->malformed);
+	sl_json_add_u64(g, "fragments", gs->fragments);
+	sl_json_add_u64(g, "no_rule", gs->no_rule);
+	sl_json_add_u64(g, "fail_open", gs->fail_open);
+	sl_json_add_u64(g, "new_clients", gs->new_clients);
+	sl_json_add_u64(g, "events_lost", gs->events_lost);
+	return g;
+}
+
+__u32 sl_map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+bool sl_still_pinned(const char *name, __u32 id)
+{
+	char path[256];
+	bool same;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", SL_PIN_DIR, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	same = sl_map_id(fd) == id;
+	close(fd);
+	return same;
+}

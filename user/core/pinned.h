@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The running (pinned) instance as the read commands see it: open it with
+ * its rules, find a rule, name a client, say whether the maps we hold are
+ * still the pinned ones.
+ */
+#ifndef SL_LIVE_H
+#define SL_LIVE_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/client_view.h"
+#include "core/instance_maps.h"
+
+/* Open the pinned maps and read the live rules; errors are reported. */
+int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
+		 struct sl_config *cfg);
+
+const struct sl_rule *sl_rule_by_name(const struct sl_rule *rules,
+				      unsigned nr, const char *name);
+
+/* The client as commands print it: the key is already masked to the
+ * rule's prefix. Without the rule, the whole address (and any port).
+ */
+const char *sl_format_client(const struct sl_client_key *key,
+			     const struct sl_rule *rule, char *buf, size_t len);
+
+/* rule, limit, window_ms, used, remaining, retry_after_ms/_s into `o`. */
+void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
+			    const struct sl_client_view *v);
+
+/* Counters as JSON, the same fields in every command's output. */
+void sl_json_add_u64(json_object *o, const char *key, __u64 v);
+void sl_rule_stats_to_json(json_object *o, const struct sl_rule_stats *rs);
+json_object *sl_global_stats_to_json(const struct sl_global_stats *gs);
+
+/* The id of the map behind fd, 0 if unknown. */
+__u32 sl_map_id(int fd);
+/* Is the map of this id still the one pinned as SL_PIN_DIR/NAME? After a
+ * detach the maps a watcher holds are no one's, and would freeze.
+ */
+bool sl_still_pinned(const char *name, __u32 id);
+
+#endif /* SL_LIVE_H */

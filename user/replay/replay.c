@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/common.h"
+#include "core/request_packet.h"
+#include "cli/progress.h"
+#include "replay/replay.h"
+#include "rules/rules.h"
+#include "sl_key.h"
+
+/* Accept times of one client, to find its busiest window afterwards. */
+struct accepts {
+	__u64 *t;
+	size_t nr, cap;
+};
+
+static int client_index(struct sl_replay_result *res, struct accepts **acc,
+			const struct sl_addr *a)
+{
+	size_t i;
+
+	/* traces have few distinct clients per run; a scan keeps first-seen
+	 * order, which is the order the output promises
+	 */
+	for (i = res->nr; i-- > 0;)
+		if (!memcmp(&res->client[i].addr, a, sizeof(*a)))
+			return i;
+	if ((res->nr & (res->nr - 1)) == 0) {	/* grow at powers of two */
+		size_t cap = res->nr ? res->nr * 2 : 1;
+		void *c = realloc(res->client, cap * sizeof(*res->client));
+		void *x = realloc(*acc, cap * sizeof(**acc));
+
+		if (c)
+			res->client = c;
+		if (x)
+			*acc = x;
+		if (!c || !x)
+			return -ENOMEM;
+	}
+	memset(&res->client[res->nr], 0, sizeof(res->client[0]));
+	memset(&(*acc)[res->nr], 0, sizeof((*acc)[0]));
+	res->client[res->nr].addr = *a;
+	return res->nr++;
+}
+
+static int accepts_add(struct accepts *a, __u64 t)
+{
+	if (a->nr == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		void *p = realloc(a->t, cap * sizeof(*a->t));
+
+		if (!p)
+			return -ENOMEM;
+		a->t = p;
+		a->cap = cap;
+	}
+	a->t[a->nr++] = t;
+	return 0;
+}
+
+/* Times are non-decreasing: two pointers over (t - window, t]. The test
+ * is a difference, never t + window, so no time can overflow it, and
+ * lo < hi keeps lo inside the array whatever the window.
+ */
+static __u64 max_in_window(const struct accepts *a, __u64 window_ms)
+{
+	size_t lo = 0, hi;
+	__u64 best = 0;
+
+	for (hi = 0; hi < a->nr; hi++) {
+		while (lo < hi && a->t[hi] - a->t[lo] >= window_ms)
+			lo++;
+		if (hi - lo + 1 > best)
+			best = hi - lo + 1;
+	}
+	return best;
+}
+
+/* All of a rule's counters on one node: what it decided, exempt or not. */
+static __u64 rule_decided(const struct sl_maps *m, const struct sl_rule *rule)
+{
+	struct sl_rule_stats s;
+
+	if (sl_percpu_sum_u64(m, m->rule_stats, rule->id, &s, sizeof(s)))
+		return 0;
+	return s.passed + s.dropped + s.shadow_dropped + s.exempt;
+}
+
+/* Which rule decided: the one whose counters moved. */
+static const struct sl_rule *rule_that_moved(const struct sl_maps *m,
+					     const struct sl_rule *rules,
+					     unsigned nr, __u64 *before)
+{
+	const struct sl_rule *found = NULL;
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		__u64 sum = rule_decided(m, &rules[i]);
+
+		if (sum != before[i])
+			found = &rules[i];
+		before[i] = sum;
+	}
+	return found;
+}
+
+/* Each rule's counters summed over the nodes, into sum[]. */
+static void rules_decided(struct sl_instance *const *nodes, unsigned nr_nodes,
+			  const struct sl_rule *rules, unsigned nr_rules,
+			  __u64 *sum)
+{
+	unsigned i, k;
+
+	for (i = 0; i < nr_rules; i++)
+		for (k = 0, sum[i] = 0; k < nr_nodes; k++)
+			sum[i] += rule_decided(&nodes[k]->maps, &rules[i]);
+}
+
+/* The rules whose counters did not move on any node since `before`: they
+ * decided no request, because no line matches their protocol, ports,
+ * source and destination, or rules before them took every line that does.
+ */
+static int find_unmatched(struct sl_instance *const *nodes, unsigned nr_nodes,
+			  const struct sl_rule *rules, unsigned nr_rules,
+			  const __u64 *before, struct sl_replay_result *res)
+{
+	__u64 *after;
+	unsigned i;
+
+	if (!nr_rules)
+		return 0;
+	after = calloc(nr_rules, sizeof(*after));
+	res->unmatched = calloc(nr_rules, sizeof(*res->unmatched));
+	if (!after || !res->unmatched) {
+		free(after);
+		return -ENOMEM;
+	}
+	rules_decided(nodes, nr_nodes, rules, nr_rules, after);
+	for (i = 0; i < nr_rules; i++)
+		if (after[i] == before[i])
+			res->unmatched[res->nr_unmatched++] = rules[i];
+	free(after);
+	return 0;
+}
+
+/* The request as a packet: its protocol, destination port and address,
+ * each defaulting to what a trace without fields always replayed.
+ */
+static size_t request_packet(uint8_t *pkt, const struct sl_trace_req *r,
+			     const struct sl_addr *dst4,
+			     const struct sl_addr *dst6)
+{
+	const struct sl_addr *dst = r->has_dst ? &r->dst :
+				    sl_addr_is_ipv4(&r->client) ? dst4 : dst6;
+
+	return sl_packet_build(pkt, r->proto ? r->proto : SL_PROTO_UDP,
+			       &r->client, dst, 40000,
+			       r->has_port ? r->port : 9, 18);
+}
+
+/* The destination port a rule keyed per port sees (ICMP: none). */
+static __be16 request_dport(const struct sl_trace_req *r)
+{
+	if (r->proto == SL_PROTO_ICMP)
+		return 0;
+	return htons(r->has_port ? r->port : 9);
+}
+
+int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
+		  __u64 window_ms, sl_replay_decision_fn fn, void *ctx,
+		  struct sl_replay_result *res)
+{
+	return sl_replay_run_nodes(&in, 1, NULL, tr, window_ms, fn, ctx, res,
+				   NULL);
+}
+
+int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
+			const struct sl_replay_route *route,
+			const struct sl_trace *tr, __u64 window_ms,
+			sl_replay_decision_fn fn, void *ctx,
+			struct sl_replay_result *res,
+			struct sl_progress *progress)
+{
+	struct sl_instance *in = nodes[0];
+	struct sl_addr dst4, dst6;
+	struct accepts *acc = NULL;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	__u64 *moved = NULL, *before = NULL;
+	unsigned nr_rules = 0;
+	uint8_t pkt[SL_PACKET_MAX];
+	size_t i;
+	int err = 0;
+
+	memset(res, 0, sizeof(*res));
+	sl_parse_addr("192.0.2.1", &dst4);
+	sl_parse_addr("2001:db8::1", &dst6);
+	err = sl_rules_read_live(&in->maps, &rules, &nr_rules, &cfg);
+	if (err)
+		goto out;
+	before = calloc(nr_rules + 1, sizeof(*before));
+	if (!before) {
+		err = -ENOMEM;
+		goto out;
+	}
+	rules_decided(nodes, nr_nodes, rules, nr_rules, before);
+	if (fn) {
+		moved = calloc(nr_rules + 1, sizeof(*moved));
+		if (!moved) {
+			err = -ENOMEM;
+			goto out;
+		}
+		rule_that_moved(&in->maps, rules, nr_rules, moved);
+	}
+	for (i = 0; i < tr->nr && !err; i++) {
+		const struct sl_trace_req *r = &tr->req[i];
+		struct sl_replay_client *c;
+		unsigned node = 0;
+		__u32 verdict;
+		size_t len;
+		int idx;
+
+		sl_progress_update(progress, i);
+		if (route) {
+			err = route->before(route->ctx, r, i, &node);
+			if (err)
+				break;
+			in = nodes[node < nr_nodes ? node : 0];
+		}
+		if (r->sync || r->link)
+			continue;	/* not a request: route->before ran it */
+
+		idx = client_index(res, &acc, &r->client);
+		if (idx < 0) {
+			err = idx;
+			break;
+		}
+		c = &res->client[idx];
+		len = request_packet(pkt, r, &dst4, &dst6);
+		sl_instance_set_time(in, r->t_ms);
+		err = sl_instance_run(in, false, r->cpu >= 0 ? r->cpu : 0, pkt,
+				      len, 1, &verdict, NULL);
+		if (err)
+			break;
+		c->sent++;
+		if (verdict == XDP_PASS) {
+			c->accepted++;
+			err = accepts_add(&acc[idx], r->t_ms);
+		} else {
+			c->rejected++;
+		}
+		if (fn) {
+			const struct sl_rule *rule;
+			struct sl_client_view v = { 0 };
+			struct sl_client_key key;
+
+			rule = rule_that_moved(&in->maps, rules, nr_rules, moved);
+			if (rule) {
+				sl_client_key_make(&key, rule, &r->client,
+						   request_dport(r));
+				err = sl_client_view_read(&in->maps, rule, &key,
+							  r->t_ms, &v);
+			}
+			fn(ctx, r, verdict == XDP_PASS, rule, &v);
+		}
+	}
+	for (i = 0; i < res->nr; i++) {
+		if (!err)
+			res->client[i].max_in_window =
+				max_in_window(&acc[i], window_ms);
+		free(acc[i].t);
+	}
+	if (!err)
+		err = find_unmatched(nodes, nr_nodes, rules, nr_rules, before,
+				     res);
+out:
+	free(acc);
+	free(before);
+	free(moved);
+	free(rules);
+	if (err)
+		sl_replay_result_free(res);
+	return err;
+}
+
+void sl_replay_result_free(struct sl_replay_result *res)
+{
+	free(res->client);
+	free(res->unmatched);
+	res->client = NULL;
+	res->unmatched = NULL;
+	res->nr = 0;
+	res->nr_unmatched = 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Rule files: YAML (libyaml, core/yaml_doc.h) -> validated rule specs -> the
+ * kernel's rule tables. Loading finds every problem of a file, each with
+ * its line, column, rule and field; applying
+ * fills the idle generation and switches to it with one word write.
+ */
+#ifndef SL_RULES_H
+#define SL_RULES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "slicelimit.h"
+#include "core/instance_maps.h"
+#include "core/yaml_doc.h"
+
+struct sl_prefix {
+	struct sl_addr addr;
+	unsigned len;		/* over the 128-bit (IPv4-mapped) form */
+};
+
+struct sl_rule_spec {
+	struct sl_rule rule;	/* id is assigned by sl_rules_apply() */
+	struct sl_prefix *exempt;
+	unsigned nr_exempt;
+	unsigned line;		/* where the rule starts in its file */
+};
+
+struct sl_ruleset {
+	struct sl_rule_spec *specs;	/* in priority order */
+	unsigned nr;
+};
+
+/* Parse and validate; every problem of the file goes into *pb (set up
+ * here). Returns 0, -EINVAL when the file has problems, -ENOMEM, or -errno
+ * when it cannot be read; on an error *rs is empty.
+ */
+int sl_rules_parse_file(const char *path, struct sl_ruleset *rs,
+			struct sl_problems *pb);
+int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
+			  struct sl_ruleset *rs, struct sl_problems *pb);
+/* The same, with every problem printed to stderr as
+ * "FILE:LINE: rule 'NAME': FIELD: problem".
+ */
+int sl_rules_load_file(const char *path, struct sl_ruleset *rs);
+int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
+			 struct sl_ruleset *rs);
+void sl_rules_free(struct sl_ruleset *rs);
+
+/* One rule from values a command parsed itself (replay's flags), through
+ * the same checks and defaults as a rule of a file: NULL fields take the
+ * file's defaults. Problems are printed as for a file, ORIGIN as its name.
+ * 0 or -EINVAL; spec->exempt stays NULL.
+ */
+struct sl_rule_fields {
+	const char *name;
+	unsigned algorithm;		/* enum sl_algorithm */
+	uint64_t limit;
+	const char *window;		/* a duration; NULL: 60s */
+	const unsigned *slices;
+	const uint64_t *bucket_capacity;
+	const char *refill_per_s;	/* a rate, as in a file: "0.5" */
+};
+
+int sl_rule_from_fields(const char *origin, const struct sl_rule_fields *f,
+			struct sl_rule_spec *spec);
+/* An algorithm's name as a rule file spells it -> enum sl_algorithm. */
+int sl_parse_algorithm(const char *name, unsigned *algorithm);
+
+/* Replace the running rule set atomically. Rule ids (stats index, client
+ * key) are kept for rules whose name is unchanged, so their counters and
+ * client state survive; the stats of a new rule start at zero.
+ */
+int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs);
+
+/* The live generation's config: its rules_epoch tells whether the rules
+ * changed since they were last read.
+ */
+int sl_rules_read_config(const struct sl_maps *m, struct sl_config *cfg);
+
+/* The live rules in priority order (caller frees *rules). */
+int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
+		       unsigned *nr, struct sl_config *cfg);
+
+const char *sl_protocol_name(unsigned protocol);
+const char *sl_unit_name(unsigned unit);
+const char *sl_action_name(unsigned action);
+const char *sl_algorithm_name(unsigned algorithm);
+
+#endif /* SL_RULES_H */

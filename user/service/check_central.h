@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The check API's central mode (sync: { backend: redis, layout: central }):
+ * each /v1/check is decided in Redis by one atomic Lua script (EVALSHA,
+ * user/lua/check_*.lua), so every node answers from one count per client
+ * and the fleet allows exactly what one node would. Packets keep deciding
+ * in the kernel (delayed sync over the Redis backend).
+ *
+ * An unreachable store, a timeout or a reply that is not the script's
+ * answer is an error, never a decision: the caller decides locally (fail
+ * open, NFR-3). The connection is then dropped and retried with a backoff
+ * from one sync interval, doubling up to 5 s; until then checks do not
+ * wait for it.
+ */
+#ifndef SL_CHECK_CENTRAL_H
+#define SL_CHECK_CENTRAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/client_view.h"
+#include "slicelimit.h"
+
+struct sl_central;
+
+/* redis://HOST:PORT; no connection yet. Every command waits at most
+ * interval / 2 (at least 50 ms). NULL with a message if the URL is bad.
+ */
+struct sl_central *sl_central_new(const char *url, unsigned interval_ms);
+void sl_central_free(struct sl_central *c);
+
+/* AUTH [user] pass on every (re)connect (sl_redis_auth); pass NULL: none.
+ * A refused login is an outage like any other: counted, checks fail open.
+ */
+int sl_central_set_auth(struct sl_central *c, const char *user,
+			const char *pass);
+
+/* Decide (count: true) or read one request of `client` (bytes, any
+ * content) under `rule` in the store. 0 with *allowed and *v set;
+ * -EAGAIN: backing off after an outage; -EIO: the store is unreachable or
+ * timed out (the connection was dropped); -EPROTO: the store answered
+ * something other than the script's reply (counted). Thread-safe: one
+ * command at a time on one connection.
+ */
+int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
+		     const char *client, size_t len, bool count,
+		     bool *allowed, struct sl_client_view *v);
+
+struct sl_central_stats {
+	bool up;			/* connected, last command answered */
+	unsigned long long errors;	/* failed commands and bad replies */
+	unsigned long long reconnects;	/* connections after the first */
+};
+
+void sl_central_stats(struct sl_central *c, struct sl_central_stats *s);
+
+/* The store's key of a client's state: "slc:{RULE:ID}:ALG", ID as given.
+ * The braces are the Cluster hash tag: one client's keys share a slot.
+ * Length written (without NUL), or -ENAMETOOLONG.
+ */
+int sl_central_key(char *buf, size_t size, const struct sl_rule *rule,
+		   const char *client, size_t len);
+
+#endif /* SL_CHECK_CENTRAL_H */

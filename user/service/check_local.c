@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "service/check_local.h"
+#include "core/common.h"
+#include "rules/rules.h"
+#include "sl_key.h"
+
+int sl_checker_init(struct sl_checker *c, int prog_fd,
+		    const struct sl_maps *maps)
+{
+	memset(c, 0, sizeof(*c));
+	if (sodium_init() < 0)
+		return -EIO;
+	c->prog_fd = prog_fd;
+	c->maps = maps;
+	return -pthread_mutex_init(&c->lock, NULL);
+}
+
+void sl_checker_fini(struct sl_checker *c)
+{
+	free(c->rules);
+	c->rules = NULL;
+	pthread_mutex_destroy(&c->lock);
+}
+
+void sl_check_key_addr(const char *key, struct sl_addr *addr, bool *raw)
+{
+	*raw = sl_parse_addr(key, addr) != 0;
+	if (!*raw)
+		return;
+	/* 100::/64 is discard-only (RFC 6666): no packet's source */
+	memset(addr, 0, sizeof(*addr));
+	addr->byte[0] = 0x01;
+	crypto_generichash(&addr->byte[8], 8, (const unsigned char *)key,
+			   strlen(key), NULL, 0);
+}
+
+/* Read the rules once, and again only when the kernel says the epoch has
+ * moved (sl_check answers XDP_ABORTED): a check costs two syscalls, not
+ * four.
+ */
+static int refresh_rules(struct sl_checker *c)
+{
+	struct sl_config cfg;
+	struct sl_rule *rules;
+	unsigned nr;
+	int err;
+
+	if (c->epoch_known)
+		return 0;
+	err = sl_rules_read_live(c->maps, &rules, &nr, &cfg);
+	if (err)
+		return err;
+	free(c->rules);
+	c->rules = rules;
+	c->nr_rules = nr;
+	c->epoch = cfg.rules_epoch;
+	c->cfg = cfg;
+	c->epoch_known = true;
+	return 0;
+}
+
+/* Checks are serialised: two concurrent checks for a client's last unit
+ * must not both pass, and the kernel's per-CPU design would let two
+ * checks on two CPUs decide at the same instant. Packets on other CPUs
+ * keep the kernel's own allowance of one unit per CPU.
+ */
+static int check_kernel(struct sl_checker *c, const char *rule,
+			const char *key, bool count,
+			struct sl_check_result *out)
+{
+	struct sl_check_req req = { .magic = SL_CHECK_MAGIC };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = &req,
+		    .data_size_in = sizeof(req));
+	struct sl_client_key ckey;
+	bool raw;
+	unsigned i, tries;
+	int err = -ENOENT;
+
+	if (!key || !*key)
+		return -EINVAL;
+	sl_check_key_addr(key, &req.addr, &raw);
+	req.flags = raw ? SL_CHECK_RAW_KEY : 0;
+
+	pthread_mutex_lock(&c->lock);
+	/* a read-only lookup runs no program to learn of a new rule set */
+	if (!count)
+		c->epoch_known = false;
+	for (tries = 0; tries < 3; tries++) {
+		err = refresh_rules(c);
+		if (err)
+			break;
+		err = -ENOENT;
+		for (i = 0; i < c->nr_rules; i++)
+			if (!strcmp(c->rules[i].name, rule))
+				break;
+		if (i == c->nr_rules) {
+			/* perhaps a rule added since we read them */
+			if (tries == 0) {
+				c->epoch_known = false;
+				continue;
+			}
+			break;
+		}
+		out->rule = c->rules[i];
+		req.position = i;
+		req.rules_epoch = c->epoch;
+		req.rule_id = c->rules[i].id;
+		err = 0;
+		if (!count) {
+			out->allowed = true;
+			break;
+		}
+		if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
+			err = -errno;
+			break;
+		}
+		if (opts.retval != XDP_ABORTED) {
+			out->allowed = opts.retval == XDP_PASS;
+			break;
+		}
+		c->epoch_known = false;	/* rules changed under us: again */
+		err = -EAGAIN;
+	}
+	if (!err) {
+		if (raw) {
+			ckey.addr = req.addr;
+			ckey.rule_id = out->rule.id;
+			ckey.dport = 0;
+		} else {
+			sl_client_key_make(&ckey, &out->rule, &req.addr, 0);
+		}
+		err = sl_client_view_read(c->maps, &out->rule, &ckey,
+					  sl_now_tai_ms(), &out->view);
+		if (!count)
+			out->allowed = out->view.remaining > 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+void sl_checker_set_central(struct sl_checker *c, struct sl_central *central)
+{
+	c->central = central;
+}
+
+const char *sl_check_decision_name(enum sl_check_decision d)
+{
+	static const char *const names[SL_DECIDED__COUNT] = {
+		[SL_DECIDED_KERNEL] = "kernel",
+		[SL_DECIDED_CENTRAL] = "central",
+		[SL_DECIDED_LOCAL] = "local",
+		[SL_DECIDED_EXEMPT] = "exempt",
+	};
+
+	return d < SL_DECIDED__COUNT ? names[d] : "unknown";
+}
+
+int sl_check_central_id(const char *key, const struct sl_rule *rule,
+			char *buf, size_t size)
+{
+	struct sl_client_key ckey;
+	struct sl_addr addr;
+	char text[INET6_ADDRSTRLEN];
+	unsigned bits, full;
+	bool raw;
+	int n;
+
+	sl_check_key_addr(key, &addr, &raw);
+	if (raw) {
+		n = snprintf(buf, size, "k:%s", key);
+	} else {
+		sl_client_key_make(&ckey, rule, &addr, 0);
+		if (sl_addr_is_ipv4(&ckey.addr)) {
+			inet_ntop(AF_INET, &ckey.addr.byte[12], text, sizeof(text));
+			bits = rule->key_ipv4_prefix;
+			full = 32;
+		} else {
+			inet_ntop(AF_INET6, ckey.addr.byte, text, sizeof(text));
+			bits = rule->key_ipv6_prefix;
+			full = 128;
+		}
+		n = bits < full ? snprintf(buf, size, "ip:%s/%u", text, bits) :
+				  snprintf(buf, size, "ip:%s", text);
+	}
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;
+}
+
+/* Is ADDR on the exempt list of the rule at POS, as the kernel's own
+ * lookup (bpf/classify.h) would find?
+ */
+static bool exempt(const struct sl_checker *c, const struct sl_addr *addr,
+		   unsigned pos)
+{
+	struct sl_lpm_key k = { .prefixlen = 8 + 128, .gen = c->cfg.gen & 1 };
+	struct sl_bitmap bm;
+
+	if (!c->cfg.has_exempt || c->maps->exempt_rules < 0)
+		return false;
+	memcpy(k.addr, addr->byte, 16);
+	if (bpf_map_lookup_elem(c->maps->exempt_rules, &k, &bm))
+		return false;
+	return (bm.word[pos / 64] >> (pos % 64)) & 1;
+}
+
+/* The named rule as it runs now. No kernel program runs to say that the
+ * rules changed, so the epoch is read every time (one lookup).
+ */
+static int live_rule(struct sl_checker *c, const char *name,
+		     struct sl_rule *rule, unsigned *pos)
+{
+	struct sl_config cfg;
+	unsigned i, tries;
+	int err;
+
+	err = sl_rules_read_config(c->maps, &cfg);
+	if (err)
+		return err;
+	if (c->epoch_known && cfg.rules_epoch != c->epoch)
+		c->epoch_known = false;
+	for (tries = 0; tries < 2; tries++) {
+		err = refresh_rules(c);
+		if (err)
+			return err;
+		for (i = 0; i < c->nr_rules; i++)
+			if (!strcmp(c->rules[i].name, name)) {
+				*rule = c->rules[i];
+				*pos = i;
+				return 0;
+			}
+		c->epoch_known = false;	/* perhaps added since */
+	}
+	return -ENOENT;
+}
+
+/* The store decides; the checker's lock is not held meanwhile, so checks
+ * of a node wait for each other only on the store's connection.
+ */
+static int check_central(struct sl_checker *c, const char *name,
+			 const char *key, bool count,
+			 struct sl_check_result *out)
+{
+	char id[8 + 256 + INET6_ADDRSTRLEN];
+	struct sl_addr addr;
+	unsigned pos;
+	bool raw;
+	int err, n;
+
+	if (!key || !*key)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	err = live_rule(c, name, &out->rule, &pos);
+	sl_check_key_addr(key, &addr, &raw);
+	if (!err && !raw && out->rule.nr_exempt && exempt(c, &addr, pos)) {
+		/* the kernel counts nothing for it either */
+		memset(&out->view, 0, sizeof(out->view));
+		out->view.remaining = sl_rule_quota(&out->rule);
+		out->allowed = true;
+		out->decision = SL_DECIDED_EXEMPT;
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (err)
+		return err;
+	n = sl_check_central_id(key, &out->rule, id, sizeof(id));
+	if (n < 0)
+		return n;
+	err = sl_central_check(c->central, &out->rule, id, n, count,
+			       &out->allowed, &out->view);
+	if (!err)
+		out->decision = SL_DECIDED_CENTRAL;
+	return err;
+}
+
+int sl_check(struct sl_checker *c, const char *rule, const char *key,
+	     bool count, struct sl_check_result *out)
+{
+	int err;
+
+	if (c->central) {
+		err = check_central(c, rule, key, count, out);
+		if (err == 0 || err == -ENOENT || err == -EINVAL)
+			return err;
+		/* the store could not answer: never reject for that
+		 * (NFR-3); this node decides on its own count
+		 */
+		err = check_kernel(c, rule, key, count, out);
+		out->decision = SL_DECIDED_LOCAL;
+		return err;
+	}
+	err = check_kernel(c, rule, key, count, out);
+	out->decision = SL_DECIDED_KERNEL;
+	return err;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Counting one request for a key under a named rule, for the HTTP API: the
+ * request runs through the kernel's sl_check program (BPF_PROG_TEST_RUN),
+ * so it is decided by the same code on the same client state as packets.
+ * A key that is an IP address is that client; any other string is hashed
+ * into an address no packet can carry (the discard prefix 100::/64).
+ *
+ * With a central store attached (sync layout central, service/check_central.h) a
+ * check is decided there instead, for the fleet; when the store cannot
+ * answer, the kernel decides on this node's own count (fail open, NFR-3).
+ */
+#ifndef SL_CHECK_H
+#define SL_CHECK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include "service/check_central.h"
+#include "core/client_view.h"
+#include "core/instance_maps.h"
+
+struct sl_checker {
+	int prog_fd;			/* sl_check */
+	const struct sl_maps *maps;
+	pthread_mutex_t lock;		/* one check at a time: see check_local.c */
+	struct sl_rule *rules;		/* the live rules, as of `epoch` */
+	unsigned nr_rules;
+	__u32 epoch;
+	bool epoch_known;
+	struct sl_config cfg;		/* of `epoch`: generation, exempt */
+	struct sl_central *central;	/* NULL: every check in the kernel */
+};
+
+/* Who decided a check. */
+enum sl_check_decision {
+	SL_DECIDED_KERNEL = 0,	/* this node's kernel program (no central store) */
+	SL_DECIDED_CENTRAL,	/* the central store, for the fleet */
+	SL_DECIDED_LOCAL,	/* the store could not answer: this node's
+				 * kernel on its own count (fail open) */
+	SL_DECIDED_EXEMPT,	/* the rule exempts the address: not counted */
+	SL_DECIDED__COUNT,
+};
+
+struct sl_check_result {
+	bool allowed;
+	enum sl_check_decision decision;
+	struct sl_rule rule;		/* the rule that answered */
+	struct sl_client_view view;	/* right after the check */
+};
+
+int sl_checker_init(struct sl_checker *c, int prog_fd,
+		    const struct sl_maps *maps);
+void sl_checker_fini(struct sl_checker *c);
+/* Decide checks in the central store from now on (owned by the caller). */
+void sl_checker_set_central(struct sl_checker *c, struct sl_central *central);
+
+/* "kernel", "central", "local", "exempt" */
+const char *sl_check_decision_name(enum sl_check_decision d);
+
+/* count: true counts one request (POST /v1/check); false only reads
+ * (GET /v1/clients/KEY). -ENOENT: no rule of that name; -EINVAL: empty key.
+ */
+int sl_check(struct sl_checker *c, const char *rule, const char *key,
+	     bool count, struct sl_check_result *out);
+
+/* The client key a check uses (exported for tests). */
+void sl_check_key_addr(const char *key, struct sl_addr *addr, bool *raw);
+
+/* The client's id in the central store: "k:KEY" for a key that is not an
+ * address, "ip:ADDR" or "ip:ADDR/BITS" for one (masked to the rule's
+ * prefix, so one id is the client the kernel counts). Its length, or
+ * -ENAMETOOLONG.
+ */
+int sl_check_central_id(const char *key, const struct sl_rule *rule,
+			char *buf, size_t size);
+
+#endif /* SL_CHECK_H */

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The service config, read from the YAML tree (core/yaml_doc.c) like the rule
+ * files: every problem of the file is collected with its line and field
+ * ("sync.node", "devices[0].mode").
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "core/common.h"
+#include "service/config.h"
+#include "core/loader.h"
+#include "sync/engine.h"
+#include "core/yaml_doc.h"
+
+int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
+{
+	char host[128], *colon;
+	uint64_t port;
+
+	if (strlen(s) >= sizeof(host))
+		return -EINVAL;
+	strcpy(host, s);
+	colon = strrchr(host, ':');
+	if (!colon)
+		return -EINVAL;
+	*colon = '\0';
+	if (sl_parse_uint(colon + 1, 1, 65535, &port))
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		host[strlen(host) - 1] = '\0';
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		return inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1 ? 0 : -EINVAL;
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -EINVAL;
+	}
+}
+
+static const char *const config_keys[] = {
+	"devices", "rules", "clients", "keep_attached", "http", "sync", NULL,
+};
+static const char *const device_keys[] = { "name", "mode", NULL };
+static const char *const http_keys[] = { "listen", NULL };
+static const char *const sync_keys[] = {
+	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
+	"url", "nodes", "password_file", "username", NULL,
+};
+
+static void read_devices(const struct sl_yctx *c, const struct sl_ynode *list,
+			 struct sl_service_config *cfg)
+{
+	unsigned i, j;
+
+	if (list->type != SL_YNODE_SEQ) {
+		sl_yaml_bad(c, list, "devices", "expected a list of devices ([] for none)");
+		return;
+	}
+	if (list->nr > SL_MAX_DEVICES) {
+		sl_yaml_bad(c, list, "devices", "%u devices: at most %u", list->nr,
+			    SL_MAX_DEVICES);
+		return;
+	}
+	for (i = 0; i < list->nr; i++) {
+		const struct sl_ynode *d = list->kids[i], *v;
+		struct sl_config_device *dev = &cfg->devices[cfg->nr_devices];
+		char field[32];
+		const char *text;
+
+		snprintf(field, sizeof(field), "devices[%u]", i);
+		if (!sl_yaml_check_keys(c, d, field, device_keys))
+			continue;
+		snprintf(field, sizeof(field), "devices[%u].name", i);
+		if (!(v = sl_yaml_get(d, "name")))
+			sl_yaml_bad(c, d, field, "required: the network device");
+		else if (sl_yaml_text(c, v, field, sizeof(dev->name) - 1, &text))
+			snprintf(dev->name, sizeof(dev->name), "%s", text);
+		for (j = 0; dev->name[0] && j < cfg->nr_devices; j++)
+			if (!strcmp(cfg->devices[j].name, dev->name))
+				sl_yaml_bad(c, v, field, "%s is listed twice",
+					    dev->name);
+		dev->mode = SL_MODE_XDP;
+		snprintf(field, sizeof(field), "devices[%u].mode", i);
+		if ((v = sl_yaml_get(d, "mode")) &&
+		    sl_yaml_text(c, v, field, 16, &text) &&
+		    sl_parse_mode(text, &dev->mode))
+			sl_yaml_bad(c, v, field, "'%s' is not xdp, xdp-generic or tc",
+				    text);
+		cfg->nr_devices++;
+	}
+}
+
+/* An ADDRESS:PORT value into SS; false (reported) when it is not one. */
+static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
+			const char *field, const char *what,
+			struct sockaddr_storage *ss)
+{
+	const char *text;
+
+	if (!sl_yaml_text(c, v, field, 127, &text))
+		return false;
+	if (sl_parse_listen(text, ss)) {
+		sl_yaml_bad(c, v, field, "'%s' is not ADDRESS:PORT %s", text, what);
+		return false;
+	}
+	return true;
+}
+
+/* The Redis password, from a file only the service's user may read: the
+ * config names the file, never the secret, so the config can be shown,
+ * versioned and world-readable while the password is not. One line; a
+ * trailing newline (as `echo` writes it) is not part of it.
+ */
+static void read_password(const struct sl_yctx *c, const struct sl_ynode *v,
+			  const char *path, struct sl_sync_config *sc)
+{
+	char buf[sizeof(sc->password) + 1];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		sl_yaml_bad(c, v, "sync.password_file", "cannot open '%s': %s",
+			    path, strerror(errno));
+		return;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		sl_yaml_bad(c, v, "sync.password_file", "'%s' is not a regular file",
+			    path);
+		goto out;
+	}
+	if (st.st_mode & S_IROTH) {
+		sl_yaml_bad(c, v, "sync.password_file", "'%s' is readable by every user (mode %04o): chmod o-rwx it",
+			    path, (unsigned)(st.st_mode & 07777));
+		goto out;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0) {
+		sl_yaml_bad(c, v, "sync.password_file", "cannot read '%s': %s",
+			    path, strerror(errno));
+		goto out;
+	}
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	if (!n || (size_t)n >= sizeof(sc->password) || memchr(buf, '\n', n) ||
+	    memchr(buf, 0, n)) {
+		sl_yaml_bad(c, v, "sync.password_file", "'%s' must hold the password on one line, 1 to %zu bytes",
+			    path, sizeof(sc->password) - 1);
+		goto out;
+	}
+	memcpy(sc->password, buf, n);
+	sc->password[n] = 0;
+	sc->auth = true;
+out:
+	/* the copy on the stack is not left behind */
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+}
+
+static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
+		      struct sl_sync_config *sc)
+{
+	const struct sl_ynode *v, *peers, *central = NULL;
+	const struct sl_ynode *layout;
+	const char *text, *backend = "udp";
+	uint64_t n, ms = 200;
+	unsigned i;
+
+	if (!sl_yaml_check_keys(c, y, "sync", sync_keys))
+		return;
+	sc->enabled = true;
+	if (!(v = sl_yaml_get(y, "node")))
+		sl_yaml_bad(c, y, "sync.node", "required: this node's id, 1 to 65535, unique in the fleet");
+	else if (sl_yaml_uint(c, v, "sync.node", 1, 65535, &n))
+		sc->node = n;
+	sc->layout = SL_LAYOUT_BOUNDED;
+	layout = sl_yaml_get(y, "layout");
+	/* central is not a kernel layout: the check API decides in the
+	 * store, and packets sync as delayed-sync
+	 */
+	if ((v = layout) &&
+	    sl_yaml_text(c, v, "sync.layout", 31, &text)) {
+		if (!strcmp(text, "central")) {
+			sc->check_central = true;
+			sc->layout = SL_LAYOUT_DELAYED_SYNC;
+			central = v;
+		} else if (sl_parse_layout(text, &sc->layout) ||
+			   sc->layout == SL_LAYOUT_LOCAL) {
+			sl_yaml_bad(c, v, "sync.layout", "'%s' is not bounded, delayed-sync, split-quota, predictive or central",
+				    text);
+		}
+	}
+	if ((v = sl_yaml_get(y, "interval")) &&
+	    sl_yaml_text(c, v, "sync.interval", 31, &text) &&
+	    (sl_parse_duration_ms(text, &ms) || ms < 10 || ms > 60000)) {
+		sl_yaml_bad(c, v, "sync.interval", "'%s' is not a duration from 10ms to 60s (200ms, 1s)",
+			    text);
+		ms = 200;
+	}
+	sc->interval_ms = ms;
+	if ((v = sl_yaml_get(y, "backend")) &&
+	    !sl_yaml_text(c, v, "sync.backend", 15, &backend))
+		backend = "udp";
+	if (!strcmp(backend, "redis"))
+		sc->backend = SL_SYNC_REDIS;
+	else if (strcmp(backend, "udp"))
+		sl_yaml_bad(c, v, "sync.backend", "'%s' is not udp or redis", backend);
+	if (central && sc->backend != SL_SYNC_REDIS)
+		sl_yaml_bad(c, central, "sync.layout", "central needs backend: redis (checks are decided in the store; a UDP mesh has none)");
+	if ((v = sl_yaml_get(y, "key_file")) &&
+	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text))
+		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
+	peers = sl_yaml_get(y, "peers");
+	if (sc->backend == SL_SYNC_UDP) {
+		if (!(v = sl_yaml_get(y, "listen")))
+			sl_yaml_bad(c, y, "sync.listen", "required: ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)");
+		else
+			read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
+				    &sc->listen);
+		if (peers && peers->type != SL_YNODE_SEQ)
+			sl_yaml_bad(c, peers, "sync.peers", "expected a list of ADDRESS:PORT");
+		else if (peers && peers->nr > SL_MAX_PEERS)
+			sl_yaml_bad(c, peers, "sync.peers", "%u peers: at most %u",
+				    peers->nr, SL_MAX_PEERS);
+		else
+			for (i = 0; peers && i < peers->nr; i++)
+				if (read_listen(c, peers->kids[i], "sync.peers",
+						"of a peer (10.0.0.2:7400)",
+						&sc->peers[sc->nr_peers]))
+					sc->nr_peers++;
+		if (!sl_yaml_get(y, "key_file"))
+			sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
+	} else {
+		if (!(v = sl_yaml_get(y, "url")))
+			sl_yaml_bad(c, y, "sync.url", "required: redis://HOST:PORT");
+		else if (sl_yaml_text(c, v, "sync.url", sizeof(sc->url) - 1, &text)) {
+			if (strncmp(text, "redis://", 8))
+				sl_yaml_bad(c, v, "sync.url", "'%s' is not redis://HOST:PORT",
+					    text);
+			else
+				snprintf(sc->url, sizeof(sc->url), "%s", text);
+		}
+		if ((v = sl_yaml_get(y, "password_file")) &&
+		    sl_yaml_text(c, v, "sync.password_file", 4095, &text))
+			read_password(c, v, text, sc);
+		if ((v = sl_yaml_get(y, "username")) &&
+		    sl_yaml_text(c, v, "sync.username", sizeof(sc->username) - 1,
+				 &text)) {
+			if (!*text || strpbrk(text, " \t\r\n"))
+				sl_yaml_bad(c, v, "sync.username", "'%s' is not an ACL user name (no spaces)",
+					    text);
+			else if (!sl_yaml_get(y, "password_file"))
+				sl_yaml_bad(c, v, "sync.username", "needs password_file: the user's password");
+			else
+				snprintf(sc->username, sizeof(sc->username),
+					 "%s", text);
+		}
+	}
+	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "password_file")))
+		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with key_file)");
+	sc->nodes = sc->nr_peers + 1;
+	if ((v = sl_yaml_get(y, "nodes")) &&
+	    sl_yaml_uint(c, v, "sync.nodes", 1, 65535, &n))
+		sc->nodes = n;
+	/* with Redis there is no peer list to count: bounded, the default,
+	 * needs `nodes`, and without it the default is delayed-sync
+	 */
+	if (sc->backend == SL_SYNC_REDIS && !v && !layout)
+		sc->layout = SL_LAYOUT_DELAYED_SYNC;
+	if ((sc->layout == SL_LAYOUT_SPLIT_QUOTA ||
+	     sc->layout == SL_LAYOUT_BOUNDED) && sc->backend == SL_SYNC_REDIS &&
+	    !v)
+		sl_yaml_bad(c, y, "sync.nodes", "%s over Redis needs the number of nodes sharing each limit, 1 to 65535",
+			    sl_layout_name(sc->layout));
+}
+
+int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
+			   struct sl_service_config *cfg, struct sl_problems *pb)
+{
+	const struct sl_yctx c = { .pb = pb };
+	const char *listen = "127.0.0.1:8080", *text;
+	const struct sl_ynode *v;
+	struct sl_ynode *root;
+	uint64_t n;
+	int err;
+
+	memset(cfg, 0, sizeof(*cfg));
+	sl_problems_init(pb, name);
+	err = sl_yaml_parse(buf, len, pb, &root);
+	if (err)
+		return err;
+	if (!root) {
+		sl_problem_add(pb, 1, 1, NULL, NULL,
+			       "empty config: expected at least 'rules: FILE'");
+		return -EINVAL;
+	}
+	if (!sl_yaml_check_keys(&c, root, NULL, config_keys))
+		goto out;
+	if ((v = sl_yaml_get(root, "devices")))
+		read_devices(&c, v, cfg);
+	if (!(v = sl_yaml_get(root, "rules")))
+		sl_yaml_bad(&c, root, "rules", "required: the rule file to apply");
+	else if (sl_yaml_text(&c, v, "rules", sizeof(cfg->rules_path) - 1, &text)) {
+		if (*text)
+			snprintf(cfg->rules_path, sizeof(cfg->rules_path), "%s", text);
+		else
+			sl_yaml_bad(&c, v, "rules", "empty: the path of the rule file to apply");
+	}
+	/* the same bound as attach --clients */
+	if ((v = sl_yaml_get(root, "clients")) &&
+	    sl_yaml_uint(&c, v, "clients", 1, SL_MAX_CLIENTS, &n))
+		cfg->clients = n;
+	if ((v = sl_yaml_get(root, "keep_attached")))
+		sl_yaml_bool(&c, v, "keep_attached", &cfg->keep_attached);
+	if ((v = sl_yaml_get(root, "http")) &&
+	    sl_yaml_check_keys(&c, v, "http", http_keys) &&
+	    (v = sl_yaml_get(v, "listen")) &&
+	    !sl_yaml_text(&c, v, "http.listen", sizeof(cfg->http_listen) - 1,
+			  &listen))
+		listen = "off";
+	snprintf(cfg->http_listen, sizeof(cfg->http_listen), "%s", listen);
+	cfg->http_enabled = strcmp(listen, "off") != 0;
+	if (cfg->http_enabled && sl_parse_listen(listen, &cfg->http_addr))
+		sl_yaml_bad(&c, v, "http.listen", "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
+			    listen);
+	if ((v = sl_yaml_get(root, "sync")))
+		read_sync(&c, v, &cfg->sync);
+out:
+	sl_yaml_free(root);
+	if (pb->oom)
+		return -ENOMEM;
+	return pb->total ? -EINVAL : 0;
+}
+
+static int parse_config(const char *name, const char *buf, size_t len,
+			void *cfg, struct sl_problems *pb)
+{
+	return sl_config_parse_buffer(name, buf, len, cfg, pb);
+}
+
+int sl_config_parse_file(const char *path, struct sl_service_config *cfg,
+			 struct sl_problems *pb)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	return sl_yaml_parse_file(path, parse_config, cfg, pb);
+}
+
+int sl_config_load(const char *path, struct sl_service_config *cfg)
+{
+	struct sl_problems *pb = malloc(sizeof(*pb));
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (!pb)
+		return -ENOMEM;
+	return sl_problems_report(sl_config_parse_file(path, cfg, pb), pb);
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The service's config file (`slicelimit run --config FILE`), YAML:
+ *
+ *   devices:                  # attached at start, detached at stop
+ *     - { name: eth0, mode: xdp }      # xdp (default), xdp-generic, tc
+ *   rules: /etc/slicelimit/rules.yaml  # applied at start and on SIGHUP
+ *   clients: 262144           # client table capacity (first load only)
+ *   keep_attached: false      # true: leave the programs enforcing at stop
+ *   http:
+ *     listen: 127.0.0.1:8080  # the check API and /metrics; "off": none
+ *   sync:                     # optional: count each client with peers
+ *     node: 1                 # this node's id, unique in the fleet
+ *     layout: delayed-sync    # split-quota, predictive; or central
+ *                             # (redis only): /v1/check decided in Redis
+ *                             # for the fleet, packets as delayed-sync
+ *     interval: 200ms
+ *     backend: udp            # udp (a mesh of peers) or redis
+ *     listen: 10.0.0.1:7400   # udp: where peers' messages arrive
+ *     peers: [10.0.0.2:7400]  # udp: where this node's go
+ *     key_file: /etc/slicelimit/sync.key   # 32 bytes, as 64 hex digits
+ *     url: redis://127.0.0.1:6379           # redis
+ *     password_file: /etc/slicelimit/redis.pass   # redis AUTH: mode 0600
+ *     username: slicelimit    # redis: an ACL user (with password_file)
+ *     nodes: 2                # split-quota: default peers + 1
+ */
+#ifndef SL_CONFIG_H
+#define SL_CONFIG_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include "slicelimit.h"
+#include "core/yaml_doc.h"
+
+#define SL_MAX_DEVICES	64
+
+struct sl_config_device {
+	char name[16];
+	enum sl_attach_mode mode;
+};
+
+enum sl_sync_backend {
+	SL_SYNC_UDP = 0,
+	SL_SYNC_REDIS = 1,
+};
+
+struct sl_sync_config {
+	bool enabled;
+	unsigned node;
+	enum sl_layout layout;		/* the kernel's: delayed-sync under central */
+	bool check_central;		/* layout: central: /v1/check in the store */
+	unsigned interval_ms;
+	enum sl_sync_backend backend;
+	struct sockaddr_storage listen;
+	struct sockaddr_storage peers[SL_MAX_PEERS];
+	unsigned nr_peers;
+	unsigned nodes;
+	char key_file[4096];
+	char url[256];
+	/* Redis AUTH: the password read from password_file at start, and the
+	 * ACL user ("" : the default user)
+	 */
+	bool auth;
+	char username[128];
+	char password[512];
+};
+
+struct sl_service_config {
+	struct sl_config_device devices[SL_MAX_DEVICES];
+	unsigned nr_devices;
+	char rules_path[4096];
+	unsigned clients;
+	bool keep_attached;
+	bool http_enabled;
+	struct sockaddr_storage http_addr;
+	char http_listen[128];
+	struct sl_sync_config sync;
+};
+
+/* Parse and validate; every problem of the file goes into *pb, each with
+ * its line and field. 0, -EINVAL (problems), -ENOMEM or -errno (unread).
+ */
+int sl_config_parse_file(const char *path, struct sl_service_config *cfg,
+			 struct sl_problems *pb);
+int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
+			   struct sl_service_config *cfg, struct sl_problems *pb);
+/* The same, with every problem printed to stderr as "FILE:LINE: FIELD: ...". */
+int sl_config_load(const char *path, struct sl_service_config *cfg);
+
+/* "127.0.0.1:8080", "[::1]:8080" -> socket address. 0 or -EINVAL. */
+int sl_parse_listen(const char *s, struct sockaddr_storage *ss);
+
+#endif /* SL_CONFIG_H */

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "core/common.h"
+#include "service/http.h"
+#include "service/metrics.h"
+#include "sl_key.h"
+
+#define SL_HTTP_MAX_BODY	4096
+
+struct sl_http {
+	struct MHD_Daemon *daemon;
+	struct sl_checker *checker;
+	struct sl_http_stats stats;
+};
+
+/* Per-connection state: the POST body as it arrives. */
+struct request {
+	char body[SL_HTTP_MAX_BODY + 1];
+	size_t len;
+	bool too_big;
+};
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
+				 const char *type, const char *text,
+				 struct MHD_Response **keep)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+					    MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (keep) {
+		*keep = r;	/* the caller adds headers and queues it */
+		return MHD_YES;
+	}
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result send_error(struct sl_http *h, struct MHD_Connection *c,
+				  unsigned status, const char *msg)
+{
+	json_object *o = json_object_new_object();
+	enum MHD_Result ret;
+
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	ret = send_text(c, status, "application/json",
+			json_object_to_json_string(o), NULL);
+	json_object_put(o);
+	sl_http_stats_count(&h->stats, status);
+	return ret;
+}
+
+static __u64 seconds_up(__u64 ms)
+{
+	return (ms + 999) / 1000;
+}
+
+/* The rate-limit headers and body of a check or client lookup. */
+static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
+				   const char *key,
+				   const struct sl_check_result *res,
+				   unsigned status)
+{
+	const struct sl_rule *rule = &res->rule;
+	__u64 limit = sl_rule_quota(rule);
+	__u64 retry = seconds_up(res->view.retry_after_ms);
+	__u64 reset = seconds_up(res->view.reset_ms);
+	struct MHD_Response *r = NULL;
+	json_object *o = json_object_new_object();
+	enum MHD_Result ret;
+	char buf[256];
+
+	json_object_object_add(o, "allowed", json_object_new_boolean(res->allowed));
+	json_object_object_add(o, "rule", json_object_new_string(rule->name));
+	json_object_object_add(o, "key", json_object_new_string(key));
+	json_object_object_add(o, "limit", json_object_new_int64(limit));
+	json_object_object_add(o, "window_s", json_object_new_int64(seconds_up(rule->window_ms)));
+	json_object_object_add(o, "used", json_object_new_int64(res->view.used));
+	json_object_object_add(o, "remaining", json_object_new_int64(res->view.remaining));
+	json_object_object_add(o, "reset_s", json_object_new_int64(reset));
+	json_object_object_add(o, "retry_after_s",
+			       json_object_new_int64(res->allowed ? 0 : retry));
+	/* "local": the central store could not answer (fail open) */
+	json_object_object_add(o, "decision", json_object_new_string(
+		sl_check_decision_name(res->decision)));
+	if (send_text(c, status, "application/json",
+		      json_object_to_json_string(o), &r) != MHD_YES) {
+		json_object_put(o);
+		return MHD_NO;
+	}
+	json_object_put(o);
+
+	/* IETF RateLimit header fields (structured fields) and the
+	 * widespread X-RateLimit-* trio
+	 */
+	snprintf(buf, sizeof(buf), "\"%s\";q=%llu;w=%llu", rule->name,
+		 (unsigned long long)limit,
+		 (unsigned long long)seconds_up(rule->window_ms));
+	MHD_add_response_header(r, "RateLimit-Policy", buf);
+	snprintf(buf, sizeof(buf), "\"%s\";r=%llu;t=%llu", rule->name,
+		 (unsigned long long)res->view.remaining,
+		 (unsigned long long)(res->allowed ? reset : retry));
+	MHD_add_response_header(r, "RateLimit", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)limit);
+	MHD_add_response_header(r, "X-RateLimit-Limit", buf);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)res->view.remaining);
+	MHD_add_response_header(r, "X-RateLimit-Remaining", buf);
+	snprintf(buf, sizeof(buf), "%llu",
+		 (unsigned long long)(res->allowed ? reset : retry));
+	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
+	MHD_add_response_header(r, "SliceLimit-Decision",
+				sl_check_decision_name(res->decision));
+	if (!res->allowed && status != 200) {
+		/* RFC 9110: delay-seconds, at least 1 */
+		snprintf(buf, sizeof(buf), "%llu",
+			 (unsigned long long)(retry ? retry : 1));
+		MHD_add_response_header(r, "Retry-After", buf);
+	}
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	sl_http_stats_count(&h->stats, status);
+	return ret;
+}
+
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
+				    const char *rule, const char *key,
+				    bool count)
+{
+	const char *deny = arg(c, "deny_status");
+	unsigned deny_status = 429;
+	struct sl_check_result res;
+	struct timespec t0, t1;
+	int err;
+
+	if (deny) {
+		if (strcmp(deny, "401") && strcmp(deny, "403") && strcmp(deny, "429"))
+			return send_error(h, c, 400, "deny_status must be 401, 403 or 429");
+		deny_status = atoi(deny);
+	}
+	if (!rule || !*rule)
+		return send_error(h, c, 400, "missing 'rule'");
+	if (!key || !*key)
+		return send_error(h, c, 400, "missing 'key'");
+	if (strlen(key) > 256 || strlen(rule) > 31)
+		return send_error(h, c, 400, "'key' longer than 256 bytes or 'rule' longer than 31");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = sl_check(h->checker, rule, key, count, &res);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (count && !err) {
+		sl_http_stats_latency(&h->stats,
+			(t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
+		sl_http_stats_check(&h->stats, res.rule.id, res.allowed);
+		sl_http_stats_decision(&h->stats, res.decision);
+	}
+	if (err == -ENOENT)
+		return send_error(h, c, 404, "no rule of that name (slicelimit rules list)");
+	if (err)
+		return send_error(h, c, 503, strerror(-err));
+	return send_result(h, c, key, &res,
+			   res.allowed || !count ? 200 : deny_status);
+}
+
+/* POST bodies: {"rule": "...", "key": "..."}; query parameters otherwise. */
+static enum MHD_Result handle_post_check(struct sl_http *h,
+					 struct MHD_Connection *c,
+					 struct request *req)
+{
+	const char *rule = arg(c, "rule"), *key = arg(c, "key");
+	json_object *o = NULL, *v;
+	enum MHD_Result ret;
+
+	if (req->too_big)
+		return send_error(h, c, 413, "body larger than 4096 bytes");
+	if (req->len) {
+		struct json_tokener *tok = json_tokener_new();
+		size_t end;
+
+		req->body[req->len] = '\0';
+		if (!tok)
+			return send_error(h, c, 503, "out of memory");
+		o = json_tokener_parse_ex(tok, req->body, req->len);
+		/* one JSON object and nothing after it but white space */
+		end = tok->char_offset;
+		json_tokener_free(tok);
+		while (end < req->len && (req->body[end] == ' ' ||
+		       req->body[end] == '\t' || req->body[end] == '\r' ||
+		       req->body[end] == '\n'))
+			end++;
+		if (!o || !json_object_is_type(o, json_type_object) ||
+		    end != req->len) {
+			json_object_put(o);
+			return send_error(h, c, 400, "body is not one JSON object");
+		}
+		if (json_object_object_get_ex(o, "rule", &v) &&
+		    json_object_is_type(v, json_type_string)) {
+			rule = json_object_get_string(v);
+			if (strlen(rule) != (size_t)json_object_get_string_len(v)) {
+				json_object_put(o);
+				return send_error(h, c, 400, "'rule' contains a NUL byte");
+			}
+		}
+		if (json_object_object_get_ex(o, "key", &v) &&
+		    json_object_is_type(v, json_type_string)) {
+			key = json_object_get_string(v);
+			if (strlen(key) != (size_t)json_object_get_string_len(v)) {
+				json_object_put(o);
+				return send_error(h, c, 400, "'key' contains a NUL byte");
+			}
+		}
+	}
+	ret = handle_check(h, c, rule, key, true);
+	json_object_put(o);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
+			      const char *url, const char *method,
+			      const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	struct sl_http *h = cls;
+	struct request *req = *con_cls;
+	bool get = !strcmp(method, "GET");
+	bool post = !strcmp(method, "POST");
+
+	if (!req) {	/* headers only so far */
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		*con_cls = req;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (req->len + *upload_size > SL_HTTP_MAX_BODY)
+			req->too_big = true;
+		else
+			memcpy(req->body + req->len, upload, *upload_size);
+		if (!req->too_big)
+			req->len += *upload_size;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+
+	if (!strcmp(url, "/v1/check")) {
+		if (post)
+			return handle_post_check(h, c, req);
+		if (get)
+			return handle_check(h, c, arg(c, "rule"), arg(c, "key"), true);
+	} else if (!strncmp(url, "/v1/clients/", 12)) {
+		if (get || !strcmp(method, "HEAD"))
+			return handle_check(h, c, arg(c, "rule"), url + 12, false);
+	} else if (!strcmp(url, "/metrics")) {
+		if (get || !strcmp(method, "HEAD")) {
+			char *text;
+
+			if (h->checker->central) {
+				struct sl_central_stats cs;
+
+				sl_central_stats(h->checker->central, &cs);
+				sl_http_stats_central(&h->stats, &cs);
+			}
+			text = sl_metrics_render(h->checker->maps, &h->stats);
+			enum MHD_Result ret;
+
+			if (!text)
+				return send_error(h, c, 503, "cannot read the maps");
+			ret = send_text(c, 200, "text/plain; version=0.0.4", text, NULL);
+			free(text);
+			sl_http_stats_count(&h->stats, 200);
+			return ret;
+		}
+	} else {
+		return send_error(h, c, 404, "no such endpoint: /v1/check, /v1/clients/KEY, /metrics");
+	}
+	return send_error(h, c, 405, "method not allowed");
+}
+
+static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	free(*con_cls);
+	*con_cls = NULL;
+}
+
+struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
+			      struct sl_checker *checker)
+{
+	struct sl_http *h = calloc(1, sizeof(*h));
+	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
+			 MHD_USE_ERROR_LOG;
+
+	if (!h)
+		return NULL;
+	h->checker = checker;
+	if (addr->ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
+		MHD_OPTION_SOCK_ADDR, addr,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+		MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+		MHD_OPTION_END);
+	if (!h->daemon) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void sl_http_stop(struct sl_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->daemon);
+	free(h);
+}

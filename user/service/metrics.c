@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "core/common.h"
+#include "service/metrics.h"
+#include "rules/rules.h"
+#include "service/state.h"
+#include "sync/health.h"
+
+/* Upper bounds of the check latency buckets, in seconds. */
+static const double latency_le[SL_LATENCY_BUCKETS] = {
+	0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+	0.005, 0.01,
+};
+
+static const char *const status_label[6] = {
+	"200", "401_403", "429", "4xx", "5xx", "other",
+};
+
+void sl_http_stats_count(struct sl_http_stats *s, unsigned status)
+{
+	int i = status == 200 ? 0 : status == 401 || status == 403 ? 1 :
+		status == 429 ? 2 : status / 100 == 4 ? 3 :
+		status / 100 == 5 ? 4 : 5;
+
+	atomic_fetch_add(&s->by_status[i], 1);
+}
+
+void sl_http_stats_latency(struct sl_http_stats *s, long long ns)
+{
+	int i;
+
+	for (i = 0; i < SL_LATENCY_BUCKETS; i++)
+		if (ns <= latency_le[i] * 1e9)
+			break;
+	atomic_fetch_add(&s->latency[i], 1);
+	atomic_fetch_add(&s->latency_sum_ns, ns);
+	atomic_fetch_add(&s->checks, 1);
+}
+
+void sl_http_stats_check(struct sl_http_stats *s, unsigned rule_id,
+			 bool allowed)
+{
+	atomic_fetch_add(&s->by_rule[rule_id % SL_MAX_RULES][allowed], 1);
+}
+
+void sl_http_stats_decision(struct sl_http_stats *s,
+			    enum sl_check_decision d)
+{
+	atomic_fetch_add(&s->by_decision[d % SL_DECIDED__COUNT], 1);
+}
+
+void sl_http_stats_central(struct sl_http_stats *s,
+			   const struct sl_central_stats *cs)
+{
+	atomic_store(&s->central_up, cs->up);
+	atomic_store(&s->central_errors, cs->errors);
+	atomic_store(&s->central_reconnects, cs->reconnects);
+	atomic_store(&s->central, 1);
+}
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	bool failed;
+};
+
+static void put(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->failed = true;
+			return;
+		}
+		if (t->len + n < t->cap) {
+			t->len += n;
+			return;
+		}
+		t->cap = (t->cap + n) * 2;
+		t->buf = realloc(t->buf, t->cap);
+		if (!t->buf) {
+			t->failed = true;
+			t->cap = t->len = 0;
+			return;
+		}
+	}
+}
+
+static unsigned long long count_keys(int fd)
+{
+	struct sl_client_key key, next;
+	unsigned long long n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+static unsigned capacity(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+/* Peer health and sync traffic, when this instance syncs. */
+static void sync_metrics(struct text *t, const struct sl_maps *m)
+{
+	struct sl_sync_status st;
+	__u64 now = sl_now_tai_ms();
+	__u32 zero = 0, i;
+
+	if (m->sync_status < 0 ||
+	    bpf_map_lookup_elem(m->sync_status, &zero, &st) || !st.node)
+		return;
+	put(t, "# HELP slicelimit_sync_peer_up 1 while the peer was heard within %d intervals.\n"
+	       "# TYPE slicelimit_sync_peer_up gauge\n", SL_PEER_UP_INTERVALS);
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_up{node=\"%u\"} %d\n", st.peer[i].node,
+		    sl_peer_up(&st.peer[i], &st, now));
+	put(t, "# HELP slicelimit_sync_peer_lag_seconds Arrival minus sending time of the peer's last message.\n"
+	       "# TYPE slicelimit_sync_peer_lag_seconds gauge\n");
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_lag_seconds{node=\"%u\"} %.3f\n",
+		    st.peer[i].node, st.peer[i].lag_ms / 1e3);
+	put(t, "# HELP slicelimit_sync_peer_last_heard_seconds Since the peer's last accepted message.\n"
+	       "# TYPE slicelimit_sync_peer_last_heard_seconds gauge\n");
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_last_heard_seconds{node=\"%u\"} %.3f\n",
+		    st.peer[i].node, sl_peer_heard_ago(&st.peer[i], now) / 1e3);
+	put(t, "# HELP slicelimit_sync_peer_messages_total Messages accepted from the peer.\n"
+	       "# TYPE slicelimit_sync_peer_messages_total counter\n");
+	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
+		put(t, "slicelimit_sync_peer_messages_total{node=\"%u\"} %llu\n",
+		    st.peer[i].node, (unsigned long long)st.peer[i].messages);
+	put(t, "# HELP slicelimit_sync_rejected_total Sync messages refused, by reason.\n"
+	       "# TYPE slicelimit_sync_rejected_total counter\n"
+	       "slicelimit_sync_rejected_total{reason=\"forged\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"malformed\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"replayed\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"stale\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"future\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"own\"} %llu\n"
+	       "# HELP slicelimit_sync_sent_bytes_total Sync bytes sent (each peer's copy counted).\n"
+	       "# TYPE slicelimit_sync_sent_bytes_total counter\n"
+	       "slicelimit_sync_sent_bytes_total %llu\n"
+	       "# HELP slicelimit_sync_rounds_total Sync rounds run.\n"
+	       "# TYPE slicelimit_sync_rounds_total counter\n"
+	       "slicelimit_sync_rounds_total %llu\n"
+	       "# HELP slicelimit_sync_aggregation_seconds The last round's aggregation pass.\n"
+	       "# TYPE slicelimit_sync_aggregation_seconds gauge\n"
+	       "slicelimit_sync_aggregation_seconds %.6f\n"
+	       "# HELP slicelimit_sync_peers_configured Peers the config names (a peer never heard has no slicelimit_sync_peer_up).\n"
+	       "# TYPE slicelimit_sync_peers_configured gauge\n"
+	       "slicelimit_sync_peers_configured %u\n"
+	       "# HELP slicelimit_sync_live_nodes Nodes sharing a client's room under the bounded layout, this one included (1: deciding alone).\n"
+	       "# TYPE slicelimit_sync_live_nodes gauge\n"
+	       "slicelimit_sync_live_nodes %u\n"
+	       "# HELP slicelimit_sync_backend_up Redis: 1 while connected.\n"
+	       "# TYPE slicelimit_sync_backend_up gauge\n"
+	       "slicelimit_sync_backend_up %u\n"
+	       "# HELP slicelimit_sync_backend_errors_total Redis: failed round trips.\n"
+	       "# TYPE slicelimit_sync_backend_errors_total counter\n"
+	       "slicelimit_sync_backend_errors_total %llu\n",
+	    (unsigned long long)st.rejected_forged,
+	    (unsigned long long)st.rejected_malformed,
+	    (unsigned long long)st.rejected_replayed,
+	    (unsigned long long)st.rejected_stale,
+	    (unsigned long long)st.rejected_future,
+	    (unsigned long long)st.rejected_own,
+	    (unsigned long long)st.sent_bytes, (unsigned long long)st.rounds,
+	    st.collect_us / 1e6, st.peers_configured, st.live_nodes, st.backend_up,
+	    (unsigned long long)st.backend_errors);
+}
+
+/* The service's SIGHUP reloads, when a service has published its state. */
+static void service_metrics(struct text *t)
+{
+	struct sl_service_state st;
+
+	if (sl_service_state_read(&st) || !st.pid)
+		return;
+	put(t, "# HELP slicelimit_reloads_total SIGHUP reloads of the service, applied or refused (the running config and rules kept).\n"
+	       "# TYPE slicelimit_reloads_total counter\n"
+	       "slicelimit_reloads_total{result=\"applied\"} %llu\n"
+	       "slicelimit_reloads_total{result=\"refused\"} %llu\n",
+	    (unsigned long long)st.reloads_applied,
+	    (unsigned long long)st.reloads_refused);
+}
+
+char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
+{
+	static const struct { const char *name; int which; } tables[] = {
+		{ "sl_clients", 0 }, { "sl_clients_plain", 1 }, { "sl_clients_log", 2 },
+	};
+	struct text t = { .cap = 8192 };
+	struct sl_global_stats gs;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	unsigned nr = 0, i;
+	unsigned long long cum = 0;
+
+	t.buf = malloc(t.cap);
+	if (!t.buf || sl_rules_read_live(m, &rules, &nr, &cfg)) {
+		free(t.buf);
+		return NULL;
+	}
+	put(&t, "# HELP slicelimit_rule_packets_total Packets matched by a rule, by outcome.\n"
+		"# TYPE slicelimit_rule_packets_total counter\n");
+	for (i = 0; i < nr; i++) {
+		struct sl_rule_stats rs;
+
+		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &rs, sizeof(rs)))
+			continue;
+		put(&t, "slicelimit_rule_packets_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
+			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"dropped\"} %llu\n"
+			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"shadow_dropped\"} %llu\n"
+			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"exempt\"} %llu\n",
+		    rules[i].name, (unsigned long long)rs.passed,
+		    rules[i].name, (unsigned long long)rs.dropped,
+		    rules[i].name, (unsigned long long)rs.shadow_dropped,
+		    rules[i].name, (unsigned long long)rs.exempt);
+	}
+	put(&t, "# HELP slicelimit_rule_bytes_total Bytes matched by a rule, let through or dropped.\n"
+		"# TYPE slicelimit_rule_bytes_total counter\n");
+	for (i = 0; i < nr; i++) {
+		struct sl_rule_stats rs;
+
+		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &rs, sizeof(rs)))
+			continue;
+		put(&t, "slicelimit_rule_bytes_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
+			"slicelimit_rule_bytes_total{rule=\"%s\",outcome=\"dropped\"} %llu\n",
+		    rules[i].name, (unsigned long long)rs.passed_bytes,
+		    rules[i].name, (unsigned long long)rs.dropped_bytes);
+	}
+	if (!sl_percpu_sum_u64(m, m->global_stats, 0, &gs, sizeof(gs))) {
+		put(&t, "# HELP slicelimit_packets_total Packets seen, by what became of them before any rule.\n"
+			"# TYPE slicelimit_packets_total counter\n"
+			"slicelimit_packets_total{kind=\"all\"} %llu\n"
+			"slicelimit_packets_total{kind=\"non_ip\"} %llu\n"
+			"slicelimit_packets_total{kind=\"malformed\"} %llu\n"
+			"slicelimit_packets_total{kind=\"fragment\"} %llu\n"
+			"slicelimit_packets_total{kind=\"no_rule\"} %llu\n"
+			"# HELP slicelimit_fail_open_total Packets passed because no client state could be had.\n"
+			"# TYPE slicelimit_fail_open_total counter\n"
+			"slicelimit_fail_open_total %llu\n"
+			"# HELP slicelimit_clients_created_total Client states created; evicted = created - live.\n"
+			"# TYPE slicelimit_clients_created_total counter\n"
+			"slicelimit_clients_created_total %llu\n"
+			"# HELP slicelimit_events_lost_total Drop events a full ring buffer refused.\n"
+			"# TYPE slicelimit_events_lost_total counter\n"
+			"slicelimit_events_lost_total %llu\n",
+		    (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
+		    (unsigned long long)gs.malformed, (unsigned long long)gs.fragments,
+		    (unsigned long long)gs.no_rule, (unsigned long long)gs.fail_open,
+		    (unsigned long long)gs.new_clients,
+		    (unsigned long long)gs.events_lost);
+	}
+	put(&t, "# HELP slicelimit_clients Client states held, by table.\n"
+		"# TYPE slicelimit_clients gauge\n");
+	for (i = 0; i < 3; i++) {
+		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
+
+		put(&t, "slicelimit_clients{table=\"%s\"} %llu\n", tables[i].name,
+		    count_keys(fd));
+	}
+	put(&t, "# HELP slicelimit_clients_capacity Client states a table can hold.\n"
+		"# TYPE slicelimit_clients_capacity gauge\n");
+	for (i = 0; i < 3; i++) {
+		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
+
+		put(&t, "slicelimit_clients_capacity{table=\"%s\"} %u\n",
+		    tables[i].name, capacity(fd));
+	}
+	put(&t, "# HELP slicelimit_rules Rules running.\n# TYPE slicelimit_rules gauge\n"
+		"slicelimit_rules %u\n"
+		"# HELP slicelimit_rules_epoch Rule set applies so far.\n# TYPE slicelimit_rules_epoch gauge\n"
+		"slicelimit_rules_epoch %u\n", nr, cfg.rules_epoch);
+	put(&t, "# HELP slicelimit_http_responses_total HTTP API responses by status.\n"
+		"# TYPE slicelimit_http_responses_total counter\n");
+	for (i = 0; i < 6; i++)
+		put(&t, "slicelimit_http_responses_total{code=\"%s\"} %llu\n",
+		    status_label[i], (unsigned long long)atomic_load(&s->by_status[i]));
+	put(&t, "# HELP slicelimit_http_checks_total Checks of the HTTP API, by rule and answer.\n"
+		"# TYPE slicelimit_http_checks_total counter\n");
+	for (i = 0; i < nr; i++) {
+		unsigned id = rules[i].id % SL_MAX_RULES;
+
+		put(&t, "slicelimit_http_checks_total{rule=\"%s\",result=\"allowed\"} %llu\n"
+			"slicelimit_http_checks_total{rule=\"%s\",result=\"denied\"} %llu\n",
+		    rules[i].name, (unsigned long long)atomic_load(&s->by_rule[id][1]),
+		    rules[i].name, (unsigned long long)atomic_load(&s->by_rule[id][0]));
+	}
+	put(&t, "# HELP slicelimit_http_check_duration_seconds Time to decide a check.\n"
+		"# TYPE slicelimit_http_check_duration_seconds histogram\n");
+	for (i = 0; i < SL_LATENCY_BUCKETS; i++) {
+		cum += atomic_load(&s->latency[i]);
+		put(&t, "slicelimit_http_check_duration_seconds_bucket{le=\"%g\"} %llu\n",
+		    latency_le[i], cum);
+	}
+	cum += atomic_load(&s->latency[SL_LATENCY_BUCKETS]);
+	put(&t, "slicelimit_http_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+		"slicelimit_http_check_duration_seconds_sum %.9f\n"
+		"slicelimit_http_check_duration_seconds_count %llu\n",
+	    cum, atomic_load(&s->latency_sum_ns) / 1e9,
+	    (unsigned long long)atomic_load(&s->checks));
+	put(&t, "# HELP slicelimit_http_check_decisions_total Counted checks by who decided: kernel (no central store), central (the store), local (the store could not answer: this node alone, fail open), exempt.\n"
+		"# TYPE slicelimit_http_check_decisions_total counter\n");
+	for (i = 0; i < SL_DECIDED__COUNT; i++)
+		put(&t, "slicelimit_http_check_decisions_total{decision=\"%s\"} %llu\n",
+		    sl_check_decision_name(i),
+		    (unsigned long long)atomic_load(&s->by_decision[i]));
+	if (atomic_load(&s->central))
+		put(&t, "# HELP slicelimit_check_central_up Whether the central store answered the last check.\n"
+			"# TYPE slicelimit_check_central_up gauge\n"
+			"slicelimit_check_central_up %llu\n"
+			"# HELP slicelimit_check_central_errors_total Central checks that failed: unreachable, timed out, or a reply that is not the script's.\n"
+			"# TYPE slicelimit_check_central_errors_total counter\n"
+			"slicelimit_check_central_errors_total %llu\n"
+			"# HELP slicelimit_check_central_reconnects_total Connections to the central store after the first.\n"
+			"# TYPE slicelimit_check_central_reconnects_total counter\n"
+			"slicelimit_check_central_reconnects_total %llu\n",
+		    (unsigned long long)atomic_load(&s->central_up),
+		    (unsigned long long)atomic_load(&s->central_errors),
+		    (unsigned long long)atomic_load(&s->central_reconnects));
+	sync_metrics(&t, m);
+	service_metrics(&t);
+	free(rules);
+	if (t.failed) {
+		free(t.buf);
+		return NULL;
+	}
+	return t.buf;
+}

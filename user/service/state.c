@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "core/common.h"
+#include "core/pinned.h"
+#include "service/state.h"
+
+static const __u32 zero;
+
+/* The pinned map if it holds this build's layout, else -errno. */
+static int open_pin(void)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(SL_SERVICE_PIN);
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.value_size != sizeof(struct sl_service_state)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int sl_service_state_publish(const struct sl_service_state *st)
+{
+	int fd, err = 0;
+
+	fd = open_pin();
+	if (fd == -ESTALE)
+		unlink(SL_SERVICE_PIN);	/* an older build's: ours now */
+	if (fd < 0) {
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sl_service",
+				    sizeof(__u32), sizeof(*st), 1, NULL);
+		if (fd < 0)
+			return -errno;
+		if (bpf_obj_pin(fd, SL_SERVICE_PIN))
+			err = -errno;
+	}
+	if (!err && bpf_map_update_elem(fd, &zero, st, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int sl_service_state_read(struct sl_service_state *st)
+{
+	int fd = open_pin(), err = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return fd == -ESTALE ? -ENOENT : fd;
+	if (bpf_map_lookup_elem(fd, &zero, st))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+void sl_service_state_unpin(void)
+{
+	unlink(SL_SERVICE_PIN);
+}
+
+enum sl_service_how sl_service_device_how(const struct sl_service_state *st,
+					  const char *dev)
+{
+	__u32 i;
+
+	for (i = 0; i < st->nr_devices && i < SL_MAX_DEVICES; i++)
+		if (!strncmp(st->dev[i].name, dev, sizeof(st->dev[i].name)))
+			return st->dev[i].how;
+	return SL_SERVICE_NONE;
+}
+
+const char *sl_service_how_name(enum sl_service_how how)
+{
+	return how == SL_SERVICE_ATTACHED ? "attached" :
+	       how == SL_SERVICE_ADOPTED ? "adopted" : NULL;
+}
+
+static __u64 ms_ago(__u64 then, __u64 now)
+{
+	return now > then ? now - then : 0;
+}
+
+json_object *sl_service_state_json(const struct sl_service_state *st,
+				   __u64 now_ms)
+{
+	json_object *o, *last = NULL;
+
+	if (!st->pid)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "pid", json_object_new_int64(st->pid));
+	/* a service killed with -9 leaves its state behind */
+	json_object_object_add(o, "running", json_object_new_boolean(
+		!kill((pid_t)st->pid, 0) || errno == EPERM));
+	sl_json_add_u64(o, "started_ms_ago", ms_ago(st->started_ms, now_ms));
+	sl_json_add_u64(o, "reloads_applied", st->reloads_applied);
+	sl_json_add_u64(o, "reloads_refused", st->reloads_refused);
+	json_object_object_add(o, "check_mode", json_object_new_string(
+		st->check_central ? "central" : "kernel"));
+	if (st->last_refused_ms) {
+		last = json_object_new_object();
+		json_object_object_add(last, "file",
+			json_object_new_string_len(st->last_refused_file,
+				strnlen(st->last_refused_file, sizeof(st->last_refused_file))));
+		json_object_object_add(last, "error",
+			json_object_new_string_len(st->last_refused_error,
+				strnlen(st->last_refused_error, sizeof(st->last_refused_error))));
+		sl_json_add_u64(last, "ms_ago", ms_ago(st->last_refused_ms, now_ms));
+	}
+	json_object_object_add(o, "last_refused", last);
+	return o;
+}
+
+void sl_service_state_print(json_object *service)
+{
+	json_object *v, *last;
+
+#define G(o, k) (json_object_object_get_ex(o, k, &v), v)
+#define U(o, k) ((unsigned long long)json_object_get_int64(G(o, k)))
+	printf("service:  pid %llu (%s), reloads: %llu applied, %llu refused, checks: %s\n",
+	       U(service, "pid"),
+	       json_object_get_boolean(G(service, "running")) ? "running" : "gone",
+	       U(service, "reloads_applied"), U(service, "reloads_refused"),
+	       json_object_get_string(G(service, "check_mode")));
+	last = G(service, "last_refused");
+	if (last)
+		printf("          last refused %llu ms ago: %s: %s\n",
+		       U(last, "ms_ago"), json_object_get_string(G(last, "file")),
+		       json_object_get_string(G(last, "error")));
+#undef U
+#undef G
+}

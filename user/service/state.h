@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the running service did, for `status` and /metrics: which devices it
+ * attached and which it adopted (found attached, by an earlier run or the
+ * attach command, and kept as they were), and how its SIGHUP reloads went.
+ * The service writes it to a one-entry array map that it creates and pins
+ * as SL_SERVICE_PIN, so that `status`, a separate process, can read it, and
+ * it goes with the other pins. It is not in the BPF object: the kernel
+ * never reads it.
+ */
+#ifndef SL_SERVICE_STATE_H
+#define SL_SERVICE_STATE_H
+
+#include <json-c/json.h>
+#include <linux/types.h>
+#include "service/config.h"
+
+#define SL_SERVICE_PIN	SL_PIN_DIR "/sl_service"
+
+enum sl_service_how {
+	SL_SERVICE_NONE = 0,	/* not one of the service's devices */
+	SL_SERVICE_ATTACHED = 1,	/* this run attached it */
+	SL_SERVICE_ADOPTED = 2,	/* found attached at start or reload: kept */
+};
+
+struct sl_service_device {
+	char name[16];
+	__u32 how;		/* enum sl_service_how */
+};
+
+struct sl_service_state {
+	__u32 pid;
+	__u32 nr_devices;
+	__u64 started_ms;		/* TAI */
+	__u64 reloads_applied;	/* SIGHUPs that took the new config and rules */
+	__u64 reloads_refused;	/* SIGHUPs that kept what was running */
+	__u64 last_refused_ms;	/* TAI; 0: none refused */
+	char last_refused_file[256];
+	char last_refused_error[64];
+	struct sl_service_device dev[SL_MAX_DEVICES];
+	__u32 check_central;	/* /v1/check decided in the store (layout
+				 * central), else in this node's kernel */
+	__u32 pad;
+};
+
+/* Write st to the pin, creating it (or replacing one of another layout).
+ * 0 or -errno.
+ */
+int sl_service_state_publish(const struct sl_service_state *st);
+/* The pinned state: 0, -ENOENT when no service has published one. */
+int sl_service_state_read(struct sl_service_state *st);
+/* Remove the pin: no service runs (the programs stay, keep_attached). */
+void sl_service_state_unpin(void);
+
+/* How the service holds DEV (SL_SERVICE_NONE: it does not). */
+enum sl_service_how sl_service_device_how(const struct sl_service_state *st,
+					  const char *dev);
+/* "attached", "adopted", or NULL for SL_SERVICE_NONE. */
+const char *sl_service_how_name(enum sl_service_how how);
+
+/* The "service" object of `status --json`, or NULL when none published. */
+json_object *sl_service_state_json(const struct sl_service_state *st,
+				   __u64 now_ms);
+/* The same, for people. */
+void sl_service_state_print(json_object *service);
+
+#endif /* SL_SERVICE_STATE_H */

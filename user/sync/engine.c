@@ -1,0 +1,894 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "core/aggregate.h"
+#include "core/common.h"
+#include "rules/rules.h"
+#include "sl_key.h"
+#include "sl_peer.h"
+#include "sync/engine.h"
+
+/* What this node last reported of a client, per peer slice: the next
+ * round sends only what grew. `accepted` (the client's accept counter)
+ * tells in one compare whether anything changed at all.
+ */
+struct sent_client {
+	struct sl_client_key key;
+	__u32 accepted;
+	bool in_use;
+	__u64 changed_ms;
+	struct sl_slot sent[SL_PEER_SLOTS];
+};
+
+/* Replay protection per sender: its incarnation, the highest sequence
+ * seen, and which of the 64 below it were seen (as IPsec does).
+ */
+struct peer_seen {
+	__u64 incarnation;
+	__u64 max_seq;
+	__u64 window;		/* bit i: max_seq - i was seen */
+};
+
+struct rule_ref {
+	__u32 hash;
+	__u16 id;
+	__u8 algorithm;
+	__u32 window_ms;
+	struct sl_rule rule;
+};
+
+struct sl_sync {
+	struct sl_maps maps;		/* a copy: fds owned by the caller */
+	struct sl_sync_opts o;
+	struct sl_sync_conf conf;	/* what sl_sync holds: the layout, and
+					 * the round that marks changed clients */
+	struct sl_changed *changed;	/* the reader of sl_changed */
+	__u64 seq;
+	struct sl_sync_status st;
+	struct peer_seen seen[SL_MAX_PEERS];
+
+	struct sent_client *table;	/* open addressing, power of two */
+	size_t cap, used, max_cap;
+
+	struct rule_ref *rules;		/* live rules */
+	unsigned nr_rules;
+	__u32 rules_epoch;		/* of the rules read */
+	struct rule_ref *by_id[SL_MAX_RULES];
+
+	struct sl_wire_entry in[SL_WIRE_MAX_ENTRIES];	/* decoded */
+	/* the round being collected */
+	struct sl_wire_entry out[SL_WIRE_MAX_ENTRIES];
+	unsigned nr_out;
+	__u64 now_ms;
+	__u64 prev_ms;		/* when the previous round began */
+	__u64 before_prev_ms;	/* and the one before: a peer heard since
+				 * is live (bounded) */
+	__u64 started_ms;	/* sl_sync_adopt: older messages are refused */
+	sl_sync_emit_fn emit;
+	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
+	bool silent;				/* sl_sync_adopt: send nothing */
+	bool walk_all;		/* the next round reads every client, not
+				 * only sl_changed's */
+	__u64 sent_until_ms;	/* the previous service's last round */
+	void *emit_ctx;
+};
+
+static const char *const layout_names[SL_LAYOUT__COUNT] = {
+	[SL_LAYOUT_LOCAL] = "local",
+	[SL_LAYOUT_DELAYED_SYNC] = "delayed-sync",
+	[SL_LAYOUT_SPLIT_QUOTA] = "split-quota",
+	[SL_LAYOUT_PREDICTIVE] = "predictive",
+	[SL_LAYOUT_BOUNDED] = "bounded",
+};
+
+const char *sl_layout_name(unsigned layout)
+{
+	return layout < SL_LAYOUT__COUNT ? layout_names[layout] : "?";
+}
+
+int sl_parse_layout(const char *s, enum sl_layout *layout)
+{
+	unsigned i;
+
+	for (i = 0; i < SL_LAYOUT__COUNT; i++)
+		if (!strcmp(s, layout_names[i])) {
+			*layout = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+/* Re-read the live rules when they changed (rule names map to this
+ * node's ids).
+ */
+static int sl_sync_refresh_rules(struct sl_sync *s)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct rule_ref *refs;
+	unsigned nr = 0, i;
+	int err;
+
+	/* every apply bumps the epoch: two lookups a round, not one per rule */
+	err = sl_rules_read_config(&s->maps, &cfg);
+	if (err)
+		return err;
+	if (s->rules && cfg.rules_epoch == s->rules_epoch)
+		return 0;
+	err = sl_rules_read_live(&s->maps, &rules, &nr, &cfg);
+	if (err)
+		return err;
+	s->rules_epoch = cfg.rules_epoch;
+	refs = calloc(nr ? nr : 1, sizeof(*refs));
+	if (!refs) {
+		free(rules);
+		return -ENOMEM;
+	}
+	memset(s->by_id, 0, sizeof(s->by_id));
+	for (i = 0; i < nr; i++) {
+		refs[i].rule = rules[i];
+		refs[i].hash = sl_rule_name_hash(rules[i].name);
+		refs[i].id = rules[i].id;
+		refs[i].algorithm = rules[i].algorithm;
+		refs[i].window_ms = rules[i].window_ms;
+		if (rules[i].id < SL_MAX_RULES)
+			s->by_id[rules[i].id] = &refs[i];
+	}
+	free(rules);
+	free(s->rules);
+	s->rules = refs;
+	s->nr_rules = nr;
+	return 0;
+}
+
+static const struct rule_ref *rule_by_hash(const struct sl_sync *s,
+					   __u32 hash)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nr_rules; i++)
+		if (s->rules[i].hash == hash)
+			return &s->rules[i];
+	return NULL;
+}
+
+static __u32 map_capacity(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+struct sl_sync *sl_sync_new(const struct sl_maps *m,
+			    const struct sl_sync_opts *o)
+{
+	struct sl_sync *s;
+	__u32 zero = 0;
+	int err;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->maps = *m;
+	s->maps.owned = false;
+	s->o = *o;
+	s->conf.layout = o->layout;
+	s->conf.nodes = o->nodes;
+	s->conf.interval_ms = o->interval_ms;
+	/* rounds count from the start: the bounded layout's shares hold
+	 * from the first accept, before the first round is sent
+	 */
+	s->conf.round = 1;
+	s->conf.share_round = 1;
+	s->conf.live_nodes = o->nodes;
+	s->st.node = o->node;
+	s->st.layout = o->layout;
+	s->st.interval_ms = o->interval_ms;
+	s->st.peers_configured = o->peers_configured;
+	s->walk_all = true;
+	s->cap = 1024;
+	/* room for every client the syncing tables can hold, twice over:
+	 * the table never needs more, however many sources a flood spoofs
+	 */
+	s->max_cap = s->cap;
+	while (s->max_cap < 2 * ((size_t)map_capacity(m->clients) +
+				 map_capacity(m->clients_plain) +
+				 map_capacity(m->clients_log)))
+		s->max_cap *= 2;
+	s->table = calloc(s->cap, sizeof(*s->table));
+	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;
+	if (!err && !(s->changed = sl_changed_open(m)))
+		err = -errno;
+	if (!err && bpf_map_update_elem(m->sync, &zero, &s->conf, BPF_ANY))
+		err = -errno;
+	if (err) {
+		sl_sync_free(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+void sl_sync_free(struct sl_sync *s)
+{
+	if (!s)
+		return;
+	sl_changed_close(s->changed);
+	free(s->table);
+	free(s->rules);
+	free(s);
+}
+
+struct sl_sync_status *sl_sync_status(struct sl_sync *s)
+{
+	return &s->st;
+}
+
+int sl_sync_publish(struct sl_sync *s, uint64_t now_ms)
+{
+	__u32 zero = 0;
+
+	s->st.updated_ms = now_ms;
+	return bpf_map_update_elem(s->maps.sync_status, &zero, &s->st,
+				   BPF_ANY) ? -errno : 0;
+}
+
+/* ---- sending ---- */
+
+static size_t key_hash(const struct sl_client_key *k)
+{
+	const unsigned char *p = (const void *)k;
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static struct sent_client *table_slot(struct sent_client *t, size_t cap,
+				      const struct sl_client_key *k)
+{
+	size_t i = key_hash(k) & (cap - 1);
+
+	while (t[i].in_use && memcmp(&t[i].key, k, sizeof(*k)))
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* Keep only clients changed within `keep_ms`, in a table with room to
+ * grow: rebuilt when three quarters full.
+ */
+static int table_rebuild(struct sl_sync *s, __u64 now_ms, __u64 keep_ms)
+{
+	size_t cap = s->cap, i, used = 0;
+	struct sent_client *t;
+
+	if (s->used * 2 >= s->cap && cap < s->max_cap)
+		cap *= 2;
+	t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < s->cap; i++) {
+		const struct sent_client *c = &s->table[i];
+
+		if (!c->in_use || now_ms - c->changed_ms > keep_ms)
+			continue;
+		*table_slot(t, cap, &c->key) = *c;
+		used++;
+	}
+	free(s->table);
+	s->table = t;
+	s->cap = cap;
+	s->used = used;
+	return 0;
+}
+
+static void flush(struct sl_sync *s, bool heartbeat)
+{
+	struct sl_wire_header h = {
+		.type = heartbeat ? SL_WIRE_HEARTBEAT : SL_WIRE_COUNTS,
+		.count = heartbeat ? 0 : s->nr_out,
+		.node = s->o.node,
+		.incarnation = s->o.incarnation,
+		.seq = ++s->seq,
+		.sent_ms = s->now_ms,
+	};
+	uint8_t buf[SL_WIRE_MAX];
+	size_t len;
+
+	if (s->silent) {
+		s->nr_out = 0;
+		return;
+	}
+	if (s->emit_entries) {
+		if (!heartbeat && s->emit_entries(s->emit_ctx, s->out,
+						  s->nr_out))
+			s->st.send_errors++;
+		s->st.sent_entries += heartbeat ? 0 : s->nr_out;
+		s->nr_out = 0;
+		return;
+	}
+	len = sl_wire_encode(buf, &h, s->out, s->o.key);
+	if (s->emit(s->emit_ctx, buf, len))
+		s->st.send_errors++;
+	s->st.sent_messages++;
+	s->st.sent_bytes += len;
+	s->st.sent_entries += h.count;
+	s->nr_out = 0;
+}
+
+/* A client's units per peer slice, with the earliest first accept among
+ * them. While adopting, only what a previous service
+ * can have sent: slices that began by its last round.
+ */
+struct bin {
+	__u32 slice;
+	__u32 count;
+	__u64 first_ms;
+};
+
+struct bins {
+	__u64 ps;
+	__u64 sent_until_ms;	/* adopting: later pieces are not sent yet */
+	bool adopting;
+	bool held_back;		/* adopting: some pieces were not sent yet */
+	struct bin slot[SL_PEER_SLOTS];
+};
+
+static void bin_piece(void *ctx, __u64 start_ms, __u32 units)
+{
+	struct bins *b = ctx;
+	__u32 slice = start_ms / b->ps;
+	struct bin *s = &b->slot[slice % SL_PEER_SLOTS];
+
+	if (b->adopting && start_ms > b->sent_until_ms) {
+		b->held_back = true;
+		return;
+	}
+	if (s->slice != slice || !s->count) {
+		s->slice = slice;
+		s->count = 0;
+		s->first_ms = start_ms;
+	}
+	if (start_ms < s->first_ms)
+		s->first_ms = start_ms;
+	s->count += units;
+}
+
+static int collect_client(void *ctx, const struct sl_client_key *key,
+			  const void *state, __u32 value_size)
+{
+	struct sl_sync *s = ctx;
+	const struct sl_client_hdr *h = state;
+	const struct rule_ref *r;
+	struct sent_client *c;
+	struct sl_params p;
+	struct bins b = { 0 };
+	__u32 accepted = h->accepted;
+	__u64 last_ms = h->last_ms, now_ms;
+	int i;
+
+	s->st.collect_clients++;
+	r = key->rule_id < SL_MAX_RULES ? s->by_id[key->rule_id] : NULL;
+	if (!r || !sl_algo_syncs(r->algorithm) ||
+	    sl_state_size(r->algorithm) != value_size)
+		return 0;
+	/* no accept since the last round began: unchanged, known without
+	 * touching the (large, cache-cold) table of what was sent
+	 */
+	if (s->st.rounds && last_ms < s->prev_ms)
+		return 0;
+	/* the walk takes a while: a slice opened after the round read the
+	 * clock must be binned by its own start, or the next round would
+	 * find it in another slice and send it again
+	 */
+	now_ms = last_ms > s->now_ms ? last_ms : s->now_ms;
+	c = table_slot(s->table, s->cap, key);
+	if (c->in_use && c->accepted == accepted)
+		return 0;	/* nothing accepted since the last round */
+	if (!c->in_use) {
+		/* room is kept free (see table_rebuild); without it, not
+		 * tracking the client is safe: its units are not sent
+		 * (undercount), where sending them every round would not be
+		 */
+		if ((s->used + 1) * 8 > s->cap * 7) {
+			s->st.untracked++;
+			return 0;
+		}
+		memset(c, 0, sizeof(*c));
+		c->key = *key;
+		c->in_use = true;
+		s->used++;
+	}
+	c->accepted = accepted;
+	c->changed_ms = s->now_ms;
+	s->st.collect_changed++;
+
+	sl_params_from_rule(&p, &r->rule);
+	b.ps = sl_peer_slice_of(&p);
+	b.adopting = s->silent;
+	b.sent_until_ms = s->sent_until_ms;
+	sl_state_pieces(state, &p, now_ms, bin_piece, &b);
+	for (i = 0; i < SL_PEER_SLOTS; i++) {
+		struct bin *now = &b.slot[i];
+		struct sl_slot *was = &c->sent[i];
+		struct sl_wire_entry *e;
+
+		if (!now->count)
+			continue;
+		if (was->slice != now->slice) {
+			was->slice = now->slice;
+			was->count = 0;
+		}
+		if (now->count <= was->count)
+			continue;	/* slices only grow until they leave */
+		e = &s->out[s->nr_out++];
+		e->addr = key->addr;
+		e->rule_hash = r->hash;
+		e->dport = key->dport;
+		/* the earliest first accept: a receiver counts the units
+		 * until it leaves the window. A store of totals (Redis) keys
+		 * them by slice, so it gets the slice's start (a lower bound
+		 * too, leaving up to a slice early).
+		 */
+		e->start_ms = s->emit_entries ? now->first_ms / b.ps * b.ps :
+			      now->first_ms;
+		e->units = now->count - was->count;
+		was->count = now->count;
+		if (s->nr_out == SL_WIRE_MAX_ENTRIES)
+			flush(s, false);
+	}
+	/* units accepted while no service ran: the next round must look */
+	if (b.held_back)
+		c->accepted = accepted - 1;
+	if (s->used * 4 >= s->cap * 3 && s->cap < s->max_cap)
+		return table_rebuild(s, s->now_ms, ~0ull);
+	return 0;
+}
+
+/* Does anything of a peer view entry still count at now? (Its rule gone:
+ * nothing.) The same test as sl_peer_tally's, on a zero tally.
+ */
+static bool view_counts(const struct sl_sync *s,
+			const struct sl_client_key *key,
+			const struct sl_peer_view *v, __u64 now_ms)
+{
+	const struct rule_ref *r = key->rule_id < SL_MAX_RULES ?
+				   s->by_id[key->rule_id] : NULL;
+	struct sl_sync_conf sc = {
+		.layout = SL_LAYOUT_PREDICTIVE,
+		.interval_ms = s->o.interval_ms,
+	};
+	struct sl_params p;
+	struct sl_tally t;
+	__u64 projected;
+
+	if (!r)
+		return false;
+	sl_params_from_rule(&p, &r->rule);
+	sl_tally_init(&t);
+	/* no own state: what the peers' part alone counts */
+	projected = sl_peer_tally_algo(&t, v, NULL, &p, &sc, now_ms);
+	return t.used || projected || t.next_expiry_ms != SL_NEVER;
+}
+
+/* Delete the peer view entries that no longer count, in batches, so that
+ * the map holds the clients peers counted within a window, not every
+ * client ever heard of.
+ */
+static int sweep_peer_view(struct sl_sync *s, __u64 now_ms)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	enum { BATCH = 4096 };
+	struct sl_client_key *keys, *stale;
+	struct sl_peer_view *vals;
+	__u32 count, out, i, n, nr_stale;
+	void *in = NULL;
+	int ret, err = 0;
+
+	keys = calloc(BATCH, sizeof(*keys));
+	stale = calloc(BATCH, sizeof(*stale));
+	vals = calloc(BATCH, sizeof(*vals));
+	if (!keys || !stale || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	do {
+		count = BATCH;
+		ret = bpf_map_lookup_batch(s->maps.peer_view, in, &out, keys,
+					   vals, &count, &opts);
+		if (ret && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		for (i = 0, nr_stale = 0; i < count; i++)
+			if (!view_counts(s, &keys[i], &vals[i], now_ms))
+				stale[nr_stale++] = keys[i];
+		n = nr_stale;
+		/* deleting behind the cursor keeps the walk valid: the
+		 * cursor is a bucket, and these keys are in earlier ones
+		 */
+		if (n && bpf_map_delete_batch(s->maps.peer_view, stale, &n,
+					      &opts) && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		in = &out;
+	} while (!ret);
+out:
+	free(vals);
+	free(stale);
+	free(keys);
+	return err;
+}
+
+static __u64 longest_window(const struct sl_sync *s)
+{
+	__u64 w = 0;
+	unsigned i;
+
+	/* how long a slice sent can count: a bucket's horizon may be longer
+	 * than its window, and what is forgotten here would be sent again
+	 */
+	for (i = 0; i < s->nr_rules; i++) {
+		struct sl_params p;
+		__u64 keep;
+
+		sl_params_from_rule(&p, &s->rules[i].rule);
+		keep = sl_peer_keep_ms(&p);
+		if (keep < s->rules[i].window_ms)
+			keep = s->rules[i].window_ms;
+		if (keep > w)
+			w = keep;
+	}
+	return w;
+}
+
+/* The table of a changed client's key, for sl_for_each_changed_client. */
+static int syncing_table_of(void *ctx, const struct sl_client_key *key,
+			    __u32 *value_size)
+{
+	const struct sl_sync *s = ctx;
+	const struct rule_ref *r = key->rule_id < SL_MAX_RULES ?
+				   s->by_id[key->rule_id] : NULL;
+
+	if (!r || !sl_algo_syncs(r->algorithm))
+		return -1;
+	*value_size = sl_state_size(r->algorithm);
+	return sl_state_fd(&s->maps, r->algorithm);
+}
+
+/* The round's clients: those the kernel reported accepted since the last
+ * round (sl_changed), so a round costs what changed, not what exists. The
+ * first round after a start or an adoption, one after a failed round, and
+ * one after the kernel lost keys for want of room walk every client, as
+ * every round did before sl_changed.
+ */
+/* bounded: the nodes that hear each other, this one included. A peer is
+ * live while its messages arrive: heard since the round before the last,
+ * so one late message does not count it out. Until two rounds have run
+ * nothing can be known, and the fleet is taken to be up; a store of
+ * totals (Redis) is all the peers at once.
+ */
+static __u32 live_nodes(const struct sl_sync *s)
+{
+	__u32 n = 1, i;
+
+	if (s->emit_entries)
+		return s->st.backend_up ? s->o.nodes : 1;
+	if (s->st.rounds < 2)
+		return s->o.nodes;
+	for (i = 0; i < s->st.nr_peers; i++)
+		if (s->st.peer[i].messages &&
+		    s->st.peer[i].last_heard_ms >= s->before_prev_ms)
+			n++;
+	return n;
+}
+
+static int collect_clients(struct sl_sync *s)
+{
+	__u32 zero = 0;
+	int err;
+
+	/* accepts from now on mark their client for the next round; one
+	 * made before this write is in the ring already
+	 */
+	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
+	s->conf.live_nodes = live_nodes(s);
+	s->st.live_nodes = s->conf.live_nodes;
+	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
+		return -errno;
+	err = sl_for_each_changed_client(s->changed, &s->maps,
+					 syncing_table_of,
+					 s->walk_all ? NULL : collect_client, s);
+	if (err == -ENOBUFS) {
+		s->walk_all = true;
+		err = 0;
+	}
+	if (!err && s->walk_all) {
+		err = sl_for_each_client_in(&s->maps, s->maps.clients,
+					    sizeof(struct sl_client),
+					    collect_client, s);
+		if (!err)
+			err = sl_for_each_client_in(&s->maps,
+						    s->maps.clients_plain,
+						    sizeof(struct sl_client_plain),
+						    collect_client, s);
+		if (!err)
+			err = sl_for_each_client_in(&s->maps,
+						    s->maps.clients_log,
+						    sizeof(struct sl_client_log),
+						    collect_client, s);
+	}
+	/* the keys read are gone from the ring: a round cut short leaves
+	 * the next one to walk every client
+	 */
+	s->walk_all = err != 0;
+	return err;
+}
+
+static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
+		   sl_sync_emit_entries_fn emit_entries, void *ctx)
+{
+	struct timespec t0, t1;
+	__u64 sent = s->st.sent_messages;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = sl_sync_refresh_rules(s);
+	if (err)
+		return err;
+	s->now_ms = now_ms;
+	s->emit = emit;
+	s->emit_entries = emit_entries;
+	s->emit_ctx = ctx;
+	s->nr_out = 0;
+	s->st.collect_clients = 0;
+	s->st.collect_changed = 0;
+	/* split-quota needs no peers' counts: heartbeats only. */
+	if (s->o.layout != SL_LAYOUT_SPLIT_QUOTA)
+		err = collect_clients(s);
+	if (s->nr_out)
+		flush(s, false);
+	if (s->st.sent_messages == sent)
+		flush(s, true);
+	/* a walk cut short: the clients it did not reach are looked at in
+	 * full next time
+	 */
+	if (!err) {
+		s->before_prev_ms = s->prev_ms;
+		s->prev_ms = now_ms;
+	}
+	/* forget clients whose slices have all left the window, here and
+	 * in the peer view
+	 */
+	if (!err && s->st.rounds % 64 == 63)
+		err = table_rebuild(s, now_ms, longest_window(s));
+	if (!err && s->st.rounds % 64 == 31)
+		err = sweep_peer_view(s, now_ms);
+	s->st.rounds++;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->st.collect_us = (t1.tv_sec - t0.tv_sec) * 1000000 +
+			   (t1.tv_nsec - t0.tv_nsec) / 1000;
+	return err;
+}
+
+int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
+		    void *ctx)
+{
+	return collect(s, now_ms, emit, NULL, ctx);
+}
+
+int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+			    sl_sync_emit_entries_fn emit, void *ctx)
+{
+	return collect(s, now_ms, NULL, emit, ctx);
+}
+
+int sl_sync_settle(struct sl_sync *s, uint64_t now_ms)
+{
+	__u32 zero = 0;
+
+	s->conf.share_round = s->conf.share_round + 1 ?
+			      s->conf.share_round + 1 : 1;
+	s->conf.round_ms = now_ms;
+	return bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY) ?
+	       -errno : 0;
+}
+
+int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
+{
+	struct sl_sync_status prev;
+	__u32 zero = 0;
+	int err;
+
+	s->started_ms = now_ms;
+	/* what the previous service sent: slices begun by its last round
+	 * (what they gained after it is lost: an undercount). Without one,
+	 * nothing was sent.
+	 */
+	if (bpf_map_lookup_elem(s->maps.sync_status, &zero, &prev) ||
+	    !prev.node)
+		prev.updated_ms = 0;
+	s->sent_until_ms = prev.updated_ms < now_ms ? prev.updated_ms : now_ms;
+	s->silent = true;
+	err = collect(s, now_ms, NULL, NULL, NULL);
+	s->silent = false;
+	s->st.rounds = 0;
+	/* pieces held back are in no ring: the next round must look */
+	s->walk_all = true;
+	return err;
+}
+
+/* ---- receiving ---- */
+
+static struct sl_sync_peer *peer_of(struct sl_sync *s, __u32 node,
+				    struct peer_seen **seen)
+{
+	unsigned i;
+
+	for (i = 0; i < s->st.nr_peers; i++)
+		if (s->st.peer[i].node == node)
+			break;
+	if (i == s->st.nr_peers) {
+		if (i == SL_MAX_PEERS)
+			return NULL;
+		memset(&s->st.peer[i], 0, sizeof(s->st.peer[i]));
+		memset(&s->seen[i], 0, sizeof(s->seen[i]));
+		s->st.peer[i].node = node;
+		s->st.nr_peers++;
+	}
+	*seen = &s->seen[i];
+	return &s->st.peer[i];
+}
+
+/* True (and recorded) if this sequence of this incarnation is new. */
+static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
+{
+	__u64 back;
+
+	if (incarnation < p->incarnation)
+		return false;	/* a message from before the sender restarted */
+	if (incarnation > p->incarnation) {
+		p->incarnation = incarnation;
+		p->max_seq = 0;
+		p->window = 0;
+	}
+	if (seq > p->max_seq) {
+		back = seq - p->max_seq;
+		p->window = back >= 64 ? 0 : p->window << back;
+		p->window |= 1;
+		p->max_seq = seq;
+		return true;
+	}
+	back = p->max_seq - seq;
+	if (back >= 64 || (p->window >> back) & 1)
+		return false;
+	p->window |= 1ull << back;
+	return true;
+}
+
+/* Add (or with `set`, make) the peers' units of one client slice in the
+ * peer view; the predictive layout's round counts what was added.
+ */
+static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
+			bool set, __u64 now_ms)
+{
+	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
+	struct sl_peer_view v, was;
+	struct sl_client_key key;
+	struct sl_params p;
+	__u32 before = 0, added, interval = s->o.interval_ms;
+	__u64 ps;
+
+	if (!r) {
+		s->st.unknown_rule++;
+		return;
+	}
+	memset(&key, 0, sizeof(key));
+	key.addr = e->addr;
+	key.rule_id = r->id;
+	key.dport = e->dport;
+	if (bpf_map_lookup_elem(s->maps.peer_view, &key, &v))
+		memset(&v, 0, sizeof(v));
+	was = v;
+	sl_params_from_rule(&p, &r->rule);
+	if (set) {
+		struct sl_peer_slot *slot;
+
+		ps = sl_peer_slice_of(&p);
+		slot = &v.slot[(e->start_ms / ps) % SL_PEER_SLOTS];
+		if (slot->slice == (__u32)(e->start_ms / ps)) {
+			before = slot->count;
+			slot->count = 0;
+		}
+	}
+	added = sl_peer_merge_rule(&v, &p, e->start_ms, e->units, now_ms);
+	if (added <= before && set)
+		added = 0;
+	else if (set)
+		added -= before;
+	if (added) {
+		if (sl_u32_since(v.round_ms, (__u32)now_ms) >= interval ||
+		    !v.round_units) {
+			v.round_ms = (__u32)now_ms;
+			v.round_units = 0;
+		}
+		v.round_units += added < ~(__u32)0 - v.round_units ?
+				 added : ~(__u32)0 - v.round_units;
+	}
+	/* nothing to write for a slice already out of the window: no empty
+	 * entries for stale messages
+	 */
+	if (memcmp(&v, &was, sizeof(v)) &&
+	    bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
+		s->st.view_full++;
+}
+
+int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
+		    const char *from, uint64_t now_ms)
+{
+	struct sl_wire_entry *e = s->in;
+	struct sl_wire_header h;
+	struct sl_sync_peer *peer;
+	struct peer_seen *seen;
+	enum sl_wire_error err;
+	unsigned i;
+
+	err = sl_wire_decode(msg, len, s->o.key, &h, e);
+	if (err == SL_WIRE_FORGED) {
+		s->st.rejected_forged++;
+		return err;
+	}
+	if (err) {
+		s->st.rejected_malformed++;
+		return err;
+	}
+	if (h.node == s->o.node) {
+		s->st.rejected_own++;
+		return SL_SYNC_OWN;
+	}
+	if (h.sent_ms > now_ms + SL_SYNC_MAX_SKEW_MS) {
+		s->st.rejected_future++;
+		return SL_SYNC_FUTURE;
+	}
+	if (h.sent_ms + SL_SYNC_MAX_SKEW_MS < now_ms ||
+	    h.sent_ms < s->started_ms) {
+		s->st.rejected_stale++;
+		return SL_SYNC_STALE;
+	}
+	peer = peer_of(s, h.node, &seen);
+	if (!peer) {
+		s->st.rejected_malformed++;
+		return SL_SYNC_TOO_MANY_PEERS;
+	}
+	if (!first_time(seen, h.incarnation, h.seq)) {
+		peer->rejected++;
+		s->st.rejected_replayed++;
+		return SL_SYNC_REPLAYED;
+	}
+	for (i = 0; i < h.count; i++)
+		merge_entry(s, &e[i], false, now_ms);
+	peer->last_heard_ms = now_ms;
+	peer->lag_ms = now_ms > h.sent_ms ? now_ms - h.sent_ms : 0;
+	peer->messages++;
+	peer->entries += h.count;
+	peer->bytes += len;
+	snprintf(peer->addr, sizeof(peer->addr), "%s", from ? from : "");
+	return SL_SYNC_MERGED;
+}
+
+void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
+			  unsigned n, uint64_t now_ms)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		merge_entry(s, &e[i], true, now_ms);
+}

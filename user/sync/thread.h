@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The service's sync thread (user/sync/thread.c). */
+#ifndef SL_SYNC_SERVICE_H
+#define SL_SYNC_SERVICE_H
+
+#include "service/config.h"
+#include "sync/engine.h"
+
+struct sl_sync_service;
+
+/* Start syncing the instance whose maps are `m` (kept open by the caller
+ * until sl_sync_service_stop). NULL, with a message, on failure.
+ */
+struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
+					      const struct sl_maps *m);
+void sl_sync_service_stop(struct sl_sync_service *svc);
+
+#endif /* SL_SYNC_SERVICE_H */
