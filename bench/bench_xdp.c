@@ -25,7 +25,7 @@
 #include <json-c/json.h>
 #include <unistd.h>
 #include "core/aggregate.h"
-#include "core/common.h"
+#include "core/parse.h"
 #include "core/instance.h"
 #include "core/request_packet.h"
 #include "cli/progress.h"

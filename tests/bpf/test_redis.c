@@ -62,7 +62,7 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/common.h"
+#include "core/log.h"
 #include "core/instance.h"
 #include "instance_fixture.h"
 #include "core/instance_maps.h"

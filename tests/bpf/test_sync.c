@@ -52,7 +52,7 @@
 
 #include "slicelimit.h"
 #include "core/client_view.h"
-#include "core/common.h"
+#include "core/parse.h"
 #include "core/instance.h"
 #include "instance_fixture.h"
 #include "core/instance_maps.h"

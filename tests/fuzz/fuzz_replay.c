@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cmd_replay.h"
-#include "core/common.h"
+#include "core/log.h"
 #include "core/instance.h"
 
 static struct sl_instance in;

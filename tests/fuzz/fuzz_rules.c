@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/common.h"
 #include "rules/rules.h"
 #include "sl_algo.h"
 #include "sl_key.h"

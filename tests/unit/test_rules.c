@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/common.h"
+#include "core/parse.h"
 #include "rules/rules.h"
 
 static struct sl_problems pb;

@@ -11,7 +11,9 @@
 #include <bpf/bpf.h>
 #include "core/client_view.h"
 #include "cli/commands.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
+#include "core/clock.h"
 #include "core/pinned.h"
 #include "sync/health.h"
 #include "core/instance_maps.h"

@@ -9,7 +9,9 @@
 #include <bpf/libbpf.h>
 #include "core/build_id.h"
 #include "cli/commands.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
+#include "core/clock.h"
 #include "core/loader.h"
 #include "service/state.h"
 #include "sync/health.h"
@@ -194,7 +196,7 @@ int do_status(int argc, char **argv)
 				      argv[optind]);
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_check_bpffs())
+	if (sl_require_bpffs())
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&m);
 	if (err && err != -ENOENT) {

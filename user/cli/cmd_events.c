@@ -15,7 +15,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli/commands.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
 #include "core/pinned.h"
 #include "core/instance_maps.h"
 #include "rules/rules.h"
@@ -238,7 +239,7 @@ int do_events(int argc, char **argv)
 		return SL_EXIT_OK;
 	sl_json_stream = true;
 
-	if (sl_check_bpffs())
+	if (sl_require_bpffs())
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&ctx.maps);
 	if (err == -ENOENT) {

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
 #include "core/instance.h"
 #include "cli/progress.h"
 #include "replay/replay.h"

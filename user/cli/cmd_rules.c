@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
 #include "core/loader.h"
 #include "core/instance_maps.h"
 #include "rules/rules.h"
@@ -202,7 +203,7 @@ static int rules_list(void)
 	unsigned nr, i;
 	int err;
 
-	if (sl_check_bpffs())
+	if (sl_require_bpffs())
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&m);
 	if (err) {

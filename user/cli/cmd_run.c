@@ -6,7 +6,9 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include "cli/commands.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
+#include "core/clock.h"
 #include "core/build_id.h"
 #include "service/config.h"
 #include "core/loader.h"
@@ -190,7 +192,7 @@ int do_reload(int argc, char **argv)
 				      argv[optind]);
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_check_bpffs())
+	if (sl_require_bpffs())
 		return SL_EXIT_FAIL;
 	/* the service holds the maps and the check program it opened: it
 	 * would go on with the old ones

@@ -12,7 +12,8 @@
 #include <sodium.h>
 #include <xdp/libxdp.h>
 #include "cli/commands.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "slicelimit.h"
 #include "slicelimit.skel.h"
 
 /* The Makefile defines both from git describe and pkg-config; a build

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "core/common.h"
+#include "core/log.h"
 #include "cli/progress.h"
 
 #define REDRAW_NS	500000000ull	/* twice a second */

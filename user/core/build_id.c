@@ -7,7 +7,6 @@
 #include <bpf/bpf.h>
 #include <sodium.h>
 #include "core/build_id.h"
-#include "core/common.h"
 #include "core/pinned.h"
 #include "slicelimit.skel.h"
 

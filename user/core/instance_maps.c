@@ -6,7 +6,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "core/common.h"
+#include "core/log.h"
 #include "core/instance_maps.h"
 #include "sl_algo.h"
 
@@ -17,7 +17,7 @@
 	X(global_stats) X(devices) X(sync) X(peer_view) \
 	X(sync_status) X(changed)
 
-int sl_check_bpffs(void)
+int sl_require_bpffs(void)
 {
 	struct statfs st;
 

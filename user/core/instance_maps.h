@@ -40,7 +40,7 @@ void sl_maps_from_object(struct sl_maps *m, struct bpf_object *obj);
 void sl_maps_close(struct sl_maps *m);
 
 /* -ENODEV with a message when bpffs is not mounted at /sys/fs/bpf. */
-int sl_check_bpffs(void);
+int sl_require_bpffs(void);
 
 /* Size the client tables of an object before load: sl_clients and
  * sl_peer_view to `clients` (0: default), sl_changed to an eighth of

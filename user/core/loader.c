@@ -22,7 +22,8 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 #include "core/build_id.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/clock.h"
 #include "core/loader.h"
 #include "core/instance_maps.h"
 #include "slicelimit.skel.h"
@@ -100,7 +101,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	bool had_pins;
 	int err;
 
-	err = sl_check_bpffs();
+	err = sl_require_bpffs();
 	if (err)
 		return err;
 	*xdp_fd = bpf_obj_get(SL_PROG_XDP_PIN);
@@ -419,7 +420,7 @@ int sl_detach(const char *dev)
 	void *prev = NULL;
 	int err;
 
-	err = sl_check_bpffs();
+	err = sl_require_bpffs();
 	if (err)
 		return err;
 	err = sl_maps_open_pinned(&m);
@@ -493,7 +494,7 @@ int sl_detach_all(void)
 	__u32 key;
 	int err;
 
-	err = sl_check_bpffs();
+	err = sl_require_bpffs();
 	if (err)
 		return err;
 	if (sl_maps_open_pinned(&m))

@@ -5,7 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
 #include "core/pinned.h"
 #include "rules/rules.h"
 #include "sl_key.h"
@@ -15,7 +16,7 @@ int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
 {
 	int err;
 
-	if (sl_check_bpffs())
+	if (sl_require_bpffs())
 		return -ENODEV;
 	err = sl_maps_open_pinned(m);
 	if (err == -ENOENT) {

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-#include "core/common.h"
+#include "core/log.h"
+#include "core/parse.h"
 #include "core/yaml_doc.h"
 
 /* deeper than any rule or config file; bounds the stack and the walks */

@@ -4,7 +4,7 @@
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/common.h"
+#include "core/parse.h"
 #include "core/request_packet.h"
 #include "cli/progress.h"
 #include "replay/replay.h"

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/common.h"
+#include "core/parse.h"
 #include "sl_key.h"
 #include "replay/trace.h"
 

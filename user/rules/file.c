@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/common.h"
+#include "core/parse.h"
 #include "rules/rules.h"
 #include "core/yaml_doc.h"
 

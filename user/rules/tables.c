@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/common.h"
+#include "core/parse.h"
 #include "rules/rules.h"
 
 static const char *const protocol_names[] = { "any", "tcp", "udp", "icmp" };

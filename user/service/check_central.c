@@ -31,7 +31,7 @@
 #include <time.h>
 #include <hiredis/hiredis.h>
 #include "service/check_central.h"
-#include "core/common.h"
+#include "core/log.h"
 #include "rules/rules.h"
 #include "sync/redis.h"
 #include "lua/check_bucket.lua.h"

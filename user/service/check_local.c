@@ -8,7 +8,8 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "service/check_local.h"
-#include "core/common.h"
+#include "core/parse.h"
+#include "core/clock.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 

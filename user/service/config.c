@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "core/common.h"
+#include "core/parse.h"
 #include "service/config.h"
 #include "core/loader.h"
 #include "sync/engine.h"

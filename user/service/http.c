@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "core/common.h"
 #include "service/http.h"
 #include "service/metrics.h"
 #include "sl_key.h"

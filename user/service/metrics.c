@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/common.h"
+#include "core/clock.h"
 #include "service/metrics.h"
 #include "rules/rules.h"
 #include "service/state.h"

@@ -15,7 +15,8 @@
 #include <bpf/bpf.h>
 #include "core/build_id.h"
 #include "service/check_local.h"
-#include "core/common.h"
+#include "core/log.h"
+#include "core/clock.h"
 #include "service/config.h"
 #include "service/http.h"
 #include "core/loader.h"

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "core/common.h"
 #include "core/pinned.h"
 #include "service/state.h"
 

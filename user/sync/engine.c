@@ -6,7 +6,6 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
-#include "core/common.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"

@@ -102,7 +102,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
-#include "core/common.h"
+#include "core/log.h"
 #include "sl_peer.h"
 #include "sync/redis.h"
 

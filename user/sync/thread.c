@@ -21,7 +21,8 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "core/common.h"
+#include "core/log.h"
+#include "core/clock.h"
 #include "sync/redis.h"
 #include "sync/thread.h"
 

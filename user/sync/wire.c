@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sodium.h>
-#include "core/common.h"
+#include "core/log.h"
 #include "sync/wire.h"
 
 _Static_assert(crypto_auth_BYTES == SL_WIRE_TAG, "tag size");

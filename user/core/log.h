@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Logging, exit codes and the small parsers every command shares. */
-#ifndef SL_COMMON_H
-#define SL_COMMON_H
+/* Logging, exit codes, and errors reported once at the command boundary. */
+#ifndef SL_LOG_H
+#define SL_LOG_H
 
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
-#include "slicelimit.h"
 
 enum {
 	SL_EXIT_OK = 0,
@@ -71,37 +69,4 @@ void pr_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* A whole decimal number in [min, max]: no sign, no space, no suffix
- * (leading zeros are fine). 0, -EINVAL when it is not a number, -ERANGE
- * when it is one outside the range. Every numeric flag and config field
- * goes through it, so none is cut down silently.
- */
-int sl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-
-/* The largest client table (attach --clients, the config's clients:):
- * 2^26 states of each algorithm's size stay within what a map holds.
- */
-#define SL_MAX_CLIENTS	(1u << 26)
-
-/* "60s", "500ms", "0.2s", "1m", "1h", "1d" -> milliseconds. 0 or -EINVAL. */
-int sl_parse_duration_ms(const char *s, uint64_t *ms);
-/* Milliseconds -> the shortest exact form ("60s", "1500ms"). */
-const char *sl_format_duration(uint64_t ms, char *buf, size_t len);
-
-/* "192.0.2.1", "2001:db8::1" -> IPv4-mapped or IPv6. 0 or -EINVAL. */
-int sl_parse_addr(const char *s, struct sl_addr *addr);
-/* "10.0.0.0/8", "2001:db8::/32", or an address (full length). The length
- * returned counts the 128-bit (IPv4-mapped) form. -EINVAL, or -EDOM when
- * host bits are set.
- */
-int sl_parse_prefix(const char *s, struct sl_addr *addr, unsigned *len128);
-/* The address, or address/len when len128 < 128, in its own family. */
-const char *sl_format_prefix(const struct sl_addr *addr, unsigned len128,
-			     char *buf, size_t len);
-bool sl_prefix_contains(const struct sl_addr *outer, unsigned outer_len,
-			const struct sl_addr *inner, unsigned inner_len);
-
-/* TAI milliseconds: the clock the kernel program uses. */
-uint64_t sl_now_tai_ms(void);
-
-#endif /* SL_COMMON_H */
+#endif /* SL_LOG_H */

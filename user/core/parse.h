@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The small parsers every command and file loader shares: numbers,
+ * durations, addresses and prefixes, each with its range checked.
+ */
+#ifndef SL_PARSE_H
+#define SL_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "slicelimit.h"
+
+/* A whole decimal number in [min, max]: no sign, no space, no suffix
+ * (leading zeros are fine). 0, -EINVAL when it is not a number, -ERANGE
+ * when it is one outside the range. Every numeric flag and config field
+ * goes through it, so none is cut down silently.
+ */
+int sl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* The largest client table (attach --clients, the config's clients:):
+ * 2^26 states of each algorithm's size stay within what a map holds.
+ */
+#define SL_MAX_CLIENTS	(1u << 26)
+
+/* "60s", "500ms", "0.2s", "1m", "1h", "1d" -> milliseconds. 0 or -EINVAL. */
+int sl_parse_duration_ms(const char *s, uint64_t *ms);
+/* Milliseconds -> the shortest exact form ("60s", "1500ms"). */
+const char *sl_format_duration(uint64_t ms, char *buf, size_t len);
+
+/* "192.0.2.1", "2001:db8::1" -> IPv4-mapped or IPv6. 0 or -EINVAL. */
+int sl_parse_addr(const char *s, struct sl_addr *addr);
+/* "10.0.0.0/8", "2001:db8::/32", or an address (full length). The length
+ * returned counts the 128-bit (IPv4-mapped) form. -EINVAL, or -EDOM when
+ * host bits are set.
+ */
+int sl_parse_prefix(const char *s, struct sl_addr *addr, unsigned *len128);
+/* The address, or address/len when len128 < 128, in its own family. */
+const char *sl_format_prefix(const struct sl_addr *addr, unsigned len128,
+			     char *buf, size_t len);
+bool sl_prefix_contains(const struct sl_addr *outer, unsigned outer_len,
+			const struct sl_addr *inner, unsigned inner_len);
+
+#endif /* SL_PARSE_H */
