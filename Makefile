@@ -37,7 +37,8 @@ CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 CFLAGS     += $(SAN_FLAGS)
 LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror -Wshadow \
+	      -Wno-unused-parameter -Iinclude -Ibpf \
 	      -I/usr/include/$(ARCH)-linux-gnu
 
 # What `slicelimit version` says: git describe of this tree, and the libxdp
