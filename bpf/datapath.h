@@ -17,15 +17,12 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	struct sl_global_stats *gs;
 	struct sl_config *cfg;
 	struct sl_packet pkt = {};
-	__u32 zero = 0, start = 0, *gen;
+	__u32 start = 0;
 	int i, pos, ret;
 
-	gs = bpf_map_lookup_elem(&sl_global_stats, &zero);
-	gen = bpf_map_lookup_elem(&sl_active, &zero);
-	if (!gs || !gen)
-		return SL_PASS;
-	cfg = bpf_map_lookup_elem(&sl_config, gen);
-	if (!cfg)
+	cfg = sl_live_config();
+	gs = sl_cpu_stats();
+	if (!gs || !cfg)
 		return SL_PASS;
 	gs->packets++;
 

@@ -54,8 +54,7 @@ static __always_inline void *sl_state_get(__u32 algorithm,
 	if (c)
 		return c;
 	if (!bpf_map_update_elem(map, key, zero, BPF_NOEXIST)) {
-		__u32 k = 0;
-		struct sl_global_stats *gs = bpf_map_lookup_elem(&sl_global_stats, &k);
+		struct sl_global_stats *gs = sl_cpu_stats();
 
 		if (gs)
 			gs->new_clients++;
@@ -147,8 +146,7 @@ static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 	own->event_ms = (__u32)now_ms ? (__u32)now_ms : 1;
 	ev = bpf_ringbuf_reserve(&sl_events, sizeof(*ev), 0);
 	if (!ev) {
-		__u32 k = 0;
-		struct sl_global_stats *gs = bpf_map_lookup_elem(&sl_global_stats, &k);
+		struct sl_global_stats *gs = sl_cpu_stats();
 
 		if (gs)
 			gs->events_lost++;	/* nobody reading: buffer full */
@@ -272,8 +270,7 @@ static __always_inline void sl_note_round(struct sl_client_hdr *own,
 		return;
 	own->sync_round = sc->round;
 	if (bpf_ringbuf_output(&sl_changed, (void *)key, sizeof(*key), 0)) {
-		__u32 k = 0;
-		struct sl_global_stats *gs = bpf_map_lookup_elem(&sl_global_stats, &k);
+		struct sl_global_stats *gs = sl_cpu_stats();
 
 		if (gs)
 			gs->changed_lost++;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Map definitions. Every map is pinned by name under SL_PIN_DIR, so a second
- * `attach` (another device, XDP or TC) shares the same counters: a client is
- * counted per host, not per interface.
+ * Map definitions, and the lookups that more than one place makes. Every map
+ * is pinned by name under SL_PIN_DIR, so a second `attach` (another device,
+ * XDP or TC) shares the same counters: a client is counted per host, not per
+ * interface.
  */
 #ifndef SL_MAPS_H
 #define SL_MAPS_H
@@ -196,5 +197,37 @@ struct {
 	__type(value, struct sl_device);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_devices SEC(".maps");
+
+/* This CPU's global counters. NULL only if the map is missing an entry,
+ * which an array of one never is; the verifier still wants the check.
+ */
+static __always_inline struct sl_global_stats *sl_cpu_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sl_global_stats, &zero);
+}
+
+/* The live generation's config, or NULL. */
+static __always_inline struct sl_config *sl_live_config(void)
+{
+	__u32 zero = 0, *gen;
+
+	gen = bpf_map_lookup_elem(&sl_active, &zero);
+	if (!gen)
+		return NULL;
+	return bpf_map_lookup_elem(&sl_config, gen);
+}
+
+/* The rule at priority position `pos` of cfg's generation, or NULL
+ * (pos < SL_MAX_RULES).
+ */
+static __always_inline const struct sl_rule *
+sl_rule_at(const struct sl_config *cfg, __u32 pos)
+{
+	__u32 idx = (cfg->gen & 1) * SL_MAX_RULES + pos;
+
+	return bpf_map_lookup_elem(&sl_rules, &idx);
+}
 
 #endif /* SL_MAPS_H */

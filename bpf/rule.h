@@ -32,13 +32,12 @@ __noinline int sl_apply_rule(const struct sl_config *cfg,
 	struct sl_rule_stats *rs;
 	struct sl_client_key key;
 	struct sl_params p;
-	__u32 idx, rule_id, units, zero = 0;
+	__u32 rule_id, units;
 	int ret, pass;
 
 	if (!cfg || !pkt || pos >= SL_MAX_RULES)
 		return SL_PASS;
-	idx = (cfg->gen & 1) * SL_MAX_RULES + pos;
-	rule = bpf_map_lookup_elem(&sl_rules, &idx);
+	rule = sl_rule_at(cfg, pos);
 	if (!rule)
 		return SL_PASS;
 	rule_id = rule->id;
@@ -65,9 +64,8 @@ __noinline int sl_apply_rule(const struct sl_config *cfg,
 	sl_params_from_rule(&p, rule);
 	ret = sl_decide(&key, &p, cfg->rules_epoch, units);
 	if (ret == SL_FAIL_OPEN) {
-		struct sl_global_stats *gs;
+		struct sl_global_stats *gs = sl_cpu_stats();
 
-		gs = bpf_map_lookup_elem(&sl_global_stats, &zero);
 		if (gs)
 			gs->fail_open++;
 	}

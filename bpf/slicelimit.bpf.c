@@ -3,13 +3,14 @@
  * slicelimit: per-client rate limiting at XDP or TC ingress. This file holds
  * only the entry points, which adapt their context: sl_run() (datapath.h) is
  * the one data path for both, and the headers beside it parse (parse.h),
- * classify (classify.h), apply a rule (rule.h), decide (limit.h) and define
- * the maps (maps.h).
+ * classify (classify.h), apply a rule (rule.h), decide (limit.h), answer the
+ * check API (check.h) and define the maps (maps.h).
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include <xdp/xdp_helpers.h>
+#include "check.h"
 #include "datapath.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -43,42 +44,10 @@ int sl_check(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct sl_check_req *req = data;
-	const struct sl_rule *rule;
-	struct sl_config *cfg;
-	struct sl_client_key key;
-	struct sl_params p;
-	__u32 zero = 0, idx, *gen;
-	int ret;
 
-	if ((void *)(req + 1) > data_end || req->magic != SL_CHECK_MAGIC ||
-	    req->position >= SL_MAX_RULES)
+	if ((void *)(req + 1) > data_end)
 		return XDP_ABORTED;
-	gen = bpf_map_lookup_elem(&sl_active, &zero);
-	if (!gen)
-		return XDP_ABORTED;
-	cfg = bpf_map_lookup_elem(&sl_config, gen);
-	if (!cfg || cfg->rules_epoch != req->rules_epoch)
-		return XDP_ABORTED;
-	idx = (cfg->gen & 1) * SL_MAX_RULES + req->position;
-	rule = bpf_map_lookup_elem(&sl_rules, &idx);
-	if (!rule || rule->id != req->rule_id)
-		return XDP_ABORTED;
-
-	if (req->flags & SL_CHECK_RAW_KEY) {
-		key.addr = req->addr;
-		key.rule_id = rule->id;
-		key.dport = 0;
-	} else {
-		struct sl_packet pkt = { .src = req->addr };
-
-		/* an address the rule exempts is exempt from its checks too */
-		if (sl_exempt(cfg, &pkt, req->position))
-			return XDP_PASS;
-		sl_client_key_make(&key, rule, &req->addr, 0);
-	}
-	sl_params_from_rule(&p, rule);
-	ret = sl_decide(&key, &p, cfg->rules_epoch, 1);
-	return ret == SL_OVER ? XDP_DROP : XDP_PASS;
+	return sl_check_request(req);
 }
 
 SEC("tc")
