@@ -2,7 +2,7 @@
 /*
  * The check API's central mode (sync: { backend: redis, layout: central }):
  * each /v1/check is decided in Redis by one atomic Lua script (EVALSHA,
- * user/lua/check_*.lua), so every node answers from one count per client
+ * user/service/lua/check_*.lua), so every node answers from one count per client
  * and the fleet allows exactly what one node would. Packets keep deciding
  * in the kernel (delayed sync over the Redis backend).
  *
