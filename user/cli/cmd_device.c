@@ -148,28 +148,133 @@ int do_detach(int argc, char **argv)
 	return SL_EXIT_OK;
 }
 
-static __u32 map_capacity(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+/* One attached device, as status shows it. */
+struct status_device {
+	struct sl_device rec;
+	__u32 ifindex;
+	bool present;		/* the ifindex still names the device */
+	const char *service;	/* how the service holds it; NULL: not its */
+};
 
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+/* What status shows, read once from the pins: both printers use it. */
+struct status {
+	struct sl_config cfg;
+	unsigned nr_rules;
+	__u32 clients, capacity;
+	struct status_device *dev;
+	__u32 nr_dev;
+	bool synced;			/* a service syncs: sync is filled */
+	struct sl_sync_health sync;
+	struct sl_service_status service;
+	struct sl_build_status program;
+};
+
+static int status_read_devices(const struct sl_maps *m, struct status *st)
+{
+	__u32 key, next, cap = sl_map_capacity(m->devices);
+	void *prev = NULL;
+
+	st->dev = calloc(cap ? cap : 1, sizeof(*st->dev));
+	if (!st->dev)
+		return -ENOMEM;
+	while (st->nr_dev < cap && !bpf_map_get_next_key(m->devices, prev, &next)) {
+		struct status_device *d = &st->dev[st->nr_dev];
+		char name[IF_NAMESIZE];
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(m->devices, &key, &d->rec))
+			continue;
+		d->ifindex = key;
+		d->present = if_indextoname(key, name) && !strcmp(name, d->rec.name);
+		d->service = sl_service_how_name(
+			sl_service_device_how(&st->service.st, d->rec.name));
+		st->nr_dev++;
+	}
+	return 0;
 }
 
-static __u32 count_keys(int fd, size_t key_size)
+/* Everything but the rules, which the caller read into st. */
+static int status_read(const struct sl_maps *m, struct status *st)
 {
-	char key[64], next[64];
-	void *prev = NULL;
-	__u32 n = 0;
+	st->clients = sl_map_count_keys(m->clients);
+	st->capacity = sl_map_capacity(m->clients);
+	sl_service_status_read(sl_now_tai_ms(), &st->service);	/* none: all zero */
+	st->synced = !sl_sync_health_read(m, sl_now_tai_ms(), &st->sync);
+	sl_build_status_read(sl_now_tai_ms(), &st->program);
+	return status_read_devices(m, st);
+}
 
-	if (key_size > sizeof(key))
-		return 0;
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, key_size);
-		prev = key;
-		n++;
+static json_object *status_to_json(const struct status *st)
+{
+	json_object *root = json_object_new_object(), *devs = json_object_new_array();
+	__u32 i;
+
+	for (i = 0; i < st->nr_dev; i++) {
+		const struct status_device *d = &st->dev[i];
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "device", json_object_new_string(d->rec.name));
+		json_object_object_add(o, "ifindex", json_object_new_int(d->ifindex));
+		json_object_object_add(o, "mode", json_object_new_string(sl_mode_name(d->rec.mode)));
+		json_object_object_add(o, "prog_id", json_object_new_int(d->rec.prog_id));
+		json_object_object_add(o, "present", json_object_new_boolean(d->present));
+		json_object_object_add(o, "service", d->service ?
+				       json_object_new_string(d->service) : NULL);
+		json_object_array_add(devs, o);
 	}
-	return n;
+	json_object_object_add(root, "loaded", json_object_new_boolean(1));
+	json_object_object_add(root, "devices", devs);
+	json_object_object_add(root, "rules", json_object_new_int(st->nr_rules));
+	json_object_object_add(root, "rules_epoch", json_object_new_int(st->cfg.rules_epoch));
+	json_object_object_add(root, "clients", json_object_new_int(st->clients));
+	json_object_object_add(root, "clients_capacity", json_object_new_int(st->capacity));
+	json_object_object_add(root, "sync", st->synced ?
+			       sl_sync_health_to_json(&st->sync) : NULL);
+	json_object_object_add(root, "service", sl_service_status_to_json(&st->service));
+	json_object_object_add(root, "program", sl_build_status_to_json(&st->program));
+	return root;
+}
+
+static void status_print(const struct status *st)
+{
+	__u32 i;
+
+	printf("pinned:   %s\n", SL_PIN_DIR);
+	sl_build_status_print(&st->program);
+	printf("rules:    %u (epoch %u)\n", st->nr_rules, st->cfg.rules_epoch);
+	printf("clients:  %u of %u (%.1f%%)\n", st->clients, st->capacity,
+	       st->capacity ? 100.0 * st->clients / st->capacity : 0.0);
+	printf("devices:  %u\n", st->nr_dev);
+	if (st->nr_dev)
+		printf("  %-16s %-8s %-12s %-8s %-10s %s\n", "DEVICE", "IFINDEX",
+		       "MODE", "PROG_ID", "SERVICE", "PRESENT");
+	for (i = 0; i < st->nr_dev; i++) {
+		const struct status_device *d = &st->dev[i];
+
+		printf("  %-16s %-8d %-12s %-8d %-10s %s\n", d->rec.name,
+		       (int)d->ifindex, sl_mode_name(d->rec.mode),
+		       (int)d->rec.prog_id, d->service ? d->service : "-",
+		       d->present ? "yes" : "no (gone)");
+	}
+	if (st->synced)
+		sl_sync_health_print(&st->sync);
+	sl_service_status_print(&st->service);
+}
+
+/* Nothing pinned: not an error, status says so. */
+static void status_not_loaded(void)
+{
+	json_object *root;
+
+	if (sl_json) {
+		root = json_object_new_object();
+		json_object_object_add(root, "loaded", json_object_new_boolean(0));
+		json_object_object_add(root, "devices", json_object_new_array());
+		sl_print_json(root);
+	} else {
+		printf("not loaded: nothing is pinned under %s\n", SL_PIN_DIR);
+	}
 }
 
 int do_status(int argc, char **argv)
@@ -178,15 +283,9 @@ int do_status(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	json_object *root, *devs, *sync, *service, *program;
-	struct sl_service_state svc;
-	struct sl_config cfg;
+	struct status st = {};
 	struct sl_rule *rules = NULL;
-	struct sl_device rec;
 	struct sl_maps m;
-	unsigned nr_rules = 0;
-	__u32 key, next, clients, capacity;
-	void *prev = NULL;
 	int c, err;
 
 	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
@@ -199,102 +298,32 @@ int do_status(int argc, char **argv)
 	if (sl_require_bpffs())
 		return SL_EXIT_FAIL;
 	err = sl_maps_open_pinned(&m);
-	if (err && err != -ENOENT) {
+	if (err == -ENOENT) {
+		status_not_loaded();
+		return SL_EXIT_OK;
+	}
+	if (err) {
 		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
 			 strerror(-err));
 		return SL_EXIT_FAIL;
 	}
-	if (err) {
-		if (sl_json) {
-			root = json_object_new_object();
-			json_object_object_add(root, "loaded", json_object_new_boolean(0));
-			json_object_object_add(root, "devices", json_object_new_array());
-			sl_print_json(root);
-		} else {
-			printf("not loaded: nothing is pinned under %s\n", SL_PIN_DIR);
-		}
-		return SL_EXIT_OK;
-	}
-	err = sl_rules_read_live(&m, &rules, &nr_rules, &cfg);
+	err = sl_rules_read_live(&m, &rules, &st.nr_rules, &st.cfg);
 	if (err) {
 		pr_error("cannot read the running rules: %s", strerror(-err));
-		sl_maps_close(&m);
-		return SL_EXIT_FAIL;
-	}
-	clients = count_keys(m.clients, sizeof(struct sl_client_key));
-	capacity = map_capacity(m.clients);
-	sl_service_state_read(&svc);	/* none: all zero */
-
-	root = json_object_new_object();
-	devs = json_object_new_array();
-	while (!bpf_map_get_next_key(m.devices, prev, &next)) {
-		char name[IF_NAMESIZE];
-		const char *how;
-		bool present;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(m.devices, &key, &rec))
-			continue;
-		present = if_indextoname(key, name) && !strcmp(name, rec.name);
-		json_object *d = json_object_new_object();
-		json_object_object_add(d, "device", json_object_new_string(rec.name));
-		json_object_object_add(d, "ifindex", json_object_new_int(key));
-		json_object_object_add(d, "mode", json_object_new_string(sl_mode_name(rec.mode)));
-		json_object_object_add(d, "prog_id", json_object_new_int(rec.prog_id));
-		json_object_object_add(d, "present", json_object_new_boolean(present));
-		how = sl_service_how_name(sl_service_device_how(&svc, rec.name));
-		json_object_object_add(d, "service",
-				       how ? json_object_new_string(how) : NULL);
-		json_object_array_add(devs, d);
-	}
-	json_object_object_add(root, "loaded", json_object_new_boolean(1));
-	json_object_object_add(root, "devices", devs);
-	json_object_object_add(root, "rules", json_object_new_int(nr_rules));
-	json_object_object_add(root, "rules_epoch", json_object_new_int(cfg.rules_epoch));
-	json_object_object_add(root, "clients", json_object_new_int(clients));
-	json_object_object_add(root, "clients_capacity", json_object_new_int(capacity));
-	sync = sl_sync_status_json(&m, sl_now_tai_ms());
-	json_object_object_add(root, "sync", sync);
-	service = sl_service_state_json(&svc, sl_now_tai_ms());
-	json_object_object_add(root, "service", service);
-	program = sl_build_status_json(sl_now_tai_ms());
-	json_object_object_add(root, "program", program);
-
-	if (sl_json) {
-		sl_print_json(root);
-	} else {
-		size_t i, n = json_object_array_length(devs);
-
-		printf("pinned:   %s\n", SL_PIN_DIR);
-		sl_build_status_print(program);
-		printf("rules:    %u (epoch %u)\n", nr_rules, cfg.rules_epoch);
-		printf("clients:  %u of %u (%.1f%%)\n", clients, capacity,
-		       capacity ? 100.0 * clients / capacity : 0.0);
-		printf("devices:  %zu\n", n);
-		if (n)
-			printf("  %-16s %-8s %-12s %-8s %-10s %s\n", "DEVICE", "IFINDEX",
-			       "MODE", "PROG_ID", "SERVICE", "PRESENT");
-		for (i = 0; i < n; i++) {
-			json_object *d = json_object_array_get_idx(devs, i), *v;
-
-#define F(k) (json_object_object_get_ex(d, k, &v), v)
-			printf("  %-16s %-8d %-12s %-8d %-10s %s\n",
-			       json_object_get_string(F("device")),
-			       json_object_get_int(F("ifindex")),
-			       json_object_get_string(F("mode")),
-			       json_object_get_int(F("prog_id")),
-			       F("service") ? json_object_get_string(v) : "-",
-			       json_object_get_boolean(F("present")) ? "yes" : "no (gone)");
-#undef F
-		}
-		if (sync)
-			sl_sync_status_print(sync);
-		if (service)
-			sl_service_state_print(service);
-		json_object_put(root);
+		goto out;
 	}
 	free(rules);
+	err = status_read(&m, &st);
+	if (err) {
+		pr_error("cannot read the devices: %s", strerror(-err));
+		goto out;
+	}
+	if (sl_json)
+		sl_print_json(status_to_json(&st));
+	else
+		status_print(&st);
+out:
+	free(st.dev);
 	sl_maps_close(&m);
-	return SL_EXIT_OK;
+	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

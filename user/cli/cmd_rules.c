@@ -53,34 +53,54 @@ static const char rules_help[] =
 "                             # the next rule that matches it (stack a\n"
 "                             # per-/24 rule on a per-address one); up to 4\n";
 
-json_object *sl_rule_to_json(const struct sl_rule *r);
+/* The fields of a rule that are printed as text, the same in the JSON
+ * and the table.
+ */
+struct rule_text {
+	char ports[16];		/* "53", "8000-8100", "any" */
+	char source[64];	/* a prefix, or "any" */
+	char destination[64];
+	char window[32];	/* "500ms", "1m" */
+};
 
-json_object *sl_rule_to_json(const struct sl_rule *r)
+static void rule_text(const struct sl_rule *r, struct rule_text *t)
+{
+	if (r->port_min == r->port_max)
+		snprintf(t->ports, sizeof(t->ports), "%u", r->port_min);
+	else if (r->port_min == 0 && r->port_max == 65535)
+		snprintf(t->ports, sizeof(t->ports), "any");
+	else
+		snprintf(t->ports, sizeof(t->ports), "%u-%u", r->port_min,
+			 r->port_max);
+	if (r->src_prefixlen)
+		sl_format_prefix(&r->src, r->src_prefixlen, t->source,
+				 sizeof(t->source));
+	else
+		snprintf(t->source, sizeof(t->source), "any");
+	if (r->dst_prefixlen)
+		sl_format_prefix(&r->dst, r->dst_prefixlen, t->destination,
+				 sizeof(t->destination));
+	else
+		snprintf(t->destination, sizeof(t->destination), "any");
+	sl_format_duration(r->window_ms, t->window, sizeof(t->window));
+}
+
+static json_object *rule_to_json(const struct sl_rule *r)
 {
 	json_object *o = json_object_new_object(), *k;
-	char buf[64];
+	struct rule_text t;
 
+	rule_text(r, &t);
 	json_object_object_add(o, "name", json_object_new_string(r->name));
 	json_object_object_add(o, "id", json_object_new_int(r->id));
 	json_object_object_add(o, "priority", json_object_new_int64(r->priority));
 	json_object_object_add(o, "protocol",
 			       json_object_new_string(sl_protocol_name(r->protocol)));
-	if (r->port_min == r->port_max)
-		snprintf(buf, sizeof(buf), "%u", r->port_min);
-	else if (r->port_min == 0 && r->port_max == 65535)
-		snprintf(buf, sizeof(buf), "any");
-	else
-		snprintf(buf, sizeof(buf), "%u-%u", r->port_min, r->port_max);
-	json_object_object_add(o, "ports", json_object_new_string(buf));
-	json_object_object_add(o, "source", json_object_new_string(
-		r->src_prefixlen ? sl_format_prefix(&r->src, r->src_prefixlen,
-						    buf, sizeof(buf)) : "any"));
-	json_object_object_add(o, "destination", json_object_new_string(
-		r->dst_prefixlen ? sl_format_prefix(&r->dst, r->dst_prefixlen,
-						    buf, sizeof(buf)) : "any"));
+	json_object_object_add(o, "ports", json_object_new_string(t.ports));
+	json_object_object_add(o, "source", json_object_new_string(t.source));
+	json_object_object_add(o, "destination", json_object_new_string(t.destination));
 	json_object_object_add(o, "limit", json_object_new_int64(r->limit));
-	json_object_object_add(o, "window", json_object_new_string(
-		sl_format_duration(r->window_ms, buf, sizeof(buf))));
+	json_object_object_add(o, "window", json_object_new_string(t.window));
 	json_object_object_add(o, "window_ms", json_object_new_int64(r->window_ms));
 	json_object_object_add(o, "slices", json_object_new_int(
 		r->slice_ms ? r->window_ms / r->slice_ms : 0));
@@ -96,6 +116,17 @@ json_object *sl_rule_to_json(const struct sl_rule *r)
 	json_object_object_add(o, "exempt", json_object_new_int(r->nr_exempt));
 	json_object_object_add(o, "continue", json_object_new_boolean(r->continues));
 	return o;
+}
+
+static void rule_print(const struct sl_rule *r)
+{
+	struct rule_text t;
+
+	rule_text(r, &t);
+	printf("%-20s %5lld %-5s %-11s %-20s %-20s %10lld %7s %-8s %-6s\n",
+	       r->name, (long long)r->priority, sl_protocol_name(r->protocol),
+	       t.ports, t.source, t.destination, (long long)r->limit, t.window,
+	       sl_unit_name(r->unit), sl_action_name(r->action));
 }
 
 /* A file that was refused: each problem on stderr as FILE:LINE: ...; with
@@ -220,12 +251,12 @@ static int rules_list(void)
 		pr_error("cannot read the running rules: %s", strerror(-err));
 		return SL_EXIT_FAIL;
 	}
-	arr = json_object_new_array();
-	for (i = 0; i < nr; i++)
-		json_object_array_add(arr, sl_rule_to_json(&rules[i]));
 	if (sl_json) {
 		json_object *o = json_object_new_object();
 
+		arr = json_object_new_array();
+		for (i = 0; i < nr; i++)
+			json_object_array_add(arr, rule_to_json(&rules[i]));
 		json_object_object_add(o, "rules_epoch", json_object_new_int(cfg.rules_epoch));
 		json_object_object_add(o, "rules", arr);
 		sl_print_json(o);
@@ -233,17 +264,8 @@ static int rules_list(void)
 		printf("%-20s %5s %-5s %-11s %-20s %-20s %10s %7s %-8s %-6s\n",
 		       "NAME", "PRIO", "PROTO", "PORTS", "SOURCE", "DESTINATION",
 		       "LIMIT", "WINDOW", "UNIT", "ACTION");
-		for (i = 0; i < nr; i++) {
-			json_object *r = json_object_array_get_idx(arr, i), *v;
-
-#define S(k) (json_object_object_get_ex(r, k, &v), json_object_get_string(v))
-			printf("%-20s %5s %-5s %-11s %-20s %-20s %10s %7s %-8s %-6s\n",
-			       S("name"), S("priority"), S("protocol"), S("ports"),
-			       S("source"), S("destination"), S("limit"),
-			       S("window"), S("unit"), S("action"));
-#undef S
-		}
-		json_object_put(arr);
+		for (i = 0; i < nr; i++)
+			rule_print(&rules[i]);
 	}
 	free(rules);
 	return SL_EXIT_OK;

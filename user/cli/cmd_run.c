@@ -207,7 +207,11 @@ int do_reload(int argc, char **argv)
 	if (err)
 		return SL_EXIT_FAIL;
 	if (sl_json) {
-		json_object *o = sl_build_status_json(sl_now_tai_ms());
+		struct sl_build_status bs;
+		json_object *o;
+
+		sl_build_status_read(sl_now_tai_ms(), &bs);
+		o = sl_build_status_to_json(&bs);
 
 		json_object_object_add(o, "upgraded",
 				       json_object_new_boolean(rec.upgraded_ms != 0));

@@ -12,6 +12,7 @@
 #define SL_BUILD_ID_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <linux/types.h>
 #include "slicelimit.h"
 
@@ -39,12 +40,25 @@ int sl_build_write(const struct sl_build_rec *rec);
 /* 0, or -ENOENT when none is pinned (pins older than the record). */
 int sl_build_read(struct sl_build_rec *rec);
 
+/* Which build runs, as `status` shows it: the pinned record (if any), this
+ * binary's id, and the age of the last upgrade at one instant.
+ */
+struct sl_build_status {
+	struct sl_build_rec rec;	/* all zero when !known */
+	__u8 ours[SL_BUILD_ID_LEN];	/* this binary's build id */
+	bool known;			/* a record is pinned */
+	bool same_build;		/* ... and it is ours */
+	__u64 upgrade_ago_ms;		/* when rec.upgraded_ms */
+};
+
+void sl_build_status_read(__u64 now_ms, struct sl_build_status *bs);
 /* The "program" object of `status --json`:
  * {"build_id": HEX or null, "this_build_id": HEX, "same_build": BOOL,
  *  "last_upgrade": null or {"from_build_id", "ms_ago", "maps_kept",
  *  "maps_reset": [NAME...]}}
  */
-json_object *sl_build_status_json(__u64 now_ms);
-void sl_build_status_print(json_object *program);
+json_object *sl_build_status_to_json(const struct sl_build_status *bs);
+/* The same, for people. */
+void sl_build_status_print(const struct sl_build_status *bs);
 
 #endif /* SL_BUILD_ID_H */

@@ -143,3 +143,32 @@ int sl_percpu_sum_u64(const struct sl_maps *m, int fd, __u32 key, void *out,
 	free(vals);
 	return 0;
 }
+
+__u32 sl_map_capacity(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+__u32 sl_map_count_keys(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), n = 0;
+	void *key, *next, *prev = NULL;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.key_size)
+		return 0;
+	key = malloc(2 * info.key_size);
+	if (!key)
+		return 0;
+	next = (char *)key + info.key_size;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, info.key_size);
+		prev = key;
+		n++;
+	}
+	free(key);
+	return n;
+}

@@ -59,4 +59,9 @@ int sl_state_fd(const struct sl_maps *m, unsigned algorithm);
 int sl_percpu_sum_u64(const struct sl_maps *m, int fd, __u32 key, void *out,
 		      size_t size);
 
+/* The map's max_entries, 0 if unknown. */
+__u32 sl_map_capacity(int fd);
+/* The keys the map holds now, one get_next_key walk (0 if unknown). */
+__u32 sl_map_count_keys(int fd);
+
 #endif /* SL_MAPS_USER_H */

@@ -71,9 +71,14 @@ void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
 	json_object_object_add(o, "used", json_object_new_int64(v->used));
 	json_object_object_add(o, "remaining", json_object_new_int64(v->remaining));
 	json_object_object_add(o, "retry_after_ms", json_object_new_int64(v->retry_after_ms));
-	/* Retry-After is whole seconds, rounded up (RFC 9110) */
 	json_object_object_add(o, "retry_after_s",
-			       json_object_new_int64((v->retry_after_ms + 999) / 1000));
+			       json_object_new_int64(sl_retry_after_s(v)));
+}
+
+__u64 sl_retry_after_s(const struct sl_client_view *v)
+{
+	/* Retry-After is whole seconds, rounded up (RFC 9110) */
+	return (v->retry_after_ms + 999) / 1000;
 }
 
 void sl_json_add_u64(json_object *o, const char *key, __u64 v)

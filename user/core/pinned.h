@@ -29,6 +29,8 @@ const char *sl_format_client(const struct sl_client_key *key,
 /* rule, limit, window_ms, used, remaining, retry_after_ms/_s into `o`. */
 void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
 			    const struct sl_client_view *v);
+/* The view's retry_after_ms as the Retry-After header says it. */
+__u64 sl_retry_after_s(const struct sl_client_view *v);
 
 /* Counters as JSON, the same fields in every command's output. */
 void sl_json_add_u64(json_object *o, const char *key, __u64 v);

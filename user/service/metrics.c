@@ -98,28 +98,6 @@ static void put(struct text *t, const char *fmt, ...)
 	}
 }
 
-static unsigned long long count_keys(int fd)
-{
-	struct sl_client_key key, next;
-	unsigned long long n = 0;
-	void *prev = NULL;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	return n;
-}
-
-static unsigned capacity(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
-}
-
 /* Peer health and sync traffic, when this instance syncs. */
 static void sync_metrics(struct text *t, const struct sl_maps *m)
 {
@@ -278,8 +256,8 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 	for (i = 0; i < 3; i++) {
 		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
 
-		put(&t, "slicelimit_clients{table=\"%s\"} %llu\n", tables[i].name,
-		    count_keys(fd));
+		put(&t, "slicelimit_clients{table=\"%s\"} %u\n", tables[i].name,
+		    sl_map_count_keys(fd));
 	}
 	put(&t, "# HELP slicelimit_clients_capacity Client states a table can hold.\n"
 		"# TYPE slicelimit_clients_capacity gauge\n");
@@ -287,7 +265,7 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
 
 		put(&t, "slicelimit_clients_capacity{table=\"%s\"} %u\n",
-		    tables[i].name, capacity(fd));
+		    tables[i].name, sl_map_capacity(fd));
 	}
 	put(&t, "# HELP slicelimit_rules Rules running.\n# TYPE slicelimit_rules gauge\n"
 		"slicelimit_rules %u\n"

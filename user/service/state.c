@@ -88,53 +88,74 @@ static __u64 ms_ago(__u64 then, __u64 now)
 	return now > then ? now - then : 0;
 }
 
-json_object *sl_service_state_json(const struct sl_service_state *st,
-				   __u64 now_ms)
+int sl_service_status_read(__u64 now_ms, struct sl_service_status *s)
 {
+	const struct sl_service_state *st = &s->st;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = sl_service_state_read(&s->st);
+	if (err || !st->pid)
+		return err;
+	/* a service killed with -9 leaves its state behind */
+	s->running = !kill((pid_t)st->pid, 0) || errno == EPERM;
+	s->started_ago_ms = ms_ago(st->started_ms, now_ms);
+	s->last_refused_ago_ms = ms_ago(st->last_refused_ms, now_ms);
+	return 0;
+}
+
+static const char *check_mode(const struct sl_service_state *st)
+{
+	return st->check_central ? "central" : "kernel";
+}
+
+/* The pinned text fields need not end in a NUL: at most their size. */
+static json_object *string_field(const char *f, size_t size)
+{
+	return json_object_new_string_len(f, strnlen(f, size));
+}
+
+json_object *sl_service_status_to_json(const struct sl_service_status *s)
+{
+	const struct sl_service_state *st = &s->st;
 	json_object *o, *last = NULL;
 
 	if (!st->pid)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "pid", json_object_new_int64(st->pid));
-	/* a service killed with -9 leaves its state behind */
-	json_object_object_add(o, "running", json_object_new_boolean(
-		!kill((pid_t)st->pid, 0) || errno == EPERM));
-	sl_json_add_u64(o, "started_ms_ago", ms_ago(st->started_ms, now_ms));
+	json_object_object_add(o, "running", json_object_new_boolean(s->running));
+	sl_json_add_u64(o, "started_ms_ago", s->started_ago_ms);
 	sl_json_add_u64(o, "reloads_applied", st->reloads_applied);
 	sl_json_add_u64(o, "reloads_refused", st->reloads_refused);
-	json_object_object_add(o, "check_mode", json_object_new_string(
-		st->check_central ? "central" : "kernel"));
+	json_object_object_add(o, "check_mode",
+			       json_object_new_string(check_mode(st)));
 	if (st->last_refused_ms) {
 		last = json_object_new_object();
-		json_object_object_add(last, "file",
-			json_object_new_string_len(st->last_refused_file,
-				strnlen(st->last_refused_file, sizeof(st->last_refused_file))));
-		json_object_object_add(last, "error",
-			json_object_new_string_len(st->last_refused_error,
-				strnlen(st->last_refused_error, sizeof(st->last_refused_error))));
-		sl_json_add_u64(last, "ms_ago", ms_ago(st->last_refused_ms, now_ms));
+		json_object_object_add(last, "file", string_field(
+			st->last_refused_file, sizeof(st->last_refused_file)));
+		json_object_object_add(last, "error", string_field(
+			st->last_refused_error, sizeof(st->last_refused_error)));
+		sl_json_add_u64(last, "ms_ago", s->last_refused_ago_ms);
 	}
 	json_object_object_add(o, "last_refused", last);
 	return o;
 }
 
-void sl_service_state_print(json_object *service)
+void sl_service_status_print(const struct sl_service_status *s)
 {
-	json_object *v, *last;
+	const struct sl_service_state *st = &s->st;
 
-#define G(o, k) (json_object_object_get_ex(o, k, &v), v)
-#define U(o, k) ((unsigned long long)json_object_get_int64(G(o, k)))
-	printf("service:  pid %llu (%s), reloads: %llu applied, %llu refused, checks: %s\n",
-	       U(service, "pid"),
-	       json_object_get_boolean(G(service, "running")) ? "running" : "gone",
-	       U(service, "reloads_applied"), U(service, "reloads_refused"),
-	       json_object_get_string(G(service, "check_mode")));
-	last = G(service, "last_refused");
-	if (last)
-		printf("          last refused %llu ms ago: %s: %s\n",
-		       U(last, "ms_ago"), json_object_get_string(G(last, "file")),
-		       json_object_get_string(G(last, "error")));
-#undef U
-#undef G
+	if (!st->pid)
+		return;
+	printf("service:  pid %u (%s), reloads: %llu applied, %llu refused, checks: %s\n",
+	       st->pid, s->running ? "running" : "gone",
+	       (unsigned long long)st->reloads_applied,
+	       (unsigned long long)st->reloads_refused,
+	       check_mode(st));
+	if (st->last_refused_ms)
+		printf("          last refused %llu ms ago: %.*s: %.*s\n",
+		       (unsigned long long)s->last_refused_ago_ms,
+		       (int)sizeof(st->last_refused_file), st->last_refused_file,
+		       (int)sizeof(st->last_refused_error), st->last_refused_error);
 }

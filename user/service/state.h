@@ -12,6 +12,7 @@
 #define SL_SERVICE_STATE_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <linux/types.h>
 #include "service/config.h"
 
@@ -58,10 +59,21 @@ enum sl_service_how sl_service_device_how(const struct sl_service_state *st,
 /* "attached", "adopted", or NULL for SL_SERVICE_NONE. */
 const char *sl_service_how_name(enum sl_service_how how);
 
+/* The service as `status` shows it: the pinned state, and what is derived
+ * from it at one instant, so that the JSON and the text say the same.
+ */
+struct sl_service_status {
+	struct sl_service_state st;	/* all zero: none published */
+	bool running;			/* st.pid is alive */
+	__u64 started_ago_ms;
+	__u64 last_refused_ago_ms;
+};
+
+/* 0, or -ENOENT when no service has published one (s all zero then). */
+int sl_service_status_read(__u64 now_ms, struct sl_service_status *s);
 /* The "service" object of `status --json`, or NULL when none published. */
-json_object *sl_service_state_json(const struct sl_service_state *st,
-				   __u64 now_ms);
-/* The same, for people. */
-void sl_service_state_print(json_object *service);
+json_object *sl_service_status_to_json(const struct sl_service_status *s);
+/* The same, for people; nothing when none published. */
+void sl_service_status_print(const struct sl_service_status *s);
 
 #endif /* SL_SERVICE_STATE_H */

@@ -155,14 +155,6 @@ static const struct rule_ref *rule_by_hash(const struct sl_sync *s,
 	return NULL;
 }
 
-static __u32 map_capacity(int fd)
-{
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
-}
-
 struct sl_sync *sl_sync_new(const struct sl_maps *m,
 			    const struct sl_sync_opts *o)
 {
@@ -195,9 +187,9 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	 * the table never needs more, however many sources a flood spoofs
 	 */
 	s->max_cap = s->cap;
-	while (s->max_cap < 2 * ((size_t)map_capacity(m->clients) +
-				 map_capacity(m->clients_plain) +
-				 map_capacity(m->clients_log)))
+	while (s->max_cap < 2 * ((size_t)sl_map_capacity(m->clients) +
+				 sl_map_capacity(m->clients_plain) +
+				 sl_map_capacity(m->clients_log)))
 		s->max_cap *= 2;
 	s->table = calloc(s->cap, sizeof(*s->table));
 	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;

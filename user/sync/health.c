@@ -1,104 +1,125 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <bpf/bpf.h>
 #include "core/pinned.h"
 #include "sync/engine.h"
 #include "sync/health.h"
 
-json_object *sl_sync_status_json(const struct sl_maps *m, __u64 now_ms)
+int sl_sync_health_read(const struct sl_maps *m, __u64 now_ms,
+			struct sl_sync_health *h)
 {
-	struct sl_sync_status st;
-	json_object *o, *peers;
-	__u32 zero = 0, i, up = 0;
+	struct sl_sync_status *st = &h->st;
+	__u32 zero = 0, i;
 
-	if (m->sync_status < 0 ||
-	    bpf_map_lookup_elem(m->sync_status, &zero, &st) || !st.node)
-		return NULL;
-	o = json_object_new_object();
-	peers = json_object_new_array();
-	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++) {
-		const struct sl_sync_peer *p = &st.peer[i];
-		json_object *j = json_object_new_object();
-		__u64 ago = sl_peer_heard_ago(p, now_ms);
-		bool is_up = sl_peer_up(p, &st, now_ms);
-
-		up += is_up;
-		json_object_object_add(j, "node", json_object_new_int(p->node));
-		json_object_object_add(j, "address", json_object_new_string(p->addr));
-		json_object_object_add(j, "up", json_object_new_boolean(is_up));
-		sl_json_add_u64(j, "last_heard_ms_ago", ago);
-		sl_json_add_u64(j, "lag_ms", p->lag_ms);
-		sl_json_add_u64(j, "messages", p->messages);
-		sl_json_add_u64(j, "entries", p->entries);
-		sl_json_add_u64(j, "bytes", p->bytes);
-		sl_json_add_u64(j, "rejected", p->rejected);
-		json_object_array_add(peers, j);
+	memset(h, 0, sizeof(*h));
+	if (m->sync_status < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(m->sync_status, &zero, st))
+		return -errno;
+	if (!st->node)
+		return -ENOENT;
+	h->now_ms = now_ms;
+	h->last_round_ago_ms = now_ms > st->updated_ms ? now_ms - st->updated_ms : 0;
+	h->nr_peers = st->nr_peers < SL_MAX_PEERS ? st->nr_peers : SL_MAX_PEERS;
+	for (i = 0; i < h->nr_peers; i++) {
+		h->peer[i].heard_ago_ms = sl_peer_heard_ago(&st->peer[i], now_ms);
+		h->peer[i].up = sl_peer_up(&st->peer[i], st, now_ms);
+		h->peers_up += h->peer[i].up;
 	}
-	json_object_object_add(o, "node", json_object_new_int(st.node));
-	json_object_object_add(o, "layout", json_object_new_string(sl_layout_name(st.layout)));
-	sl_json_add_u64(o, "interval_ms", st.interval_ms);
-	sl_json_add_u64(o, "peers_configured", st.peers_configured);
-	sl_json_add_u64(o, "peers_up", up);
-	if (st.layout == SL_LAYOUT_BOUNDED)
-		sl_json_add_u64(o, "live_nodes", st.live_nodes);
-	sl_json_add_u64(o, "last_round_ms_ago",
-			now_ms > st.updated_ms ? now_ms - st.updated_ms : 0);
-	sl_json_add_u64(o, "rounds", st.rounds);
-	sl_json_add_u64(o, "sent_messages", st.sent_messages);
-	sl_json_add_u64(o, "sent_bytes", st.sent_bytes);
-	sl_json_add_u64(o, "sent_entries", st.sent_entries);
-	sl_json_add_u64(o, "send_errors", st.send_errors);
-	sl_json_add_u64(o, "aggregation_us", st.collect_us);
-	sl_json_add_u64(o, "aggregation_clients", st.collect_clients);
-	sl_json_add_u64(o, "aggregation_changed", st.collect_changed);
-	sl_json_add_u64(o, "rejected_forged", st.rejected_forged);
-	sl_json_add_u64(o, "rejected_malformed", st.rejected_malformed);
-	sl_json_add_u64(o, "rejected_replayed", st.rejected_replayed);
-	sl_json_add_u64(o, "rejected_own", st.rejected_own);
-	sl_json_add_u64(o, "rejected_future", st.rejected_future);
-	sl_json_add_u64(o, "rejected_stale", st.rejected_stale);
-	sl_json_add_u64(o, "unknown_rule_entries", st.unknown_rule);
-	sl_json_add_u64(o, "peer_view_full", st.view_full);
-	sl_json_add_u64(o, "untracked_clients", st.untracked);
-	json_object_object_add(o, "backend_up", json_object_new_boolean(st.backend_up));
-	sl_json_add_u64(o, "backend_errors", st.backend_errors);
-	sl_json_add_u64(o, "backend_reconnects", st.backend_reconnects);
+	return 0;
+}
+
+static json_object *peer_to_json(const struct sl_sync_health *h, __u32 i)
+{
+	const struct sl_sync_peer *p = &h->st.peer[i];
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "node", json_object_new_int(p->node));
+	json_object_object_add(j, "address", json_object_new_string(p->addr));
+	json_object_object_add(j, "up", json_object_new_boolean(h->peer[i].up));
+	sl_json_add_u64(j, "last_heard_ms_ago", h->peer[i].heard_ago_ms);
+	sl_json_add_u64(j, "lag_ms", p->lag_ms);
+	sl_json_add_u64(j, "messages", p->messages);
+	sl_json_add_u64(j, "entries", p->entries);
+	sl_json_add_u64(j, "bytes", p->bytes);
+	sl_json_add_u64(j, "rejected", p->rejected);
+	return j;
+}
+
+json_object *sl_sync_health_to_json(const struct sl_sync_health *h)
+{
+	const struct sl_sync_status *st = &h->st;
+	json_object *o = json_object_new_object(), *peers = json_object_new_array();
+	__u32 i;
+
+	for (i = 0; i < h->nr_peers; i++)
+		json_object_array_add(peers, peer_to_json(h, i));
+	json_object_object_add(o, "node", json_object_new_int(st->node));
+	json_object_object_add(o, "layout", json_object_new_string(sl_layout_name(st->layout)));
+	sl_json_add_u64(o, "interval_ms", st->interval_ms);
+	sl_json_add_u64(o, "peers_configured", st->peers_configured);
+	sl_json_add_u64(o, "peers_up", h->peers_up);
+	if (st->layout == SL_LAYOUT_BOUNDED)
+		sl_json_add_u64(o, "live_nodes", st->live_nodes);
+	sl_json_add_u64(o, "last_round_ms_ago", h->last_round_ago_ms);
+	sl_json_add_u64(o, "rounds", st->rounds);
+	sl_json_add_u64(o, "sent_messages", st->sent_messages);
+	sl_json_add_u64(o, "sent_bytes", st->sent_bytes);
+	sl_json_add_u64(o, "sent_entries", st->sent_entries);
+	sl_json_add_u64(o, "send_errors", st->send_errors);
+	sl_json_add_u64(o, "aggregation_us", st->collect_us);
+	sl_json_add_u64(o, "aggregation_clients", st->collect_clients);
+	sl_json_add_u64(o, "aggregation_changed", st->collect_changed);
+	sl_json_add_u64(o, "rejected_forged", st->rejected_forged);
+	sl_json_add_u64(o, "rejected_malformed", st->rejected_malformed);
+	sl_json_add_u64(o, "rejected_replayed", st->rejected_replayed);
+	sl_json_add_u64(o, "rejected_own", st->rejected_own);
+	sl_json_add_u64(o, "rejected_future", st->rejected_future);
+	sl_json_add_u64(o, "rejected_stale", st->rejected_stale);
+	sl_json_add_u64(o, "unknown_rule_entries", st->unknown_rule);
+	sl_json_add_u64(o, "peer_view_full", st->view_full);
+	sl_json_add_u64(o, "untracked_clients", st->untracked);
+	json_object_object_add(o, "backend_up", json_object_new_boolean(st->backend_up));
+	sl_json_add_u64(o, "backend_errors", st->backend_errors);
+	sl_json_add_u64(o, "backend_reconnects", st->backend_reconnects);
 	json_object_object_add(o, "peers", peers);
 	return o;
 }
 
-void sl_sync_status_print(json_object *sync)
+void sl_sync_health_print(const struct sl_sync_health *h)
 {
-	json_object *peers, *v;
-	size_t i, n;
+	const struct sl_sync_status *st = &h->st;
+	__u32 i;
 
-#define G(o, k) (json_object_object_get_ex(o, k, &v), v)
-#define U(o, k) ((unsigned long long)json_object_get_int64(G(o, k)))
-	printf("sync:     node %llu, %s every %llu ms, %llu of %llu peers up, last round %llu ms ago\n",
-	       U(sync, "node"), json_object_get_string(G(sync, "layout")),
-	       U(sync, "interval_ms"), U(sync, "peers_up"),
-	       U(sync, "peers_configured"), U(sync, "last_round_ms_ago"));
+	printf("sync:     node %u, %s every %u ms, %u of %u peers up, last round %llu ms ago\n",
+	       st->node, sl_layout_name(st->layout), st->interval_ms,
+	       h->peers_up, st->peers_configured,
+	       (unsigned long long)h->last_round_ago_ms);
 	printf("          sent %llu messages (%llu bytes), aggregation %llu us over %llu clients\n",
-	       U(sync, "sent_messages"), U(sync, "sent_bytes"),
-	       U(sync, "aggregation_us"), U(sync, "aggregation_clients"));
+	       (unsigned long long)st->sent_messages,
+	       (unsigned long long)st->sent_bytes,
+	       (unsigned long long)st->collect_us,
+	       (unsigned long long)st->collect_clients);
 	printf("          rejected: %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own\n",
-	       U(sync, "rejected_forged"), U(sync, "rejected_malformed"),
-	       U(sync, "rejected_replayed"), U(sync, "rejected_stale"),
-	       U(sync, "rejected_future"), U(sync, "rejected_own"));
-	peers = G(sync, "peers");
-	n = json_object_array_length(peers);
-	if (n)
+	       (unsigned long long)st->rejected_forged,
+	       (unsigned long long)st->rejected_malformed,
+	       (unsigned long long)st->rejected_replayed,
+	       (unsigned long long)st->rejected_stale,
+	       (unsigned long long)st->rejected_future,
+	       (unsigned long long)st->rejected_own);
+	if (h->nr_peers)
 		printf("  %-6s %-24s %-5s %12s %8s %10s %10s\n", "NODE", "ADDRESS",
 		       "UP", "HEARD_AGO", "LAG_MS", "MESSAGES", "REJECTED");
-	for (i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(peers, i);
+	for (i = 0; i < h->nr_peers; i++) {
+		const struct sl_sync_peer *p = &h->st.peer[i];
 
-		printf("  %-6llu %-24s %-5s %10llums %8llu %10llu %10llu\n",
-		       U(p, "node"), json_object_get_string(G(p, "address")),
-		       json_object_get_boolean(G(p, "up")) ? "yes" : "no",
-		       U(p, "last_heard_ms_ago"), U(p, "lag_ms"),
-		       U(p, "messages"), U(p, "rejected"));
+		printf("  %-6u %-24s %-5s %10llums %8llu %10llu %10llu\n",
+		       p->node, p->addr, h->peer[i].up ? "yes" : "no",
+		       (unsigned long long)h->peer[i].heard_ago_ms,
+		       (unsigned long long)p->lag_ms,
+		       (unsigned long long)p->messages,
+		       (unsigned long long)p->rejected);
 	}
-#undef U
-#undef G
 }
