@@ -156,12 +156,8 @@ static int open_pinned_programs(int *xdp_fd, int *tc_fd)
 	return 0;
 }
 
-/* sl_load_pinned; *loaded tells whether this call loaded and pinned the
- * programs (false: it reused the pins), so that a caller failing later
- * can take away what it made.
- */
-static int load_pinned(const struct sl_load_opts *opts, int *xdp_fd,
-		       int *tc_fd, bool *loaded)
+int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
+		   bool *loaded)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
 		    .pin_root_path = SL_PIN_DIR);
@@ -221,13 +217,6 @@ err_destroy:
 err_rmdir:
 	rmdir(SL_PIN_DIR);	/* only if empty: never a partial state */
 	return err;
-}
-
-int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
-{
-	bool loaded;
-
-	return load_pinned(opts, xdp_fd, tc_fd, &loaded);
 }
 
 /* libxdp needs CAP_SYS_ADMIN (it crashes without it, in
@@ -383,7 +372,7 @@ int sl_attach(const char *dev, enum sl_attach_mode mode,
 		pr_error("%s: no such device (ip link shows the devices)", dev);
 		return -ENODEV;
 	}
-	err = load_pinned(opts, &xdp_fd, &tc_fd, &loaded);
+	err = sl_load_pinned(opts, &xdp_fd, &tc_fd, &loaded);
 	if (err)
 		return err;
 	err = sl_maps_open_pinned(&m);
