@@ -17,6 +17,11 @@
 #      a full disk (/dev/full), and no bpffs at /sys/fs/bpf (unmounted in
 #      this run's private mount namespace, then mounted back; the cleanup
 #      mounts it back too if the run is stopped in between).
+#   4. a late failure leaves nothing of the call that failed: an attach
+#      or rules apply whose last program pin is taken (a directory
+#      squatting on it) removes the maps and programs it pinned; a
+#      service start whose second device cannot be attached detaches the
+#      first, which it attached, and unpins, but leaves one it adopted.
 #
 # Usage: test_faults.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -685,6 +690,57 @@ test_bpffs_not_mounted() {
 		"$STOP_RC/$(has_xdp)/$(pins_gone)" "0/False/gone"
 }
 
+# ---- 4. a late failure leaves nothing of its call ----
+
+# pin_names: what is under the pin dir, sorted, on one line
+pin_names() { ls -A "$SL_PIN" 2>/dev/null | sort | paste -sd' '; }
+
+test_late_pin_failure_leaves_nothing() {
+	local cmd
+	# the maps and the first two programs pin; the last cannot
+	for cmd in "attach $VETH_S" "rules apply $SL_TMP/rules.yaml"; do
+		mkdir -p "$SL_PIN/prog_check"
+		# shellcheck disable=SC2086
+		clean_fail "$cmd with $SL_PIN/prog_check taken by a directory (its last pin fails)" \
+			sl $cmd
+		tap_eq "... removes every pin it made (only the squatter is left), no XDP program on $VETH_S" \
+			"$(pin_names)/$(has_xdp)" "prog_check/False"
+		rmdir "$SL_PIN/prog_check"
+		# what a failing build left: gone, so that the next case counts
+		[ "$(pins_gone)" = gone ] || sl detach --all >/dev/null 2>&1
+		rmdir "$SL_PIN" 2>/dev/null
+	done
+}
+
+# run_fails DESC CONFIG: slicelimit run --config CONFIG exits 1..127
+run_fails() {
+	clean_fail "$1" timeout 20 nsenter --net="/run/netns/$NS_S" \
+		"$SL_BIN" run --config "$2"
+}
+
+test_late_attach_failure_leaves_nothing() {
+	cat >"$SL_TMP/two.yaml" <<EOF
+devices:
+  - { name: $VETH_S, mode: xdp }
+  - { name: slnodev0, mode: xdp }
+rules: $SL_TMP/running.yaml
+http:
+  listen: 127.0.0.1:8080
+EOF
+	run_fails "run with a second device that does not exist" "$SL_TMP/two.yaml"
+	tap_eq "... detaches $VETH_S, which it attached, and unpins (ip link, bpftool net, the pin dir)" \
+		"$(has_xdp)/$(in_server bpftool -j net | json_get "len(d[0]['xdp'])")/$(pins_gone)" \
+		"False/0/gone"
+	[ "$(pins_gone)" = gone ] || sl detach --all >/dev/null 2>&1
+	sl attach "$VETH_S" >/dev/null 2>&1
+	run_fails "... the same with $VETH_S attached before the start" "$SL_TMP/two.yaml"
+	tap_eq "... leaves $VETH_S, which it adopted, attached and recorded; no service state" \
+		"$(has_xdp)/$(status_devices | json_get "[x[0] for x in d]")/$(sl -j status | json_get "d['service']")" \
+		"True/[\"$VETH_S\"]/null"
+	sl detach --all >/dev/null 2>&1
+	tap_eq "... detach --all then leaves nothing" "$(has_xdp)/$(pins_gone)" "False/gone"
+}
+
 main() {
 	local start=$SECONDS t
 	sl_claim_pins 30
@@ -701,7 +757,10 @@ main() {
 	diag "RLIMIT_NOFILE: $((SECONDS - t))s"; t=$SECONDS
 	test_full_disk
 	test_bpffs_not_mounted
-	diag "/dev/full and no bpffs: $((SECONDS - t))s"
+	diag "/dev/full and no bpffs: $((SECONDS - t))s"; t=$SECONDS
+	test_late_pin_failure_leaves_nothing
+	test_late_attach_failure_leaves_nothing
+	diag "late failures: $((SECONDS - t))s"
 	tap_elapsed "$start" 180
 	tap_done
 }

@@ -91,7 +91,6 @@ static int refresh_rules(struct events_ctx *ctx, bool force)
 {
 	struct sl_rule *rules;
 	struct sl_config cfg;
-	__u32 zero = 0, gen;
 	unsigned nr;
 	int err;
 
@@ -99,21 +98,13 @@ static int refresh_rules(struct events_ctx *ctx, bool force)
 		if (ctx->checked)
 			return 0;
 		ctx->checked = true;
-		if (bpf_map_lookup_elem(ctx->maps.active, &zero, &gen))
-			return -errno;
-		gen &= 1;
-		if (bpf_map_lookup_elem(ctx->maps.config, &gen, &cfg))
-			return -errno;
-		if (cfg.rules_epoch == ctx->epoch)
-			return 0;
 	}
-	err = sl_rules_read_live(&ctx->maps, &rules, &nr, &cfg);
-	if (err)
+	err = sl_rules_reread(&ctx->maps, force, &ctx->epoch, &rules, &nr, &cfg);
+	if (err <= 0)
 		return err;
 	free(ctx->rules);
 	ctx->rules = rules;
 	ctx->nr = nr;
-	ctx->epoch = cfg.rules_epoch;
 	return 0;
 }
 

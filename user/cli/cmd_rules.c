@@ -182,28 +182,16 @@ static int rules_apply(const char *path)
 	struct sl_rule *live = NULL;
 	struct sl_maps m;
 	unsigned nr;
-	int xdp_fd, tc_fd, err;
+	bool loaded;
+	int err;
 
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err)
 		return refused(path, err, &pb, "the running rules are unchanged");
-	err = sl_load_pinned(&lo, &xdp_fd, &tc_fd);
+	err = sl_rules_apply_pinned(path, &rs, &lo, &loaded, &m);
 	if (err)
 		goto out;
-	close(xdp_fd);
-	close(tc_fd);
-	err = sl_maps_open_pinned(&m);
-	if (err) {
-		pr_error("cannot open the maps under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
-		goto out;
-	}
-	err = sl_rules_apply(&m, &rs);
-	if (err)
-		pr_error("%s: cannot apply: %s; the running rules are unchanged",
-			 path, strerror(-err));
-	else
-		err = sl_rules_read_live(&m, &live, &nr, &cfg);
+	err = sl_rules_read_live(&m, &live, &nr, &cfg);
 	sl_maps_close(&m);
 	if (err)
 		goto out;

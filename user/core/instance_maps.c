@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,48 +31,78 @@ int sl_require_bpffs(void)
 	return 0;
 }
 
+/* Every map fd of struct sl_maps with the name of its map, in the order
+ * of SL_MAP_FIELDS: the loops below are the one place that lists them.
+ */
+static const struct {
+	const char *name;
+	size_t off;
+} map_fields[] = {
+#define X(f) { "sl_" #f, offsetof(struct sl_maps, f) },
+	SL_MAP_FIELDS(X)
+#undef X
+};
+#define NR_MAP_FIELDS	(sizeof(map_fields) / sizeof(map_fields[0]))
+
+static int *map_fd(struct sl_maps *m, size_t i)
+{
+	return (int *)((char *)m + map_fields[i].off);
+}
+
 int sl_maps_open_pinned(struct sl_maps *m)
 {
 	char path[256];
+	size_t i;
 	int err;
 
 	memset(m, 0, sizeof(*m));
-#define X(f) m->f = -1;
-	SL_MAP_FIELDS(X)
-#undef X
-	m->owned = true;
+	for (i = 0; i < NR_MAP_FIELDS; i++)
+		*map_fd(m, i) = -1;
 	m->nr_cpus = libbpf_num_possible_cpus();
 	if (m->nr_cpus < 0)
 		return m->nr_cpus;
-#define X(f)								\
-	snprintf(path, sizeof(path), SL_PIN_DIR "/sl_" #f);		\
-	m->f = bpf_obj_get(path);					\
-	if (m->f < 0) {							\
-		err = -errno;						\
-		sl_maps_close(m);					\
-		return err;						\
+	for (i = 0; i < NR_MAP_FIELDS; i++) {
+		snprintf(path, sizeof(path), SL_PIN_DIR "/%s",
+			 map_fields[i].name);
+		*map_fd(m, i) = bpf_obj_get(path);
+		if (*map_fd(m, i) < 0) {
+			err = -errno;
+			goto err_close;
+		}
 	}
-	SL_MAP_FIELDS(X)
-#undef X
+	m->owned = true;
 	return 0;
+
+err_close:
+	while (i--) {
+		close(*map_fd(m, i));
+		*map_fd(m, i) = -1;
+	}
+	return err;
 }
 
 void sl_maps_from_object(struct sl_maps *m, struct bpf_object *obj)
 {
+	size_t i;
+
 	memset(m, 0, sizeof(*m));
 	m->nr_cpus = libbpf_num_possible_cpus();
-#define X(f) m->f = bpf_map__fd(bpf_object__find_map_by_name(obj, "sl_" #f));
-	SL_MAP_FIELDS(X)
-#undef X
+	for (i = 0; i < NR_MAP_FIELDS; i++)
+		*map_fd(m, i) = bpf_map__fd(bpf_object__find_map_by_name(obj,
+							map_fields[i].name));
 }
 
 void sl_maps_close(struct sl_maps *m)
 {
+	size_t i;
+
 	if (!m->owned)
 		return;
-#define X(f) if (m->f >= 0) close(m->f); m->f = -1;
-	SL_MAP_FIELDS(X)
-#undef X
+	for (i = NR_MAP_FIELDS; i--;) {
+		if (*map_fd(m, i) >= 0)
+			close(*map_fd(m, i));
+		*map_fd(m, i) = -1;
+	}
 	m->owned = false;
 }
 

@@ -77,41 +77,101 @@ static void record_fresh_build(void)
 		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
 }
 
-/* Pin the three programs; `what` names them in the error. */
+/* Pin the three programs; `what` names them in the error. A failure
+ * unpins the ones this call pinned, in reverse order.
+ */
 static int pin_programs(struct slicelimit_bpf *skel, const char *what)
 {
 	int err;
 
 	err = bpf_program__pin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
-	if (!err)
-		err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
-	if (!err)
-		err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
 	if (err)
-		pr_error("cannot pin the %s under %s: %s", what, SL_PIN_DIR,
-			 strerror(-err));
+		goto err_report;
+	err = bpf_program__pin(skel->progs.sl_tc, SL_PROG_TC_PIN);
+	if (err)
+		goto err_unpin_xdp;
+	err = bpf_program__pin(skel->progs.sl_check, SL_PROG_CHECK_PIN);
+	if (err)
+		goto err_unpin_tc;
+	return 0;
+
+err_unpin_tc:
+	bpf_program__unpin(skel->progs.sl_tc, SL_PROG_TC_PIN);
+err_unpin_xdp:
+	bpf_program__unpin(skel->progs.sl_xdp, SL_PROG_XDP_PIN);
+err_report:
+	pr_error("cannot pin the %s under %s: %s", what, SL_PIN_DIR,
+		 strerror(-err));
 	return err;
 }
 
-int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
+/* Which of the object's map pins exist before its load (bit i: the i-th
+ * map), so that a failure after the load removes only the maps libbpf
+ * pinned for this call, not those it reused.
+ */
+static __u64 map_pins_present(const struct bpf_object *obj)
+{
+	const struct bpf_map *map;
+	__u64 present = 0;
+	unsigned i = 0;
+
+	bpf_object__for_each_map(map, obj) {
+		const char *path = bpf_map__pin_path(map);
+
+		if (i < 64 && path && !access(path, F_OK))
+			present |= 1ULL << i;
+		i++;
+	}
+	return present;
+}
+
+/* Unpin, last first, the maps of obj whose pin was not in PRESENT. */
+static void unpin_new_maps(struct bpf_object *obj, __u64 present)
+{
+	struct bpf_map *map;
+	unsigned i = 0;
+
+	bpf_object__for_each_map(map, obj)
+		i++;
+	for (map = bpf_object__prev_map(obj, NULL); map;
+	     map = bpf_object__prev_map(obj, map)) {
+		i--;
+		if (bpf_map__pin_path(map) && !(i < 64 && present >> i & 1))
+			bpf_map__unpin(map, NULL);
+	}
+}
+
+/* The programs pinned already: their fds (1), or none pinned (0). */
+static int open_pinned_programs(int *xdp_fd, int *tc_fd)
+{
+	*xdp_fd = bpf_obj_get(SL_PROG_XDP_PIN);
+	*tc_fd = bpf_obj_get(SL_PROG_TC_PIN);
+	if (*xdp_fd >= 0 && *tc_fd >= 0 && !access(SL_PROG_CHECK_PIN, F_OK))
+		return 1;
+	if (*xdp_fd >= 0)
+		close(*xdp_fd);
+	if (*tc_fd >= 0)
+		close(*tc_fd);
+	*xdp_fd = *tc_fd = -1;
+	return 0;
+}
+
+int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
+		   bool *loaded)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
 		    .pin_root_path = SL_PIN_DIR);
 	struct slicelimit_bpf *skel;
 	bool had_pins;
+	__u64 present;
 	int err;
 
+	*loaded = false;
 	err = sl_require_bpffs();
 	if (err)
 		return err;
-	*xdp_fd = bpf_obj_get(SL_PROG_XDP_PIN);
-	*tc_fd = bpf_obj_get(SL_PROG_TC_PIN);
-	if (*xdp_fd >= 0 && *tc_fd >= 0 && !access(SL_PROG_CHECK_PIN, F_OK))
+	if (open_pinned_programs(xdp_fd, tc_fd))
 		return 0;
-	if (*xdp_fd >= 0)
-		close(*xdp_fd);
-	if (*tc_fd >= 0)
-		close(*tc_fd);
 
 	if (mkdir(SL_PIN_DIR, 0700) && errno != EEXIST) {
 		err = -errno;
@@ -122,31 +182,40 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd)
 	if (!skel) {
 		err = -errno;
 		pr_error("cannot open the BPF object: %s", strerror(-err));
-		return err;
+		goto err_rmdir;
 	}
 	sl_size_state_maps(skel->obj, opts->clients);
 	/* libbpf reuses maps pinned by name; EINVAL then usually means a
-	 * pinned map was made with other sizes, worth a hint only then */
+	 * pinned map was made with other sizes, worth a hint only then
+	 */
 	had_pins = access(SL_PIN_DIR "/sl_clients", F_OK) == 0;
+	present = map_pins_present(skel->obj);
+	/* a failed load unpins the maps it pinned itself */
 	err = slicelimit_bpf__load(skel);
 	if (err) {
 		pr_error("cannot load the BPF programs: %s%s", strerror(-err),
 			 err == -EINVAL && had_pins ?
 			 " (maps pinned under " SL_PIN_DIR " may have other sizes: run 'slicelimit detach --all' first; -v shows libbpf's log)" :
 			 " (-v shows libbpf's log)");
-		goto out;
+		goto err_destroy;
 	}
 	err = pin_programs(skel, "programs");
 	if (err)
-		goto out;
+		goto err_unpin_maps;
 	*xdp_fd = dup(bpf_program__fd(skel->progs.sl_xdp));
 	*tc_fd = dup(bpf_program__fd(skel->progs.sl_tc));
 	record_fresh_build();
 	pr_info("loaded and pinned under %s", SL_PIN_DIR);
-out:
 	slicelimit_bpf__destroy(skel);
-	if (err)
-		rmdir(SL_PIN_DIR);	/* only if empty: never a partial state */
+	*loaded = true;
+	return 0;
+
+err_unpin_maps:
+	unpin_new_maps(skel->obj, present);
+err_destroy:
+	slicelimit_bpf__destroy(skel);
+err_rmdir:
+	rmdir(SL_PIN_DIR);	/* only if empty: never a partial state */
 	return err;
 }
 
@@ -275,12 +344,27 @@ static int detach_tc(int ifindex)
 	return bpf_tc_detach(&hook, &tc);
 }
 
+static void warn_clients_ignored(const struct sl_maps *m, unsigned clients)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!bpf_obj_get_info_by_fd(m->clients, &info, &len) &&
+	    info.max_entries != clients)
+		pr_warn("--clients %u ignored: the client table was created with %u entries (by an earlier attach or rules apply); detach --all, then attach --clients first to resize it",
+			clients, info.max_entries);
+}
+
+/* A failure leaves nothing of this call: a device attached is detached,
+ * and pins this call made (nothing was loaded before) are removed.
+ */
 int sl_attach(const char *dev, enum sl_attach_mode mode,
 	      const struct sl_load_opts *opts)
 {
 	struct sl_device rec = {};
 	struct sl_maps m;
 	int ifindex, xdp_fd = -1, tc_fd = -1, prog_fd, err;
+	bool loaded;
 	__u32 key;
 
 	ifindex = if_nametoindex(dev);
@@ -288,37 +372,30 @@ int sl_attach(const char *dev, enum sl_attach_mode mode,
 		pr_error("%s: no such device (ip link shows the devices)", dev);
 		return -ENODEV;
 	}
-	err = sl_load_pinned(opts, &xdp_fd, &tc_fd);
+	err = sl_load_pinned(opts, &xdp_fd, &tc_fd, &loaded);
 	if (err)
 		return err;
 	err = sl_maps_open_pinned(&m);
 	if (err) {
 		pr_error("cannot open the maps pinned under %s: %s", SL_PIN_DIR,
 			 strerror(-err));
-		goto out_progs;
+		goto err_progs;
 	}
-	if (opts->clients) {
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
-
-		if (!bpf_obj_get_info_by_fd(m.clients, &info, &len) &&
-		    info.max_entries != opts->clients)
-			pr_warn("--clients %u ignored: the client table was created with %u entries (by an earlier attach or rules apply); detach --all, then attach --clients first to resize it",
-				opts->clients, info.max_entries);
-	}
+	if (opts->clients)
+		warn_clients_ignored(&m, opts->clients);
 	key = ifindex;
 	if (!bpf_map_lookup_elem(m.devices, &key, &rec)) {
 		pr_error("%s: already attached (mode %s); detach it first", dev,
 			 sl_mode_name(rec.mode));
 		err = -EEXIST;
-		goto out;
+		goto err_maps;
 	}
 
 	prog_fd = mode == SL_MODE_TC ? tc_fd : xdp_fd;
 	err = mode == SL_MODE_TC ? attach_tc(ifindex, dev, prog_fd) :
 				   attach_xdp(ifindex, dev, prog_fd, mode);
 	if (err)
-		goto out;
+		goto err_maps;
 	memset(&rec, 0, sizeof(rec));
 	snprintf(rec.name, sizeof(rec.name), "%s", dev);
 	rec.mode = mode;
@@ -327,12 +404,26 @@ int sl_attach(const char *dev, enum sl_attach_mode mode,
 		err = -errno;
 		pr_error("%s: attached, but cannot record it: %s", dev,
 			 strerror(errno));
+		goto err_detach;
 	}
-out:
 	sl_maps_close(&m);
-out_progs:
 	close(xdp_fd);
 	close(tc_fd);
+	return 0;
+
+err_detach:
+	/* unrecorded, it could not be found again: off the device */
+	if (mode == SL_MODE_TC)
+		detach_tc(ifindex);
+	else
+		detach_xdp(ifindex, dev, prog_fd, mode);
+err_maps:
+	sl_maps_close(&m);
+err_progs:
+	close(xdp_fd);
+	close(tc_fd);
+	if (loaded)
+		sl_unpin_if_unused();
 	return err;
 }
 
@@ -657,23 +748,16 @@ static void moved_aside(struct slicelimit_bpf *skel, bool restore)
 	}
 }
 
-int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
+/* Is an upgrade due? 1: the pinned programs are another build's (rec->id
+ * is this build's, rec->from theirs), 0: nothing loaded or this build's
+ * already, -errno.
+ */
+static int upgrade_due(struct sl_build_rec *rec)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
-		    .pin_root_path = SL_PIN_DIR);
-	struct sl_device recs[SL_MAX_UPGRADE_DEVICES];
-	__u32 ifindex[SL_MAX_UPGRADE_DEVICES], key, *prev = NULL;
-	struct sl_build_rec rec = {}, old;
-	struct slicelimit_bpf *skel = NULL;
-	struct bpf_map_info info = {};
-	__u32 ilen = sizeof(info);
-	unsigned nr = 0, i, clients = opts->clients;
-	int old_xdp = -1, old_tc = -1, err;
-	struct bpf_map *map;
-	struct sl_maps m;
+	struct sl_build_rec old = {};
+	int err;
 
-	memset(out, 0, sizeof(*out));
-	sl_build_id(rec.id);
+	sl_build_id(rec->id);
 	if (access(SL_PROG_XDP_PIN, F_OK))
 		return 0;	/* nothing loaded: the ordinary load will */
 	err = sl_build_read(&old);
@@ -683,11 +767,28 @@ int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
 			 SL_BUILD_PIN, strerror(-err));
 		return err;
 	}
-	if (!err && !memcmp(old.id, rec.id, sizeof(rec.id)))
+	if (!err && !memcmp(old.id, rec->id, sizeof(rec->id)))
 		return 0;	/* this build's already */
-	memcpy(rec.from, old.id, sizeof(rec.from));
+	memcpy(rec->from, old.id, sizeof(rec->from));
+	return 1;
+}
 
-	/* the devices to move over, before any pin changes */
+struct upgrade_devices {
+	struct sl_device recs[SL_MAX_UPGRADE_DEVICES];
+	__u32 ifindex[SL_MAX_UPGRADE_DEVICES];
+	unsigned nr;
+};
+
+/* The devices to move over, read before any pin changes, and the size of
+ * the client table (*clients, unless it names one already).
+ */
+static int read_devices(struct upgrade_devices *d, unsigned *clients)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info), key, *prev = NULL;
+	struct sl_maps m;
+	int err;
+
 	err = sl_maps_open_pinned(&m);
 	if (err) {
 		pr_error("cannot open the maps pinned under %s: %s", SL_PIN_DIR,
@@ -697,38 +798,37 @@ int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
 	if (bpf_obj_get_info_by_fd(m.devices, &info, &ilen) ||
 	    info.value_size != sizeof(struct sl_device)) {
 		pr_error("the pinned device list has another layout: cannot move the devices over; run 'slicelimit detach --all', then start again");
-		sl_maps_close(&m);
-		return -ESTALE;
+		err = -ESTALE;
+		goto out;
 	}
-	while (nr < SL_MAX_UPGRADE_DEVICES &&
+	d->nr = 0;
+	while (d->nr < SL_MAX_UPGRADE_DEVICES &&
 	       !bpf_map_get_next_key(m.devices, prev, &key)) {
-		ifindex[nr] = key;
-		prev = &ifindex[nr];
-		if (!bpf_map_lookup_elem(m.devices, &key, &recs[nr]))
-			nr++;
+		d->ifindex[d->nr] = key;
+		prev = &d->ifindex[d->nr];
+		if (!bpf_map_lookup_elem(m.devices, &key, &d->recs[d->nr]))
+			d->nr++;
 	}
 	/* the client table keeps its size unless the config names one */
 	memset(&info, 0, sizeof(info));
 	ilen = sizeof(info);
-	if (!clients && !bpf_obj_get_info_by_fd(m.clients, &info, &ilen))
-		clients = info.max_entries;
+	if (!*clients && !bpf_obj_get_info_by_fd(m.clients, &info, &ilen))
+		*clients = info.max_entries;
+out:
 	sl_maps_close(&m);
+	return err;
+}
 
-	old_xdp = bpf_obj_get(SL_PROG_XDP_PIN);
-	old_tc = bpf_obj_get(SL_PROG_TC_PIN);
-	skel = slicelimit_bpf__open_opts(&open_opts);
-	if (!skel) {
-		err = -errno;
-		pr_error("cannot open the BPF object: %s", strerror(-err));
-		goto out;
-	}
-	sl_size_state_maps(skel->obj, clients);
-	/* a pin libbpf could not reuse is moved aside (NAME__aside: bpffs
-	 * takes no dot in a name), so that the load makes and pins a new
-	 * map: its content is lost, say which.
-	 * Until the programs are swapped the old map stays pinned aside, and
-	 * goes back if anything fails.
-	 */
+/* A pin libbpf could not reuse is moved aside (NAME__aside: bpffs takes
+ * no dot in a name), so that the load makes and pins a new map: its
+ * content is lost, say which. Until the programs are swapped the old map
+ * stays pinned aside, and goes back if anything fails (moved_aside).
+ */
+static int set_aside_changed_maps(struct slicelimit_bpf *skel,
+				  struct sl_build_rec *rec)
+{
+	struct bpf_map *map;
+
 	bpf_object__for_each_map(map, skel->obj) {
 		const char *path = bpf_map__pin_path(map);
 		char why[96], aside[PATH_MAX];
@@ -738,87 +838,140 @@ int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
 			continue;
 		r = pin_reusable(map, path, why, sizeof(why));
 		if (r == 1) {
-			rec.maps_kept++;
+			rec->maps_kept++;
 		} else if (r == 0) {
 			pr_warn("%s: layout changed (%s): reset, its content is lost",
 				bpf_map__name(map), why);
 			snprintf(aside, sizeof(aside), "%s__aside", path);
 			if (rename(path, aside)) {
-				err = -errno;
+				r = -errno;
 				pr_error("%s: cannot move the pin aside: %s",
-					 path, strerror(-err));
-				goto out;
+					 path, strerror(-r));
+				return r;
 			}
-			rec.maps_reset++;
-			append_name(rec.reset_names, sizeof(rec.reset_names),
+			rec->maps_reset++;
+			append_name(rec->reset_names, sizeof(rec->reset_names),
 				    bpf_map__name(map));
 		} else if (r != -ENOENT) {
-			err = r;
 			pr_error("%s: cannot inspect the pin: %s", path,
 				 strerror(-r));
-			goto out;
+			return r;
 		}
 	}
+	return 0;
+}
+
+/* Every recorded device onto the loaded programs, its record updated. */
+static int swap_devices(struct slicelimit_bpf *skel, struct upgrade_devices *d,
+			int old_xdp, int old_tc)
+{
+	struct sl_maps m;
+	unsigned i;
+	int err;
+
+	err = sl_maps_open_pinned(&m);
+	if (err) {
+		pr_error("cannot open the maps after the load: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < d->nr; i++) {
+		struct sl_device *rec = &d->recs[i];
+		int new_fd = rec->mode == SL_MODE_TC ?
+			     bpf_program__fd(skel->progs.sl_tc) :
+			     bpf_program__fd(skel->progs.sl_xdp);
+		int old_fd = rec->mode == SL_MODE_TC ? old_tc : old_xdp;
+		char name[IF_NAMESIZE];
+
+		/* a device gone since is only forgotten, as detach does */
+		if (!if_indextoname(d->ifindex[i], name) ||
+		    strcmp(name, rec->name)) {
+			bpf_map_delete_elem(m.devices, &d->ifindex[i]);
+			continue;
+		}
+		err = swap_device(d->ifindex[i], rec, old_fd, new_fd);
+		if (err)
+			break;
+		bpf_map_update_elem(m.devices, &d->ifindex[i], rec, BPF_ANY);
+	}
+	sl_maps_close(&m);
+	return err;
+}
+
+static void report_upgrade(const struct sl_build_rec *rec, unsigned nr)
+{
+	char from[2 * SL_BUILD_ID_LEN + 1], to[2 * SL_BUILD_ID_LEN + 1];
+
+	pr_notice("upgraded the loaded programs from build %.12s to %.12s on %u device%s: %u maps kept, %u reset%s%s",
+		  memcmp(rec->from, (__u8[SL_BUILD_ID_LEN]){ 0 }, SL_BUILD_ID_LEN) ?
+		  sl_build_id_hex(rec->from, from) : "unknown",
+		  sl_build_id_hex(rec->id, to), nr, nr == 1 ? "" : "s",
+		  rec->maps_kept, rec->maps_reset,
+		  rec->maps_reset ? ": " : "", rec->reset_names);
+}
+
+int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+		    .pin_root_path = SL_PIN_DIR);
+	struct upgrade_devices devs;
+	struct sl_build_rec rec = {};
+	struct slicelimit_bpf *skel;
+	unsigned clients = opts->clients;
+	int old_xdp, old_tc, err;
+
+	memset(out, 0, sizeof(*out));
+	err = upgrade_due(&rec);
+	if (err <= 0)
+		return err;
+	err = read_devices(&devs, &clients);
+	if (err)
+		return err;
+
+	old_xdp = bpf_obj_get(SL_PROG_XDP_PIN);
+	old_tc = bpf_obj_get(SL_PROG_TC_PIN);
+	skel = slicelimit_bpf__open_opts(&open_opts);
+	if (!skel) {
+		err = -errno;
+		pr_error("cannot open the BPF object: %s", strerror(-err));
+		goto err_old_progs;
+	}
+	sl_size_state_maps(skel->obj, clients);
+	err = set_aside_changed_maps(skel, &rec);
+	if (err)
+		goto err_restore;
 	err = slicelimit_bpf__load(skel);
 	if (err) {
 		pr_error("cannot load this build's programs: %s (-v shows libbpf's log); the running ones are unchanged",
 			 strerror(-err));
-		goto out;
+		goto err_restore;
 	}
-	err = sl_maps_open_pinned(&m);
-	if (err) {
-		pr_error("cannot open the maps after the load: %s", strerror(-err));
-		goto out;
-	}
-	for (i = 0; i < nr; i++) {
-		int new_fd = recs[i].mode == SL_MODE_TC ?
-			     bpf_program__fd(skel->progs.sl_tc) :
-			     bpf_program__fd(skel->progs.sl_xdp);
-		int old_fd = recs[i].mode == SL_MODE_TC ? old_tc : old_xdp;
-		char name[IF_NAMESIZE];
-
-		/* a device gone since is only forgotten, as detach does */
-		if (!if_indextoname(ifindex[i], name) ||
-		    strcmp(name, recs[i].name)) {
-			bpf_map_delete_elem(m.devices, &ifindex[i]);
-			continue;
-		}
-		err = swap_device(ifindex[i], &recs[i], old_fd, new_fd);
-		if (err)
-			break;
-		bpf_map_update_elem(m.devices, &ifindex[i], &recs[i], BPF_ANY);
-	}
-	sl_maps_close(&m);
+	err = swap_devices(skel, &devs, old_xdp, old_tc);
 	if (err)
-		goto out;
+		goto err_restore;
 	unlink(SL_PROG_XDP_PIN);
 	unlink(SL_PROG_TC_PIN);
 	unlink(SL_PROG_CHECK_PIN);
 	err = pin_programs(skel, "new programs");
 	if (err)
-		goto out;
+		goto err_restore;
 	rec.upgraded_ms = sl_now_tai_ms();
 	if (sl_build_write(&rec))
 		pr_warn("cannot record the build id as %s", SL_BUILD_PIN);
 	*out = rec;
 	moved_aside(skel, false);
-	{
-		char from[2 * SL_BUILD_ID_LEN + 1], to[2 * SL_BUILD_ID_LEN + 1];
-
-		pr_notice("upgraded the loaded programs from build %.12s to %.12s on %u device%s: %u maps kept, %u reset%s%s",
-			  memcmp(rec.from, (__u8[SL_BUILD_ID_LEN]){ 0 }, SL_BUILD_ID_LEN) ?
-			  sl_build_id_hex(rec.from, from) : "unknown",
-			  sl_build_id_hex(rec.id, to), nr, nr == 1 ? "" : "s",
-			  rec.maps_kept, rec.maps_reset,
-			  rec.maps_reset ? ": " : "", rec.reset_names);
-	}
-out:
-	if (err && skel)
-		moved_aside(skel, true);
+	report_upgrade(&rec, devs.nr);
 	slicelimit_bpf__destroy(skel);
-	if (old_xdp >= 0)
-		close(old_xdp);
+	close(old_tc);
+	close(old_xdp);
+	return 0;
+
+err_restore:
+	moved_aside(skel, true);
+	slicelimit_bpf__destroy(skel);
+err_old_progs:
 	if (old_tc >= 0)
 		close(old_tc);
+	if (old_xdp >= 0)
+		close(old_xdp);
 	return err;
 }

@@ -10,8 +10,12 @@ struct sl_load_opts {
 	unsigned clients;	/* sl_clients capacity, 0: default */
 };
 
-/* Load and pin the programs and maps once; later calls reuse the pins. */
-int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd);
+/* Load and pin the programs and maps once; later calls reuse the pins.
+ * *loaded: whether this call loaded them (a caller failing later removes
+ * what it made, sl_unpin_if_unused). A failure leaves no pin of its own.
+ */
+int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
+		   bool *loaded);
 
 int sl_attach(const char *dev, enum sl_attach_mode mode,
 	      const struct sl_load_opts *opts);

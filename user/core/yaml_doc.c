@@ -191,113 +191,131 @@ static void syntax_problem(const yaml_parser_t *p, const char *buf, size_t len,
 		       p->problem ? p->problem : "unreadable");
 }
 
+/* The tree as it is built from the parser's events: the root, and the
+ * collections open around the next node.
+ */
+struct tree_build {
+	struct sl_ynode *stack[SL_YAML_MAX_DEPTH];
+	struct sl_ynode *doc;
+	int top;		/* the innermost open collection, -1: none */
+	int docs;
+};
+
+static struct sl_ynode *scalar_node(const yaml_event_t *ev,
+				    struct sl_problems *pb)
+{
+	struct sl_ynode *n = new_node(SL_YNODE_SCALAR, &ev->start_mark);
+
+	if (!n)
+		return NULL;
+	n->text = malloc(ev->data.scalar.length + 1);
+	if (!n->text) {
+		free(n);
+		return NULL;
+	}
+	memcpy(n->text, ev->data.scalar.value, ev->data.scalar.length);
+	n->text[ev->data.scalar.length] = '\0';
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	if (strlen(n->text) != ev->data.scalar.length)
+		sl_problem_add(pb, n->line, n->column, NULL, NULL,
+			       "a NUL character inside a value");
+	return n;
+}
+
+/* N (NULL: out of memory) into the tree: the root, or the next kid of the
+ * innermost open collection; a collection is then the innermost.
+ */
+static int add_node(struct tree_build *t, struct sl_ynode *n)
+{
+	if (!n)
+		return -ENOMEM;
+	if (t->top < 0) {
+		t->doc = n;
+	} else if (add_kid(t->stack[t->top], n)) {
+		sl_yaml_free(n);
+		return -ENOMEM;
+	}
+	if (n->type != SL_YNODE_SCALAR)
+		t->stack[++t->top] = n;
+	return 0;
+}
+
+/* One parser event into the tree: 0 to go on, 1 at the end of the input,
+ * or -errno (a problem of the file is in *pb).
+ */
+static int take_event(struct tree_build *t, const yaml_event_t *ev,
+		      struct sl_problems *pb)
+{
+	unsigned line = ev->start_mark.line + 1, col = ev->start_mark.column + 1;
+
+	switch (ev->type) {
+	case YAML_STREAM_END_EVENT:
+		return 1;
+	case YAML_DOCUMENT_START_EVENT:
+		if (++t->docs > 1) {
+			sl_problem_add(pb, line, col, NULL, NULL,
+				       "a second YAML document ('---'): a file holds one");
+			return -EINVAL;
+		}
+		return 0;
+	case YAML_ALIAS_EVENT:
+		/* aliases would let a few bytes expand to a huge file */
+		sl_problem_add(pb, line, col, NULL, NULL,
+			       "aliases (*%s) are not supported: write the value out",
+			       (char *)ev->data.alias.anchor);
+		return -EINVAL;
+	case YAML_SCALAR_EVENT:
+		return add_node(t, scalar_node(ev, pb));
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (t->top + 1 >= SL_YAML_MAX_DEPTH) {
+			sl_problem_add(pb, line, col, NULL, NULL,
+				       "nested deeper than %d levels",
+				       SL_YAML_MAX_DEPTH);
+			return -EINVAL;
+		}
+		return add_node(t, new_node(ev->type == YAML_MAPPING_START_EVENT ?
+					    SL_YNODE_MAP : SL_YNODE_SEQ,
+					    &ev->start_mark));
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		t->top--;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 int sl_yaml_parse(const char *buf, size_t len, struct sl_problems *pb,
 		  struct sl_ynode **root)
 {
-	struct sl_ynode *stack[SL_YAML_MAX_DEPTH], *doc = NULL, *n;
+	struct tree_build t = { .top = -1 };
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	int top = -1, err = 0, docs = 0;
-	bool done = false;
+	int err = 0;
 
 	*root = NULL;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	while (!done) {
+	while (!err) {
 		if (!yaml_parser_parse(&parser, &ev)) {
 			syntax_problem(&parser, buf, len, pb);
 			err = parser.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
 			break;
 		}
-		n = NULL;
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = true;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (++docs > 1) {
-				sl_problem_add(pb, ev.start_mark.line + 1,
-					       ev.start_mark.column + 1, NULL, NULL,
-					       "a second YAML document ('---'): a file holds one");
-				err = -EINVAL;
-				done = true;
-			}
-			break;
-		case YAML_ALIAS_EVENT:
-			/* aliases would let a few bytes expand to a huge file */
-			sl_problem_add(pb, ev.start_mark.line + 1,
-				       ev.start_mark.column + 1, NULL, NULL,
-				       "aliases (*%s) are not supported: write the value out",
-				       (char *)ev.data.alias.anchor);
-			err = -EINVAL;
-			done = true;
-			break;
-		case YAML_SCALAR_EVENT:
-			n = new_node(SL_YNODE_SCALAR, &ev.start_mark);
-			if (!n)
-				break;
-			n->text = malloc(ev.data.scalar.length + 1);
-			if (!n->text) {
-				free(n);
-				n = NULL;
-				break;
-			}
-			memcpy(n->text, ev.data.scalar.value, ev.data.scalar.length);
-			n->text[ev.data.scalar.length] = '\0';
-			n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-			if (strlen(n->text) != ev.data.scalar.length)
-				sl_problem_add(pb, n->line, n->column, NULL, NULL,
-					       "a NUL character inside a value");
-			break;
-		case YAML_SEQUENCE_START_EVENT:
-		case YAML_MAPPING_START_EVENT:
-			if (top + 1 >= SL_YAML_MAX_DEPTH) {
-				sl_problem_add(pb, ev.start_mark.line + 1,
-					       ev.start_mark.column + 1, NULL, NULL,
-					       "nested deeper than %d levels",
-					       SL_YAML_MAX_DEPTH);
-				err = -EINVAL;
-				done = true;
-				break;
-			}
-			n = new_node(ev.type == YAML_MAPPING_START_EVENT ?
-				     SL_YNODE_MAP : SL_YNODE_SEQ, &ev.start_mark);
-			break;
-		case YAML_SEQUENCE_END_EVENT:
-		case YAML_MAPPING_END_EVENT:
-			top--;
-			break;
-		default:
-			break;
-		}
-		if ((ev.type == YAML_SCALAR_EVENT ||
-		     ev.type == YAML_SEQUENCE_START_EVENT ||
-		     ev.type == YAML_MAPPING_START_EVENT) && !done) {
-			if (!n) {
-				err = -ENOMEM;
-				done = true;
-			} else if (top < 0) {
-				doc = n;
-			} else if (add_kid(stack[top], n)) {
-				sl_yaml_free(n);
-				err = -ENOMEM;
-				done = true;
-			}
-			if (!err && n->type != SL_YNODE_SCALAR)
-				stack[++top] = n;
-		}
+		err = take_event(&t, &ev, pb);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&parser);
+	if (err == 1) {
+		*root = t.doc;
+		return 0;
+	}
 	if (err == -ENOMEM)
 		pb->oom = true;
-	if (err) {
-		sl_yaml_free(doc);
-		return err;
-	}
-	*root = doc;
-	return 0;
+	sl_yaml_free(t.doc);
+	return err;
 }
 
 int sl_yaml_read_file(const char *path, char **buf, size_t *len,

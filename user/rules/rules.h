@@ -73,6 +73,27 @@ int sl_parse_algorithm(const char *name, unsigned *algorithm);
  */
 int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs);
 
+/* Apply RS (read from PATH) to the pinned instance, after loading and
+ * pinning the programs and maps (OPTS) when nothing is pinned yet (OPTS
+ * NULL: they must be; *loaded tells whether this call loaded them).
+ * Every error is reported here, PATH naming the file; a failure leaves
+ * the running rules unchanged and removes the pins this call made. On
+ * success *m holds the pinned maps, open: the caller closes them.
+ * 0 or -errno.
+ */
+struct sl_load_opts;
+int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,
+			  const struct sl_load_opts *opts, bool *loaded,
+			  struct sl_maps *m);
+
+/* The live rules, read again only when an apply has moved the epoch
+ * away from *epoch (one lookup to know; FORCE: read them regardless).
+ * 1: *rules (the caller frees them), *nr and *cfg are the live ones and
+ * *epoch is theirs; 0: unchanged (*cfg is the live config); -errno.
+ */
+int sl_rules_reread(const struct sl_maps *m, bool force, __u32 *epoch,
+		    struct sl_rule **rules, unsigned *nr, struct sl_config *cfg);
+
 /* The live generation's config: its rules_epoch tells whether the rules
  * changed since they were last read.
  */

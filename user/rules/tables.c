@@ -437,6 +437,52 @@ static int forget_clients(const struct sl_maps *m,
 	return err;
 }
 
+/* Every table of the idle generation GEN but its config, and the
+ * zeroed stats of new rules; *cfg says which lookups it needs.
+ */
+static int write_generation(const struct sl_maps *m, __u32 gen,
+			    const struct sl_rule *rules,
+			    const struct sl_ruleset *rs, const bool *is_new,
+			    struct port_tables *pt, struct sl_config *cfg)
+{
+	bool used = false;
+	__u32 i;
+	int err;
+
+	err = build_port_tables(rules, rs->nr, pt);
+	if (!err)
+		err = write_array(m->port_classes, gen * SL_PORT_SLOTS,
+				  pt->slot_class, sizeof(__u32), SL_PORT_SLOTS);
+	if (!err)
+		err = write_array(m->class_rules, gen * SL_MAX_CLASSES,
+				  pt->classes, sizeof(struct sl_bitmap),
+				  pt->nr_classes);
+	if (!err)
+		err = clear_lpm_gen(m->src_rules, gen);
+	if (!err)
+		err = write_match_lpm(m->src_rules, gen, rules, rs->nr, false,
+				      &used);
+	cfg->has_src = used;
+	if (!err)
+		err = clear_lpm_gen(m->dst_rules, gen);
+	if (!err)
+		err = write_match_lpm(m->dst_rules, gen, rules, rs->nr, true,
+				      &used);
+	cfg->has_dst = used;
+	if (!err)
+		err = clear_lpm_gen(m->exempt_rules, gen);
+	if (!err)
+		err = write_exempt_lpm(m->exempt_rules, gen, rs, &used);
+	cfg->has_exempt = used;
+	if (!err && rs->nr)
+		err = write_array(m->rules, gen * SL_MAX_RULES, rules,
+				  sizeof(*rules), rs->nr);
+	for (i = 0; !err && i < rs->nr; i++)
+		if (is_new[i])
+			err = zero_rule_stats(m, rules[i].id);
+	return err;
+}
+
 int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)
 {
 	struct port_tables pt = {};
@@ -445,7 +491,6 @@ int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)
 	struct sl_rule *rules;
 	bool *is_new;
 	__u32 zero = 0, gen, i;
-	bool used = false;
 	int err;
 
 	if (rs->nr > SL_MAX_RULES)
@@ -470,38 +515,7 @@ int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)
 		goto out;
 	}
 	gen = !(gen & 1);	/* the idle generation */
-
-	err = build_port_tables(rules, rs->nr, &pt);
-	if (!err)
-		err = write_array(m->port_classes, gen * SL_PORT_SLOTS,
-				  pt.slot_class, sizeof(__u32), SL_PORT_SLOTS);
-	if (!err)
-		err = write_array(m->class_rules, gen * SL_MAX_CLASSES,
-				  pt.classes, sizeof(struct sl_bitmap),
-				  pt.nr_classes);
-	if (!err)
-		err = clear_lpm_gen(m->src_rules, gen);
-	if (!err)
-		err = write_match_lpm(m->src_rules, gen, rules, rs->nr, false,
-				      &used);
-	cfg.has_src = used;
-	if (!err)
-		err = clear_lpm_gen(m->dst_rules, gen);
-	if (!err)
-		err = write_match_lpm(m->dst_rules, gen, rules, rs->nr, true,
-				      &used);
-	cfg.has_dst = used;
-	if (!err)
-		err = clear_lpm_gen(m->exempt_rules, gen);
-	if (!err)
-		err = write_exempt_lpm(m->exempt_rules, gen, rs, &used);
-	cfg.has_exempt = used;
-	if (!err && rs->nr)
-		err = write_array(m->rules, gen * SL_MAX_RULES, rules,
-				  sizeof(*rules), rs->nr);
-	for (i = 0; !err && i < rs->nr; i++)
-		if (is_new[i])
-			err = zero_rule_stats(m, rules[i].id);
+	err = write_generation(m, gen, rules, rs, is_new, &pt, &cfg);
 	if (err)
 		goto out;
 

@@ -45,24 +45,24 @@ void sl_check_key_addr(const char *key, struct sl_addr *addr, bool *raw)
 
 /* Read the rules once, and again only when the kernel says the epoch has
  * moved (sl_check answers XDP_ABORTED): a check costs two syscalls, not
- * four.
+ * four. ASK: look at the epoch first (no kernel program tells).
  */
-static int refresh_rules(struct sl_checker *c)
+static int refresh_rules(struct sl_checker *c, bool ask)
 {
 	struct sl_config cfg;
 	struct sl_rule *rules;
 	unsigned nr;
 	int err;
 
-	if (c->epoch_known)
+	if (c->epoch_known && !ask)
 		return 0;
-	err = sl_rules_read_live(c->maps, &rules, &nr, &cfg);
-	if (err)
+	err = sl_rules_reread(c->maps, !c->epoch_known, &c->epoch, &rules,
+			      &nr, &cfg);
+	if (err <= 0)
 		return err;
 	free(c->rules);
 	c->rules = rules;
 	c->nr_rules = nr;
-	c->epoch = cfg.rules_epoch;
 	c->cfg = cfg;
 	c->epoch_known = true;
 	return 0;
@@ -95,7 +95,7 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 	if (!count)
 		c->epoch_known = false;
 	for (tries = 0; tries < 3; tries++) {
-		err = refresh_rules(c);
+		err = refresh_rules(c, false);
 		if (err)
 			break;
 		err = -ENOENT;
@@ -217,17 +217,11 @@ static bool exempt(const struct sl_checker *c, const struct sl_addr *addr,
 static int live_rule(struct sl_checker *c, const char *name,
 		     struct sl_rule *rule, unsigned *pos)
 {
-	struct sl_config cfg;
 	unsigned i, tries;
 	int err;
 
-	err = sl_rules_read_config(c->maps, &cfg);
-	if (err)
-		return err;
-	if (c->epoch_known && cfg.rules_epoch != c->epoch)
-		c->epoch_known = false;
 	for (tries = 0; tries < 2; tries++) {
-		err = refresh_rules(c);
+		err = refresh_rules(c, tries == 0);
 		if (err)
 			return err;
 		for (i = 0; i < c->nr_rules; i++)

@@ -172,14 +172,126 @@ out:
 	close(fd);
 }
 
+/* sync.layout (bounded when not given); the node of "central", which
+ * needs backend redis (checked once the backend is known), or NULL.
+ */
+static const struct sl_ynode *read_sync_layout(const struct sl_yctx *c,
+					       const struct sl_ynode *y,
+					       struct sl_sync_config *sc)
+{
+	const struct sl_ynode *v;
+	const char *text;
+
+	sc->layout = SL_LAYOUT_BOUNDED;
+	/* central is not a kernel layout: the check API decides in the
+	 * store, and packets sync as delayed-sync
+	 */
+	if ((v = sl_yaml_get(y, "layout")) &&
+	    sl_yaml_text(c, v, "sync.layout", 31, &text)) {
+		if (!strcmp(text, "central")) {
+			sc->check_central = true;
+			sc->layout = SL_LAYOUT_DELAYED_SYNC;
+			return v;
+		} else if (sl_parse_layout(text, &sc->layout) ||
+			   sc->layout == SL_LAYOUT_LOCAL) {
+			sl_yaml_bad(c, v, "sync.layout", "'%s' is not bounded, delayed-sync, split-quota, predictive or central",
+				    text);
+		}
+	}
+	return NULL;
+}
+
+/* The UDP mesh: where to listen, the peers, the shared key. */
+static void read_sync_udp(const struct sl_yctx *c, const struct sl_ynode *y,
+			  struct sl_sync_config *sc)
+{
+	const struct sl_ynode *v, *peers = sl_yaml_get(y, "peers");
+	unsigned i;
+
+	if (!(v = sl_yaml_get(y, "listen")))
+		sl_yaml_bad(c, y, "sync.listen", "required: ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)");
+	else
+		read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
+			    &sc->listen);
+	if (peers && peers->type != SL_YNODE_SEQ)
+		sl_yaml_bad(c, peers, "sync.peers", "expected a list of ADDRESS:PORT");
+	else if (peers && peers->nr > SL_MAX_PEERS)
+		sl_yaml_bad(c, peers, "sync.peers", "%u peers: at most %u",
+			    peers->nr, SL_MAX_PEERS);
+	else
+		for (i = 0; peers && i < peers->nr; i++)
+			if (read_listen(c, peers->kids[i], "sync.peers",
+					"of a peer (10.0.0.2:7400)",
+					&sc->peers[sc->nr_peers]))
+				sc->nr_peers++;
+	if (!sl_yaml_get(y, "key_file"))
+		sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
+}
+
+/* Redis: its URL and, for an ACL user, the user's name and password. */
+static void read_sync_redis(const struct sl_yctx *c, const struct sl_ynode *y,
+			    struct sl_sync_config *sc)
+{
+	const struct sl_ynode *v;
+	const char *text;
+
+	if (!(v = sl_yaml_get(y, "url")))
+		sl_yaml_bad(c, y, "sync.url", "required: redis://HOST:PORT");
+	else if (sl_yaml_text(c, v, "sync.url", sizeof(sc->url) - 1, &text)) {
+		if (strncmp(text, "redis://", 8))
+			sl_yaml_bad(c, v, "sync.url", "'%s' is not redis://HOST:PORT",
+				    text);
+		else
+			snprintf(sc->url, sizeof(sc->url), "%s", text);
+	}
+	if ((v = sl_yaml_get(y, "password_file")) &&
+	    sl_yaml_text(c, v, "sync.password_file", 4095, &text))
+		read_password(c, v, text, sc);
+	if ((v = sl_yaml_get(y, "username")) &&
+	    sl_yaml_text(c, v, "sync.username", sizeof(sc->username) - 1,
+			 &text)) {
+		if (!*text || strpbrk(text, " \t\r\n"))
+			sl_yaml_bad(c, v, "sync.username", "'%s' is not an ACL user name (no spaces)",
+				    text);
+		else if (!sl_yaml_get(y, "password_file"))
+			sl_yaml_bad(c, v, "sync.username", "needs password_file: the user's password");
+		else
+			snprintf(sc->username, sizeof(sc->username),
+				 "%s", text);
+	}
+}
+
+/* sync.nodes: how many nodes share each limit (unless given, the peers
+ * and this one).
+ */
+static void read_sync_nodes(const struct sl_yctx *c, const struct sl_ynode *y,
+			    struct sl_sync_config *sc)
+{
+	const struct sl_ynode *v;
+	uint64_t n;
+
+	sc->nodes = sc->nr_peers + 1;
+	if ((v = sl_yaml_get(y, "nodes")) &&
+	    sl_yaml_uint(c, v, "sync.nodes", 1, 65535, &n))
+		sc->nodes = n;
+	/* with Redis there is no peer list to count: bounded, the default,
+	 * needs `nodes`, and without it the default is delayed-sync
+	 */
+	if (sc->backend == SL_SYNC_REDIS && !v && !sl_yaml_get(y, "layout"))
+		sc->layout = SL_LAYOUT_DELAYED_SYNC;
+	if ((sc->layout == SL_LAYOUT_SPLIT_QUOTA ||
+	     sc->layout == SL_LAYOUT_BOUNDED) && sc->backend == SL_SYNC_REDIS &&
+	    !v)
+		sl_yaml_bad(c, y, "sync.nodes", "%s over Redis needs the number of nodes sharing each limit, 1 to 65535",
+			    sl_layout_name(sc->layout));
+}
+
 static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		      struct sl_sync_config *sc)
 {
-	const struct sl_ynode *v, *peers, *central = NULL;
-	const struct sl_ynode *layout;
+	const struct sl_ynode *v, *central;
 	const char *text, *backend = "udp";
 	uint64_t n, ms = 200;
-	unsigned i;
 
 	if (!sl_yaml_check_keys(c, y, "sync", sync_keys))
 		return;
@@ -188,23 +300,7 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		sl_yaml_bad(c, y, "sync.node", "required: this node's id, 1 to 65535, unique in the fleet");
 	else if (sl_yaml_uint(c, v, "sync.node", 1, 65535, &n))
 		sc->node = n;
-	sc->layout = SL_LAYOUT_BOUNDED;
-	layout = sl_yaml_get(y, "layout");
-	/* central is not a kernel layout: the check API decides in the
-	 * store, and packets sync as delayed-sync
-	 */
-	if ((v = layout) &&
-	    sl_yaml_text(c, v, "sync.layout", 31, &text)) {
-		if (!strcmp(text, "central")) {
-			sc->check_central = true;
-			sc->layout = SL_LAYOUT_DELAYED_SYNC;
-			central = v;
-		} else if (sl_parse_layout(text, &sc->layout) ||
-			   sc->layout == SL_LAYOUT_LOCAL) {
-			sl_yaml_bad(c, v, "sync.layout", "'%s' is not bounded, delayed-sync, split-quota, predictive or central",
-				    text);
-		}
-	}
+	central = read_sync_layout(c, y, sc);
 	if ((v = sl_yaml_get(y, "interval")) &&
 	    sl_yaml_text(c, v, "sync.interval", 31, &text) &&
 	    (sl_parse_duration_ms(text, &ms) || ms < 10 || ms > 60000)) {
@@ -225,68 +321,13 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	if ((v = sl_yaml_get(y, "key_file")) &&
 	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text))
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
-	peers = sl_yaml_get(y, "peers");
-	if (sc->backend == SL_SYNC_UDP) {
-		if (!(v = sl_yaml_get(y, "listen")))
-			sl_yaml_bad(c, y, "sync.listen", "required: ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)");
-		else
-			read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
-				    &sc->listen);
-		if (peers && peers->type != SL_YNODE_SEQ)
-			sl_yaml_bad(c, peers, "sync.peers", "expected a list of ADDRESS:PORT");
-		else if (peers && peers->nr > SL_MAX_PEERS)
-			sl_yaml_bad(c, peers, "sync.peers", "%u peers: at most %u",
-				    peers->nr, SL_MAX_PEERS);
-		else
-			for (i = 0; peers && i < peers->nr; i++)
-				if (read_listen(c, peers->kids[i], "sync.peers",
-						"of a peer (10.0.0.2:7400)",
-						&sc->peers[sc->nr_peers]))
-					sc->nr_peers++;
-		if (!sl_yaml_get(y, "key_file"))
-			sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
-	} else {
-		if (!(v = sl_yaml_get(y, "url")))
-			sl_yaml_bad(c, y, "sync.url", "required: redis://HOST:PORT");
-		else if (sl_yaml_text(c, v, "sync.url", sizeof(sc->url) - 1, &text)) {
-			if (strncmp(text, "redis://", 8))
-				sl_yaml_bad(c, v, "sync.url", "'%s' is not redis://HOST:PORT",
-					    text);
-			else
-				snprintf(sc->url, sizeof(sc->url), "%s", text);
-		}
-		if ((v = sl_yaml_get(y, "password_file")) &&
-		    sl_yaml_text(c, v, "sync.password_file", 4095, &text))
-			read_password(c, v, text, sc);
-		if ((v = sl_yaml_get(y, "username")) &&
-		    sl_yaml_text(c, v, "sync.username", sizeof(sc->username) - 1,
-				 &text)) {
-			if (!*text || strpbrk(text, " \t\r\n"))
-				sl_yaml_bad(c, v, "sync.username", "'%s' is not an ACL user name (no spaces)",
-					    text);
-			else if (!sl_yaml_get(y, "password_file"))
-				sl_yaml_bad(c, v, "sync.username", "needs password_file: the user's password");
-			else
-				snprintf(sc->username, sizeof(sc->username),
-					 "%s", text);
-		}
-	}
+	if (sc->backend == SL_SYNC_UDP)
+		read_sync_udp(c, y, sc);
+	else
+		read_sync_redis(c, y, sc);
 	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "password_file")))
 		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with key_file)");
-	sc->nodes = sc->nr_peers + 1;
-	if ((v = sl_yaml_get(y, "nodes")) &&
-	    sl_yaml_uint(c, v, "sync.nodes", 1, 65535, &n))
-		sc->nodes = n;
-	/* with Redis there is no peer list to count: bounded, the default,
-	 * needs `nodes`, and without it the default is delayed-sync
-	 */
-	if (sc->backend == SL_SYNC_REDIS && !v && !layout)
-		sc->layout = SL_LAYOUT_DELAYED_SYNC;
-	if ((sc->layout == SL_LAYOUT_SPLIT_QUOTA ||
-	     sc->layout == SL_LAYOUT_BOUNDED) && sc->backend == SL_SYNC_REDIS &&
-	    !v)
-		sl_yaml_bad(c, y, "sync.nodes", "%s over Redis needs the number of nodes sharing each limit, 1 to 65535",
-			    sl_layout_name(sc->layout));
+	read_sync_nodes(c, y, sc);
 }
 
 int sl_config_parse_buffer(const char *name, const char *buf, size_t len,

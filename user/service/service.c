@@ -28,13 +28,15 @@
 
 /* Attach what the config names and is not attached yet, and note in st
  * how this run holds each device. One it holds already keeps how it came:
- * a reload must not turn "attached" into "adopted".
+ * a reload must not turn "attached" into "adopted". A failure detaches
+ * again the devices this call attached, last first; st is unchanged.
  */
 static int attach_devices(const struct sl_service_config *cfg,
 			  struct sl_service_state *st)
 {
 	struct sl_service_device held[SL_MAX_DEVICES] = {};
 	struct sl_load_opts lo = { .clients = cfg->clients };
+	bool fresh[SL_MAX_DEVICES] = {};
 	enum sl_service_how how;
 	unsigned i;
 	int err;
@@ -51,7 +53,8 @@ static int attach_devices(const struct sl_service_config *cfg,
 		} else {
 			err = sl_attach(d->name, d->mode, &lo);
 			if (err)
-				return err;
+				goto err_detach;
+			fresh[i] = true;
 			how = SL_SERVICE_ATTACHED;
 			pr_info("%s: attached (%s)", d->name, sl_mode_name(d->mode));
 		}
@@ -61,6 +64,24 @@ static int attach_devices(const struct sl_service_config *cfg,
 	memcpy(st->dev, held, sizeof(held));
 	st->nr_devices = cfg->nr_devices;
 	return 0;
+
+err_detach:
+	while (i--)
+		if (fresh[i])
+			sl_detach(cfg->devices[i].name);
+	return err;
+}
+
+/* A start that fails takes back the devices this run attached, last
+ * first; not those it adopted: they were running before it.
+ */
+static void detach_attached(const struct sl_service_state *st)
+{
+	unsigned i;
+
+	for (i = st->nr_devices; i--;)
+		if (st->dev[i].how == SL_SERVICE_ATTACHED)
+			sl_detach(st->dev[i].name);
 }
 
 /* For status and /metrics; the service runs on without it. */
@@ -94,33 +115,17 @@ static bool config_has_device(const struct sl_service_config *cfg,
 	return false;
 }
 
-static int apply_rules_file(const char *path)
-{
-	struct sl_ruleset rs;
-	struct sl_maps m;
-	int err;
-
-	err = sl_rules_load_file(path, &rs);
-	if (err)
-		return err;
-	err = sl_maps_open_pinned(&m);
-	if (!err) {
-		err = sl_rules_apply(&m, &rs);
-		sl_maps_close(&m);
-	}
-	if (!err)
-		pr_notice("%s: applied %u rules", path, rs.nr);
-	sl_rules_free(&rs);
-	return err;
-}
-
-/* SIGHUP: everything new is checked before anything changes. */
+/* SIGHUP: everything new is checked before anything changes; the rule
+ * file is read once, checked and then applied.
+ */
 static void reload(const char *path, struct sl_service_config *cfg,
 		   struct sl_service_state *st)
 {
 	struct sl_service_config next;
 	struct sl_ruleset rs;
+	struct sl_maps m;
 	unsigned i;
+	bool loaded;
 
 	if (sl_config_load(path, &next)) {
 		pr_error("%s: not valid; keeping the running config and rules", path);
@@ -132,7 +137,6 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		refused(st, next.rules_path, "not valid");
 		return;
 	}
-	sl_rules_free(&rs);
 	if (strcmp(next.http_listen, cfg->http_listen))
 		pr_warn("http.listen changed: takes effect at the next start");
 	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
@@ -140,17 +144,18 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
 		refused(st, path, "cannot attach the new devices");
-		return;
+		goto out;
 	}
 	for (i = 0; i < cfg->nr_devices; i++)
 		if (!config_has_device(&next, cfg->devices[i].name))
 			sl_detach(cfg->devices[i].name);
-	if (apply_rules_file(next.rules_path)) {
-		pr_error("%s: cannot apply; the running rules are unchanged",
-			 next.rules_path);
+	/* the pins are there: the devices hold them */
+	if (sl_rules_apply_pinned(next.rules_path, &rs, NULL, &loaded, &m)) {
 		refused(st, next.rules_path, "cannot apply");
-		return;
+		goto out;
 	}
+	sl_maps_close(&m);
+	pr_notice("%s: applied %u rules", next.rules_path, rs.nr);
 	/* keep the listener and the sync we have */
 	next.sync = cfg->sync;
 	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
@@ -160,22 +165,165 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	st->reloads_applied++;
 	publish(st);
 	pr_notice("%s: reloaded", path);
+out:
+	sl_rules_free(&rs);
+}
+
+/* What one run of the service holds, in the order it takes it. */
+struct run {
+	struct sl_service_config cfg;
+	struct sl_service_state st;
+	bool loaded;		/* this run loaded the pins */
+	struct sl_maps m;
+	int check_fd;
+	struct sl_checker checker;
+	struct sl_central *central;
+	struct sl_http *http;
+	struct sl_sync_service *sync;
+};
+
+/* The config and the rules read (once, and checked before anything is
+ * touched), this build's programs loaded, the rules applied (first: the
+ * program never runs on a device without them), the devices attached.
+ * On success r->m is open; a failure leaves nothing of its own.
+ */
+static int start(const char *path, struct run *r)
+{
+	struct sl_load_opts lo;
+	struct sl_build_rec build;
+	struct sl_ruleset rs;
+	int err;
+
+	if (sl_config_load(path, &r->cfg))
+		return -EINVAL;
+	if (sl_rules_load_file(r->cfg.rules_path, &rs))
+		return -EINVAL;
+	lo = (struct sl_load_opts){ .clients = r->cfg.clients };
+	/* pins of another build (an upgraded package): this build's
+	 * programs in their place, on the maps that still fit
+	 */
+	err = sl_upgrade_pinned(&lo, &build);
+	if (err)
+		goto out;
+	err = sl_rules_apply_pinned(r->cfg.rules_path, &rs, &lo, &r->loaded,
+				    &r->m);
+	if (err)
+		goto out;
+	pr_notice("%s: applied %u rules", r->cfg.rules_path, rs.nr);
+	err = attach_devices(&r->cfg, &r->st);
+	if (err)
+		goto err_maps;
+	sl_rules_free(&rs);
+	return 0;
+
+err_maps:
+	/* attach_devices took back its own attaches */
+	sl_maps_close(&r->m);
+	if (r->loaded)
+		sl_unpin_if_unused();
+out:
+	sl_rules_free(&rs);
+	return err;
+}
+
+static int open_checker(struct run *r)
+{
+	r->check_fd = sl_open_check_prog();
+	if (r->check_fd < 0 || sl_checker_init(&r->checker, r->check_fd, &r->m)) {
+		pr_error("cannot open the check program under %s", SL_PIN_DIR);
+		if (r->check_fd < 0)
+			return r->check_fd;
+		close(r->check_fd);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Layout central: /v1/check decided in the store. It connects at the
+ * first check: a store that is down at start is an outage like any
+ * other (checks fail open).
+ */
+static int start_central(struct run *r)
+{
+	const struct sl_sync_config *sc = &r->cfg.sync;
+
+	if (!sc->enabled || !sc->check_central)
+		return 0;
+	r->central = sl_central_new(sc->url, sc->interval_ms);
+	if (!r->central)
+		return -EINVAL;
+	if (sc->auth && sl_central_set_auth(r->central, sc->username,
+					    sc->password)) {
+		pr_error("check: out of memory");
+		sl_central_free(r->central);
+		r->central = NULL;
+		return -ENOMEM;
+	}
+	sl_checker_set_central(&r->checker, r->central);
+	pr_notice("check: /v1/check decided in redis at %s (layout central); packets as delayed-sync",
+		  sc->url);
+	return 0;
+}
+
+static int start_http(struct run *r)
+{
+	if (!r->cfg.http_enabled)
+		return 0;
+	r->http = sl_http_start(&r->cfg.http_addr, &r->checker);
+	if (!r->http) {
+		pr_error("http: cannot listen on %s (in use? a privileged port?)",
+			 r->cfg.http_listen);
+		return -EADDRINUSE;
+	}
+	pr_notice("http: listening on %s", r->cfg.http_listen);
+	return 0;
+}
+
+static void start_sync(struct run *r)
+{
+	if (r->cfg.sync.enabled)
+		r->sync = sl_sync_service_start(&r->cfg.sync, &r->m);
+	if (r->sync)
+		return;
+	/* decide alone: no sync configured, pinned maps from a run with
+	 * sync, or sync that cannot start (its error is above). Peers
+	 * failing must not take the limiter down (NFR-3).
+	 */
+	bpf_map_update_elem(r->m.sync, &(__u32){ 0 },
+			    &(struct sl_sync_conf){ 0 }, BPF_ANY);
+	if (r->cfg.sync.enabled)
+		pr_warn("sync: not running; this node decides on its own counts");
+}
+
+/* A signalled stop: the devices go with the service unless the config
+ * keeps them attached.
+ */
+static void stop(struct run *r)
+{
+	unsigned i;
+
+	sl_sync_service_stop(r->sync);
+	sl_http_stop(r->http);
+	sl_checker_fini(&r->checker);
+	sl_central_free(r->central);
+	close(r->check_fd);
+	sl_maps_close(&r->m);
+	/* no service holds the devices from here on */
+	sl_service_state_unpin();
+	if (!r->cfg.keep_attached) {
+		for (i = 0; i < r->cfg.nr_devices; i++)
+			sl_detach(r->cfg.devices[i].name);
+		sl_unpin_if_unused();
+	} else {
+		pr_warn("keep_attached: the programs stay attached and enforcing");
+	}
 }
 
 int sl_service_run(const char *path)
 {
-	struct sl_service_config cfg;
-	struct sl_service_state st = {};
-	struct sl_checker checker;
-	struct sl_central *central = NULL;
-	struct sl_http *http = NULL;
-	struct sl_sync_service *sync = NULL;
-	struct sl_build_rec build;
-	struct sl_ruleset rs;
-	struct sl_maps m;
+	struct run r = { .check_fd = -1 };
 	sigset_t sigs;
-	int xdp_fd, tc_fd, check_fd = -1, sig, err;
-	unsigned i;
+	int sig, err;
 
 	/* blocked before any thread starts, so that all of them inherit it
 	 * and the signals reach sigwait() below
@@ -185,113 +333,45 @@ int sl_service_run(const char *path)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-
 	/* a peer or Redis gone mid-write must not end the service */
 	signal(SIGPIPE, SIG_IGN);
-	if (sl_config_load(path, &cfg))
-		return -EINVAL;
-	/* check the rules before touching anything */
-	if (sl_rules_load_file(cfg.rules_path, &rs))
-		return -EINVAL;
-	sl_rules_free(&rs);
 
-	/* pins of another build (an upgraded package): this build's
-	 * programs in their place, on the maps that still fit
-	 */
-	err = sl_upgrade_pinned(&(struct sl_load_opts){ .clients = cfg.clients },
-				&build);
+	err = start(path, &r);
 	if (err)
 		return err;
-	err = sl_load_pinned(&(struct sl_load_opts){ .clients = cfg.clients },
-			     &xdp_fd, &tc_fd);
+	err = open_checker(&r);
 	if (err)
-		return err;
-	close(xdp_fd);
-	close(tc_fd);
-	/* rules first: the program never runs on a device without them */
-	err = apply_rules_file(cfg.rules_path);
-	if (!err)
-		err = attach_devices(&cfg, &st);
+		goto err_detach;
+	err = start_central(&r);
 	if (err)
-		return err;
-
-	err = sl_maps_open_pinned(&m);
-	if (err)
-		return err;
-	check_fd = sl_open_check_prog();
-	if (check_fd < 0 || sl_checker_init(&checker, check_fd, &m)) {
-		pr_error("cannot open the check program under %s", SL_PIN_DIR);
-		sl_maps_close(&m);
-		return check_fd < 0 ? check_fd : -EIO;
-	}
-	if (cfg.sync.enabled && cfg.sync.check_central) {
-		/* connects at the first check: a store that is down at start
-		 * is an outage like any other (checks fail open)
-		 */
-		central = sl_central_new(cfg.sync.url, cfg.sync.interval_ms);
-		if (!central) {
-			err = -EINVAL;
-			goto out;
-		}
-		if (cfg.sync.auth &&
-		    sl_central_set_auth(central, cfg.sync.username,
-					cfg.sync.password)) {
-			pr_error("check: out of memory");
-			err = -ENOMEM;
-			goto out;
-		}
-		sl_checker_set_central(&checker, central);
-		pr_notice("check: /v1/check decided in redis at %s (layout central); packets as delayed-sync",
-			  cfg.sync.url);
-	}
+		goto err_checker;
 	/* before the API answers: whoever sees it up sees this run's state */
-	st.pid = getpid();
-	st.check_central = central != NULL;
-	st.started_ms = sl_now_tai_ms();
-	publish(&st);
-	if (cfg.http_enabled) {
-		http = sl_http_start(&cfg.http_addr, &checker);
-		if (!http) {
-			pr_error("http: cannot listen on %s (in use? a privileged port?)",
-				 cfg.http_listen);
-			err = -EADDRINUSE;
-			goto out;
-		}
-		pr_notice("http: listening on %s", cfg.http_listen);
-	}
-
-	if (cfg.sync.enabled)
-		sync = sl_sync_service_start(&cfg.sync, &m);
-	if (!sync) {
-		/* decide alone: no sync configured, pinned maps from a run
-		 * with sync, or sync that cannot start (its error is above).
-		 * Peers failing must not take the limiter down (NFR-3).
-		 */
-		bpf_map_update_elem(m.sync, &(__u32){ 0 },
-				    &(struct sl_sync_conf){ 0 }, BPF_ANY);
-		if (cfg.sync.enabled)
-			pr_warn("sync: not running; this node decides on its own counts");
-	}
+	r.st.pid = getpid();
+	r.st.check_central = r.central != NULL;
+	r.st.started_ms = sl_now_tai_ms();
+	publish(&r.st);
+	err = start_http(&r);
+	if (err)
+		goto err_state;
+	start_sync(&r);
 
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
 	while (!sigwait(&sigs, &sig) && sig == SIGHUP)
-		reload(path, &cfg, &st);
+		reload(path, &r.cfg, &r.st);
 	pr_notice("stopping on signal %d", sig);
-out:
-	sl_sync_service_stop(sync);
-	sl_http_stop(http);
-	sl_checker_fini(&checker);
-	sl_central_free(central);
-	close(check_fd);
-	sl_maps_close(&m);
-	/* no service holds the devices from here on */
+	stop(&r);
+	return 0;
+
+err_state:
 	sl_service_state_unpin();
-	if (!cfg.keep_attached) {
-		for (i = 0; i < cfg.nr_devices; i++)
-			sl_detach(cfg.devices[i].name);
+	sl_central_free(r.central);
+err_checker:
+	sl_checker_fini(&r.checker);
+	close(r.check_fd);
+err_detach:
+	detach_attached(&r.st);
+	sl_maps_close(&r.m);
+	if (r.loaded)
 		sl_unpin_if_unused();
-	} else {
-		pr_warn("keep_attached: the programs stay attached and enforcing");
-	}
 	return err;
 }

@@ -113,15 +113,10 @@ static int sl_sync_refresh_rules(struct sl_sync *s)
 	int err;
 
 	/* every apply bumps the epoch: two lookups a round, not one per rule */
-	err = sl_rules_read_config(&s->maps, &cfg);
-	if (err)
+	err = sl_rules_reread(&s->maps, !s->rules, &s->rules_epoch, &rules,
+			      &nr, &cfg);
+	if (err <= 0)
 		return err;
-	if (s->rules && cfg.rules_epoch == s->rules_epoch)
-		return 0;
-	err = sl_rules_read_live(&s->maps, &rules, &nr, &cfg);
-	if (err)
-		return err;
-	s->rules_epoch = cfg.rules_epoch;
 	refs = calloc(nr ? nr : 1, sizeof(*refs));
 	if (!refs) {
 		free(rules);
