@@ -167,6 +167,7 @@ $(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(call bpf_tests,test_): $(call test_lib,instance_fixture)
+$(call bpf_tests,test_bpf_): $(call test_lib,pkt_builder bpf_fixture)
 
 NETNS_TOOL := $(BUILD)/tests/sl-traffic
 
@@ -204,7 +205,7 @@ CPUS       ?= 2 16 64
 
 bench-cpus: deps
 	$(call apt_install,$(BENCH_CPUS_PACKAGES),--no-install-recommends)
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/tests/test_bpf
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/tests/test_bpf_cpus
 	$(Q)CPUS="$(CPUS)" bench/cpus/run.sh $(BUILD)
 
 # ---- install: PREFIX (default /usr/local) and DESTDIR, docs/INSTALL.md ----
