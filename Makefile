@@ -168,6 +168,7 @@ $(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.
 
 $(call bpf_tests,test_): $(call test_lib,instance_fixture)
 $(call bpf_tests,test_bpf_): $(call test_lib,pkt_builder bpf_fixture)
+$(call bpf_tests,test_sync_): $(call test_lib,sync_fixture)
 
 NETNS_TOOL := $(BUILD)/tests/sl-traffic
 
