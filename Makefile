@@ -169,6 +169,8 @@ $(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.
 $(call bpf_tests,test_): $(call test_lib,instance_fixture)
 $(call bpf_tests,test_bpf_): $(call test_lib,pkt_builder bpf_fixture)
 $(call bpf_tests,test_sync_): $(call test_lib,sync_fixture)
+$(call bpf_tests,test_replay_): $(call test_lib,replay_fixture)
+$(call bpf_tests,test_redis_): $(call test_lib,redis_fixture redis_fake)
 
 NETNS_TOOL := $(BUILD)/tests/sl-traffic
 
