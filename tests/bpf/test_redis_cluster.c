@@ -146,73 +146,67 @@ static int cluster_ports(void)
 	return -1;
 }
 
-/* Six redis-servers in cluster mode (a node is judged failed after 1 s),
- * joined by redis-cli --cluster create with a replica per master; ready
- * when every node says cluster_state:ok and every replica's link is up.
- */
-static int start_cluster(void)
+/* Node i of the Cluster on cl.port[i], its pid in cl.pid[i]. */
+static int cluster_spawn(int i)
 {
-	char cmd[512], port[16], conf[64];
-	uint64_t until;
-	int i, n, masters, base;
+	char port[16], conf[64];
 	pid_t pid;
 
-	memset(&cl, 0, sizeof(cl));
-	base = cluster_ports();
-	if (base < 0) {
-		fprintf(stderr, "cluster: no free ports\n");
-		return -1;
-	}
-	n = snprintf(cmd, sizeof(cmd), "redis-cli --cluster create");
-	for (i = 0; i < CLUSTER_N; i++) {
-		cl.port[i] = base + i;
-		snprintf(port, sizeof(port), "%d", cl.port[i]);
-		snprintf(conf, sizeof(conf), "nodes-%d.conf", cl.port[i]);
-		pid = fork();
-		if (pid < 0)
-			goto fail;
-		if (!pid) {
-			int fd = open("/dev/null", O_WRONLY);
+	snprintf(port, sizeof(port), "%d", cl.port[i]);
+	snprintf(conf, sizeof(conf), "nodes-%d.conf", cl.port[i]);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		int fd = open("/dev/null", O_WRONLY);
 
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (fd >= 0) {
-				dup2(fd, 1);
-				dup2(fd, 2);
-			}
-			execlp("redis-server", "redis-server", "--port", port,
-			       "--bind", "127.0.0.1", "--save", "",
-			       "--appendonly", "no", "--daemonize", "no",
-			       "--dir", fx.dir, "--cluster-enabled", "yes",
-			       "--cluster-config-file", conf,
-			       "--cluster-node-timeout", "1000",
-			       "--repl-diskless-sync-delay", "0",
-			       (char *)NULL);
-			_exit(127);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
 		}
-		cl.pid[i] = pid;
-		n += snprintf(cmd + n, sizeof(cmd) - n, " 127.0.0.1:%d",
-			      cl.port[i]);
+		execlp("redis-server", "redis-server", "--port", port,
+		       "--bind", "127.0.0.1", "--save", "",
+		       "--appendonly", "no", "--daemonize", "no",
+		       "--dir", fx.dir, "--cluster-enabled", "yes",
+		       "--cluster-config-file", conf,
+		       "--cluster-node-timeout", "1000",
+		       "--repl-diskless-sync-delay", "0",
+		       (char *)NULL);
+		_exit(127);
 	}
-	for (i = 0; i < CLUSTER_N; i++)
-		for (until = mono_ms() + 5000;; usleep(10000)) {
-			redisReply *x = command_at(cl.port[i], "PING");
-			bool ok = x && x->type == REDIS_REPLY_STATUS;
+	cl.pid[i] = pid;
+	return 0;
+}
 
-			freeReplyObject(x);
-			if (ok)
-				break;
-			if (mono_ms() > until) {
-				fprintf(stderr, "cluster: node %d does not "
-					"answer\n", cl.port[i]);
-				goto fail;
-			}
+/* Node i answers PING within 5 s. */
+static int cluster_wait_ping(int i)
+{
+	uint64_t until;
+
+	for (until = mono_ms() + 5000;; usleep(10000)) {
+		redisReply *x = command_at(cl.port[i], "PING");
+		bool ok = x && x->type == REDIS_REPLY_STATUS;
+
+		freeReplyObject(x);
+		if (ok)
+			return 0;
+		if (mono_ms() > until) {
+			fprintf(stderr, "cluster: node %d does not "
+				"answer\n", cl.port[i]);
+			return -ETIMEDOUT;
 		}
-	snprintf(cmd + n, sizeof(cmd) - n,
-		 " --cluster-replicas 1 --cluster-yes >/dev/null 2>&1");
-	if (system(cmd)) {
-		fprintf(stderr, "cluster: '%s' failed\n", cmd);
-		goto fail;
 	}
+}
+
+/* Within 15 s, every node says cluster_state:ok, three are masters and
+ * every replica's link is up.
+ */
+static int cluster_wait_ready(void)
+{
+	uint64_t until;
+	int i, masters;
+
 	for (until = mono_ms() + 15000; mono_ms() < until; usleep(50000)) {
 		for (i = 0, masters = 0; i < CLUSTER_N; i++) {
 			if (!info_has(cl.port[i], "CLUSTER INFO", "cluster_state:ok"))
@@ -226,12 +220,49 @@ static int start_cluster(void)
 		if (mono_ms() + 50 >= until)
 			fprintf(stderr, "cluster: node %d of %d, %d masters\n",
 				i, CLUSTER_N, masters);
-		if (i == CLUSTER_N && masters == 3) {
-			cl.up = true;
+		if (i == CLUSTER_N && masters == 3)
 			return 0;
-		}
 	}
 	fprintf(stderr, "cluster: not ready in 15 s\n");
+	return -ETIMEDOUT;
+}
+
+/* Six redis-servers in cluster mode (a node is judged failed after 1 s),
+ * joined by redis-cli --cluster create with a replica per master; ready
+ * when every node says cluster_state:ok and every replica's link is up.
+ */
+static int start_cluster(void)
+{
+	char cmd[512];
+	int i, n, base;
+
+	memset(&cl, 0, sizeof(cl));
+	base = cluster_ports();
+	if (base < 0) {
+		fprintf(stderr, "cluster: no free ports\n");
+		return -1;
+	}
+	n = snprintf(cmd, sizeof(cmd), "redis-cli --cluster create");
+	for (i = 0; i < CLUSTER_N; i++) {
+		cl.port[i] = base + i;
+		if (cluster_spawn(i))
+			goto fail;
+		n += snprintf(cmd + n, sizeof(cmd) - n, " 127.0.0.1:%d",
+			      cl.port[i]);
+	}
+	for (i = 0; i < CLUSTER_N; i++)
+		if (cluster_wait_ping(i))
+			goto fail;
+	snprintf(cmd + n, sizeof(cmd) - n,
+		 " --cluster-replicas 1 --cluster-yes >/dev/null 2>&1");
+	if (system(cmd)) {
+		fprintf(stderr, "cluster: '%s' failed\n", cmd);
+		goto fail;
+	}
+	if (cluster_wait_ready())
+		goto fail;
+	cl.up = true;
+	return 0;
 fail:
 	stop_cluster();
 	return -1;
@@ -393,6 +424,114 @@ static void *killer(void *arg)
 	return NULL;
 }
 
+/* The failover test's flood and what it saw, in mono_ms() times. */
+struct failover {
+	struct sl_addr xa[20], xb[20];
+	unsigned sent_a, sent_b;
+	unsigned out_tried, out_passed;	/* decided alone, and passed */
+	uint64_t t0, t_kill, t_err, t_over, t_conv;
+	__u64 err_a, err_b;		/* backend errors before the kill */
+	int victim, alive;		/* the killed master, another node */
+	unsigned islot;			/* the index's slot */
+};
+
+/* A unit from each of both engines' clients. */
+static void failover_send(struct failover *fo)
+{
+	unsigned i;
+
+	for (i = 0; i < 20; i++) {
+		unsigned pa1 = send_n(&fx.a, &fo->xa[i], 1);
+		unsigned pb1 = send_n(&fx.b, &fo->xb[i], 1);
+
+		fo->sent_a += pa1;
+		fo->sent_b += pb1;
+		/* the store away: each decides alone, and lets its
+		 * clients (far below the limit) through
+		 */
+		if (fo->t_err && !fo->t_conv) {
+			fo->out_tried += 2;
+			fo->out_passed += pa1 + pb1;
+		}
+	}
+}
+
+/* A round on each engine; 1.5 s in, the victim killed during A's. */
+static void failover_rounds(struct failover *fo, uint64_t now)
+{
+	if (!fo->t_kill && now - fo->t0 >= 1500) {
+		pthread_t th;
+
+		/* mid-round: A's pushes in flight */
+		fo->err_a = status(&fx.a)->backend_errors;
+		fo->err_b = status(&fx.b)->backend_errors;
+		assert_int_equal(pthread_create(&th, NULL, killer,
+						&cl.pid[fo->victim]), 0);
+		fo->t_kill = mono_ms();
+		round_on(&fx.a);
+		pthread_join(th, NULL);
+		waitpid(cl.pid[fo->victim], NULL, 0);
+		cl.pid[fo->victim] = 0;
+		round_on(&fx.b);
+	} else {
+		round_on(&fx.a);
+		round_on(&fx.b);
+	}
+}
+
+/* When both engines first failed, the replica took the index's slot,
+ * and both were back.
+ */
+static void failover_watch(struct failover *fo)
+{
+	if (fo->t_kill && !fo->t_err &&
+	    status(&fx.a)->backend_errors > fo->err_a &&
+	    status(&fx.b)->backend_errors > fo->err_b)
+		fo->t_err = mono_ms();
+	if (fo->t_kill && !fo->t_over) {
+		int o = slot_owner(cl.port[fo->alive], fo->islot);
+
+		if (o > 0 && o != cl.port[fo->victim] &&
+		    info_has(cl.port[fo->alive], "CLUSTER INFO",
+			     "cluster_state:ok"))
+			fo->t_over = mono_ms();
+	}
+	if (fo->t_over && !fo->t_conv && status(&fx.a)->backend_up &&
+	    status(&fx.b)->backend_up)
+		fo->t_conv = mono_ms();
+}
+
+/* The flood, for at most 40 s: its number of rounds. */
+static unsigned failover_flood(struct failover *fo)
+{
+	uint64_t now;
+	__u64 base;
+	unsigned i, k;
+	int j;
+
+	for (i = 0; i < 20; i++) {
+		fo->xa[i] = new_client(NET_BULK);
+		fo->xb[i] = new_client(NET_BULK);
+	}
+	for (j = 0; j < CLUSTER_N; j++)
+		if (cl.port[j] == fx.port)
+			fo->victim = j;
+	fo->alive = (fo->victim + 1) % CLUSTER_N;
+	base = fx.now;
+	fo->t0 = mono_ms();
+	for (k = 0; (now = mono_ms()) - fo->t0 < 40000; k++) {
+		fx.now = base + (now - fo->t0);
+		failover_send(fo);
+		failover_rounds(fo, now);
+		failover_watch(fo);
+		/* flood on for a second after both are back */
+		if (fo->t_conv && mono_ms() - fo->t_conv > 1000)
+			break;
+		usleep(100000);
+	}
+	return k;
+}
+
 /* A flood on both engines (each its own 20 clients, a unit each every
  * 100 ms, rounds as often), and the master of the index's slot, the
  * engines' URL, killed by its PID: rounds fail (backend errors) and
@@ -404,86 +543,18 @@ static void *killer(void *arg)
  */
 static void test_redis_cluster_master_killed_fails_open_then_converges(void **st)
 {
-	struct sl_addr xa[20], xb[20], pa, pb;
-	unsigned sent_a = 0, sent_b = 0, seen_a = 0, seen_b = 0, i, k;
-	unsigned out_tried = 0, out_passed = 0;
-	uint64_t t0, t_kill = 0, t_err = 0, t_over = 0, t_conv = 0, now;
-	__u64 err_a = 0, err_b = 0;
-	int victim = -1, j, alive = -1;
-	unsigned islot = keyslot("sl:{index}");
-	__u64 base;
+	struct failover fo = { .victim = -1, .islot = keyslot("sl:{index}") };
+	unsigned seen_a = 0, seen_b = 0, i, k;
+	struct sl_addr pa, pb;
 
 	need_cluster();
-	for (i = 0; i < 20; i++) {
-		xa[i] = new_client(NET_BULK);
-		xb[i] = new_client(NET_BULK);
-	}
-	for (j = 0; j < CLUSTER_N; j++)
-		if (cl.port[j] == fx.port)
-			victim = j;
-	alive = (victim + 1) % CLUSTER_N;
-	base = fx.now;
-	t0 = mono_ms();
-	for (k = 0; (now = mono_ms()) - t0 < 40000; k++) {
-		fx.now = base + (now - t0);
-		for (i = 0; i < 20; i++) {
-			unsigned pa1 = send_n(&fx.a, &xa[i], 1);
-			unsigned pb1 = send_n(&fx.b, &xb[i], 1);
-
-			sent_a += pa1;
-			sent_b += pb1;
-			/* the store away: each decides alone, and lets its
-			 * clients (far below the limit) through
-			 */
-			if (t_err && !t_conv) {
-				out_tried += 2;
-				out_passed += pa1 + pb1;
-			}
-		}
-		if (!t_kill && now - t0 >= 1500) {
-			pthread_t th;
-
-			/* mid-round: A's pushes in flight */
-			err_a = status(&fx.a)->backend_errors;
-			err_b = status(&fx.b)->backend_errors;
-			assert_int_equal(pthread_create(&th, NULL, killer,
-							&cl.pid[victim]), 0);
-			t_kill = mono_ms();
-			round_on(&fx.a);
-			pthread_join(th, NULL);
-			waitpid(cl.pid[victim], NULL, 0);
-			cl.pid[victim] = 0;
-			round_on(&fx.b);
-		} else {
-			round_on(&fx.a);
-			round_on(&fx.b);
-		}
-		if (t_kill && !t_err &&
-		    status(&fx.a)->backend_errors > err_a &&
-		    status(&fx.b)->backend_errors > err_b)
-			t_err = mono_ms();
-		if (t_kill && !t_over) {
-			int o = slot_owner(cl.port[alive], islot);
-
-			if (o > 0 && o != cl.port[victim] &&
-			    info_has(cl.port[alive], "CLUSTER INFO",
-				     "cluster_state:ok"))
-				t_over = mono_ms();
-		}
-		if (t_over && !t_conv && status(&fx.a)->backend_up &&
-		    status(&fx.b)->backend_up)
-			t_conv = mono_ms();
-		/* flood on for a second after both are back */
-		if (t_conv && mono_ms() - t_conv > 1000)
-			break;
-		usleep(100000);
-	}
-	assert_true(t_kill && t_err);
-	assert_true(out_tried > 0);
-	assert_int_equal(out_passed, out_tried);
-	if (!t_over)
+	k = failover_flood(&fo);
+	assert_true(fo.t_kill && fo.t_err);
+	assert_true(fo.out_tried > 0);
+	assert_int_equal(fo.out_passed, fo.out_tried);
+	if (!fo.t_over)
 		fail_msg("no failover within 40 s");
-	if (!t_conv)
+	if (!fo.t_conv)
 		fail_msg("the engines did not reconnect within 40 s");
 
 	/* two more rounds each, then what each sees of the other's flood */
@@ -494,26 +565,26 @@ static void test_redis_cluster_master_killed_fails_open_then_converges(void **st
 	}
 	fx.now += 10;
 	for (i = 0; i < 20; i++) {
-		seen_a += 1000 - send_n(&fx.b, &xa[i], 1000);
-		seen_b += 1000 - send_n(&fx.a, &xb[i], 1000);
+		seen_a += 1000 - send_n(&fx.b, &fo.xa[i], 1000);
+		seen_b += 1000 - send_n(&fx.a, &fo.xb[i], 1000);
 	}
 	print_message("cluster failover: %u rounds; kill -> both nodes' first "
 		      "error %llu ms, -> replica promoted %llu ms, -> both "
 		      "reconnected %llu ms; A %llu errors, %llu reconnects; "
 		      "units lost: A's %u of %u, B's %u of %u; %u packets "
 		      "decided locally meanwhile, all passed\n", k,
-		      ULL(t_err - t_kill), ULL(t_over - t_kill),
-		      ULL(t_conv - t_kill),
+		      ULL(fo.t_err - fo.t_kill), ULL(fo.t_over - fo.t_kill),
+		      ULL(fo.t_conv - fo.t_kill),
 		      ULL(status(&fx.a)->backend_errors),
 		      ULL(status(&fx.a)->backend_reconnects),
-		      sent_a - seen_a, sent_a, sent_b - seen_b, sent_b,
-		      out_tried);
+		      fo.sent_a - seen_a, fo.sent_a, fo.sent_b - seen_b,
+		      fo.sent_b, fo.out_tried);
 	/* never counted more than was sent; what was lost is what the dead
 	 * master took with it: a few rounds' worth at most
 	 */
-	assert_true(seen_a <= sent_a && seen_b <= sent_b);
-	assert_true(sent_a - seen_a <= sent_a / 5);
-	assert_true(sent_b - seen_b <= sent_b / 5);
+	assert_true(seen_a <= fo.sent_a && seen_b <= fo.sent_b);
+	assert_true(fo.sent_a - seen_a <= fo.sent_a / 5);
+	assert_true(fo.sent_b - seen_b <= fo.sent_b / 5);
 
 	/* converged: fresh clients' units are seen exactly, both ways */
 	pa = new_client(NET_API);

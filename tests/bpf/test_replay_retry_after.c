@@ -265,99 +265,147 @@ static unsigned probe(struct fixture *f, const struct run *x, size_t i,
 	return bad;
 }
 
-static void retry_after(struct fixture *f, unsigned algo, int ncpu)
+/* One algorithm on one CPU layout: the seed, and what was checked. */
+struct retry_run {
+	struct fixture *f;
+	unsigned algo;
+	int ncpu;
+	__u64 s;
+	unsigned bad, printed, probes, rejects;
+};
+
+/* History h: a random rule, applied; a random history and a burst no
+ * algorithm takes whole, replayed into run_a from a random base (the
+ * return). what: the case, for messages.
+ */
+static __u64 retry_history(struct retry_run *x, unsigned h,
+			   struct rule_cfg *c, struct sl_rule *rule,
+			   char *what, size_t len)
 {
-	__u64 s = SEED * 5 + algo * 16 + ncpu, base;
-	unsigned h, bad = 0, printed = 0, probes = 0, rejects = 0;
-	struct sl_rule rule;
-	struct rule_cfg c;
+	struct fixture *f = x->f;
 	struct sl_params p;
 	struct sl_addr who;
+	__u64 base;
+	size_t i;
+
+	random_rule(&x->s, x->algo, c);
+	apply_rule(f, c, rule);
+	/* the state of clients outside the preallocated table is
+	 * created on demand, which can fail (see
+	 * test_new_clients_counted_from_first_request); this test is
+	 * about Retry-After, so their state is made beforehand
+	 */
+	if (sl_state_fd(&f->in.maps, x->algo) != f->in.maps.clients)
+		f->preseed = rule;
+	memset(&p, 0, sizeof(p));
+	p.limit = c->limit;
+	p.window_ms = rule->window_ms;
+	p.slice_ms = rule->slice_ms;
+	/* a random history, then a burst no algorithm takes whole */
+	gen_trace(&x->s, &p, p.limit, x->ncpu, &tr);
+	if (tr.n > MAXTR - 120)
+		tr.n = MAXTR - 120;
+	add_burst(&tr, tr.r[tr.n - 1].t + rnd(&x->s, 2 * c->window_ms),
+		  2 * c->limit + 2, 0);
+	for (i = tr.n - 2 * c->limit - 2; x->ncpu > 1 && i < (size_t)tr.n; i++)
+		tr.r[i].cpu = rnd(&x->s, 2);
+	base = random_base(&x->s, p.window_ms, p.slice_ms);
+	who = new_client(f, 0);
+	replay(f, tr.r, tr.n, base, &who, c->window_ms, &run_a);
+	describe(c, what, len);
+	snprintf(what + strlen(what), len - strlen(what),
+		 " base %llu, history %u, %d cpus", ULL(base), h, x->ncpu);
+	return base;
+}
+
+/* Every reject of run_a tells a Retry-After and nothing remaining; the
+ * first and the last reject into *first and *last.
+ */
+static void retry_check_rejects(struct retry_run *x, const char *what,
+				size_t *first, size_t *last)
+{
+	size_t i;
+
+	*first = *last = run_a.n;
+	for (i = 0; i < run_a.n; i++)
+		if (!run_a.d[i].accepted) {
+			*first = *first == run_a.n ? i : *first;
+			*last = i;
+			x->rejects++;
+			if (run_a.d[i].v.retry_after_ms < 1 ||
+			    run_a.d[i].v.remaining) {
+				if (x->printed++ < MAX_PRINTS)
+					print_error("%s: reject %zu at t=%llu: "
+						    "retry_after %llu, "
+						    "remaining %llu\n", what,
+						    i, ULL(run_a.d[i].t),
+						    ULL(run_a.d[i].v.retry_after_ms),
+						    ULL(run_a.d[i].v.remaining));
+				x->bad++;
+			}
+		}
+}
+
+/* Probe after the first, the last and a random reject of run_a. */
+static void retry_probe_rejects(struct retry_run *x, size_t first,
+				size_t last, __u64 base, __u32 window_ms,
+				const char *what)
+{
+	size_t j, pick[3];
+
+	assert_true(first < run_a.n);	/* the final burst */
+	pick[0] = first;
+	pick[1] = last;
+	do
+		pick[2] = rnd(&x->s, run_a.n);
+	while (run_a.d[pick[2]].accepted);
+	for (j = 0; j < 3; j++) {
+		if ((j == 1 && pick[1] == pick[0]) ||
+		    (j == 2 && (pick[2] == pick[0] || pick[2] == pick[1])))
+			continue;
+		x->bad += probe(x->f, &run_a, pick[j], base, window_ms, &x->s,
+				x->ncpu, what, &x->printed);
+		x->probes++;
+	}
+}
+
+static void retry_after(struct fixture *f, unsigned algo, int ncpu)
+{
+	struct retry_run x = {
+		.f = f, .algo = algo, .ncpu = ncpu,
+		.s = SEED * 5 + algo * 16 + ncpu,
+	};
+	struct sl_rule rule;
+	struct rule_cfg c;
+	size_t first, last;
 	char what[200];
-	size_t i, j, first, last, pick[3];
+	__u64 base;
+	unsigned h;
 
 	need_cpus(f, ncpu);
 	for (h = 0; h < NRETRY; h++) {
-		random_rule(&s, algo, &c);
-		apply_rule(f, &c, &rule);
-		/* the state of clients outside the preallocated table is
-		 * created on demand, which can fail (see
-		 * test_new_clients_counted_from_first_request); this test is
-		 * about Retry-After, so their state is made beforehand
-		 */
-		if (sl_state_fd(&f->in.maps, algo) != f->in.maps.clients)
-			f->preseed = &rule;
-		memset(&p, 0, sizeof(p));
-		p.limit = c.limit;
-		p.window_ms = rule.window_ms;
-		p.slice_ms = rule.slice_ms;
-		/* a random history, then a burst no algorithm takes whole */
-		gen_trace(&s, &p, p.limit, ncpu, &tr);
-		if (tr.n > MAXTR - 120)
-			tr.n = MAXTR - 120;
-		add_burst(&tr, tr.r[tr.n - 1].t + rnd(&s, 2 * c.window_ms),
-			  2 * c.limit + 2, 0);
-		for (i = tr.n - 2 * c.limit - 2; ncpu > 1 && i < (size_t)tr.n; i++)
-			tr.r[i].cpu = rnd(&s, 2);
-		base = random_base(&s, p.window_ms, p.slice_ms);
-		who = new_client(f, 0);
-		replay(f, tr.r, tr.n, base, &who, c.window_ms, &run_a);
-		describe(&c, what, sizeof(what));
-		snprintf(what + strlen(what), sizeof(what) - strlen(what),
-			 " base %llu, history %u, %d cpus", ULL(base), h, ncpu);
-
+		base = retry_history(&x, h, &c, &rule, what, sizeof(what));
 		if (algo == SL_ALGO_SLIDING)
-			bad += check_sliding_decisions(&run_a, c.limit,
-						       c.window_ms, what,
-						       &printed);
+			x.bad += check_sliding_decisions(&run_a, c.limit,
+							 c.window_ms, what,
+							 &x.printed);
 		else
-			bad += check_model(&run_a, &rule, what, &printed);
-
-		/* probe after the first, the last and a random reject */
-		first = last = run_a.n;
-		for (i = 0; i < run_a.n; i++)
-			if (!run_a.d[i].accepted) {
-				first = first == run_a.n ? i : first;
-				last = i;
-				rejects++;
-				if (run_a.d[i].v.retry_after_ms < 1 ||
-				    run_a.d[i].v.remaining) {
-					if (printed++ < MAX_PRINTS)
-						print_error("%s: reject %zu at t=%llu: "
-							    "retry_after %llu, "
-							    "remaining %llu\n", what,
-							    i, ULL(run_a.d[i].t),
-							    ULL(run_a.d[i].v.retry_after_ms),
-							    ULL(run_a.d[i].v.remaining));
-					bad++;
-				}
-			}
-		assert_true(first < run_a.n);	/* the final burst */
-		pick[0] = first;
-		pick[1] = last;
-		do
-			pick[2] = rnd(&s, run_a.n);
-		while (run_a.d[pick[2]].accepted);
-		for (j = 0; j < 3; j++) {
-			if ((j == 1 && pick[1] == pick[0]) ||
-			    (j == 2 && (pick[2] == pick[0] || pick[2] == pick[1])))
-				continue;
-			bad += probe(f, &run_a, pick[j], base, c.window_ms, &s,
-				     ncpu, what, &printed);
-			probes++;
-		}
+			x.bad += check_model(&run_a, &rule, what, &x.printed);
+		retry_check_rejects(&x, what, &first, &last);
+		retry_probe_rejects(&x, first, last, base, c.window_ms, what);
 	}
 	f->preseed = NULL;
 	assert_no_fail_open(f);
 	print_message("%s, %d cpus: %u histories, %u rejects checked, %u "
-		      "probed\n", algo_names[algo], ncpu, NRETRY, rejects, probes);
+		      "probed\n", algo_names[algo], ncpu, NRETRY, x.rejects,
+		      x.probes);
 	if (f->preseed_tries)
 		print_message("note: creating client state from userspace "
 			      "failed with ENOMEM %u times first\n",
 			      f->preseed_tries);
 	f->preseed_tries = 0;
-	if (bad)
-		fail_msg("%u Retry-After problems for %s", bad, algo_names[algo]);
+	if (x.bad)
+		fail_msg("%u Retry-After problems for %s", x.bad, algo_names[algo]);
 }
 
 #define RETRY_TESTS(name, algo)						\
