@@ -151,7 +151,27 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(wildcard tests/lib/*.h)
 
 $(BUILD)/tests/test_%: tests/bpf/test_%.c $(LIB_OBJS) $(SKEL) $(wildcard tests/lib/*.h) | $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka -lpthread
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(filter $(BUILD)/tests/lib/%.o,$^) $(LIB_OBJS) -o $@ \
+		$(LDLIBS) -lcmocka -lpthread
+
+# What the BPF tests share, in tests/lib/NAME.c: each family of binaries
+# (tests/bpf/PREFIX*.c) links the objects named for it, and only those,
+# since the families' fixtures use the same short names (run, begin, fx).
+# $(call test_lib,NAMES): their objects; $(call bpf_tests,PREFIX): the
+# binaries of tests/bpf/PREFIX*.c.
+test_lib   = $(patsubst %,$(BUILD)/tests/lib/%.o,$(1))
+bpf_tests  = $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/$(1)*.c))
+
+$(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h tests/lib/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(call bpf_tests,test_): $(call test_lib,instance_fixture)
+$(call bpf_tests,test_bpf_): $(call test_lib,pkt_builder bpf_fixture)
+$(call bpf_tests,test_sync_): $(call test_lib,sync_fixture)
+$(call bpf_tests,test_replay_): $(call test_lib,replay_fixture)
+$(call bpf_tests,test_redis_): $(call test_lib,redis_fixture redis_fake)
 
 NETNS_TOOL := $(BUILD)/tests/sl-traffic
 
@@ -189,7 +209,7 @@ CPUS       ?= 2 16 64
 
 bench-cpus: deps
 	$(call apt_install,$(BENCH_CPUS_PACKAGES),--no-install-recommends)
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/tests/test_bpf
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/tests/test_bpf_cpus
 	$(Q)CPUS="$(CPUS)" bench/cpus/run.sh $(BUILD)
 
 # ---- install: PREFIX (default /usr/local) and DESTDIR, docs/INSTALL.md ----

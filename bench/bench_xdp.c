@@ -399,7 +399,11 @@ static void usage(FILE *f)
 		SL_DEFAULT_CLIENTS);
 }
 
-int main(int argc, char **argv)
+/* The options into the globals, io_small and *json: -1, or the exit
+ * status.
+ */
+static int parse_args(int argc, char **argv,
+		      struct sl_instance_opts *io_small, FILE **json)
 {
 	static const struct option longopts[] = {
 		{ "rounds", required_argument, NULL, 'r' },
@@ -409,17 +413,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct sl_instance_opts io = { .model_clock = true }, prod = { 0 };
-	struct sl_instance_opts io_small = io;
-	struct sl_instance base, big, many, small, agg, tai;
-	double new_ns, agg_ms[MAX_ROUNDS];
-	__u64 agg_clients = 0;
 	uint64_t v;
-	struct floor_bpf *fl;
-	FILE *json = NULL;
-	struct sl_progress progress;
-	char *yaml;
-	int r, i, fd, opt;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -445,12 +440,12 @@ int main(int argc, char **argv)
 					optarg, SL_DEFAULT_CLIENTS);
 				return 2;
 			}
-			io_small.clients = v;
+			io_small->clients = v;
 			break;
 		case 'j':
 			/* the report goes on, to stderr: the JSON alone on stdout */
-			json = fdopen(dup(STDOUT_FILENO), "w");
-			if (!json || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			*json = fdopen(dup(STDOUT_FILENO), "w");
+			if (!*json || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
 				perror("--json");
 				return 1;
 			}
@@ -467,79 +462,115 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	prod.clients = io_small.clients;
-	if (sl_pin_to_cpu(0))
-		return 1;
-	fl = floor_bpf__open_and_load();
-	if (!fl || sl_instance_open(&base, &io_small) || sl_instance_open(&big, &io) ||
-	    sl_instance_open(&many, &io_small) || sl_instance_open(&small, &io_small) ||
-	    sl_instance_open(&agg, &io) || sl_instance_open(&tai, &prod)) {
+	return -1;
+}
+
+/* The measured instances: base, and the 100,000-client (big), 1,000-rule
+ * (many), 1,000-client (small), 200,000-client (agg) and TAI-clock ones.
+ */
+struct bench {
+	struct floor_bpf *fl;
+	struct sl_instance base, big, many, small, agg, tai;
+};
+
+static int bench_open(struct bench *b, const struct sl_instance_opts *io_small)
+{
+	struct sl_instance_opts io = { .model_clock = true }, prod = { 0 };
+
+	prod.clients = io_small->clients;
+	b->fl = floor_bpf__open_and_load();
+	if (!b->fl || sl_instance_open(&b->base, io_small) ||
+	    sl_instance_open(&b->big, &io) ||
+	    sl_instance_open(&b->many, io_small) ||
+	    sl_instance_open(&b->small, io_small) ||
+	    sl_instance_open(&b->agg, &io) || sl_instance_open(&b->tai, &prod)) {
 		fprintf(stderr, "cannot load the programs (root? bpffs?)\n");
-		return 1;
+		return -ENOENT;
 	}
-	sl_instance_set_time(&base, 1000000);
-	sl_instance_set_time(&big, 1000000);
-	sl_instance_set_time(&many, 1000000);
-	sl_instance_set_time(&small, 1000000);
-	sl_instance_set_time(&agg, 1000000);
+	sl_instance_set_time(&b->base, 1000000);
+	sl_instance_set_time(&b->big, 1000000);
+	sl_instance_set_time(&b->many, 1000000);
+	sl_instance_set_time(&b->small, 1000000);
+	sl_instance_set_time(&b->agg, 1000000);
+	return 0;
+}
+
+static int bench_rules(struct bench *b)
+{
+	char *yaml;
+	int i, err;
 
 	/* 1,000 rules, the measured one last by priority */
 	yaml = malloc(1000 * 96 + 64);
 	if (!yaml)
-		return 1;
+		return -ENOMEM;
 	strcpy(yaml, "rules:\n");
 	for (i = 0; i < 999; i++)
 		sprintf(yaml + strlen(yaml),
 			"  - { name: r%d, protocol: udp, ports: %d, limit: 10 }\n",
 			i, 10000 + i);
 	strcat(yaml, "  - { name: sliding, protocol: udp, ports: 5000, limit: 10 }\n");
-	if (apply_yaml(&base, base_rules) || apply_yaml(&big, base_rules) ||
-	    apply_yaml(&many, yaml) || apply_yaml(&small, base_rules) ||
-	    apply_yaml(&agg, base_rules) || apply_yaml(&tai, base_rules) ||
-	    fill_clients(&big, 100000, 5000) ||
-	    fill_clients(&small, 1000, 5000) || fill_clients(&agg, 200000, 5000)) {
-		fprintf(stderr, "cannot set up the benchmark's rules and clients\n");
-		return 1;
-	}
+	err = apply_yaml(&b->base, base_rules) || apply_yaml(&b->big, base_rules) ||
+	      apply_yaml(&b->many, yaml) || apply_yaml(&b->small, base_rules) ||
+	      apply_yaml(&b->agg, base_rules) || apply_yaml(&b->tai, base_rules) ||
+	      fill_clients(&b->big, 100000, 5000) ||
+	      fill_clients(&b->small, 1000, 5000) ||
+	      fill_clients(&b->agg, 200000, 5000);
 	free(yaml);
+	if (err) {
+		fprintf(stderr, "cannot set up the benchmark's rules and clients\n");
+		return -EINVAL;
+	}
+	return 0;
+}
 
-	fd = bpf_program__fd(base.skel->progs.sl_xdp);
-	add_case("floor: XDP_DROP only", bpf_program__fd(fl->progs.floor_drop),
+static void add_cases(struct bench *b)
+{
+	int fd = bpf_program__fd(b->base.skel->progs.sl_xdp);
+
+	add_case("floor: XDP_DROP only", bpf_program__fd(b->fl->progs.floor_drop),
 		 "198.51.100.7", 5000, XDP_DROP, NULL);
 	add_case("floor: per-source LRU per-CPU count",
-		 bpf_program__fd(fl->progs.floor_count), "198.51.100.7", 5000,
+		 bpf_program__fd(b->fl->progs.floor_count), "198.51.100.7", 5000,
 		 XDP_DROP, NULL);
 	add_case("no rule matched", fd, "198.51.100.7", 9999, XDP_PASS, NULL);
 	add_case("under limit (accept), sliding", fd, "198.51.100.7", 6000,
 		 XDP_PASS, NULL);
-	add_case("over limit: sliding", fd, "198.51.100.7", 5000, XDP_DROP, &base);
-	add_case("over limit: fixed", fd, "198.51.100.7", 5001, XDP_DROP, &base);
-	add_case("over limit: token-bucket", fd, "198.51.100.7", 5002, XDP_DROP, &base);
-	add_case("over limit: sliding-plain", fd, "198.51.100.7", 5003, XDP_DROP, &base);
-	add_case("over limit: sliding-log", fd, "198.51.100.7", 5004, XDP_DROP, &base);
-	add_case("over limit: sliding-counter", fd, "198.51.100.7", 5005, XDP_DROP, &base);
-	add_case("over limit: sliding, IPv6", fd, "2001:db8::7", 5000, XDP_DROP, &base);
-	add_case("over limit: sliding, shadow", fd, "198.51.100.7", 7000, XDP_PASS, &base);
+	add_case("over limit: sliding", fd, "198.51.100.7", 5000, XDP_DROP, &b->base);
+	add_case("over limit: fixed", fd, "198.51.100.7", 5001, XDP_DROP, &b->base);
+	add_case("over limit: token-bucket", fd, "198.51.100.7", 5002, XDP_DROP, &b->base);
+	add_case("over limit: sliding-plain", fd, "198.51.100.7", 5003, XDP_DROP, &b->base);
+	add_case("over limit: sliding-log", fd, "198.51.100.7", 5004, XDP_DROP, &b->base);
+	add_case("over limit: sliding-counter", fd, "198.51.100.7", 5005, XDP_DROP, &b->base);
+	add_case("over limit: sliding, IPv6", fd, "2001:db8::7", 5000, XDP_DROP, &b->base);
+	add_case("over limit: sliding, shadow", fd, "198.51.100.7", 7000, XDP_PASS, &b->base);
 	add_case("over limit: sliding, 1,000 clients",
-		 bpf_program__fd(small.skel->progs.sl_xdp), "198.51.100.7", 5000,
-		 XDP_DROP, &small);
+		 bpf_program__fd(b->small.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &b->small);
 	add_case("over limit: sliding, 100,000 clients",
-		 bpf_program__fd(big.skel->progs.sl_xdp), "198.51.100.7", 5000,
-		 XDP_DROP, &big);
+		 bpf_program__fd(b->big.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &b->big);
 	/* the production clock (TAI), which the model clock never reads */
 	add_case("over limit: sliding, TAI clock",
-		 bpf_program__fd(tai.skel->progs.sl_xdp), "198.51.100.7", 5000,
-		 XDP_DROP, &tai);
+		 bpf_program__fd(b->tai.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &b->tai);
 	add_case("under limit (accept), sliding, TAI clock",
-		 bpf_program__fd(tai.skel->progs.sl_xdp), "198.51.100.7", 6000,
+		 bpf_program__fd(b->tai.skel->progs.sl_xdp), "198.51.100.7", 6000,
 		 XDP_PASS, NULL);
 	add_case("over limit: sliding, 1,000 rules",
-		 bpf_program__fd(many.skel->progs.sl_xdp), "198.51.100.7", 5000,
-		 XDP_DROP, &many);
+		 bpf_program__fd(b->many.skel->progs.sl_xdp), "198.51.100.7", 5000,
+		 XDP_DROP, &b->many);
+}
+
+/* Every case, nr_rounds interleaved rounds; each case's durations sorted. */
+static int run_cases(bool quiet)
+{
+	struct sl_progress progress;
+	int r, i;
 
 	/* on a terminal, and not with --json: how far the rounds are */
 	memset(&progress, 0, sizeof(progress));
-	if (!json) {
+	if (!quiet) {
 		sl_progress_start(&progress, "bench_xdp",
 				  (size_t)nr_rounds * nr_cases);
 		progress.unit = "measurements";
@@ -554,12 +585,12 @@ int main(int argc, char **argv)
 
 			if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
 				perror(c->name);
-				return 1;
+				return -errno;
 			}
 			if (opts.retval != c->verdict) {
 				fprintf(stderr, "%s: verdict %u, expected %u\n",
 					c->name, opts.retval, c->verdict);
-				return 1;
+				return -EINVAL;
 			}
 			c->ns[r] = opts.duration;
 		}
@@ -567,6 +598,12 @@ int main(int argc, char **argv)
 	sl_progress_end(&progress);
 	for (i = 0; i < nr_cases; i++)
 		qsort(cases[i].ns, nr_rounds, sizeof(double), cmp_double);
+	return 0;
+}
+
+static void print_cases(void)
+{
+	int i;
 
 	printf("BPF_PROG_TEST_RUN, UDP packets, CPU 0, %d interleaved rounds x %u packets per case\n\n",
 	       nr_rounds, packets);
@@ -578,48 +615,75 @@ int main(int argc, char **argv)
 		       cases[i].ns[nr_rounds - 1],
 		       cases[i].ns[nr_rounds / 2] / cases[0].ns[nr_rounds / 2],
 		       cases[i].ns[nr_rounds / 2] / cases[1].ns[nr_rounds / 2]);
+}
 
-	new_ns = new_client_ns(&base, 20000);
+/* The client table's size, and each algorithm's state. */
+static void print_client_table(const struct sl_instance *base)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	unsigned long long mem = map_memlock(base->maps.clients);
+
+	bpf_obj_get_info_by_fd(base->maps.clients, &info, &ilen);
+	printf("\nclient table: %u entries, %d CPUs, value %u bytes (one per "
+	       "client, shared by the CPUs), key %u bytes: %llu bytes in all "
+	       "(fdinfo memlock), %.0f bytes per client\n",
+	       info.max_entries, base->maps.nr_cpus, info.value_size,
+	       info.key_size, mem, (double)mem / info.max_entries);
+	printf("state by algorithm: sliding, fixed, token-bucket share %zu bytes "
+	       "(sl_clients, preallocated LRU); sliding-plain and sliding-counter %zu "
+	       "(sl_clients_plain), sliding-log %zu (sl_clients_log), each LRU within 64 MiB\n",
+	       sizeof(struct sl_client), sizeof(struct sl_client_plain),
+	       sizeof(struct sl_client_log));
+	printf("design study: 12 slices x 48 bytes = 576 bytes per client\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct sl_instance_opts io_small = { .model_clock = true };
+	double new_ns, agg_ms[MAX_ROUNDS];
+	__u64 agg_clients = 0;
+	struct bench b;
+	FILE *json = NULL;
+	int r;
+
+	memset(&b, 0, sizeof(b));
+	r = parse_args(argc, argv, &io_small, &json);
+	if (r >= 0)
+		return r;
+	if (sl_pin_to_cpu(0))
+		return 1;
+	if (bench_open(&b, &io_small) || bench_rules(&b))
+		return 1;
+	add_cases(&b);
+	if (run_cases(json != NULL))
+		return 1;
+	print_cases();
+
+	new_ns = new_client_ns(&b.base, 20000);
 	printf("\n%-40s %6.0fns (one run per packet, median of 20,000 new sources)\n",
 	       "new client (insert), sliding", new_ns);
 	for (r = 0; r < nr_rounds; r++)
-		agg_ms[r] = aggregate_ms(&agg, &agg_clients);
+		agg_ms[r] = aggregate_ms(&b.agg, &agg_clients);
 	qsort(agg_ms, nr_rounds, sizeof(double), cmp_double);
 	printf("%-40s %6.1fms median, %.1f min, %.1f max (%llu clients, "
 	       "batched lookups, %d CPUs)\n",
 	       "aggregation pass", agg_ms[nr_rounds / 2], agg_ms[0],
 	       agg_ms[nr_rounds - 1], (unsigned long long)agg_clients,
-	       agg.maps.nr_cpus);
-	bench_sync(&agg);
-	{
-		struct bpf_map_info info = {};
-		__u32 ilen = sizeof(info);
-		unsigned long long mem = map_memlock(base.maps.clients);
-
-		bpf_obj_get_info_by_fd(base.maps.clients, &info, &ilen);
-		printf("\nclient table: %u entries, %d CPUs, value %u bytes (one per "
-		       "client, shared by the CPUs), key %u bytes: %llu bytes in all "
-		       "(fdinfo memlock), %.0f bytes per client\n",
-		       info.max_entries, base.maps.nr_cpus, info.value_size,
-		       info.key_size, mem, (double)mem / info.max_entries);
-		printf("state by algorithm: sliding, fixed, token-bucket share %zu bytes "
-		       "(sl_clients, preallocated LRU); sliding-plain and sliding-counter %zu "
-		       "(sl_clients_plain), sliding-log %zu (sl_clients_log), each LRU within 64 MiB\n",
-		       sizeof(struct sl_client), sizeof(struct sl_client_plain),
-		       sizeof(struct sl_client_log));
-		printf("design study: 12 slices x 48 bytes = 576 bytes per client\n");
-	}
+	       b.agg.maps.nr_cpus);
+	bench_sync(&b.agg);
+	print_client_table(&b.base);
 	if (json) {
 		fflush(stdout);
-		print_json(&agg, new_ns, agg_ms, agg_clients, json);
+		print_json(&b.agg, new_ns, agg_ms, agg_clients, json);
 		fclose(json);
 	}
-	sl_instance_close(&tai);
-	sl_instance_close(&agg);
-	sl_instance_close(&small);
-	sl_instance_close(&many);
-	sl_instance_close(&big);
-	sl_instance_close(&base);
-	floor_bpf__destroy(fl);
+	sl_instance_close(&b.tai);
+	sl_instance_close(&b.agg);
+	sl_instance_close(&b.small);
+	sl_instance_close(&b.many);
+	sl_instance_close(&b.big);
+	sl_instance_close(&b.base);
+	floor_bpf__destroy(b.fl);
 	return 0;
 }

@@ -42,6 +42,10 @@ count_tap() {		# $1: script
 
 for bin in "$build"/tests/test_*; do
 	[ -x "$bin" ] || continue
+	# one left in the build directory by a test file since split or
+	# renamed is stale: only binaries with a source run
+	[ -f "$here/unit/$(basename "$bin").c" ] ||
+		[ -f "$here/bpf/$(basename "$bin").c" ] || continue
 	echo "== $(basename "$bin")"
 	count_cmocka "$bin"
 done

@@ -185,7 +185,7 @@ def markdown(objs, command, bench_args, date):
             "adversarial client; NFR-2: rejects of compliant clients "
             "(traces through the exact sliding log). Every trace deals "
             "each client's requests over all the VM's CPUs "
-            "(bench/cpus/gen_traces.py). Last column: test_bpf's "
+            "(bench/cpus/gen_traces.py). Last column: test_bpf_cpus's "
             "test_limit_concurrent_cpus_at_most_one_extra_each, every CPU "
             "flooding one client at the same instant: units passed beyond "
             "the limit (the bound: CPUs - 1).", ""]

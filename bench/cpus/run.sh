@@ -28,7 +28,7 @@ bench_args=${BENCH_ARGS:---rounds 5 --packets 20000 --clients 32768}
 cases=${CASES:-/work/shared/cases/nfr1-two-cpus.trace}
 work=$build/bench/cpus
 
-for bin in "$build/slicelimit" "$build/bench/bench_xdp" "$build/tests/test_bpf"; do
+for bin in "$build/slicelimit" "$build/bench/bench_xdp" "$build/tests/test_bpf_cpus"; do
 	[ -x "$bin" ] || { echo "bench-cpus: $bin is missing: run make first" >&2; exit 1; }
 done
 # Debian's linux-image-amd64 (6.1): the newest one installed, whatever its
@@ -53,7 +53,7 @@ make_root() {
 	cp /bin/busybox "$root/bin/busybox"
 	cp "$here/init" "$root/init"
 	chmod 755 "$root/init"
-	for bin in "$build/slicelimit" "$build/bench/bench_xdp" "$build/tests/test_bpf"; do
+	for bin in "$build/slicelimit" "$build/bench/bench_xdp" "$build/tests/test_bpf_cpus"; do
 		cp "$bin" "$root/bench/"
 		# the loader and every library, at the paths the binary asks for
 		for lib in $(ldd "$bin" | awk '/=> \// {print $3} /^\t\// {print $1}'); do

@@ -206,6 +206,36 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* The nr workers sending packets (shared between them) or for seconds;
+ * the total on stdout as JSON.
+ */
+static int gen_run(struct worker *w, int nr, uint64_t packets,
+		   double seconds)
+{
+	uint64_t t0, t1, sent = 0;
+	int i;
+
+	quota = packets ? (packets + nr - 1) / nr : 0;
+	t0 = now_ns();
+	end_ns = t0 + (uint64_t)(seconds * 1e9);
+	for (i = 0; i < nr; i++)
+		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]))
+			return -EAGAIN;
+	for (i = 0; i < nr; i++)
+		pthread_join(w[i].tid, NULL);
+	t1 = now_ns();
+	for (i = 0; i < nr; i++) {
+		if (w[i].err) {
+			fprintf(stderr, "gen: cpu %d: %s\n", w[i].cpu, strerror(w[i].err));
+			return -w[i].err;
+		}
+		sent += w[i].sent;
+	}
+	printf("{\"sent\": %llu, \"elapsed_ns\": %llu, \"threads\": %d}\n",
+	       (unsigned long long)sent, (unsigned long long)(t1 - t0), nr);
+	return 0;
+}
+
 static int cmd_gen(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -219,11 +249,11 @@ static int cmd_gen(int argc, char **argv)
 	const char *cpus = "0", *base4 = "10.200.0.0";
 	struct worker w[MAX_THREADS];
 	double seconds = 0;
-	uint64_t packets = 0, t0, t1, sent = 0;
+	uint64_t packets = 0;
 	unsigned long clients = 1;
 	struct gen_bpf *skel;
 	struct in_addr b4;
-	int o, nr = 0, i;
+	int o, nr = 0;
 	char *tok, *save, *list;
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -272,24 +302,8 @@ static int cmd_gen(int argc, char **argv)
 	free(list);
 	if (!nr)
 		return 2;
-	quota = packets ? (packets + nr - 1) / nr : 0;
-	t0 = now_ns();
-	end_ns = t0 + (uint64_t)(seconds * 1e9);
-	for (i = 0; i < nr; i++)
-		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]))
-			return 1;
-	for (i = 0; i < nr; i++)
-		pthread_join(w[i].tid, NULL);
-	t1 = now_ns();
-	for (i = 0; i < nr; i++) {
-		if (w[i].err) {
-			fprintf(stderr, "gen: cpu %d: %s\n", w[i].cpu, strerror(w[i].err));
-			return 1;
-		}
-		sent += w[i].sent;
-	}
-	printf("{\"sent\": %llu, \"elapsed_ns\": %llu, \"threads\": %d}\n",
-	       (unsigned long long)sent, (unsigned long long)(t1 - t0), nr);
+	if (gen_run(w, nr, packets, seconds))
+		return 1;
 	gen_bpf__destroy(skel);
 	return 0;
 }

@@ -372,6 +372,65 @@ static struct census census(struct fixture *f)
 	return c;
 }
 
+/* A million spoofed sources, one packet each, with the compliant clients'
+ * requests in between; each flood packet's kernel duration in dur[].
+ * Returns the flood packets dropped.
+ */
+static unsigned flood_send(struct fixture *f, struct compliant_state *cs,
+			   __u32 *dur)
+{
+	unsigned i, flood_dropped = 0;
+
+	for (i = 0; i < FLOOD_SOURCES; i++) {
+		struct sl_addr a = v4_u32(0x0a000000u + i);	/* 10.0.0.0 + i */
+		__u64 t = T0 + i / FLOOD_PER_MS;
+		bool spread = f->two_cpus && i >= SPREAD_FROM && i < SPREAD_TO;
+
+		compliant_until(f, cs, t, spread);
+		set_time(f, t);
+		flood_dropped += send_from(f, &a, spread ? (int)(i / SPREAD_BLOCK % 2) : 0,
+					   &dur[i]) == DROP;
+	}
+	compliant_until(f, cs, ~0ULL, false);
+	return flood_dropped;
+}
+
+/* What the flood did to the table, and how long an insert took. */
+static void flood_print(struct fixture *f, const struct compliant_state *cs,
+			__u32 *dur, const struct sl_global_stats *gs,
+			const struct census *live, double t_start)
+{
+	__u64 evicted = gs->new_clients - live->live;
+	__u32 fill50, fill90, evict50, evict90;
+
+	/* The eviction path: flood packets once the table is certainly full
+	 * (from 300,000 on, every insert evicts); the fill path: the first
+	 * 200,000, before any can.
+	 */
+	percentiles(dur, 200000, &fill50, &fill90);
+	percentiles(dur + 300000, FLOOD_SOURCES - 300000, &evict50, &evict90);
+	print_message("flood: %u spoofed sources + %u compliant requests from %u "
+		      "clients, table %u, %.1f s\n", FLOOD_SOURCES, cs->sent,
+		      COMPLIANT, f->capacity, now_s() - t_start);
+	print_message("flood: new_clients %llu, live %llu, evicted (new_clients - "
+		      "live) %llu, fail_open %llu\n",
+		      (unsigned long long)gs->new_clients,
+		      (unsigned long long)live->live,
+		      (unsigned long long)evicted,
+		      (unsigned long long)gs->fail_open);
+	print_message("flood: compliant requests that found their state evicted "
+		      "(started afresh): every 10 s %u of %u, every 30 s %u of %u; "
+		      "held at the end: %llu of %u and %llu of %u\n",
+		      cs->found_evicted[0], FAST * (FAST_ROUNDS - 1),
+		      cs->found_evicted[1], SLOW * (SLOW_ROUNDS - 1),
+		      (unsigned long long)live->fast, FAST,
+		      (unsigned long long)live->slow, SLOW);
+	print_message("flood: ns per flood packet (kernel duration, repeat 1): "
+		      "insert with eviction median %u p90 %u; insert into a "
+		      "filling table median %u p90 %u\n", evict50, evict90,
+		      fill50, fill90);
+}
+
 static void test_flood_spoofed_sources_never_reject_compliant_clients(void **state)
 {
 	struct fixture *f = *state;
@@ -379,8 +438,8 @@ static void test_flood_spoofed_sources_never_reject_compliant_clients(void **sta
 	struct sl_global_stats gs;
 	struct sl_rule_stats rs;
 	struct census live;
-	__u32 *dur, fill50, fill90, evict50, evict90, rule_id;
-	unsigned i, flood_dropped = 0, passed;
+	__u32 *dur, rule_id;
+	unsigned i, flood_dropped, passed;
 	__u64 evicted, created;
 	double t_start = now_s();
 
@@ -399,17 +458,7 @@ static void test_flood_spoofed_sources_never_reject_compliant_clients(void **sta
 	cs->clients_fd = f->in.maps.clients;
 	cs->nr_cpus = f->in.maps.nr_cpus;
 
-	for (i = 0; i < FLOOD_SOURCES; i++) {
-		struct sl_addr a = v4_u32(0x0a000000u + i);	/* 10.0.0.0 + i */
-		__u64 t = T0 + i / FLOOD_PER_MS;
-		bool spread = f->two_cpus && i >= SPREAD_FROM && i < SPREAD_TO;
-
-		compliant_until(f, cs, t, spread);
-		set_time(f, t);
-		flood_dropped += send_from(f, &a, spread ? (int)(i / SPREAD_BLOCK % 2) : 0,
-					   &dur[i]) == DROP;
-	}
-	compliant_until(f, cs, ~0ULL, false);
+	flood_dropped = flood_send(f, cs, dur);
 
 	/* the table still enforces: a new client gets exactly its 10 */
 	{
@@ -431,33 +480,7 @@ static void test_flood_spoofed_sources_never_reject_compliant_clients(void **sta
 	 */
 	created = FLOOD_SOURCES + COMPLIANT + cs->found_evicted[0] +
 		  cs->found_evicted[1] + 1;
-
-	/* The eviction path: flood packets once the table is certainly full
-	 * (from 300,000 on, every insert evicts); the fill path: the first
-	 * 200,000, before any can.
-	 */
-	percentiles(dur, 200000, &fill50, &fill90);
-	percentiles(dur + 300000, FLOOD_SOURCES - 300000, &evict50, &evict90);
-	print_message("flood: %u spoofed sources + %u compliant requests from %u "
-		      "clients, table %u, %.1f s\n", FLOOD_SOURCES, cs->sent,
-		      COMPLIANT, f->capacity, now_s() - t_start);
-	print_message("flood: new_clients %llu, live %llu, evicted (new_clients - "
-		      "live) %llu, fail_open %llu\n",
-		      (unsigned long long)gs.new_clients,
-		      (unsigned long long)live.live,
-		      (unsigned long long)evicted,
-		      (unsigned long long)gs.fail_open);
-	print_message("flood: compliant requests that found their state evicted "
-		      "(started afresh): every 10 s %u of %u, every 30 s %u of %u; "
-		      "held at the end: %llu of %u and %llu of %u\n",
-		      cs->found_evicted[0], FAST * (FAST_ROUNDS - 1),
-		      cs->found_evicted[1], SLOW * (SLOW_ROUNDS - 1),
-		      (unsigned long long)live.fast, FAST,
-		      (unsigned long long)live.slow, SLOW);
-	print_message("flood: ns per flood packet (kernel duration, repeat 1): "
-		      "insert with eviction median %u p90 %u; insert into a "
-		      "filling table median %u p90 %u\n", evict50, evict90,
-		      fill50, fill90);
+	flood_print(f, cs, dur, &gs, &live, t_start);
 	free(dur);
 
 	if (cs->rejected)

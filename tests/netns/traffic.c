@@ -494,6 +494,66 @@ static int parse_num(const char *s, double min, double max, double *out)
 	return 0;
 }
 
+/* Option c (optarg its value) into o: -1, or the exit status of a usage
+ * error or of --help.
+ */
+static int set_opt(struct opts *o, int c)
+{
+	double v;
+
+	switch (c) {
+	case 's': o->src = optarg; return -1;
+	case 'd': o->dst = optarg; return -1;
+	case 'b': o->bind = optarg; return -1;
+	case 'R': o->ready = optarg; return -1;
+	case 'j': o->json = true; return -1;
+	case 'P':
+		if (strcmp(optarg, "udp") && strcmp(optarg, "tcp"))
+			return usage("--proto: udp or tcp");
+		o->tcp = !strcmp(optarg, "tcp");
+		return -1;
+	case 'p':
+		if (parse_num(optarg, 1, 65535, &v))
+			return usage("--port: 1-65535");
+		o->port = (int)v;
+		return -1;
+	case 'c':
+		if (parse_num(optarg, 0, MAX_COUNT, &v) || v != (long)v)
+			return usage("--count: a whole number up to 1000000");
+		o->count = (long)v;
+		return -1;
+	case 'r':
+		if (parse_num(optarg, 0, 1e7, &v))
+			return usage("--rate: packets per second, 0 = unpaced");
+		o->rate = v;
+		return -1;
+	case 'z':
+		if (parse_num(optarg, 1, MAX_PAYLOAD, &v))
+			return usage("--size: 1-1400 payload bytes");
+		o->size = (long)v;
+		return -1;
+	case 'w':
+		if (parse_num(optarg, 1, 60000, &v))
+			return usage("--wait: 1-60000 ms");
+		o->wait_ms = (long)v;
+		return -1;
+	case 't':
+		if (parse_num(optarg, 0.001, 3600, &v))
+			return usage("--timeout: seconds, up to 3600");
+		o->timeout = v;
+		return -1;
+	case 'S':
+		if (parse_num(optarg, 0.001, 3600, &v))
+			return usage("--seconds: up to 3600");
+		o->seconds = v;
+		return -1;
+	case 'h':
+		return usage(NULL);
+	default:
+		return usage("unknown option");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
@@ -517,7 +577,6 @@ int main(int argc, char **argv)
 			  .wait_ms = 500 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *cmd;
-	double v;
 	int c;
 
 	if (argc < 2)
@@ -529,57 +588,10 @@ int main(int argc, char **argv)
 		return usage("the command is send or recv");
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "jh", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 's': o.src = optarg; break;
-		case 'd': o.dst = optarg; break;
-		case 'b': o.bind = optarg; break;
-		case 'R': o.ready = optarg; break;
-		case 'j': o.json = true; break;
-		case 'P':
-			if (strcmp(optarg, "udp") && strcmp(optarg, "tcp"))
-				return usage("--proto: udp or tcp");
-			o.tcp = !strcmp(optarg, "tcp");
-			break;
-		case 'p':
-			if (parse_num(optarg, 1, 65535, &v))
-				return usage("--port: 1-65535");
-			o.port = (int)v;
-			break;
-		case 'c':
-			if (parse_num(optarg, 0, MAX_COUNT, &v) || v != (long)v)
-				return usage("--count: a whole number up to 1000000");
-			o.count = (long)v;
-			break;
-		case 'r':
-			if (parse_num(optarg, 0, 1e7, &v))
-				return usage("--rate: packets per second, 0 = unpaced");
-			o.rate = v;
-			break;
-		case 'z':
-			if (parse_num(optarg, 1, MAX_PAYLOAD, &v))
-				return usage("--size: 1-1400 payload bytes");
-			o.size = (long)v;
-			break;
-		case 'w':
-			if (parse_num(optarg, 1, 60000, &v))
-				return usage("--wait: 1-60000 ms");
-			o.wait_ms = (long)v;
-			break;
-		case 't':
-			if (parse_num(optarg, 0.001, 3600, &v))
-				return usage("--timeout: seconds, up to 3600");
-			o.timeout = v;
-			break;
-		case 'S':
-			if (parse_num(optarg, 0.001, 3600, &v))
-				return usage("--seconds: up to 3600");
-			o.seconds = v;
-			break;
-		case 'h':
-			return usage(NULL);
-		default:
-			return usage("unknown option");
-		}
+		int rc = set_opt(&o, c);
+
+		if (rc >= 0)
+			return rc;
 	}
 	if (optind != argc)
 		return usage("unexpected argument");
