@@ -62,6 +62,7 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/instance.h"
 #include "instance_fixture.h"
@@ -178,14 +179,6 @@ static struct {
 	bool up;
 } cl;
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- servers ------------------------------------------------------------ */
 
 static int free_port(void)
@@ -298,7 +291,7 @@ static int start_redis(void)
 		_exit(127);
 	}
 	fx.server = pid;
-	for (until = mono_ms() + 5000; mono_ms() < until; usleep(10000))
+	for (until = sl_now_mono_ms() + 5000; sl_now_mono_ms() < until; usleep(10000))
 		if (redis_answers())
 			return 0;
 	stop_server();
@@ -592,10 +585,10 @@ static unsigned send_n(struct node *n, const struct sl_addr *who,
 /* A round at the model time; returns how long it took, in real ms. */
 static uint64_t round_on(struct node *n)
 {
-	uint64_t t = mono_ms();
+	uint64_t t = sl_now_mono_ms();
 
 	sl_redis_round(n->redis, n->sync, fx.now);
-	return mono_ms() - t;
+	return sl_now_mono_ms() - t;
 }
 
 static void step(void)
@@ -1453,14 +1446,14 @@ static int start_cluster(void)
 			      cl.port[i]);
 	}
 	for (i = 0; i < CLUSTER_N; i++)
-		for (until = mono_ms() + 5000;; usleep(10000)) {
+		for (until = sl_now_mono_ms() + 5000;; usleep(10000)) {
 			redisReply *x = command_at(cl.port[i], "PING");
 			bool ok = x && x->type == REDIS_REPLY_STATUS;
 
 			freeReplyObject(x);
 			if (ok)
 				break;
-			if (mono_ms() > until) {
+			if (sl_now_mono_ms() > until) {
 				fprintf(stderr, "cluster: node %d does not "
 					"answer\n", cl.port[i]);
 				goto fail;
@@ -1472,7 +1465,7 @@ static int start_cluster(void)
 		fprintf(stderr, "cluster: '%s' failed\n", cmd);
 		goto fail;
 	}
-	for (until = mono_ms() + 15000; mono_ms() < until; usleep(50000)) {
+	for (until = sl_now_mono_ms() + 15000; sl_now_mono_ms() < until; usleep(50000)) {
 		for (i = 0, masters = 0; i < CLUSTER_N; i++) {
 			if (!info_has(cl.port[i], "CLUSTER INFO", "cluster_state:ok"))
 				break;
@@ -1482,7 +1475,7 @@ static int start_cluster(void)
 					   "master_link_status:up"))
 				break;
 		}
-		if (mono_ms() + 50 >= until)
+		if (sl_now_mono_ms() + 50 >= until)
 			fprintf(stderr, "cluster: node %d of %d, %d masters\n",
 				i, CLUSTER_N, masters);
 		if (i == CLUSTER_N && masters == 3) {
@@ -1682,8 +1675,8 @@ static void test_redis_cluster_master_killed_fails_open_then_converges(void **st
 			victim = j;
 	alive = (victim + 1) % CLUSTER_N;
 	base = fx.now;
-	t0 = mono_ms();
-	for (k = 0; (now = mono_ms()) - t0 < 40000; k++) {
+	t0 = sl_now_mono_ms();
+	for (k = 0; (now = sl_now_mono_ms()) - t0 < 40000; k++) {
 		fx.now = base + (now - t0);
 		for (i = 0; i < 20; i++) {
 			unsigned pa1 = send_n(&fx.a, &xa[i], 1);
@@ -1707,7 +1700,7 @@ static void test_redis_cluster_master_killed_fails_open_then_converges(void **st
 			err_b = status(&fx.b)->backend_errors;
 			assert_int_equal(pthread_create(&th, NULL, killer,
 							&cl.pid[victim]), 0);
-			t_kill = mono_ms();
+			t_kill = sl_now_mono_ms();
 			round_on(&fx.a);
 			pthread_join(th, NULL);
 			waitpid(cl.pid[victim], NULL, 0);
@@ -1720,20 +1713,20 @@ static void test_redis_cluster_master_killed_fails_open_then_converges(void **st
 		if (t_kill && !t_err &&
 		    status(&fx.a)->backend_errors > err_a &&
 		    status(&fx.b)->backend_errors > err_b)
-			t_err = mono_ms();
+			t_err = sl_now_mono_ms();
 		if (t_kill && !t_over) {
 			int o = slot_owner(cl.port[alive], islot);
 
 			if (o > 0 && o != cl.port[victim] &&
 			    info_has(cl.port[alive], "CLUSTER INFO",
 				     "cluster_state:ok"))
-				t_over = mono_ms();
+				t_over = sl_now_mono_ms();
 		}
 		if (t_over && !t_conv && status(&fx.a)->backend_up &&
 		    status(&fx.b)->backend_up)
-			t_conv = mono_ms();
+			t_conv = sl_now_mono_ms();
 		/* flood on for a second after both are back */
-		if (t_conv && mono_ms() - t_conv > 1000)
+		if (t_conv && sl_now_mono_ms() - t_conv > 1000)
 			break;
 		usleep(100000);
 	}

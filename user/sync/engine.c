@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
+#include "core/clock.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
@@ -635,11 +635,9 @@ static int collect_clients(struct sl_sync *s)
 static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 		   sl_sync_emit_entries_fn emit_entries, void *ctx)
 {
-	struct timespec t0, t1;
-	__u64 sent = s->st.sent_messages;
+	__u64 t0 = sl_now_mono_ns(), sent = s->st.sent_messages;
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = sl_sync_refresh_rules(s);
 	if (err)
 		return err;
@@ -672,9 +670,7 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	if (!err && s->st.rounds % 64 == 31)
 		err = sweep_peer_view(s, now_ms);
 	s->st.rounds++;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->st.collect_us = (t1.tv_sec - t0.tv_sec) * 1000000 +
-			   (t1.tv_nsec - t0.tv_nsec) / 1000;
+	s->st.collect_us = (sl_now_mono_ns() - t0) / 1000;
 	return err;
 }
 

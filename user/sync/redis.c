@@ -102,6 +102,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
+#include "core/clock.h"
 #include "core/log.h"
 #include "sl_peer.h"
 #include "sync/redis.h"
@@ -312,14 +313,6 @@ struct sl_redis {
 };
 
 /* ---- small helpers ---- */
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -930,13 +923,13 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 	int port = r->port, ret = -1;
 	unsigned i;
 
-	uint64_t until = mono_ms() + r->interval_ms;
+	uint64_t until = sl_now_mono_ms() + r->interval_ms;
 
 	drop_context(r);
 	/* the seeds are tried for one interval at most (each connection
 	 * waits half of one): the round stays bounded when many are gone
 	 */
-	for (i = 0; i <= r->nr_seeds && (!i || mono_ms() < until); i++) {
+	for (i = 0; i <= r->nr_seeds && (!i || sl_now_mono_ms() < until); i++) {
 		if (i) {
 			host = r->seeds[i - 1].host;
 			port = r->seeds[i - 1].port;
@@ -1483,7 +1476,7 @@ static int run_batches(struct sl_redis *r, struct sl_sync *s,
 	int ret;
 
 	while (i < nr) {
-		if (mono_ms() >= deadline) {
+		if (sl_now_mono_ms() >= deadline) {
 			pr_info("sync: redis round over its interval: %zu "
 				"clients left for the next", nr - i);
 			return 0;
@@ -1661,7 +1654,7 @@ static void round_guarded(struct sl_redis *r, struct sl_sync *s,
 		if (connect_now(r, st, now_ms))
 			return;
 	}
-	deadline = mono_ms() + r->interval_ms;
+	deadline = sl_now_mono_ms() + r->interval_ms;
 	r->why[0] = 0;
 	if (++r->rounds % SL_REDIS_EPOCH_ROUNDS == 0)
 		new_epoch(r);
