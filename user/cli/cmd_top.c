@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/pinned.h"
 #include "core/instance_maps.h"
 #include "rules/rules.h"
@@ -119,15 +120,8 @@ static int collect_one(void *ctx, const struct sl_client_key *key,
 	sl_tally_state(&t, state, &p, c->now);
 	if (!t.used)
 		return 0;
-	if (c->nrows == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		void *q = realloc(c->rows, cap * sizeof(*c->rows));
-
-		if (!q)
-			return -ENOMEM;
-		c->rows = q;
-		c->cap = cap;
-	}
+	if (sl_grow((void **)&c->rows, &c->cap, c->nrows + 1, sizeof(*c->rows)))
+		return -ENOMEM;
 	c->rows[c->nrows].key = *key;
 	c->rows[c->nrows].rule = rule;
 	c->rows[c->nrows].view.used = t.used;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/yaml_doc.h"
@@ -138,15 +139,9 @@ static int add_kid(struct sl_ynode *parent, struct sl_ynode *kid)
 	unsigned used = parent->type == SL_YNODE_MAP ?
 			2 * parent->nr + parent->pending : parent->nr;
 
-	if (used + 1 > parent->cap) {
-		unsigned cap = parent->cap ? 2 * parent->cap : 8;
-		struct sl_ynode **k = realloc(parent->kids, cap * sizeof(*k));
-
-		if (!k)
-			return -ENOMEM;
-		parent->kids = k;
-		parent->cap = cap;
-	}
+	if (sl_grow((void **)&parent->kids, &parent->cap, used + 1,
+		    sizeof(*parent->kids)))
+		return -ENOMEM;
 	parent->kids[used] = kid;
 	/* a map's pair is complete when its value arrives */
 	if (parent->type == SL_YNODE_MAP && !parent->pending) {

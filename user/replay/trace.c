@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/parse.h"
 #include "sl_key.h"
 #include "replay/trace.h"
@@ -211,17 +212,9 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, int nr_nodes,
 		}
 		r.line = line;
 		last = r.t_ms;
-		if (t->nr == cap) {
-			void *q;
-
-			cap = cap ? cap * 2 : 1024;
-			q = realloc(t->req, cap * sizeof(*t->req));
-			if (!q) {
-				err = -ENOMEM;
-				break;
-			}
-			t->req = q;
-		}
+		err = sl_grow((void **)&t->req, &cap, t->nr + 1, sizeof(*t->req));
+		if (err)
+			break;
 		t->req[t->nr++] = r;
 	}
 	if (!err && ferror(f))

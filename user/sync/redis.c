@@ -103,6 +103,7 @@
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "sl_peer.h"
 #include "sync/redis.h"
@@ -313,23 +314,6 @@ struct sl_redis {
 };
 
 /* ---- small helpers ---- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
@@ -1061,13 +1045,13 @@ static int args_room(struct sl_redis *r, size_t n)
 {
 	size_t cap = r->cap_args;
 
-	if (grow((void **)&r->argv, &cap, n, sizeof(*r->argv)))
+	if (sl_grow((void **)&r->argv, &cap, n, sizeof(*r->argv)))
 		return -ENOMEM;
 	cap = r->cap_args;
-	if (grow((void **)&r->argvlen, &cap, n, sizeof(*r->argvlen)))
+	if (sl_grow((void **)&r->argvlen, &cap, n, sizeof(*r->argvlen)))
 		return -ENOMEM;
 	cap = r->cap_args;
-	if (grow((void **)&r->num, &cap, n, sizeof(*r->num)))
+	if (sl_grow((void **)&r->num, &cap, n, sizeof(*r->num)))
 		return -ENOMEM;
 	r->cap_args = cap;
 	return 0;
@@ -1288,8 +1272,8 @@ static int index_call(struct sl_redis *r, struct sl_sync_status *st,
 	m = got->elements / 2;
 	r->nr_learn = 0;
 	r->nr_members = 0;
-	if (grow((void **)&r->learn, &r->cap_learn, m + 1, sizeof(*r->learn)) ||
-	    grow((void **)&r->scores, &r->cap_scores, m + 1,
+	if (sl_grow((void **)&r->learn, &r->cap_learn, m + 1, sizeof(*r->learn)) ||
+	    sl_grow((void **)&r->scores, &r->cap_scores, m + 1,
 		 sizeof(*r->scores))) {
 		went_down(r, st, now_ms, "failed", "out of memory");
 		freeReplyObject(x);
@@ -1381,7 +1365,7 @@ static int merge_reply(struct sl_redis *r, struct sl_sync *s,
 				return -EPROTO;
 		need += y->elements / 2;
 	}
-	if (grow((void **)&r->totals, &r->cap_totals, need + 1,
+	if (sl_grow((void **)&r->totals, &r->cap_totals, need + 1,
 		 sizeof(*r->totals)))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
@@ -1541,7 +1525,7 @@ static int keep_entries(void *ctx, const struct sl_wire_entry *e, unsigned n)
 		return 0;
 	if (r->nr_ent + n > SL_REDIS_MAX_ENTRIES)
 		return -ENOBUFS;	/* counted by the engine as a send error */
-	if (grow((void **)&r->ent, &r->cap_ent, r->nr_ent + n, sizeof(*e)))
+	if (sl_grow((void **)&r->ent, &r->cap_ent, r->nr_ent + n, sizeof(*e)))
 		return -ENOMEM;
 	memcpy(r->ent + r->nr_ent, e, n * sizeof(*e));
 	r->nr_ent += n;
@@ -1570,7 +1554,7 @@ static int group_entries(struct sl_redis *r)
 
 		if (i < r->nr_ent && same_client(&r->ent[i], &r->ent[start]))
 			continue;
-		if (grow((void **)&r->push, &r->cap_push, r->nr_push + 1,
+		if (sl_grow((void **)&r->push, &r->cap_push, r->nr_push + 1,
 			 sizeof(*r->push)))
 			return -ENOMEM;
 		c = &r->push[r->nr_push++];
@@ -1610,7 +1594,7 @@ static void keep_unsent(struct sl_redis *r)
 	struct sl_wire_entry *t;
 	size_t i, n = 0, cap;
 
-	if (grow((void **)&r->ent_spare, &r->cap_spare, r->nr_ent,
+	if (sl_grow((void **)&r->ent_spare, &r->cap_spare, r->nr_ent,
 		 sizeof(*r->ent))) {
 		r->nr_ent = 0;	/* no room to keep them: given up */
 		r->nr_push = 0;
