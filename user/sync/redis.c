@@ -102,6 +102,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
+#include <sodium.h>
 #include "core/clock.h"
 #include "core/grow.h"
 #include "core/log.h"
@@ -343,59 +344,41 @@ static uint16_t cluster_slot(const char *tag, size_t len)
 
 static void client_init(struct client *c, const struct sl_wire_entry *who)
 {
-	static const char hex[] = "0123456789abcdef";
 	char *p = c->key;
-	int i, n;
+	int n;
 
 	memset(c, 0, sizeof(*c));
 	c->who.addr = who->addr;
 	c->who.rule_hash = who->rule_hash;
 	c->who.dport = who->dport;
 	n = snprintf(p, sizeof(c->key), "sl:{%08x:", who->rule_hash);
-	for (i = 0; i < 16; i++) {
-		p[n++] = hex[who->addr.byte[i] >> 4];
-		p[n++] = hex[who->addr.byte[i] & 15];
-	}
+	sodium_bin2hex(p + n, sizeof(c->key) - n, who->addr.byte, 16);
+	n += 32;
 	n += snprintf(p + n, sizeof(c->key) - n, ":%u}", ntohs(who->dport));
 	c->key_len = n;
 	c->slot = cluster_slot(c->key + 4, n - 5);
 }
 
-static int hex_digit(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* An id read from the index, as client_init would have written it; a
- * member in any other form (not ours, or damaged) is refused.
+ * member in any other form (not ours, or damaged) is refused: the hex
+ * reader takes capitals too, but only the lowercase spelling matches
+ * what client_init writes back.
  */
 static int client_parse(struct client *c, const char *id, size_t len)
 {
 	struct sl_wire_entry who;
+	uint32_t hash_be;
 	size_t i;
 	unsigned port = 0;
-	int hi, lo;
 
 	if (len < 8 + 1 + 32 + 1 + 1 || len > 8 + 1 + 32 + 1 + 5 ||
 	    id[8] != ':' || id[41] != ':')
 		return -EINVAL;
 	memset(&who, 0, sizeof(who));
-	for (i = 0; i < 8; i++) {
-		if ((hi = hex_digit(id[i])) < 0)
-			return -EINVAL;
-		who.rule_hash = who.rule_hash << 4 | hi;
-	}
-	for (i = 0; i < 16; i++) {
-		hi = hex_digit(id[9 + 2 * i]);
-		lo = hex_digit(id[10 + 2 * i]);
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		who.addr.byte[i] = hi << 4 | lo;
-	}
+	if (sodium_hex2bin((uint8_t *)&hash_be, 4, id, 8, NULL, NULL, NULL) ||
+	    sodium_hex2bin(who.addr.byte, 16, id + 9, 32, NULL, NULL, NULL))
+		return -EINVAL;
+	who.rule_hash = ntohl(hash_be);
 	for (i = 42; i < len; i++) {
 		if (id[i] < '0' || id[i] > '9')
 			return -EINVAL;
@@ -626,17 +609,13 @@ static void went_down(struct sl_redis *r, struct sl_sync_status *st,
 static int load_script(struct sl_redis *r, const char *src, char sha[41])
 {
 	redisReply *x;
-	size_t i;
 	int err = -EPROTO;
 
 	x = redisCommand(r->c, "SCRIPT LOAD %s", src);
-	if (x && x->type == REDIS_REPLY_STRING && x->len == 40) {
+	if (x && x->type == REDIS_REPLY_STRING && x->len == 40 &&
+	    strspn(x->str, "0123456789abcdef") == 40) {
 		err = 0;
-		for (i = 0; i < 40; i++)
-			if (hex_digit(x->str[i]) < 0)
-				err = -EPROTO;
-		if (!err)
-			memcpy(sha, x->str, 41);
+		memcpy(sha, x->str, 41);
 	}
 	/* the server's words (NOAUTH, LOADING, ...), if any */
 	if (err && x && x->type == REDIS_REPLY_ERROR)
