@@ -72,6 +72,24 @@ const char *sl_format_duration(uint64_t ms, char *buf, size_t len)
 	return buf;
 }
 
+const char *sl_name_of(const char *const *names, unsigned nr, unsigned v)
+{
+	return v < nr && names[v] ? names[v] : "?";
+}
+
+int sl_parse_name(const char *s, const char *(*name)(unsigned), unsigned count,
+		  unsigned *v)
+{
+	unsigned i;
+
+	for (i = 0; i < count; i++)
+		if (!strcmp(s, name(i))) {
+			*v = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int sl_parse_addr(const char *s, struct sl_addr *addr)
 {
 	struct in_addr v4;

@@ -27,6 +27,17 @@ int sl_parse_duration_ms(const char *s, uint64_t *ms);
 /* Milliseconds -> the shortest exact form ("60s", "1500ms"). */
 const char *sl_format_duration(uint64_t ms, char *buf, size_t len);
 
+/* The names of an enum, as a table indexed by value: names[v], or "?"
+ * for a value past it (a newer kernel's, a damaged map's).
+ */
+const char *sl_name_of(const char *const *names, unsigned nr, unsigned v);
+/* Which of the count values `name` spells s: 0, or -EINVAL for none.
+ * By function, so a table private to its file (rules/tables.c) is read
+ * through its own name function.
+ */
+int sl_parse_name(const char *s, const char *(*name)(unsigned), unsigned count,
+		  unsigned *v);
+
 /* "192.0.2.1", "2001:db8::1" -> IPv4-mapped or IPv6. 0 or -EINVAL. */
 int sl_parse_addr(const char *s, struct sl_addr *addr);
 /* "10.0.0.0/8", "2001:db8::/32", or an address (full length). The length

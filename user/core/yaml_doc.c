@@ -532,12 +532,8 @@ bool sl_yaml_enum(const struct sl_yctx *c, const struct sl_ynode *n,
 	char list[256] = "", buf[64];
 	unsigned i;
 
-	for (i = 0; n->type == SL_YNODE_SCALAR && i < count; i++) {
-		if (!strcmp(n->text, name(i))) {
-			*out = i;
-			return true;
-		}
-	}
+	if (n->type == SL_YNODE_SCALAR && !sl_parse_name(n->text, name, count, out))
+		return true;
 	for (i = 0; i < count; i++)
 		append(list, sizeof(list), name(i));
 	sl_yaml_bad(c, n, field, "expected one of %s, not %s", list,

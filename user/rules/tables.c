@@ -25,7 +25,7 @@ static const char *const algorithm_names[] = {
 };
 
 #define NAME_OF(table, v) \
-	((v) < sizeof(table) / sizeof(table[0]) ? table[v] : "?")
+	sl_name_of(table, sizeof(table) / sizeof(table[0]), v)
 
 const char *sl_protocol_name(unsigned v) { return NAME_OF(protocol_names, v); }
 const char *sl_unit_name(unsigned v) { return NAME_OF(unit_names, v); }

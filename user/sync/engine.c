@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
 #include "core/clock.h"
+#include "core/parse.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
@@ -86,19 +87,17 @@ static const char *const layout_names[SL_LAYOUT__COUNT] = {
 
 const char *sl_layout_name(unsigned layout)
 {
-	return layout < SL_LAYOUT__COUNT ? layout_names[layout] : "?";
+	return sl_name_of(layout_names, SL_LAYOUT__COUNT, layout);
 }
 
 int sl_parse_layout(const char *s, enum sl_layout *layout)
 {
-	unsigned i;
+	unsigned v;
 
-	for (i = 0; i < SL_LAYOUT__COUNT; i++)
-		if (!strcmp(s, layout_names[i])) {
-			*layout = i;
-			return 0;
-		}
-	return -EINVAL;
+	if (sl_parse_name(s, sl_layout_name, SL_LAYOUT__COUNT, &v))
+		return -EINVAL;
+	*layout = v;
+	return 0;
 }
 
 /* Re-read the live rules when they changed (rule names map to this
