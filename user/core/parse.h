@@ -40,6 +40,14 @@ int sl_parse_name(const char *s, const char *(*name)(unsigned), unsigned count,
 
 /* "192.0.2.1", "2001:db8::1" -> IPv4-mapped or IPv6. 0 or -EINVAL. */
 int sl_parse_addr(const char *s, struct sl_addr *addr);
+/* "HOST:PORT", "HOST" or "[IPV6]:PORT" at the start of s: the host
+ * (brackets off; not empty, shorter than size) into host, the port
+ * (1..65535) into *port when s names one (else *port keeps the caller's
+ * default), *end past them (at the NUL, or what follows, such as a URL's
+ * '/'). An unbracketed host ends at ':' or '/'. 0 or -EINVAL.
+ */
+int sl_parse_host_port(const char *s, char *host, size_t size,
+		       uint16_t *port, const char **end);
 /* "10.0.0.0/8", "2001:db8::/32", or an address (full length). The length
  * returned counts the 128-bit (IPv4-mapped) form. -EINVAL, or -EDOM when
  * host bits are set.

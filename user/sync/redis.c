@@ -106,6 +106,7 @@
 #include "core/clock.h"
 #include "core/grow.h"
 #include "core/log.h"
+#include "core/parse.h"
 #include "sl_peer.h"
 #include "sync/redis.h"
 
@@ -515,41 +516,17 @@ static void new_epoch(struct sl_redis *r)
 int sl_redis_url_parse(const char *url, char *host, size_t host_size,
 		       int *port_out)
 {
-	const char *h, *end, *p;
-	char *e;
-	unsigned long port = 6379;
-	size_t len;
+	uint16_t port = 6379;
+	const char *p;
 
-	if (strncmp(url, "redis://", 8))
+	if (strncmp(url, "redis://", 8) ||
+	    sl_parse_host_port(url + 8, host, host_size, &port, &p) ||
+	    strchr(host, '@'))
 		return -EINVAL;
-	h = url + 8;
-	if (*h == '[') {
-		end = strchr(++h, ']');
-		if (!end)
-			return -EINVAL;
-		p = end + 1;
-	} else {
-		end = h + strcspn(h, ":/");
-		p = end;
-	}
-	len = end - h;
-	if (!len || len >= host_size || memchr(h, '@', len))
-		return -EINVAL;
-	if (*p == ':') {
-		if (p[1] < '0' || p[1] > '9')
-			return -EINVAL;
-		errno = 0;
-		port = strtoul(p + 1, &e, 10);
-		if (e == p + 1 || errno || !port || port > 65535)
-			return -EINVAL;
-		p = e;
-	}
 	if (*p == '/')
 		p++;
 	if (*p)
 		return -EINVAL;	/* no database, user or options: not used */
-	memcpy(host, h, len);
-	host[len] = 0;
 	*port_out = port;
 	return 0;
 }
