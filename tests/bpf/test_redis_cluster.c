@@ -184,14 +184,14 @@ static int cluster_wait_ping(int i)
 {
 	uint64_t until;
 
-	for (until = mono_ms() + 5000;; usleep(10000)) {
+	for (until = sl_now_mono_ms() + 5000;; usleep(10000)) {
 		redisReply *x = command_at(cl.port[i], "PING");
 		bool ok = x && x->type == REDIS_REPLY_STATUS;
 
 		freeReplyObject(x);
 		if (ok)
 			return 0;
-		if (mono_ms() > until) {
+		if (sl_now_mono_ms() > until) {
 			fprintf(stderr, "cluster: node %d does not "
 				"answer\n", cl.port[i]);
 			return -ETIMEDOUT;
@@ -207,7 +207,7 @@ static int cluster_wait_ready(void)
 	uint64_t until;
 	int i, masters;
 
-	for (until = mono_ms() + 15000; mono_ms() < until; usleep(50000)) {
+	for (until = sl_now_mono_ms() + 15000; sl_now_mono_ms() < until; usleep(50000)) {
 		for (i = 0, masters = 0; i < CLUSTER_N; i++) {
 			if (!info_has(cl.port[i], "CLUSTER INFO", "cluster_state:ok"))
 				break;
@@ -217,7 +217,7 @@ static int cluster_wait_ready(void)
 					   "master_link_status:up"))
 				break;
 		}
-		if (mono_ms() + 50 >= until)
+		if (sl_now_mono_ms() + 50 >= until)
 			fprintf(stderr, "cluster: node %d of %d, %d masters\n",
 				i, CLUSTER_N, masters);
 		if (i == CLUSTER_N && masters == 3)
@@ -424,7 +424,7 @@ static void *killer(void *arg)
 	return NULL;
 }
 
-/* The failover test's flood and what it saw, in mono_ms() times. */
+/* The failover test's flood and what it saw, in sl_now_mono_ms() times. */
 struct failover {
 	struct sl_addr xa[20], xb[20];
 	unsigned sent_a, sent_b;
@@ -467,7 +467,7 @@ static void failover_rounds(struct failover *fo, uint64_t now)
 		fo->err_b = status(&fx.b)->backend_errors;
 		assert_int_equal(pthread_create(&th, NULL, killer,
 						&cl.pid[fo->victim]), 0);
-		fo->t_kill = mono_ms();
+		fo->t_kill = sl_now_mono_ms();
 		round_on(&fx.a);
 		pthread_join(th, NULL);
 		waitpid(cl.pid[fo->victim], NULL, 0);
@@ -487,18 +487,18 @@ static void failover_watch(struct failover *fo)
 	if (fo->t_kill && !fo->t_err &&
 	    status(&fx.a)->backend_errors > fo->err_a &&
 	    status(&fx.b)->backend_errors > fo->err_b)
-		fo->t_err = mono_ms();
+		fo->t_err = sl_now_mono_ms();
 	if (fo->t_kill && !fo->t_over) {
 		int o = slot_owner(cl.port[fo->alive], fo->islot);
 
 		if (o > 0 && o != cl.port[fo->victim] &&
 		    info_has(cl.port[fo->alive], "CLUSTER INFO",
 			     "cluster_state:ok"))
-			fo->t_over = mono_ms();
+			fo->t_over = sl_now_mono_ms();
 	}
 	if (fo->t_over && !fo->t_conv && status(&fx.a)->backend_up &&
 	    status(&fx.b)->backend_up)
-		fo->t_conv = mono_ms();
+		fo->t_conv = sl_now_mono_ms();
 }
 
 /* The flood, for at most 40 s: its number of rounds. */
@@ -518,14 +518,14 @@ static unsigned failover_flood(struct failover *fo)
 			fo->victim = j;
 	fo->alive = (fo->victim + 1) % CLUSTER_N;
 	base = fx.now;
-	fo->t0 = mono_ms();
-	for (k = 0; (now = mono_ms()) - fo->t0 < 40000; k++) {
+	fo->t0 = sl_now_mono_ms();
+	for (k = 0; (now = sl_now_mono_ms()) - fo->t0 < 40000; k++) {
 		fx.now = base + (now - fo->t0);
 		failover_send(fo);
 		failover_rounds(fo, now);
 		failover_watch(fo);
 		/* flood on for a second after both are back */
-		if (fo->t_conv && mono_ms() - fo->t_conv > 1000)
+		if (fo->t_conv && sl_now_mono_ms() - fo->t_conv > 1000)
 			break;
 		usleep(100000);
 	}

@@ -67,14 +67,6 @@ static const char rules_yaml[] =
 
 struct fixture fx;
 
-uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- servers ------------------------------------------------------------ */
 
 static int free_port(void)
@@ -187,7 +179,7 @@ int start_redis(void)
 		_exit(127);
 	}
 	fx.server = pid;
-	for (until = mono_ms() + 5000; mono_ms() < until; usleep(10000))
+	for (until = sl_now_mono_ms() + 5000; sl_now_mono_ms() < until; usleep(10000))
 		if (redis_answers())
 			return 0;
 	stop_server();
@@ -246,10 +238,10 @@ unsigned send_n(struct node *n, const struct sl_addr *who,
 /* A round at the model time; returns how long it took, in real ms. */
 uint64_t round_on(struct node *n)
 {
-	uint64_t t = mono_ms();
+	uint64_t t = sl_now_mono_ms();
 
 	sl_redis_round(n->redis, n->sync, fx.now);
-	return mono_ms() - t;
+	return sl_now_mono_ms() - t;
 }
 
 void step(void)

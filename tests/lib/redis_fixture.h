@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
 #include "slicelimit.h"
+#include "core/clock.h"
 #include "core/instance.h"
 #include "sync/engine.h"
 #include "sync/redis.h"
@@ -89,7 +90,6 @@ struct fixture {
 };
 
 extern struct fixture fx;
-uint64_t mono_ms(void);
 redisReply *command(const char *fmt, ...);
 redisReply *command_at(int port, const char *fmt, ...);
 void stop_server(void);

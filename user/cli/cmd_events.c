@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli/commands.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/pinned.h"
@@ -177,14 +178,6 @@ static int on_event(void *data, void *sample, size_t size)
 	return 0;
 }
 
-static __u64 now_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int do_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -272,16 +265,16 @@ int do_events(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (timeout_ms)
-		deadline = now_mono_ms() + timeout_ms;
+		deadline = sl_now_mono_ms() + timeout_ms;
 	if (!sl_json) {
 		printf("%-23s  %-32s %-20s %10s %12s\n", "TIME", "CLIENT", "RULE",
 		       "USED", "RETRY_AFTER");
 		fflush(stdout);
 	}
 
-	next_check = now_mono_ms() + EVENTS_PIN_CHECK_MS;
+	next_check = sl_now_mono_ms() + EVENTS_PIN_CHECK_MS;
 	while (!stop) {
-		__u64 now = now_mono_ms();
+		__u64 now = sl_now_mono_ms();
 		int wait = EVENTS_POLL_MS;
 
 		if (deadline) {

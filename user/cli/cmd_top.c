@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/pinned.h"
 #include "core/instance_maps.h"
 #include "rules/rules.h"
@@ -119,15 +120,8 @@ static int collect_one(void *ctx, const struct sl_client_key *key,
 	sl_tally_state(&t, state, &p, c->now);
 	if (!t.used)
 		return 0;
-	if (c->nrows == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		void *q = realloc(c->rows, cap * sizeof(*c->rows));
-
-		if (!q)
-			return -ENOMEM;
-		c->rows = q;
-		c->cap = cap;
-	}
+	if (sl_grow((void **)&c->rows, &c->cap, c->nrows + 1, sizeof(*c->rows)))
+		return -ENOMEM;
 	c->rows[c->nrows].key = *key;
 	c->rows[c->nrows].rule = rule;
 	c->rows[c->nrows].view.used = t.used;
@@ -214,14 +208,6 @@ struct watch {
 	__u32 active_id;	/* map id of the sl_active we read */
 };
 
-static __u64 now_clock_ms(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Units per second since the previous refresh, or "-" for none. */
 static const char *rate(char *buf, size_t len, bool have, __u64 now,
 			__u64 before, __u64 elapsed_ms)
@@ -279,8 +265,8 @@ static int watch_refresh(struct watch *w)
 	struct sl_rule *rules = NULL;
 	struct top_row *rows = NULL;
 	struct sl_config cfg;
-	__u64 now_tai = sl_now_tai_ms(), now_unix = now_clock_ms(CLOCK_REALTIME);
-	__u64 now_mono = now_clock_ms(CLOCK_MONOTONIC);
+	__u64 now_tai = sl_now_tai_ms(), now_unix = sl_now_real_ms();
+	__u64 now_mono = sl_now_mono_ms();
 	__u64 elapsed = w->refreshes ? now_mono - w->prev_mono_ms : 0;
 	size_t nrows = 0, shown, i;
 	unsigned nr, trows = 0, tcols = 0;
@@ -424,7 +410,7 @@ static int watch_refresh(struct watch *w)
 static void watch_sleep(__u64 until)
 {
 	while (!stop && !resized) {
-		__u64 now = now_clock_ms(CLOCK_MONOTONIC), ms;
+		__u64 now = sl_now_mono_ms(), ms;
 		struct timespec ts;
 
 		if (now >= until)
@@ -464,7 +450,7 @@ static int top_watch(struct sl_maps *m, const char *only, unsigned n,
 		sigaction(SIGWINCH, &sa, NULL);
 		fputs("\033[2J", stdout);	/* start on a clean screen */
 	}
-	next = now_clock_ms(CLOCK_MONOTONIC);
+	next = sl_now_mono_ms();
 	while (!stop) {
 		resized = 0;
 		err = watch_refresh(w);
@@ -475,8 +461,8 @@ static int top_watch(struct sl_maps *m, const char *only, unsigned n,
 		/* fell behind (a slow walk, a suspended terminal): no burst
 		 * of refreshes to catch up
 		 */
-		if (next < now_clock_ms(CLOCK_MONOTONIC))
-			next = now_clock_ms(CLOCK_MONOTONIC);
+		if (next < sl_now_mono_ms())
+			next = sl_now_mono_ms();
 	}
 	if (w->tty)
 		fputc('\n', stdout);

@@ -1,20 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+#include "core/clock.h"
 #include "core/log.h"
 #include "cli/progress.h"
 
 #define REDRAW_NS	500000000ull	/* twice a second */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 void sl_progress_start(struct sl_progress *p, const char *what, size_t total)
 {
@@ -24,7 +16,7 @@ void sl_progress_start(struct sl_progress *p, const char *what, size_t total)
 	/* a run shorter than the first redraw shows nothing */
 	p->on = !sl_json && isatty(STDERR_FILENO);
 	if (p->on)
-		p->next_ns = now_ns() + REDRAW_NS;
+		p->next_ns = sl_now_mono_ns() + REDRAW_NS;
 }
 
 void sl_progress_update(struct sl_progress *p, size_t done)
@@ -33,7 +25,7 @@ void sl_progress_update(struct sl_progress *p, size_t done)
 
 	if (!p || !p->on)
 		return;
-	t = now_ns();
+	t = sl_now_mono_ns();
 	if (t < p->next_ns)
 		return;
 	p->next_ns = t + REDRAW_NS;

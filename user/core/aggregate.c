@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/aggregate.h"
+#include "core/grow.h"
 
 /* Values per batch: about 4 MiB of values a syscall. */
 #define SL_BATCH_BYTES	(4u << 20)
@@ -85,15 +86,8 @@ static int take_key(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*k->key))
 		return 0;
-	if (k->nr == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 1024;
-		void *q = realloc(k->key, cap * sizeof(*k->key));
-
-		if (!q)
-			return -ENOMEM;
-		k->key = q;
-		k->cap = cap;
-	}
+	if (sl_grow((void **)&k->key, &k->cap, k->nr + 1, sizeof(*k->key)))
+		return -ENOMEM;
 	memcpy(&k->key[k->nr++], data, sizeof(*k->key));
 	return 0;
 }

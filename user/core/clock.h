@@ -7,5 +7,10 @@
 
 /* TAI milliseconds: the clock the kernel program uses. */
 uint64_t sl_now_tai_ms(void);
+/* Unix time in milliseconds: for people and logs, never for intervals. */
+uint64_t sl_now_real_ms(void);
+/* CLOCK_MONOTONIC: deadlines, intervals and how long something took. */
+uint64_t sl_now_mono_ms(void);
+uint64_t sl_now_mono_ns(void);
 
 #endif /* SL_CLOCK_H */

@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/loader.h"
+#include "core/parse.h"
 #include "core/instance_maps.h"
 #include "slicelimit.skel.h"
 
@@ -39,19 +40,17 @@ static const char *const mode_names[] = { "xdp", "xdp-generic", "tc" };
 
 const char *sl_mode_name(unsigned mode)
 {
-	return mode < 3 ? mode_names[mode] : "?";
+	return sl_name_of(mode_names, 3, mode);
 }
 
 int sl_parse_mode(const char *s, enum sl_attach_mode *mode)
 {
-	unsigned i;
+	unsigned v;
 
-	for (i = 0; i < 3; i++)
-		if (!strcmp(s, mode_names[i])) {
-			*mode = i;
-			return 0;
-		}
-	return -EINVAL;
+	if (sl_parse_name(s, sl_mode_name, 3, &v))
+		return -EINVAL;
+	*mode = v;
+	return 0;
 }
 
 static int prog_id_of(int fd)

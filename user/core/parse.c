@@ -72,6 +72,24 @@ const char *sl_format_duration(uint64_t ms, char *buf, size_t len)
 	return buf;
 }
 
+const char *sl_name_of(const char *const *names, unsigned nr, unsigned v)
+{
+	return v < nr && names[v] ? names[v] : "?";
+}
+
+int sl_parse_name(const char *s, const char *(*name)(unsigned), unsigned count,
+		  unsigned *v)
+{
+	unsigned i;
+
+	for (i = 0; i < count; i++)
+		if (!strcmp(s, name(i))) {
+			*v = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int sl_parse_addr(const char *s, struct sl_addr *addr)
 {
 	struct in_addr v4;
@@ -85,6 +103,43 @@ int sl_parse_addr(const char *s, struct sl_addr *addr)
 	if (inet_pton(AF_INET6, s, addr->byte) == 1)
 		return 0;
 	return -EINVAL;
+}
+
+int sl_parse_host_port(const char *s, char *host, size_t size,
+		       uint16_t *port, const char **end)
+{
+	const char *h = s, *e, *p;
+	unsigned long v;
+	char *digits_end;
+	size_t len;
+
+	if (*h == '[') {
+		e = strchr(++h, ']');
+		if (!e)
+			return -EINVAL;
+		p = e + 1;
+	} else {
+		e = h + strcspn(h, ":/");
+		p = e;
+	}
+	len = e - h;
+	if (!len || len >= size)
+		return -EINVAL;
+	if (*p == ':') {
+		/* strtoul takes a sign and leading space; a port has neither */
+		if (p[1] < '0' || p[1] > '9')
+			return -EINVAL;
+		errno = 0;
+		v = strtoul(p + 1, &digits_end, 10);
+		if (errno || !v || v > 65535)
+			return -EINVAL;
+		*port = v;
+		p = digits_end;
+	}
+	memcpy(host, h, len);
+	host[len] = '\0';
+	*end = p;
+	return 0;
 }
 
 int sl_parse_prefix(const char *s, struct sl_addr *addr, unsigned *len128)

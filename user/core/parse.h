@@ -27,8 +27,27 @@ int sl_parse_duration_ms(const char *s, uint64_t *ms);
 /* Milliseconds -> the shortest exact form ("60s", "1500ms"). */
 const char *sl_format_duration(uint64_t ms, char *buf, size_t len);
 
+/* The names of an enum, as a table indexed by value: names[v], or "?"
+ * for a value past it (a newer kernel's, a damaged map's).
+ */
+const char *sl_name_of(const char *const *names, unsigned nr, unsigned v);
+/* Which of the count values `name` spells s: 0, or -EINVAL for none.
+ * By function, so a table private to its file (rules/tables.c) is read
+ * through its own name function.
+ */
+int sl_parse_name(const char *s, const char *(*name)(unsigned), unsigned count,
+		  unsigned *v);
+
 /* "192.0.2.1", "2001:db8::1" -> IPv4-mapped or IPv6. 0 or -EINVAL. */
 int sl_parse_addr(const char *s, struct sl_addr *addr);
+/* "HOST:PORT", "HOST" or "[IPV6]:PORT" at the start of s: the host
+ * (brackets off; not empty, shorter than size) into host, the port
+ * (1..65535) into *port when s names one (else *port keeps the caller's
+ * default), *end past them (at the NUL, or what follows, such as a URL's
+ * '/'). An unbracketed host ends at ':' or '/'. 0 or -EINVAL.
+ */
+int sl_parse_host_port(const char *s, char *host, size_t size,
+		       uint16_t *port, const char **end);
 /* "10.0.0.0/8", "2001:db8::/32", or an address (full length). The length
  * returned counts the 128-bit (IPv4-mapped) form. -EINVAL, or -EDOM when
  * host bits are set.

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "core/grow.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/yaml_doc.h"
@@ -138,15 +139,9 @@ static int add_kid(struct sl_ynode *parent, struct sl_ynode *kid)
 	unsigned used = parent->type == SL_YNODE_MAP ?
 			2 * parent->nr + parent->pending : parent->nr;
 
-	if (used + 1 > parent->cap) {
-		unsigned cap = parent->cap ? 2 * parent->cap : 8;
-		struct sl_ynode **k = realloc(parent->kids, cap * sizeof(*k));
-
-		if (!k)
-			return -ENOMEM;
-		parent->kids = k;
-		parent->cap = cap;
-	}
+	if (sl_grow((void **)&parent->kids, &parent->cap, used + 1,
+		    sizeof(*parent->kids)))
+		return -ENOMEM;
 	parent->kids[used] = kid;
 	/* a map's pair is complete when its value arrives */
 	if (parent->type == SL_YNODE_MAP && !parent->pending) {
@@ -555,12 +550,8 @@ bool sl_yaml_enum(const struct sl_yctx *c, const struct sl_ynode *n,
 	char list[256] = "", buf[64];
 	unsigned i;
 
-	for (i = 0; n->type == SL_YNODE_SCALAR && i < count; i++) {
-		if (!strcmp(n->text, name(i))) {
-			*out = i;
-			return true;
-		}
-	}
+	if (n->type == SL_YNODE_SCALAR && !sl_parse_name(n->text, name, count, out))
+		return true;
 	for (i = 0; i < count; i++)
 		append(list, sizeof(list), name(i));
 	sl_yaml_bad(c, n, field, "expected one of %s, not %s", list,

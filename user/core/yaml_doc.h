@@ -54,7 +54,7 @@ struct sl_ynode {
 	bool plain;		/* scalars: unquoted (an empty plain one is null) */
 	unsigned nr;		/* items (seq) or key/value pairs (map) */
 	struct sl_ynode **kids;	/* seq: nr items; map: key, value, key, ... */
-	unsigned cap;
+	size_t cap;
 	bool pending;		/* maps: a key waits for its value */
 };
 

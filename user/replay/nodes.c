@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sodium.h>
+#include "core/grow.h"
 #include "replay/nodes.h"
 #include "sync/engine.h"
 
@@ -44,15 +45,9 @@ static int keep_datagram(void *ctx, const uint8_t *msg, size_t len)
 	struct nodes_run *run = ctx;
 	struct datagram *d;
 
-	if (run->nr_out == run->cap_out) {
-		size_t cap = run->cap_out ? run->cap_out * 2 : 64;
-		void *p = realloc(run->out, cap * sizeof(*run->out));
-
-		if (!p)
-			return -ENOMEM;
-		run->out = p;
-		run->cap_out = cap;
-	}
+	if (sl_grow((void **)&run->out, &run->cap_out, run->nr_out + 1,
+		    sizeof(*run->out)))
+		return -ENOMEM;
 	d = &run->out[run->nr_out++];
 	d->from = run->collecting;
 	d->len = len;

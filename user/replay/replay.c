@@ -4,6 +4,7 @@
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/parse.h"
 #include "core/request_packet.h"
 #include "cli/progress.h"
@@ -18,9 +19,9 @@ struct accepts {
 };
 
 static int client_index(struct sl_replay_result *res, struct accepts **acc,
-			const struct sl_addr *a)
+			size_t *cap, const struct sl_addr *a)
 {
-	size_t i;
+	size_t i, cap_acc = *cap;
 
 	/* traces have few distinct clients per run; a scan keeps first-seen
 	 * order, which is the order the output promises
@@ -28,18 +29,11 @@ static int client_index(struct sl_replay_result *res, struct accepts **acc,
 	for (i = res->nr; i-- > 0;)
 		if (!memcmp(&res->client[i].addr, a, sizeof(*a)))
 			return i;
-	if ((res->nr & (res->nr - 1)) == 0) {	/* grow at powers of two */
-		size_t cap = res->nr ? res->nr * 2 : 1;
-		void *c = realloc(res->client, cap * sizeof(*res->client));
-		void *x = realloc(*acc, cap * sizeof(**acc));
-
-		if (c)
-			res->client = c;
-		if (x)
-			*acc = x;
-		if (!c || !x)
-			return -ENOMEM;
-	}
+	/* the two grow alike: one capacity for both */
+	if (sl_grow((void **)acc, &cap_acc, res->nr + 1, sizeof(**acc)) ||
+	    sl_grow((void **)&res->client, cap, res->nr + 1,
+		    sizeof(*res->client)))
+		return -ENOMEM;
 	memset(&res->client[res->nr], 0, sizeof(res->client[0]));
 	memset(&(*acc)[res->nr], 0, sizeof((*acc)[0]));
 	res->client[res->nr].addr = *a;
@@ -48,15 +42,8 @@ static int client_index(struct sl_replay_result *res, struct accepts **acc,
 
 static int accepts_add(struct accepts *a, __u64 t)
 {
-	if (a->nr == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		void *p = realloc(a->t, cap * sizeof(*a->t));
-
-		if (!p)
-			return -ENOMEM;
-		a->t = p;
-		a->cap = cap;
-	}
+	if (sl_grow((void **)&a->t, &a->cap, a->nr + 1, sizeof(*a->t)))
+		return -ENOMEM;
 	a->t[a->nr++] = t;
 	return 0;
 }
@@ -187,6 +174,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 	struct sl_instance *in = nodes[0];
 	struct sl_addr dst4, dst6;
 	struct accepts *acc = NULL;
+	size_t cap_clients = 0;
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
 	__u64 *moved = NULL, *before = NULL;
@@ -233,7 +221,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 		if (r->sync || r->link)
 			continue;	/* not a request: route->before ran it */
 
-		idx = client_index(res, &acc, &r->client);
+		idx = client_index(res, &acc, &cap_clients, &r->client);
 		if (idx < 0) {
 			err = idx;
 			break;

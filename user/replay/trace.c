@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/parse.h"
 #include "sl_key.h"
 #include "replay/trace.h"
+#include "rules/rules.h"
 
 static int bad_line(const char *name, unsigned line, const char *what,
 		    const char *tok)
@@ -38,7 +40,7 @@ static int parse_field(const char *name, unsigned line, char *tok,
 	static const char *const keys[] = { "proto", "port", "dst" };
 	char *v = strchr(tok, '=');
 	uint64_t port;
-	unsigned k;
+	unsigned k, proto;
 
 	*v++ = '\0';
 	for (k = 0; k < 3 && strcmp(tok, keys[k]); k++)
@@ -55,15 +57,12 @@ static int parse_field(const char *name, unsigned line, char *tok,
 	*seen |= 1u << k;
 	switch (k) {
 	case 0:
-		if (!strcmp(v, "tcp"))
-			r->proto = SL_PROTO_TCP;
-		else if (!strcmp(v, "udp"))
-			r->proto = SL_PROTO_UDP;
-		else if (!strcmp(v, "icmp"))
-			r->proto = SL_PROTO_ICMP;
-		else
+		/* a request has a protocol: "any" is a rule's */
+		if (sl_parse_name(v, sl_protocol_name, SL_PROTO_ICMP + 1, &proto) ||
+		    proto == SL_PROTO_ANY)
 			return bad_line(name, line, "proto= is one of tcp, udp, icmp, not",
 					v);
+		r->proto = proto;
 		return 0;
 	case 1:
 		if (sl_parse_uint(v, 0, 65535, &port))
@@ -211,17 +210,9 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, int nr_nodes,
 		}
 		r.line = line;
 		last = r.t_ms;
-		if (t->nr == cap) {
-			void *q;
-
-			cap = cap ? cap * 2 : 1024;
-			q = realloc(t->req, cap * sizeof(*t->req));
-			if (!q) {
-				err = -ENOMEM;
-				break;
-			}
-			t->req = q;
-		}
+		err = sl_grow((void **)&t->req, &cap, t->nr + 1, sizeof(*t->req));
+		if (err)
+			break;
 		t->req[t->nr++] = r;
 	}
 	if (!err && ferror(f))

@@ -514,14 +514,7 @@ int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
 
 int sl_parse_algorithm(const char *name, unsigned *algorithm)
 {
-	unsigned i;
-
-	for (i = 0; i < SL_ALGO__COUNT; i++)
-		if (!strcmp(name, sl_algorithm_name(i))) {
-			*algorithm = i;
-			return 0;
-		}
-	return -EINVAL;
+	return sl_parse_name(name, sl_algorithm_name, SL_ALGO__COUNT, algorithm);
 }
 
 int sl_rule_from_fields(const char *origin, const struct sl_rule_fields *f,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "core/grow.h"
 #include "core/parse.h"
 #include "rules/rules.h"
 
@@ -24,7 +25,7 @@ static const char *const algorithm_names[] = {
 };
 
 #define NAME_OF(table, v) \
-	((v) < sizeof(table) / sizeof(table[0]) ? table[v] : "?")
+	sl_name_of(table, sizeof(table) / sizeof(table[0]), v)
 
 const char *sl_protocol_name(unsigned v) { return NAME_OF(protocol_names, v); }
 const char *sl_unit_name(unsigned v) { return NAME_OF(unit_names, v); }
@@ -268,16 +269,9 @@ static int delete_keys_where(int fd, size_t key_size,
 		return -E2BIG;
 	while (!bpf_map_get_next_key(fd, prev, next)) {
 		if (match(next, arg)) {
-			if (nr == cap) {
-				void *p;
-
-				cap = cap ? cap * 2 : 256;
-				p = realloc(doomed, cap * key_size);
-				if (!p) {
-					free(doomed);
-					return -ENOMEM;
-				}
-				doomed = p;
+			if (sl_grow((void **)&doomed, &cap, nr + 1, key_size)) {
+				free(doomed);
+				return -ENOMEM;
 			}
 			memcpy(doomed + nr++ * key_size, next, key_size);
 		}

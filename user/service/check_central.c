@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-#include <time.h>
 #include <hiredis/hiredis.h>
 #include "service/check_central.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "rules/rules.h"
 #include "sync/redis.h"
@@ -64,14 +64,6 @@ struct sl_central {
 	atomic_bool up;
 	atomic_ullong errors, reconnects;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct sl_central *sl_central_new(const char *url, unsigned interval_ms)
 {
@@ -135,7 +127,7 @@ static void outage(struct sl_central *c, const char *what)
 	c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : c->interval_ms;
 	if (c->backoff_ms > CENTRAL_BACKOFF_MAX_MS)
 		c->backoff_ms = CENTRAL_BACKOFF_MAX_MS;
-	c->retry_at_ms = mono_ms() + c->backoff_ms;
+	c->retry_at_ms = sl_now_mono_ms() + c->backoff_ms;
 	atomic_fetch_add(&c->errors, 1);
 	if (!c->down_logged)
 		pr_warn("check: redis at %s:%d: %s; checks decide locally (fail open), retrying in %llu ms",
@@ -198,7 +190,7 @@ static int connect_store(struct sl_central *c)
 	};
 	char why[160];
 
-	if (c->retry_at_ms && mono_ms() < c->retry_at_ms)
+	if (c->retry_at_ms && sl_now_mono_ms() < c->retry_at_ms)
 		return -EAGAIN;
 	c->ctx = redisConnectWithTimeout(c->host, c->port, tv);
 	if (!c->ctx || c->ctx->err) {

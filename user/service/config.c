@@ -20,26 +20,22 @@
 
 int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 {
-	char host[128], *colon;
-	uint64_t port;
+	char host[128];
+	const char *end;
+	uint16_t port = 0;
 
-	if (strlen(s) >= sizeof(host))
-		return -EINVAL;
-	strcpy(host, s);
-	colon = strrchr(host, ':');
-	if (!colon)
-		return -EINVAL;
-	*colon = '\0';
-	if (sl_parse_uint(colon + 1, 1, 65535, &port))
+	/* the port is not optional here; brackets say IPv6 */
+	if (strlen(s) >= sizeof(host) ||
+	    sl_parse_host_port(s, host, sizeof(host), &port, &end) || *end ||
+	    !port)
 		return -EINVAL;
 	memset(ss, 0, sizeof(*ss));
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+	if (s[0] == '[') {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
 
-		host[strlen(host) - 1] = '\0';
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons(port);
-		return inet_pton(AF_INET6, host + 1, &a->sin6_addr) == 1 ? 0 : -EINVAL;
+		return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? 0 : -EINVAL;
 	} else {
 		struct sockaddr_in *a = (struct sockaddr_in *)ss;
 

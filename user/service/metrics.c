@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "core/clock.h"
+#include "core/grow.h"
 #include "service/metrics.h"
 #include "rules/rules.h"
 #include "service/state.h"
@@ -88,11 +89,8 @@ static void put(struct text *t, const char *fmt, ...)
 			t->len += n;
 			return;
 		}
-		t->cap = (t->cap + n) * 2;
-		t->buf = realloc(t->buf, t->cap);
-		if (!t->buf) {
+		if (sl_grow((void **)&t->buf, &t->cap, t->len + n + 1, 1)) {
 			t->failed = true;
-			t->cap = t->len = 0;
 			return;
 		}
 	}

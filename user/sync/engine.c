@@ -3,9 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
+#include "core/clock.h"
+#include "core/parse.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
@@ -86,19 +87,17 @@ static const char *const layout_names[SL_LAYOUT__COUNT] = {
 
 const char *sl_layout_name(unsigned layout)
 {
-	return layout < SL_LAYOUT__COUNT ? layout_names[layout] : "?";
+	return sl_name_of(layout_names, SL_LAYOUT__COUNT, layout);
 }
 
 int sl_parse_layout(const char *s, enum sl_layout *layout)
 {
-	unsigned i;
+	unsigned v;
 
-	for (i = 0; i < SL_LAYOUT__COUNT; i++)
-		if (!strcmp(s, layout_names[i])) {
-			*layout = i;
-			return 0;
-		}
-	return -EINVAL;
+	if (sl_parse_name(s, sl_layout_name, SL_LAYOUT__COUNT, &v))
+		return -EINVAL;
+	*layout = v;
+	return 0;
 }
 
 /* Re-read the live rules when they changed (rule names map to this
@@ -622,11 +621,9 @@ static int collect_clients(struct sl_sync *s)
 static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 		   sl_sync_emit_entries_fn emit_entries, void *ctx)
 {
-	struct timespec t0, t1;
-	__u64 sent = s->st.sent_messages;
+	__u64 t0 = sl_now_mono_ns(), sent = s->st.sent_messages;
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = sl_sync_refresh_rules(s);
 	if (err)
 		return err;
@@ -659,9 +656,7 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	if (!err && s->st.rounds % 64 == 31)
 		err = sweep_peer_view(s, now_ms);
 	s->st.rounds++;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->st.collect_us = (t1.tv_sec - t0.tv_sec) * 1000000 +
-			   (t1.tv_nsec - t0.tv_nsec) / 1000;
+	s->st.collect_us = (sl_now_mono_ns() - t0) / 1000;
 	return err;
 }
 

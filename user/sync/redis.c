@@ -102,7 +102,11 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
+#include <sodium.h>
+#include "core/clock.h"
+#include "core/grow.h"
 #include "core/log.h"
+#include "core/parse.h"
 #include "sl_peer.h"
 #include "sync/redis.h"
 
@@ -313,31 +317,6 @@ struct sl_redis {
 
 /* ---- small helpers ---- */
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
 	while (b) {
@@ -366,59 +345,41 @@ static uint16_t cluster_slot(const char *tag, size_t len)
 
 static void client_init(struct client *c, const struct sl_wire_entry *who)
 {
-	static const char hex[] = "0123456789abcdef";
 	char *p = c->key;
-	int i, n;
+	int n;
 
 	memset(c, 0, sizeof(*c));
 	c->who.addr = who->addr;
 	c->who.rule_hash = who->rule_hash;
 	c->who.dport = who->dport;
 	n = snprintf(p, sizeof(c->key), "sl:{%08x:", who->rule_hash);
-	for (i = 0; i < 16; i++) {
-		p[n++] = hex[who->addr.byte[i] >> 4];
-		p[n++] = hex[who->addr.byte[i] & 15];
-	}
+	sodium_bin2hex(p + n, sizeof(c->key) - n, who->addr.byte, 16);
+	n += 32;
 	n += snprintf(p + n, sizeof(c->key) - n, ":%u}", ntohs(who->dport));
 	c->key_len = n;
 	c->slot = cluster_slot(c->key + 4, n - 5);
 }
 
-static int hex_digit(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* An id read from the index, as client_init would have written it; a
- * member in any other form (not ours, or damaged) is refused.
+ * member in any other form (not ours, or damaged) is refused: the hex
+ * reader takes capitals too, but only the lowercase spelling matches
+ * what client_init writes back.
  */
 static int client_parse(struct client *c, const char *id, size_t len)
 {
 	struct sl_wire_entry who;
+	uint32_t hash_be;
 	size_t i;
 	unsigned port = 0;
-	int hi, lo;
 
 	if (len < 8 + 1 + 32 + 1 + 1 || len > 8 + 1 + 32 + 1 + 5 ||
 	    id[8] != ':' || id[41] != ':')
 		return -EINVAL;
 	memset(&who, 0, sizeof(who));
-	for (i = 0; i < 8; i++) {
-		if ((hi = hex_digit(id[i])) < 0)
-			return -EINVAL;
-		who.rule_hash = who.rule_hash << 4 | hi;
-	}
-	for (i = 0; i < 16; i++) {
-		hi = hex_digit(id[9 + 2 * i]);
-		lo = hex_digit(id[10 + 2 * i]);
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		who.addr.byte[i] = hi << 4 | lo;
-	}
+	if (sodium_hex2bin((uint8_t *)&hash_be, 4, id, 8, NULL, NULL, NULL) ||
+	    sodium_hex2bin(who.addr.byte, 16, id + 9, 32, NULL, NULL, NULL))
+		return -EINVAL;
+	who.rule_hash = ntohl(hash_be);
 	for (i = 42; i < len; i++) {
 		if (id[i] < '0' || id[i] > '9')
 			return -EINVAL;
@@ -555,41 +516,17 @@ static void new_epoch(struct sl_redis *r)
 int sl_redis_url_parse(const char *url, char *host, size_t host_size,
 		       int *port_out)
 {
-	const char *h, *end, *p;
-	char *e;
-	unsigned long port = 6379;
-	size_t len;
+	uint16_t port = 6379;
+	const char *p;
 
-	if (strncmp(url, "redis://", 8))
+	if (strncmp(url, "redis://", 8) ||
+	    sl_parse_host_port(url + 8, host, host_size, &port, &p) ||
+	    strchr(host, '@'))
 		return -EINVAL;
-	h = url + 8;
-	if (*h == '[') {
-		end = strchr(++h, ']');
-		if (!end)
-			return -EINVAL;
-		p = end + 1;
-	} else {
-		end = h + strcspn(h, ":/");
-		p = end;
-	}
-	len = end - h;
-	if (!len || len >= host_size || memchr(h, '@', len))
-		return -EINVAL;
-	if (*p == ':') {
-		if (p[1] < '0' || p[1] > '9')
-			return -EINVAL;
-		errno = 0;
-		port = strtoul(p + 1, &e, 10);
-		if (e == p + 1 || errno || !port || port > 65535)
-			return -EINVAL;
-		p = e;
-	}
 	if (*p == '/')
 		p++;
 	if (*p)
 		return -EINVAL;	/* no database, user or options: not used */
-	memcpy(host, h, len);
-	host[len] = 0;
 	*port_out = port;
 	return 0;
 }
@@ -649,17 +586,13 @@ static void went_down(struct sl_redis *r, struct sl_sync_status *st,
 static int load_script(struct sl_redis *r, const char *src, char sha[41])
 {
 	redisReply *x;
-	size_t i;
 	int err = -EPROTO;
 
 	x = redisCommand(r->c, "SCRIPT LOAD %s", src);
-	if (x && x->type == REDIS_REPLY_STRING && x->len == 40) {
+	if (x && x->type == REDIS_REPLY_STRING && x->len == 40 &&
+	    strspn(x->str, "0123456789abcdef") == 40) {
 		err = 0;
-		for (i = 0; i < 40; i++)
-			if (hex_digit(x->str[i]) < 0)
-				err = -EPROTO;
-		if (!err)
-			memcpy(sha, x->str, 41);
+		memcpy(sha, x->str, 41);
 	}
 	/* the server's words (NOAUTH, LOADING, ...), if any */
 	if (err && x && x->type == REDIS_REPLY_ERROR)
@@ -930,13 +863,13 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 	int port = r->port, ret = -1;
 	unsigned i;
 
-	uint64_t until = mono_ms() + r->interval_ms;
+	uint64_t until = sl_now_mono_ms() + r->interval_ms;
 
 	drop_context(r);
 	/* the seeds are tried for one interval at most (each connection
 	 * waits half of one): the round stays bounded when many are gone
 	 */
-	for (i = 0; i <= r->nr_seeds && (!i || mono_ms() < until); i++) {
+	for (i = 0; i <= r->nr_seeds && (!i || sl_now_mono_ms() < until); i++) {
 		if (i) {
 			host = r->seeds[i - 1].host;
 			port = r->seeds[i - 1].port;
@@ -1068,13 +1001,13 @@ static int args_room(struct sl_redis *r, size_t n)
 {
 	size_t cap = r->cap_args;
 
-	if (grow((void **)&r->argv, &cap, n, sizeof(*r->argv)))
+	if (sl_grow((void **)&r->argv, &cap, n, sizeof(*r->argv)))
 		return -ENOMEM;
 	cap = r->cap_args;
-	if (grow((void **)&r->argvlen, &cap, n, sizeof(*r->argvlen)))
+	if (sl_grow((void **)&r->argvlen, &cap, n, sizeof(*r->argvlen)))
 		return -ENOMEM;
 	cap = r->cap_args;
-	if (grow((void **)&r->num, &cap, n, sizeof(*r->num)))
+	if (sl_grow((void **)&r->num, &cap, n, sizeof(*r->num)))
 		return -ENOMEM;
 	r->cap_args = cap;
 	return 0;
@@ -1295,8 +1228,8 @@ static int index_call(struct sl_redis *r, struct sl_sync_status *st,
 	m = got->elements / 2;
 	r->nr_learn = 0;
 	r->nr_members = 0;
-	if (grow((void **)&r->learn, &r->cap_learn, m + 1, sizeof(*r->learn)) ||
-	    grow((void **)&r->scores, &r->cap_scores, m + 1,
+	if (sl_grow((void **)&r->learn, &r->cap_learn, m + 1, sizeof(*r->learn)) ||
+	    sl_grow((void **)&r->scores, &r->cap_scores, m + 1,
 		 sizeof(*r->scores))) {
 		went_down(r, st, now_ms, "failed", "out of memory");
 		freeReplyObject(x);
@@ -1388,7 +1321,7 @@ static int merge_reply(struct sl_redis *r, struct sl_sync *s,
 				return -EPROTO;
 		need += y->elements / 2;
 	}
-	if (grow((void **)&r->totals, &r->cap_totals, need + 1,
+	if (sl_grow((void **)&r->totals, &r->cap_totals, need + 1,
 		 sizeof(*r->totals)))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
@@ -1483,7 +1416,7 @@ static int run_batches(struct sl_redis *r, struct sl_sync *s,
 	int ret;
 
 	while (i < nr) {
-		if (mono_ms() >= deadline) {
+		if (sl_now_mono_ms() >= deadline) {
 			pr_info("sync: redis round over its interval: %zu "
 				"clients left for the next", nr - i);
 			return 0;
@@ -1548,7 +1481,7 @@ static int keep_entries(void *ctx, const struct sl_wire_entry *e, unsigned n)
 		return 0;
 	if (r->nr_ent + n > SL_REDIS_MAX_ENTRIES)
 		return -ENOBUFS;	/* counted by the engine as a send error */
-	if (grow((void **)&r->ent, &r->cap_ent, r->nr_ent + n, sizeof(*e)))
+	if (sl_grow((void **)&r->ent, &r->cap_ent, r->nr_ent + n, sizeof(*e)))
 		return -ENOMEM;
 	memcpy(r->ent + r->nr_ent, e, n * sizeof(*e));
 	r->nr_ent += n;
@@ -1577,7 +1510,7 @@ static int group_entries(struct sl_redis *r)
 
 		if (i < r->nr_ent && same_client(&r->ent[i], &r->ent[start]))
 			continue;
-		if (grow((void **)&r->push, &r->cap_push, r->nr_push + 1,
+		if (sl_grow((void **)&r->push, &r->cap_push, r->nr_push + 1,
 			 sizeof(*r->push)))
 			return -ENOMEM;
 		c = &r->push[r->nr_push++];
@@ -1617,7 +1550,7 @@ static void keep_unsent(struct sl_redis *r)
 	struct sl_wire_entry *t;
 	size_t i, n = 0, cap;
 
-	if (grow((void **)&r->ent_spare, &r->cap_spare, r->nr_ent,
+	if (sl_grow((void **)&r->ent_spare, &r->cap_spare, r->nr_ent,
 		 sizeof(*r->ent))) {
 		r->nr_ent = 0;	/* no room to keep them: given up */
 		r->nr_push = 0;
@@ -1661,7 +1594,7 @@ static void round_guarded(struct sl_redis *r, struct sl_sync *s,
 		if (connect_now(r, st, now_ms))
 			return;
 	}
-	deadline = mono_ms() + r->interval_ms;
+	deadline = sl_now_mono_ms() + r->interval_ms;
 	r->why[0] = 0;
 	if (++r->rounds % SL_REDIS_EPOCH_ROUNDS == 0)
 		new_epoch(r);

@@ -136,20 +136,11 @@ enum sl_wire_error sl_wire_decode(const uint8_t *buf, size_t len,
 	return SL_WIRE_OK;
 }
 
-static int hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY])
 {
 	uint8_t raw[4 * SL_WIRE_KEY];
-	size_t len, i, n = 0;
+	size_t len, i, n = 0, bin_len;
 	FILE *f;
-	int hi = -1;
 
 	f = fopen(path, "rb");
 	if (!f) {
@@ -164,23 +155,15 @@ int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY])
 		memcpy(key, raw, SL_WIRE_KEY);
 		return 0;
 	}
-	for (i = 0; i < len; i++) {
-		int d = hex_digit(raw[i]);
-
-		if (isspace(raw[i]))
-			continue;
-		if (d < 0 || n == SL_WIRE_KEY)
-			goto bad;
-		if (hi < 0) {
-			hi = d;
-		} else {
-			key[n++] = (uint8_t)(hi << 4 | d);
-			hi = -1;
-		}
-	}
-	if (n == SL_WIRE_KEY && hi < 0)
+	/* whitespace anywhere, even inside a byte's two digits: libsodium
+	 * skips it only between bytes, so it goes first
+	 */
+	for (i = 0; i < len; i++)
+		if (!isspace(raw[i]))
+			raw[n++] = raw[i];
+	if (!sodium_hex2bin(key, SL_WIRE_KEY, (const char *)raw, n, NULL,
+			    &bin_len, NULL) && bin_len == SL_WIRE_KEY)
 		return 0;
-bad:
 	pr_error("sync key %s: want 64 hex digits or 32 raw bytes (make one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')",
 		 path);
 	return -EINVAL;
