@@ -103,6 +103,8 @@
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
 #include "core/log.h"
+#include "lua/sync_index.lua.h"
+#include "lua/sync_round.lua.h"
 #include "sl_peer.h"
 #include "sync/redis.h"
 
@@ -128,58 +130,8 @@
  * expiry (ms), n, and n pairs (slice start, units) to add. Returns for
  * each key the other nodes' units per slice start, flat: {s, u, s, u}.
  * A key with n = 0 is only read: its expiry is left alone.
+ * (sl_lua_sync_round, from user/sync/lua/sync_round.lua.)
  */
-static const char round_lua[] =
-	"local node = ARGV[1]\n"
-	"local keep = tonumber(ARGV[2])\n"
-	"local a = 3\n"
-	"local out = {}\n"
-	"for i = 1, #KEYS do\n"
-	"  local k = KEYS[i]\n"
-	"  local ttl = tonumber(ARGV[a])\n"
-	"  local n = tonumber(ARGV[a + 1])\n"
-	"  a = a + 2\n"
-	"  for j = 1, n do\n"
-	"    redis.call('HINCRBY', k, ARGV[a] .. ':' .. node, ARGV[a + 1])\n"
-	"    a = a + 2\n"
-	"  end\n"
-	"  local f = redis.call('HGETALL', k)\n"
-	"  local sum, starts = {}, {}\n"
-	"  for j = 1, #f, 2 do\n"
-	"    local s, who = string.match(f[j], '^(%d+):(%d+)$')\n"
-	"    local v = tonumber(f[j + 1])\n"
-	"    if s and v then\n"
-	"      if sum[s] == nil then\n"
-	"        sum[s] = 0\n"
-	"        starts[#starts + 1] = tonumber(s)\n"
-	"      end\n"
-	"      if who ~= node then sum[s] = sum[s] + v end\n"
-	"    end\n"
-	"  end\n"
-	"  if n > 0 then\n"
-	"    if #starts > keep then\n"
-	"      table.sort(starts, function(x, y) return x > y end)\n"
-	"      local oldest = starts[keep]\n"
-	"      for j = 1, #f, 2 do\n"
-	"        local s = string.match(f[j], '^(%d+):')\n"
-	"        if s == nil or tonumber(s) < oldest then\n"
-	"          redis.call('HDEL', k, f[j])\n"
-	"          if s then sum[s] = nil end\n"
-	"        end\n"
-	"      end\n"
-	"    end\n"
-	"    redis.call('PEXPIRE', k, ttl)\n"
-	"  end\n"
-	"  local r = {}\n"
-	"  for s, v in pairs(sum) do\n"
-	"    if v > 0 then\n"
-	"      r[#r + 1] = tonumber(s)\n"
-	"      r[#r + 1] = v\n"
-	"    end\n"
-	"  end\n"
-	"  out[i] = r\n"
-	"end\n"
-	"return out\n";
 
 /*
  * KEYS: the index and its clock. ARGV: from (score), offset, limit (0:
@@ -187,36 +139,8 @@ static const char round_lua[] =
  * before adding, so a node does not read back what it adds. Returns
  * {now, {id, score, id, score, ...}} with now the score of this call,
  * strictly above every earlier call's (the store's clock may step back).
+ * (sl_lua_sync_index, from user/sync/lua/sync_index.lua.)
  */
-static const char index_lua[] =
-	"if redis.replicate_commands then redis.replicate_commands() end\n"
-	"local idx, clock = KEYS[1], KEYS[2]\n"
-	"local t = redis.call('TIME')\n"
-	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-	"local last = tonumber(redis.call('GET', clock) or '0') or 0\n"
-	"if now <= last then now = last + 1 end\n"
-	"local nows = string.format('%.0f', now)\n"
-	"redis.call('SET', clock, nows)\n"
-	"local keep = tonumber(ARGV[4])\n"
-	"if keep > 0 then\n"
-	"  redis.call('ZREMRANGEBYSCORE', idx, '-inf',\n"
-	"             '(' .. string.format('%.0f', now - keep))\n"
-	"end\n"
-	"local got = {}\n"
-	"if tonumber(ARGV[3]) > 0 then\n"
-	"  got = redis.call('ZRANGEBYSCORE', idx, ARGV[1], '+inf', 'WITHSCORES',\n"
-	"                   'LIMIT', ARGV[2], ARGV[3])\n"
-	"end\n"
-	"for i = 5, #ARGV do\n"
-	"  redis.call('ZADD', idx, nows, ARGV[i])\n"
-	"end\n"
-	"if keep > 0 then\n"
-	"  local ms = math.floor(keep / 1000) + 1\n"
-	"  local mss = string.format('%.0f', ms)\n"
-	"  if redis.call('PTTL', idx) < ms then redis.call('PEXPIRE', idx, mss) end\n"
-	"  redis.call('PEXPIRE', clock, mss)\n"
-	"end\n"
-	"return {now, got}\n";
 
 /* A client of this round: what it pushes (entries [first, first + n) of
  * the round's array; n == 0: only read) and where its totals go.
@@ -673,9 +597,9 @@ static int load_script(struct sl_redis *r, const char *src, char sha[41])
 
 static int load_scripts(struct sl_redis *r)
 {
-	int err = load_script(r, round_lua, r->sha_round);
+	int err = load_script(r, sl_lua_sync_round, r->sha_round);
 
-	return err ? err : load_script(r, index_lua, r->sha_index);
+	return err ? err : load_script(r, sl_lua_sync_index, r->sha_index);
 }
 
 static const char *context_error(const struct sl_redis *r)
