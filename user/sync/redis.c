@@ -203,6 +203,7 @@ struct sl_redis {
 	bool down_logged;		/* the outage was reported */
 	bool per_slot;			/* the server refused mixed slots */
 	char why[160];			/* what went wrong, for the log */
+	struct sl_sync_store store;	/* for the engine's status */
 	uint64_t backoff_ms, retry_ms;
 	uint64_t rounds;
 
@@ -221,8 +222,7 @@ struct sl_redis {
 	struct rule_slices rules[SL_REDIS_RULE_SLOTS];
 
 	/* the round: entries kept from earlier rounds, then collected */
-	struct sl_wire_entry *ent, *ent_spare;
-	size_t nr_ent, cap_ent, cap_spare;
+	struct sl_sync_entries ent, spare;
 	struct client *push, *learn;
 	size_t nr_push, cap_push, nr_learn, cap_learn;
 	struct sl_wire_entry *totals;	/* a batch's decoded totals */
@@ -546,16 +546,16 @@ static void drop_context(struct sl_redis *r)
 /* Any failure: drop the connection (a reply we cannot trust leaves us
  * unsure where in the stream we are), count it, and back off.
  */
-static void went_down(struct sl_redis *r, struct sl_sync_status *st,
-		      uint64_t now_ms, const char *what, const char *reason)
+static void went_down(struct sl_redis *r, uint64_t now_ms, const char *what,
+		      const char *reason)
 {
 	char why[sizeof(r->why)];
 
 	/* the reason may live in the context about to go */
 	snprintf(why, sizeof(why), "%s", reason);
 	drop_context(r);
-	st->backend_up = 0;
-	st->backend_errors++;
+	r->store.up = false;
+	r->store.errors++;
 	if (!r->backoff_ms)
 		r->backoff_ms = r->interval_ms;
 	else if (r->backoff_ms < SL_REDIS_BACKOFF_MAX_MS)
@@ -845,8 +845,7 @@ static uint16_t index_slot(void)
  * Cluster's map is read there. The index's node is opened at once, so
  * a server that refuses the scripts is an outage now.
  */
-static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
-		       uint64_t now_ms)
+static int connect_now(struct sl_redis *r, uint64_t now_ms)
 {
 	char first[sizeof(r->why)] = "";
 	redisContext *c = NULL;
@@ -880,7 +879,7 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 	if (ret < 0) {
 		const char *why = first[0] ? first : r->why;
 
-		went_down(r, st, now_ms, strncmp(why, "AUTH", 4) ?
+		went_down(r, now_ms, strncmp(why, "AUTH", 4) ?
 			  "unreachable" : "refused the login", why);
 		return -EIO;
 	}
@@ -894,18 +893,18 @@ static int connect_now(struct sl_redis *r, struct sl_sync_status *st,
 		r->nr_nodes = 1;
 		r->c = c;
 		if (load_scripts(r)) {
-			went_down(r, st, now_ms, "unreachable", r->c->err ?
+			went_down(r, now_ms, "unreachable", r->c->err ?
 				  r->c->errstr : r->why);
 			return -EIO;
 		}
 	} else if (use_slot(r, index_slot())) {
-		went_down(r, st, now_ms, "unreachable", r->why);
+		went_down(r, now_ms, "unreachable", r->why);
 		return -EIO;
 	}
 	r->up = true;
-	st->backend_up = 1;
+	r->store.up = true;
 	if (r->ever_up)
-		st->backend_reconnects++;
+		r->store.reconnects++;
 	if (r->down_logged)
 		pr_notice("sync: redis at %s reachable again%s", r->where,
 			  r->cluster ? " (Cluster)" : "");
@@ -1137,13 +1136,13 @@ static redisReply *evalsha(struct sl_redis *r, size_t n, uint16_t slot)
 /* A reply that is neither the answer nor a reason: the connection state
  * or the server's error, for the log.
  */
-static void reply_failed(struct sl_redis *r, struct sl_sync_status *st,
-			 uint64_t now_ms, const redisReply *x)
+static void reply_failed(struct sl_redis *r, uint64_t now_ms,
+			 const redisReply *x)
 {
 	char why[160];
 
 	if (!x || (r->c && r->c->err)) {
-		went_down(r, st, now_ms, "unreachable", context_error(r));
+		went_down(r, now_ms, "unreachable", context_error(r));
 		return;
 	}
 	if (x->type == REDIS_REPLY_ERROR)
@@ -1152,7 +1151,7 @@ static void reply_failed(struct sl_redis *r, struct sl_sync_status *st,
 	else
 		snprintf(why, sizeof(why), "a reply of an unexpected form "
 			 "(type %d)", x->type);
-	went_down(r, st, now_ms, "failed", why);
+	went_down(r, now_ms, "failed", why);
 }
 
 /* ---- the index ---- */
@@ -1176,8 +1175,7 @@ static bool score_parse(const redisReply *x, uint64_t *v)
  * moves past them only once they are read: see advance_cursor), or, with
  * `add`, index the pushed clients. 0 or RUN_FAILED.
  */
-static int index_call(struct sl_redis *r, struct sl_sync_status *st,
-		      uint64_t now_ms, bool add)
+static int index_call(struct sl_redis *r, uint64_t now_ms, bool add)
 {
 	size_t n = 0, i, m, want = 9 + (add ? r->nr_push : 0);
 	redisReply *x, *got;
@@ -1206,7 +1204,7 @@ static int index_call(struct sl_redis *r, struct sl_sync_status *st,
 	    x->element[1]->type != REDIS_REPLY_ARRAY ||
 	    x->element[1]->elements % 2 ||
 	    x->element[1]->elements > 2 * SL_REDIS_LEARN_MAX) {
-		reply_failed(r, st, now_ms, x);
+		reply_failed(r, now_ms, x);
 		freeReplyObject(x);
 		return RUN_FAILED;
 	}
@@ -1222,7 +1220,7 @@ static int index_call(struct sl_redis *r, struct sl_sync_status *st,
 	if (grow((void **)&r->learn, &r->cap_learn, m + 1, sizeof(*r->learn)) ||
 	    grow((void **)&r->scores, &r->cap_scores, m + 1,
 		 sizeof(*r->scores))) {
-		went_down(r, st, now_ms, "failed", "out of memory");
+		went_down(r, now_ms, "failed", "out of memory");
 		freeReplyObject(x);
 		return RUN_FAILED;
 	}
@@ -1247,7 +1245,7 @@ static int index_call(struct sl_redis *r, struct sl_sync_status *st,
 		r->nr_learn++;
 	}
 	if (bad) {
-		reply_failed(r, st, now_ms, got);
+		reply_failed(r, now_ms, got);
 		freeReplyObject(x);
 		return RUN_FAILED;
 	}
@@ -1341,7 +1339,6 @@ static int merge_reply(struct sl_redis *r, struct sl_sync *s,
 static int run_batch(struct sl_redis *r, struct sl_sync *s,
 		     struct client *c, size_t nr, uint64_t now_ms)
 {
-	struct sl_sync_status *st = sl_sync_status(s);
 	size_t want = 5 + 3 * nr, n = 0, i, j;
 	redisReply *x;
 	int err;
@@ -1361,7 +1358,7 @@ static int run_batch(struct sl_redis *r, struct sl_sync *s,
 		arg_u64(r, &n, c[i].n ? ttl_ms(r, c[i].who.rule_hash) : 0);
 		arg_u64(r, &n, c[i].n);
 		for (j = 0; j < c[i].n; j++) {
-			const struct sl_wire_entry *e = &r->ent[c[i].first + j];
+			const struct sl_wire_entry *e = &r->ent.e[c[i].first + j];
 
 			arg_u64(r, &n, e->start_ms);
 			arg_u64(r, &n, e->units);
@@ -1382,12 +1379,12 @@ static int run_batch(struct sl_redis *r, struct sl_sync *s,
 		c[i].done = true;
 	err = merge_reply(r, s, c, nr, x, now_ms);
 	if (err == -ENOMEM) {
-		went_down(r, st, now_ms, "failed", "out of memory");
+		went_down(r, now_ms, "failed", "out of memory");
 		freeReplyObject(x);
 		return RUN_FAILED;
 	}
 	if (err) {
-		reply_failed(r, st, now_ms, x);
+		reply_failed(r, now_ms, x);
 		freeReplyObject(x);
 		return RUN_FAILED;
 	}
@@ -1463,26 +1460,24 @@ static void pipe_guard_off(struct pipe_guard *g)
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
-static int keep_entries(void *ctx, const struct sl_wire_entry *e, unsigned n)
+/* This node's deltas, after those kept from earlier rounds; the slice
+ * starts pushed set the expiry of their rule's hashes.
+ */
+static int collect_entries(struct sl_redis *r, struct sl_sync *s,
+			   uint64_t now_ms)
 {
-	struct sl_redis *r = ctx;
-	unsigned i;
+	size_t i = r->ent.nr;
+	int err;
 
-	if (!n)
-		return 0;
-	if (r->nr_ent + n > SL_REDIS_MAX_ENTRIES)
-		return -ENOBUFS;	/* counted by the engine as a send error */
-	if (grow((void **)&r->ent, &r->cap_ent, r->nr_ent + n, sizeof(*e)))
-		return -ENOMEM;
-	memcpy(r->ent + r->nr_ent, e, n * sizeof(*e));
-	r->nr_ent += n;
-	for (i = 0; i < n; i++) {
-		struct rule_slices *rs = rule_slices(r, e[i].rule_hash, true);
+	err = sl_sync_collect_entries(s, now_ms, SL_SYNC_TO_STORE, &r->ent);
+	for (; i < r->ent.nr; i++) {
+		const struct sl_wire_entry *e = &r->ent.e[i];
+		struct rule_slices *rs = rule_slices(r, e->rule_hash, true);
 
 		if (rs)
-			rs->g_cur = gcd64(rs->g_cur, e[i].start_ms);
+			rs->g_cur = gcd64(rs->g_cur, e->start_ms);
 	}
-	return 0;
+	return err;
 }
 
 /* The round's entries, one client each: sorted, grouped, and the
@@ -1493,19 +1488,19 @@ static int group_entries(struct sl_redis *r)
 	size_t i, start;
 
 	r->nr_push = 0;
-	if (!r->nr_ent)
+	if (!r->ent.nr)
 		return 0;
-	qsort(r->ent, r->nr_ent, sizeof(*r->ent), entry_cmp);
-	for (i = 0, start = 0; i <= r->nr_ent; i++) {
+	qsort(r->ent.e, r->ent.nr, sizeof(*r->ent.e), entry_cmp);
+	for (i = 0, start = 0; i <= r->ent.nr; i++) {
 		struct client *c;
 
-		if (i < r->nr_ent && same_client(&r->ent[i], &r->ent[start]))
+		if (i < r->ent.nr && same_client(&r->ent.e[i], &r->ent.e[start]))
 			continue;
 		if (grow((void **)&r->push, &r->cap_push, r->nr_push + 1,
 			 sizeof(*r->push)))
 			return -ENOMEM;
 		c = &r->push[r->nr_push++];
-		client_init(c, &r->ent[start]);
+		client_init(c, &r->ent.e[start]);
 		c->first = start;
 		c->n = i - start;
 		start = i;
@@ -1538,12 +1533,12 @@ static void prune_learned(struct sl_redis *r)
  */
 static void keep_unsent(struct sl_redis *r)
 {
-	struct sl_wire_entry *t;
-	size_t i, n = 0, cap;
+	struct sl_sync_entries t;
+	size_t i, n = 0;
 
-	if (grow((void **)&r->ent_spare, &r->cap_spare, r->nr_ent,
-		 sizeof(*r->ent))) {
-		r->nr_ent = 0;	/* no room to keep them: given up */
+	if (grow((void **)&r->spare.e, &r->spare.cap, r->ent.nr,
+		 sizeof(*r->ent.e))) {
+		r->ent.nr = 0;	/* no room to keep them: given up */
 		r->nr_push = 0;
 		return;
 	}
@@ -1552,37 +1547,33 @@ static void keep_unsent(struct sl_redis *r)
 
 		if (c->done)
 			continue;
-		memcpy(r->ent_spare + n, r->ent + c->first,
-		       c->n * sizeof(*r->ent));
+		memcpy(r->spare.e + n, r->ent.e + c->first,
+		       c->n * sizeof(*r->ent.e));
 		n += c->n;
 	}
 	t = r->ent;
-	r->ent = r->ent_spare;
-	r->ent_spare = t;
-	cap = r->cap_ent;
-	r->cap_ent = r->cap_spare;
-	r->cap_spare = cap;
-	r->nr_ent = n;
+	r->ent = r->spare;
+	r->spare = t;
+	r->ent.nr = n;
 	r->nr_push = 0;
 }
 
 static void round_guarded(struct sl_redis *r, struct sl_sync *s,
 			  uint64_t now_ms)
 {
-	struct sl_sync_status *st = sl_sync_status(s);
 	uint64_t deadline;
 	bool grouped = false;
 	size_t i, k;
 	int err;
 
 	if (r->up && r->map_stale && refresh_map(r))
-		went_down(r, st, now_ms, "unreachable", r->why);
+		went_down(r, now_ms, "unreachable", r->why);
 	if (!r->up) {
 		/* backing off; a clock that stepped back does not hold it */
 		if (r->retry_ms && now_ms < r->retry_ms &&
 		    r->retry_ms - now_ms <= SL_REDIS_BACKOFF_MAX_MS)
 			return;
-		if (connect_now(r, st, now_ms))
+		if (connect_now(r, now_ms))
 			return;
 	}
 	deadline = mono_ms() + r->interval_ms;
@@ -1591,17 +1582,17 @@ static void round_guarded(struct sl_redis *r, struct sl_sync *s,
 		new_epoch(r);
 
 	/* 1: who changed since the last round */
-	if (index_call(r, st, now_ms, false))
+	if (index_call(r, now_ms, false))
 		goto out;
 
 	/* 2: this node's deltas; none are collected while the store is
 	 * away, so the kernel keeps them until a round can send them
 	 */
-	err = sl_sync_collect_entries(s, now_ms, keep_entries, r);
+	err = collect_entries(r, s, now_ms);
 	if (err)
 		pr_warn("sync: a round failed: %s", strerror(-err));
 	if (group_entries(r)) {
-		r->nr_ent = 0;	/* no memory to sort them out: given up */
+		r->ent.nr = 0;	/* no memory to sort them out: given up */
 		r->nr_push = 0;
 	}
 	grouped = true;
@@ -1610,7 +1601,7 @@ static void round_guarded(struct sl_redis *r, struct sl_sync *s,
 		goto out;
 
 	/* 3: tell the others */
-	if (r->nr_push && index_call(r, st, now_ms, true))
+	if (r->nr_push && index_call(r, now_ms, true))
 		goto out;
 
 	/* 4: the clients only others pushed, as long as the interval lasts;
@@ -1636,6 +1627,7 @@ void sl_redis_round(struct sl_redis *r, struct sl_sync *s, uint64_t now_ms)
 	pipe_guard_on(&g);
 	round_guarded(r, s, now_ms);
 	pipe_guard_off(&g);
+	sl_sync_store_report(s, &r->store);
 }
 
 struct sl_redis *sl_redis_new(const char *url, unsigned node,
@@ -1654,6 +1646,8 @@ struct sl_redis *sl_redis_new(const char *url, unsigned node,
 		return NULL;
 	}
 	r->node = node;
+	r->ent.max = SL_REDIS_MAX_ENTRIES;
+	r->spare.max = SL_REDIS_MAX_ENTRIES;
 	r->interval_ms = interval_ms ? interval_ms : 1000;
 	r->timeout_ms = r->interval_ms / 2;
 	if (r->timeout_ms < SL_REDIS_TIMEOUT_MIN_MS)
@@ -1670,8 +1664,8 @@ void sl_redis_free(struct sl_redis *r)
 		explicit_bzero(r->pass, strlen(r->pass));
 	free(r->pass);
 	free(r->user);
-	free(r->ent);
-	free(r->ent_spare);
+	free(r->ent.e);
+	free(r->spare.e);
 	free(r->push);
 	free(r->learn);
 	free(r->scores);
