@@ -118,20 +118,30 @@ $(BUILD)/user/%.o: user/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-# The check API's Lua scripts (user/service/lua/NAME.lua), each built into the
-# binary as the C string sl_lua_NAME in $(BUILD)/lua/NAME.lua.h, so the
-# scripts stay Lua files and the service needs no file at run time.
-LUA_SRCS   := $(wildcard user/service/lua/*.lua)
-LUA_HDRS   := $(patsubst user/service/lua/%.lua,$(BUILD)/lua/%.lua.h,$(LUA_SRCS))
+# The Redis scripts (user/*/lua/NAME.lua: the check API's in service/, the
+# sync round's in sync/), each built into the binary as the C string
+# sl_lua_NAME in $(BUILD)/lua/NAME.lua.h, byte for byte the file (what
+# Redis runs and hashes for EVALSHA), so the scripts stay Lua files and the
+# service needs no file at run time. NAME is the C name: no two folders
+# may hold the same one. The objects of the sources that include one
+# (#include "lua/NAME.lua.h") depend on them all, here and under fuzz/.
+LUA_SRCS   := $(wildcard user/*/lua/*.lua)
+LUA_NAMES  := $(notdir $(LUA_SRCS))
+ifneq ($(words $(LUA_NAMES)),$(words $(sort $(LUA_NAMES))))
+$(error two Lua scripts share a name (each is the C string sl_lua_NAME): $(sort $(LUA_SRCS)))
+endif
+LUA_HDRS   := $(patsubst %.lua,$(BUILD)/lua/%.lua.h,$(LUA_NAMES))
+LUA_USERS  := $(shell grep -l '^\#include "lua/' $(USER_SRCS))
+vpath %.lua $(sort $(dir $(LUA_SRCS)))
 
-$(BUILD)/lua/%.lua.h: user/service/lua/%.lua | $(BUILD)/lua
+$(BUILD)/lua/%.lua.h: %.lua | $(BUILD)/lua
 	$(call msg,LUA,$@)
 	$(Q){ echo '/* generated from $< by the Makefile: do not edit */'; \
 	  echo 'static const char sl_lua_$(subst -,_,$*)[] = {'; \
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0 };'; } >$@.tmp && mv $@.tmp $@
 
-$(BUILD)/user/service/check_central.o: $(LUA_HDRS)
+$(patsubst user/%.c,$(BUILD)/user/%.o,$(LUA_USERS)): $(LUA_HDRS)
 
 $(BUILD)/version-stamp: FORCE | $(BUILD)
 	$(Q)echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' >$@
@@ -359,7 +369,7 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(call msg,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -o $@ $(LDLIBS)
 
-$(FUZZ_DIR)/obj/service/check_central.o: $(LUA_HDRS)
+$(patsubst user/%.c,$(FUZZ_DIR)/obj/%.o,$(LUA_USERS)): $(LUA_HDRS)
 
 # make deletes intermediates after each link otherwise
 .SECONDARY: $(FUZZ_OBJS)

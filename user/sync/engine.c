@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/parse.h"
 #include "rules/rules.h"
 #include "sl_key.h"
@@ -47,7 +48,7 @@ struct sl_sync {
 	struct sl_sync_conf conf;	/* what sl_sync holds: the layout, and
 					 * the round that marks changed clients */
 	struct sl_changed *changed;	/* the reader of sl_changed */
-	__u64 seq;
+	struct sl_wire_sender sender;	/* node, incarnation, key, sequence */
 	struct sl_sync_status st;
 	struct peer_seen seen[SL_MAX_PEERS];
 
@@ -60,21 +61,21 @@ struct sl_sync {
 	struct rule_ref *by_id[SL_MAX_RULES];
 
 	struct sl_wire_entry in[SL_WIRE_MAX_ENTRIES];	/* decoded */
-	/* the round being collected */
-	struct sl_wire_entry out[SL_WIRE_MAX_ENTRIES];
-	unsigned nr_out;
+	struct sl_sync_entries datagrams;	/* sl_sync_collect's round */
+	/* the round being collected, into `out` (NULL: sl_sync_adopt's,
+	 * which sends nothing)
+	 */
+	struct sl_sync_entries *out;
+	enum sl_sync_carrier to;
+	bool out_full;		/* entries were given up: a send error */
 	__u64 now_ms;
 	__u64 prev_ms;		/* when the previous round began */
 	__u64 before_prev_ms;	/* and the one before: a peer heard since
 				 * is live (bounded) */
 	__u64 started_ms;	/* sl_sync_adopt: older messages are refused */
-	sl_sync_emit_fn emit;
-	sl_sync_emit_entries_fn emit_entries;	/* instead of emit */
-	bool silent;				/* sl_sync_adopt: send nothing */
 	bool walk_all;		/* the next round reads every client, not
 				 * only sl_changed's */
 	__u64 sent_until_ms;	/* the previous service's last round */
-	void *emit_ctx;
 };
 
 static const char *const layout_names[SL_LAYOUT__COUNT] = {
@@ -162,6 +163,10 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->maps = *m;
 	s->maps.owned = false;
 	s->o = *o;
+	s->sender.node = o->node;
+	s->sender.incarnation = o->incarnation;
+	s->sender.key = s->o.key;
+	s->datagrams.max = SIZE_MAX;
 	s->conf.layout = o->layout;
 	s->conf.nodes = o->nodes;
 	s->conf.interval_ms = o->interval_ms;
@@ -206,6 +211,7 @@ void sl_sync_free(struct sl_sync *s)
 	sl_changed_close(s->changed);
 	free(s->table);
 	free(s->rules);
+	free(s->datagrams.e);
 	free(s);
 }
 
@@ -274,38 +280,20 @@ static int table_rebuild(struct sl_sync *s, __u64 now_ms, __u64 keep_ms)
 	return 0;
 }
 
-static void flush(struct sl_sync *s, bool heartbeat)
+/* One entry of the round, unless adopting (nothing is sent then). */
+static void out_add(struct sl_sync *s, const struct sl_wire_entry *e)
 {
-	struct sl_wire_header h = {
-		.type = heartbeat ? SL_WIRE_HEARTBEAT : SL_WIRE_COUNTS,
-		.count = heartbeat ? 0 : s->nr_out,
-		.node = s->o.node,
-		.incarnation = s->o.incarnation,
-		.seq = ++s->seq,
-		.sent_ms = s->now_ms,
-	};
-	uint8_t buf[SL_WIRE_MAX];
-	size_t len;
+	struct sl_sync_entries *l = s->out;
 
-	if (s->silent) {
-		s->nr_out = 0;
+	if (!l)
+		return;
+	s->st.sent_entries++;
+	if (l->nr == l->max ||
+	    sl_grow((void **)&l->e, &l->cap, l->nr + 1, sizeof(*l->e))) {
+		s->out_full = true;
 		return;
 	}
-	if (s->emit_entries) {
-		if (!heartbeat && s->emit_entries(s->emit_ctx, s->out,
-						  s->nr_out))
-			s->st.send_errors++;
-		s->st.sent_entries += heartbeat ? 0 : s->nr_out;
-		s->nr_out = 0;
-		return;
-	}
-	len = sl_wire_encode(buf, &h, s->out, s->o.key);
-	if (s->emit(s->emit_ctx, buf, len))
-		s->st.send_errors++;
-	s->st.sent_messages++;
-	s->st.sent_bytes += len;
-	s->st.sent_entries += h.count;
-	s->nr_out = 0;
+	l->e[l->nr++] = *e;
 }
 
 /* A client's units per peer slice, with the earliest first accept among
@@ -346,6 +334,72 @@ static void bin_piece(void *ctx, __u64 start_ms, __u32 units)
 	s->count += units;
 }
 
+/* The client's entry in the table of what was sent (made if new), or
+ * NULL when it is not to be looked at: nothing accepted since the last
+ * round, or no room to remember it.
+ */
+static struct sent_client *changed_client(struct sl_sync *s,
+					  const struct sl_client_key *key,
+					  __u32 accepted)
+{
+	struct sent_client *c = table_slot(s->table, s->cap, key);
+
+	if (c->in_use && c->accepted == accepted)
+		return NULL;
+	if (!c->in_use) {
+		/* room is kept free (see table_rebuild); without it, not
+		 * tracking the client is safe: its units are not sent
+		 * (undercount), where sending them every round would not be
+		 */
+		if ((s->used + 1) * 8 > s->cap * 7) {
+			s->st.untracked++;
+			return NULL;
+		}
+		memset(c, 0, sizeof(*c));
+		c->key = *key;
+		c->in_use = true;
+		s->used++;
+	}
+	c->accepted = accepted;
+	c->changed_ms = s->now_ms;
+	s->st.collect_changed++;
+	return c;
+}
+
+/* What each of the client's slices gained since it was last sent: the
+ * round's entries.
+ */
+static void add_gains(struct sl_sync *s, const struct sl_client_key *key,
+		      const struct rule_ref *r, struct sent_client *c,
+		      const struct bins *b)
+{
+	int i;
+
+	for (i = 0; i < SL_PEER_SLOTS; i++) {
+		const struct bin *now = &b->slot[i];
+		struct sl_slot *was = &c->sent[i];
+		struct sl_wire_entry e = {
+			.addr = key->addr,
+			.rule_hash = r->hash,
+			.dport = key->dport,
+		};
+
+		if (!now->count)
+			continue;
+		if (was->slice != now->slice) {
+			was->slice = now->slice;
+			was->count = 0;
+		}
+		if (now->count <= was->count)
+			continue;	/* slices only grow until they leave */
+		e.start_ms = s->to == SL_SYNC_TO_STORE ?
+			     now->first_ms / b->ps * b->ps : now->first_ms;
+		e.units = now->count - was->count;
+		was->count = now->count;
+		out_add(s, &e);
+	}
+}
+
 static int collect_client(void *ctx, const struct sl_client_key *key,
 			  const void *state, __u32 value_size)
 {
@@ -357,7 +411,6 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	struct bins b = { 0 };
 	__u32 accepted = h->accepted;
 	__u64 last_ms = h->last_ms, now_ms;
-	int i;
 
 	s->st.collect_clients++;
 	r = key->rule_id < SL_MAX_RULES ? s->by_id[key->rule_id] : NULL;
@@ -374,61 +427,15 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	 * find it in another slice and send it again
 	 */
 	now_ms = last_ms > s->now_ms ? last_ms : s->now_ms;
-	c = table_slot(s->table, s->cap, key);
-	if (c->in_use && c->accepted == accepted)
-		return 0;	/* nothing accepted since the last round */
-	if (!c->in_use) {
-		/* room is kept free (see table_rebuild); without it, not
-		 * tracking the client is safe: its units are not sent
-		 * (undercount), where sending them every round would not be
-		 */
-		if ((s->used + 1) * 8 > s->cap * 7) {
-			s->st.untracked++;
-			return 0;
-		}
-		memset(c, 0, sizeof(*c));
-		c->key = *key;
-		c->in_use = true;
-		s->used++;
-	}
-	c->accepted = accepted;
-	c->changed_ms = s->now_ms;
-	s->st.collect_changed++;
-
+	c = changed_client(s, key, accepted);
+	if (!c)
+		return 0;
 	sl_params_from_rule(&p, &r->rule);
 	b.ps = sl_peer_slice_of(&p);
-	b.adopting = s->silent;
+	b.adopting = !s->out;
 	b.sent_until_ms = s->sent_until_ms;
 	sl_state_pieces(state, &p, now_ms, bin_piece, &b);
-	for (i = 0; i < SL_PEER_SLOTS; i++) {
-		struct bin *now = &b.slot[i];
-		struct sl_slot *was = &c->sent[i];
-		struct sl_wire_entry *e;
-
-		if (!now->count)
-			continue;
-		if (was->slice != now->slice) {
-			was->slice = now->slice;
-			was->count = 0;
-		}
-		if (now->count <= was->count)
-			continue;	/* slices only grow until they leave */
-		e = &s->out[s->nr_out++];
-		e->addr = key->addr;
-		e->rule_hash = r->hash;
-		e->dport = key->dport;
-		/* the earliest first accept: a receiver counts the units
-		 * until it leaves the window. A store of totals (Redis) keys
-		 * them by slice, so it gets the slice's start (a lower bound
-		 * too, leaving up to a slice early).
-		 */
-		e->start_ms = s->emit_entries ? now->first_ms / b.ps * b.ps :
-			      now->first_ms;
-		e->units = now->count - was->count;
-		was->count = now->count;
-		if (s->nr_out == SL_WIRE_MAX_ENTRIES)
-			flush(s, false);
-	}
+	add_gains(s, key, r, c, &b);
 	/* units accepted while no service ran: the next round must look */
 	if (b.held_back)
 		c->accepted = accepted - 1;
@@ -565,8 +572,8 @@ static __u32 live_nodes(const struct sl_sync *s)
 {
 	__u32 n = 1, i;
 
-	if (s->emit_entries)
-		return s->st.backend_up ? s->o.nodes : 1;
+	if (s->to == SL_SYNC_TO_STORE)
+		return s->o.nodes;
 	if (s->st.rounds < 2)
 		return s->o.nodes;
 	for (i = 0; i < s->st.nr_peers; i++)
@@ -618,29 +625,27 @@ static int collect_clients(struct sl_sync *s)
 	return err;
 }
 
-static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
-		   sl_sync_emit_entries_fn emit_entries, void *ctx)
+/* The round, the rules read: collected into `out` (NULL: nothing is
+ * sent, only recorded as sent), then the housekeeping of every round.
+ */
+static int collect(struct sl_sync *s, uint64_t now_ms,
+		   enum sl_sync_carrier to, struct sl_sync_entries *out)
 {
-	__u64 t0 = sl_now_mono_ns(), sent = s->st.sent_messages;
-	int err;
+	__u64 t0 = sl_now_mono_ns();
+	int err = 0;
 
-	err = sl_sync_refresh_rules(s);
-	if (err)
-		return err;
 	s->now_ms = now_ms;
-	s->emit = emit;
-	s->emit_entries = emit_entries;
-	s->emit_ctx = ctx;
-	s->nr_out = 0;
+	s->to = to;
+	s->out = out;
+	s->out_full = false;
 	s->st.collect_clients = 0;
 	s->st.collect_changed = 0;
 	/* split-quota needs no peers' counts: heartbeats only. */
 	if (s->o.layout != SL_LAYOUT_SPLIT_QUOTA)
 		err = collect_clients(s);
-	if (s->nr_out)
-		flush(s, false);
-	if (s->st.sent_messages == sent)
-		flush(s, true);
+	if (s->out_full)
+		s->st.send_errors++;
+	s->out = NULL;
 	/* a walk cut short: the clients it did not reach are looked at in
 	 * full next time
 	 */
@@ -660,16 +665,32 @@ static int collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
 	return err;
 }
 
-int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
-		    void *ctx)
+int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+			    enum sl_sync_carrier to,
+			    struct sl_sync_entries *out)
 {
-	return collect(s, now_ms, emit, NULL, ctx);
+	/* rules that cannot be read: no round at all */
+	int err = sl_sync_refresh_rules(s);
+
+	return err ? err : collect(s, now_ms, to, out);
 }
 
-int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
-			    sl_sync_emit_entries_fn emit, void *ctx)
+int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
+		    void *ctx)
 {
-	return collect(s, now_ms, NULL, emit, ctx);
+	struct sl_wire_sent sent = { 0 };
+	int err = sl_sync_refresh_rules(s);
+
+	if (err)
+		return err;
+	s->datagrams.nr = 0;
+	err = collect(s, now_ms, SL_SYNC_TO_PEERS, &s->datagrams);
+	sl_wire_send(&s->sender, now_ms, s->datagrams.e, s->datagrams.nr,
+		     emit, ctx, &sent);
+	s->st.sent_messages += sent.messages;
+	s->st.sent_bytes += sent.bytes;
+	s->st.send_errors += sent.errors;
+	return err;
 }
 
 int sl_sync_settle(struct sl_sync *s, uint64_t now_ms)
@@ -698,9 +719,9 @@ int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 	    !prev.node)
 		prev.updated_ms = 0;
 	s->sent_until_ms = prev.updated_ms < now_ms ? prev.updated_ms : now_ms;
-	s->silent = true;
-	err = collect(s, now_ms, NULL, NULL, NULL);
-	s->silent = false;
+	err = sl_sync_refresh_rules(s);
+	if (!err)
+		err = collect(s, now_ms, SL_SYNC_TO_PEERS, NULL);
 	s->st.rounds = 0;
 	/* pieces held back are in no ring: the next round must look */
 	s->walk_all = true;
@@ -872,4 +893,11 @@ void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 
 	for (i = 0; i < n; i++)
 		merge_entry(s, &e[i], true, now_ms);
+}
+
+void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st)
+{
+	s->st.backend_up = st->up;
+	s->st.backend_errors = st->errors;
+	s->st.backend_reconnects = st->reconnects;
 }

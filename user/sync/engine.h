@@ -3,10 +3,12 @@
  * The sync engine of one node, whatever carries its messages (UDP peers,
  * Redis, or the multi-node replay):
  *  - collect: walk the client tables, sum each changed client's per-CPU
- *    state per peer slice, and emit the units accepted since the last
- *    round as signed messages (include/sl_peer.h, user/sync/wire.h);
- *  - receive: check a message (tag, then sender incarnation and sequence:
- *    each is applied at most once) and merge it into sl_peer_view;
+ *    state per peer slice, and list the units accepted since the last
+ *    round (include/sl_peer.h), which the transport carries: as signed
+ *    datagrams (sync/wire.h), or to a Redis store (sync/redis.h);
+ *  - receive: check a datagram (tag, then sender incarnation and
+ *    sequence: each is applied at most once) and merge it into
+ *    sl_peer_view, or set a store's totals there;
  *  - publish: write the health counters to sl_sync_status.
  * Time is always passed in (TAI ms, or the replay's model ms).
  */
@@ -39,15 +41,48 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 			    const struct sl_sync_opts *o);
 void sl_sync_free(struct sl_sync *s);
 
-/* Called with each datagram to send; a non-zero return is counted as a
- * send error, and the round goes on.
- */
-typedef int (*sl_sync_emit_fn)(void *ctx, const uint8_t *msg, size_t len);
+/* ---- a round: collect -> entries -> the transport sends them ---- */
 
-/* One round: emit the changed clients' units (a heartbeat when nothing
- * changed, so peers know this node is alive). 0 or -errno.
+/* What a round collected, for its transport to carry: per changed client
+ * (address, rule name hash, destination port) and peer slice, the units
+ * accepted since the last round. The transport owns the list and
+ * encodes it its own way (datagrams: sl_sync_collect; Redis batches:
+ * sync/redis_round.c); a round appends to it, up to `max` entries.
  */
-int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
+struct sl_sync_entries {
+	struct sl_wire_entry *e;
+	size_t nr, cap;
+	size_t max;	/* entries past it are given up (an undercount) and
+			 * counted as a send error */
+};
+
+/* Who carries a round, which says what its entries hold. */
+enum sl_sync_carrier {
+	/* deltas to the peers: start_ms is the units' earliest first
+	 * accept (a receiver counts them until it leaves the window); the
+	 * bounded layout's live nodes are the peers heard lately
+	 */
+	SL_SYNC_TO_PEERS,
+	/* a store of totals keyed by slice (Redis), up when the round
+	 * collects: start_ms is the slice's start (a lower bound too,
+	 * leaving up to a slice early); every node is live
+	 */
+	SL_SYNC_TO_STORE,
+};
+
+/* One round: append the changed clients' units to `out`, and record
+ * them as sent. On an error (-errno) `out` holds what was collected
+ * before it, recorded as sent too: send it.
+ */
+int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+			    enum sl_sync_carrier to,
+			    struct sl_sync_entries *out);
+
+/* The round for peers over datagrams: the entries as signed messages
+ * (sl_wire_send), each passed to emit; a heartbeat when nothing changed,
+ * so peers know this node is alive. 0 or -errno.
+ */
+int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
 		    void *ctx);
 
 /* The round's units have reached the peers and theirs this node (the
@@ -55,16 +90,6 @@ int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_sync_emit_fn emit,
  * the bounded layout's shares start over from what is now known to all.
  */
 int sl_sync_settle(struct sl_sync *s, uint64_t now_ms);
-
-/* The same round for a store that keeps totals (Redis): the entries
- * (units accepted since the last round) in batches of at most
- * SL_WIRE_MAX_ENTRIES, unsigned; nothing for a heartbeat.
- */
-typedef int (*sl_sync_emit_entries_fn)(void *ctx,
-				       const struct sl_wire_entry *e,
-				       unsigned n);
-int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
-			    sl_sync_emit_entries_fn emit, void *ctx);
 
 /* A service restarted over pinned maps: record what the previous one
  * sent (the slices begun by its last round, from the pinned sl_sync_status)
@@ -103,6 +128,14 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
  */
 void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 			  unsigned n, uint64_t now_ms);
+
+/* A store's transport on the store, for status (backend_*). */
+struct sl_sync_store {
+	bool up;
+	uint64_t errors;	/* failed round trips, since the start */
+	uint64_t reconnects;
+};
+void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st);
 
 struct sl_sync_status *sl_sync_status(struct sl_sync *s);
 

@@ -7,8 +7,10 @@
  * the round is skipped, counted, and retried with backoff; the data path
  * never waits for it (NFR-3). A Redis Cluster is routed here (slot map,
  * a connection per master, MOVED/ASK followed); AUTH is sent on every
- * connection. The layout in the store, its expiry, the Cluster routing
- * and the bounds on a round: sync/redis.c; running it: docs/REDIS.md.
+ * connection. The layout in the store (sync/redis_keys.c), its expiry
+ * (redis_expiry.c), the Cluster routing (redis_cluster.c) and the bounds
+ * on a round (redis_round.c, redis_link.c): the files
+ * sync/redis_internal.h lists; running it: docs/REDIS.md.
  */
 #ifndef SL_SYNC_REDIS_H
 #define SL_SYNC_REDIS_H
@@ -46,9 +48,10 @@ int sl_redis_set_auth(struct sl_redis *r, const char *user, const char *pass);
 int sl_redis_auth(redisContext *c, const char *user, const char *pass,
 		  char *why, size_t size);
 
-/* One sync round at now_ms (TAI): push, read back, merge into the peer
- * view through `s`; updates s's status (backend_up, backend_errors,
- * backend_reconnects). Returns within about one interval whatever the
+/* One sync round at now_ms (TAI): collect this node's entries from `s`,
+ * push them, read back the others' totals and merge them into the peer
+ * view through `s`, then report the store's state to s's status
+ * (backend_up, backend_errors, backend_reconnects). Returns within about one interval whatever the
  * server does: work left at the interval waits for the next round, and
  * a command waits at most half an interval (name resolution aside).
  * Backoff is timed by now_ms, so a model clock drives it too.

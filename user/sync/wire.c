@@ -93,6 +93,32 @@ size_t sl_wire_encode(uint8_t *buf, const struct sl_wire_header *h,
 	return p - buf + SL_WIRE_TAG;
 }
 
+void sl_wire_send(struct sl_wire_sender *snd, uint64_t sent_ms,
+		  const struct sl_wire_entry *e, size_t n,
+		  sl_wire_emit_fn emit, void *ctx, struct sl_wire_sent *sent)
+{
+	struct sl_wire_header h = {
+		.node = snd->node,
+		.incarnation = snd->incarnation,
+		.sent_ms = sent_ms,
+	};
+	uint8_t buf[SL_WIRE_MAX];
+	size_t done = 0, len;
+
+	do {
+		h.count = n - done < SL_WIRE_MAX_ENTRIES ? n - done :
+			  SL_WIRE_MAX_ENTRIES;
+		h.type = n ? SL_WIRE_COUNTS : SL_WIRE_HEARTBEAT;
+		h.seq = ++snd->seq;
+		len = sl_wire_encode(buf, &h, e + done, snd->key);
+		if (emit(ctx, buf, len))
+			sent->errors++;
+		sent->messages++;
+		sent->bytes += len;
+		done += h.count;
+	} while (done < n);
+}
+
 enum sl_wire_error sl_wire_decode(const uint8_t *buf, size_t len,
 				  const uint8_t key[SL_WIRE_KEY],
 				  struct sl_wire_header *h,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The sync message between nodes: one UDP datagram (or one Redis batch),
- * encoded field by field in network byte order, never as a struct copy.
+ * The sync message between nodes: one UDP datagram (the multi-node replay
+ * exchanges the same, in memory), encoded field by field in network byte order, never as a struct copy.
  *
  *   offset  size  field
  *        0     4  magic "SLS1"
@@ -94,6 +94,37 @@ enum sl_wire_error sl_wire_decode(const uint8_t *buf, size_t len,
 				  const uint8_t key[SL_WIRE_KEY],
 				  struct sl_wire_header *h,
 				  struct sl_wire_entry *e);
+
+/* A node's datagrams: the fields every one of them carries, and the
+ * sequence number of the last one made.
+ */
+struct sl_wire_sender {
+	uint32_t node;
+	uint64_t incarnation;
+	uint64_t seq;
+	const uint8_t *key;	/* SL_WIRE_KEY bytes: the fleet's */
+};
+
+/* What sending a round's datagrams came to. */
+struct sl_wire_sent {
+	uint64_t messages;
+	uint64_t bytes;
+	uint64_t errors;	/* datagrams emit refused */
+};
+
+/* Called with each datagram; non-zero is a send error, and the rest are
+ * still sent.
+ */
+typedef int (*sl_wire_emit_fn)(void *ctx, const uint8_t *msg, size_t len);
+
+/* A round's entries e[0..n) as datagrams of at most SL_WIRE_MAX_ENTRIES
+ * entries each, in order (a heartbeat if n is 0: peers know the node is
+ * alive), sent at sent_ms under the sender's next sequence numbers; each
+ * is passed to emit, and counted in *sent.
+ */
+void sl_wire_send(struct sl_wire_sender *snd, uint64_t sent_ms,
+		  const struct sl_wire_entry *e, size_t n,
+		  sl_wire_emit_fn emit, void *ctx, struct sl_wire_sent *sent);
 
 /* Read a key file: 64 hex digits (and optional whitespace), or 32 raw
  * bytes. 0, or -errno with a message.

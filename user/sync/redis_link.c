@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The connection to the store: connecting (and finding a Cluster again),
+ * logging in, and the outage when anything fails.
+ *
+ * An unreachable or misbehaving store is a peer outage: the round stops at
+ * the first error, the context is dropped, and reconnects are tried with a
+ * backoff from one interval, doubling up to SL_REDIS_BACKOFF_MAX_MS. Until
+ * then rounds return at once and do not collect, so what the node accepts
+ * meanwhile stays in its counters and is pushed on reconnect (while still
+ * in the window). Deltas collected but not yet sent when a round stops are
+ * kept for the next push (up to SL_REDIS_MAX_ENTRIES); only the batch in
+ * flight is given up. Every command has a timeout of half an interval (at
+ * least 50 ms), and a round that runs past its interval leaves the rest of
+ * its pushes and reads to the next, so the sync thread is back within
+ * about an interval. The data path never waits for any of it.
+ */
+#include <sys/time.h>
+#include "sync/redis_internal.h"
+
+/* Every connection: after any failure the map is read again. */
+void redis_drop_all(struct sl_redis *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nr_nodes; i++) {
+		if (r->nodes[i].c)
+			redisFree(r->nodes[i].c);
+		r->nodes[i].c = NULL;
+	}
+	r->nr_nodes = 0;
+	r->c = NULL;
+	r->up = false;
+}
+
+/* Any failure: drop the connection (a reply we cannot trust leaves us
+ * unsure where in the stream we are), count it, and back off.
+ */
+void redis_went_down(struct sl_redis *r, uint64_t now_ms, const char *what,
+		     const char *reason)
+{
+	char why[sizeof(r->why)];
+
+	/* the reason may live in the context about to go */
+	snprintf(why, sizeof(why), "%s", reason);
+	redis_drop_all(r);
+	r->store.up = false;
+	r->store.errors++;
+	if (!r->backoff_ms)
+		r->backoff_ms = r->interval_ms;
+	else if (r->backoff_ms < SL_REDIS_BACKOFF_MAX_MS)
+		r->backoff_ms *= 2;
+	if (r->backoff_ms > SL_REDIS_BACKOFF_MAX_MS)
+		r->backoff_ms = SL_REDIS_BACKOFF_MAX_MS;
+	r->retry_ms = now_ms + r->backoff_ms;
+	if (!r->down_logged)
+		pr_warn("sync: redis at %s %s: %s", r->where, what, why);
+	else
+		pr_debug("sync: redis at %s %s: %s", r->where, what, why);
+	r->down_logged = true;
+}
+
+static const char *context_error(const struct sl_redis *r)
+{
+	if (r->c && r->c->err)
+		return r->c->errstr;
+	return r->why[0] ? r->why : "unexpected reply";
+}
+
+/* A connection to host:port with the command timeout, logged in; NULL
+ * with the reason in r->why.
+ */
+redisContext *redis_open_ctx(struct sl_redis *r, const char *host, int port)
+{
+	struct timeval tv = {
+		.tv_sec = r->timeout_ms / 1000,
+		.tv_usec = (r->timeout_ms % 1000) * 1000,
+	};
+	redisContext *c;
+
+	/* the name is resolved in here too; a resolver that hangs is the
+	 * one wait this bounds only by its own timeouts
+	 */
+	c = redisConnectWithTimeout(host, port, tv);
+	if (!c || c->err) {
+		snprintf(r->why, sizeof(r->why), "%s:%d: %s", host, port,
+			 c ? c->errstr : "out of memory");
+		goto fail;
+	}
+	if (redisSetTimeout(c, tv) != REDIS_OK) {
+		snprintf(r->why, sizeof(r->why), "%s:%d: %s", host, port,
+			 c->errstr);
+		goto fail;
+	}
+	redisEnableKeepAlive(c);
+	if (sl_redis_auth(c, r->user, r->pass, r->why, sizeof(r->why)))
+		goto fail;
+	return c;
+fail:
+	if (c)
+		redisFree(c);
+	return NULL;
+}
+
+int sl_redis_auth(redisContext *c, const char *user, const char *pass,
+		  char *why, size_t size)
+{
+	redisReply *x;
+	int err = 0;
+
+	if (!pass)
+		return 0;
+	/* as arguments, never formatted into the command: a password may
+	 * hold any byte but NUL
+	 */
+	if (user && *user)
+		x = redisCommand(c, "AUTH %s %s", user, pass);
+	else
+		x = redisCommand(c, "AUTH %s", pass);
+	if (!x) {
+		snprintf(why, size, "AUTH: %s", c->err ? c->errstr : "no reply");
+		err = -EACCES;
+	} else if (x->type == REDIS_REPLY_ERROR) {
+		snprintf(why, size, "AUTH%s%s: %.*s", user && *user ? " as " : "",
+			 user && *user ? user : "",
+			 (int)(x->len < 120 ? x->len : 120), x->str);
+		err = -EACCES;
+	} else if (x->type != REDIS_REPLY_STATUS) {
+		snprintf(why, size, "AUTH: unexpected reply (type %d)", x->type);
+		err = -EACCES;
+	}
+	freeReplyObject(x);
+	return err;
+}
+
+/* Connect: the URL's server, or if it is gone (a Cluster master that
+ * failed over), each node the last map named, until one answers (for
+ * about an interval; the next attempt starts from the URL again); a
+ * Cluster's map is read there. The index's node is opened at once, so
+ * a server that refuses the scripts is an outage now.
+ */
+int redis_connect(struct sl_redis *r, uint64_t now_ms)
+{
+	char first[sizeof(r->why)] = "";
+	redisContext *c = NULL;
+	const char *host = r->host;
+	int port = r->port, ret = -1;
+	unsigned i;
+
+	uint64_t until = sl_now_mono_ms() + r->interval_ms;
+
+	redis_drop_all(r);
+	/* the seeds are tried for one interval at most (each connection
+	 * waits half of one): the round stays bounded when many are gone
+	 */
+	for (i = 0; i <= r->nr_seeds && (!i || sl_now_mono_ms() < until); i++) {
+		if (i) {
+			host = r->seeds[i - 1].host;
+			port = r->seeds[i - 1].port;
+		}
+		r->why[0] = 0;
+		c = redis_open_ctx(r, host, port);
+		if (c) {
+			ret = redis_read_map(r, c, host, port);
+			if (ret >= 0)
+				break;
+			redisFree(c);
+			c = NULL;
+		}
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", r->why);
+	}
+	if (ret < 0) {
+		const char *why = first[0] ? first : r->why;
+
+		redis_went_down(r, now_ms, strncmp(why, "AUTH", 4) ?
+				"unreachable" : "refused the login", why);
+		return -EIO;
+	}
+	if (!ret) {
+		/* standalone: the server that answered serves every slot */
+		r->cluster = false;
+		snprintf(r->nodes[0].a.host, sizeof(r->nodes[0].a.host), "%s",
+			 host);
+		r->nodes[0].a.port = port;
+		r->nodes[0].c = c;
+		r->nr_nodes = 1;
+		r->c = c;
+		if (redis_load_scripts(r)) {
+			redis_went_down(r, now_ms, "unreachable", r->c->err ?
+					r->c->errstr : r->why);
+			return -EIO;
+		}
+	} else if (redis_use_slot(r, redis_index_slot())) {
+		redis_went_down(r, now_ms, "unreachable", r->why);
+		return -EIO;
+	}
+	r->up = true;
+	r->store.up = true;
+	if (r->ever_up)
+		r->store.reconnects++;
+	if (r->down_logged)
+		pr_notice("sync: redis at %s reachable again%s", r->where,
+			  r->cluster ? " (Cluster)" : "");
+	else
+		pr_info("sync: redis at %s connected%s", r->where,
+			r->cluster ? " (Cluster)" : "");
+	r->ever_up = true;
+	r->down_logged = false;
+	r->backoff_ms = 0;
+	return 0;
+}
+
+/* A reply that is neither the answer nor a reason: the connection state
+ * or the server's error, for the log.
+ */
+void redis_reply_failed(struct sl_redis *r, uint64_t now_ms,
+			const redisReply *x)
+{
+	char why[160];
+
+	if (!x || (r->c && r->c->err)) {
+		redis_went_down(r, now_ms, "unreachable", context_error(r));
+		return;
+	}
+	if (x->type == REDIS_REPLY_ERROR)
+		snprintf(why, sizeof(why), "%.*s", (int)(x->len < 120 ? x->len :
+							 120), x->str);
+	else
+		snprintf(why, sizeof(why), "a reply of an unexpected form "
+			 "(type %d)", x->type);
+	redis_went_down(r, now_ms, "failed", why);
+}
