@@ -178,7 +178,13 @@ static int on_event(void *data, void *sample, size_t size)
 	return 0;
 }
 
-int do_events(int argc, char **argv)
+/* events' options, checked: an exit code, or EVENTS_RUN when the command
+ * is to run.
+ */
+#define EVENTS_RUN	(-1)
+
+static int events_args_parse(int argc, char **argv, __u64 *count,
+			     uint64_t *timeout_ms)
 {
 	static const struct option opts[] = {
 		{ "count", required_argument, NULL, 'c' },
@@ -186,13 +192,8 @@ int do_events(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct events_ctx ctx = { .maps.owned = false };
-	struct ring_buffer *rb = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
-	uint64_t timeout_ms = 0, v;
-	__u64 deadline = 0, next_check;
-	__u32 id;
-	int c, err, fd = -1, ret = SL_EXIT_FAIL;
+	uint64_t v;
+	int c;
 
 	while ((c = sl_getopt_long(argc, argv, "c:t:h", opts)) != -1) {
 		switch (c) {
@@ -202,11 +203,11 @@ int do_events(int argc, char **argv)
 					 optarg, (unsigned long long)UINT64_MAX);
 				return SL_EXIT_USAGE;
 			}
-			ctx.count = v;
+			*count = v;
 			break;
 		case 't':
-			if (sl_parse_duration_ms(optarg, &timeout_ms) || !timeout_ms ||
-			    timeout_ms > EVENTS_MAX_TIMEOUT_MS) {
+			if (sl_parse_duration_ms(optarg, timeout_ms) || !*timeout_ms ||
+			    *timeout_ms > EVENTS_MAX_TIMEOUT_MS) {
 				pr_error("--timeout: '%s' is not a duration from 1ms to 365d (500ms, 30s, 5m)",
 					 optarg);
 				return SL_EXIT_USAGE;
@@ -219,23 +220,29 @@ int do_events(int argc, char **argv)
 	if (optind != argc)
 		return sl_usage_error(events_help, "events: no arguments, got '%s'",
 				      argv[optind]);
-	if (sl_args_only)
-		return SL_EXIT_OK;
-	sl_json_stream = true;
+	return EVENTS_RUN;
+}
 
-	if (sl_require_bpffs())
-		return SL_EXIT_FAIL;
-	err = sl_maps_open_pinned(&ctx.maps);
+/* The pinned maps, the ring buffer sl_events and the running rules, a
+ * failure reported; 0 or -errno. What was opened is left in ctx, *fd and
+ * *rb either way, for the caller to close.
+ */
+static int events_open(struct events_ctx *ctx, int *fd,
+		       struct ring_buffer **rb)
+{
+	int err;
+
+	err = sl_maps_open_pinned(&ctx->maps);
 	if (err == -ENOENT) {
 		pr_error("nothing loaded under %s (slicelimit attach DEV)", SL_PIN_DIR);
-		return SL_EXIT_FAIL;
+		return err;
 	} else if (err) {
 		pr_error("cannot open the maps under %s: %s", SL_PIN_DIR,
 			 strerror(-err));
-		return SL_EXIT_FAIL;
+		return err;
 	}
-	fd = bpf_obj_get(SL_PIN_DIR "/sl_events");
-	if (fd < 0) {
+	*fd = bpf_obj_get(SL_PIN_DIR "/sl_events");
+	if (*fd < 0) {
 		err = -errno;
 		if (err == -ENOENT)
 			pr_error("%s/sl_events is not pinned: the loaded program has no drop events (detach --all and attach again)",
@@ -243,22 +250,34 @@ int do_events(int argc, char **argv)
 		else
 			pr_error("cannot open %s/sl_events: %s", SL_PIN_DIR,
 				 strerror(-err));
-		goto out;
+		return err;
 	}
-	err = refresh_rules(&ctx, true);
+	err = refresh_rules(ctx, true);
 	if (err) {
 		pr_error("cannot read the running rules: %s", strerror(-err));
-		goto out;
+		return err;
 	}
-	ctx.tai_offset_ms = tai_offset_ms();
-	id = sl_map_id(fd);
-	rb = ring_buffer__new(fd, on_event, &ctx, NULL);
-	if (!rb) {
+	ctx->tai_offset_ms = tai_offset_ms();
+	*rb = ring_buffer__new(*fd, on_event, ctx, NULL);
+	if (!*rb) {
 		err = -errno;
 		pr_error("cannot read the ring buffer %s/sl_events: %s",
 			 SL_PIN_DIR, strerror(-err));
-		goto out;
+		return err;
 	}
+	return 0;
+}
+
+/* Print the events until a signal, --count or --timeout ends the watch,
+ * or the ring buffer (map id `id`) is no longer the pinned one; 0 or
+ * -errno (reported).
+ */
+static int events_follow(struct events_ctx *ctx, struct ring_buffer *rb,
+			 __u32 id, uint64_t timeout_ms)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	__u64 deadline = 0, next_check;
+	int err;
 
 	/* no SA_RESTART: a signal ends epoll_wait() at once */
 	sigemptyset(&sa.sa_mask);
@@ -291,25 +310,45 @@ int do_events(int argc, char **argv)
 					break;	/* --count reached */
 				pr_error("%s/sl_events is gone or replaced (detached): no more events from this instance",
 					 SL_PIN_DIR);
-				goto out;
+				return -ENOENT;
 			}
 		}
-		ctx.checked = false;
+		ctx->checked = false;
 		err = ring_buffer__poll(rb, wait);
 		if (err == -ECANCELED)
 			break;		/* --count reached */
 		if (err < 0 && err != -EINTR) {
 			pr_error("reading %s/sl_events: %s", SL_PIN_DIR,
 				 strerror(-err));
-			goto out;
+			return err;
 		}
 	}
-	ret = SL_EXIT_OK;
-out:
+	return 0;
+}
+
+int do_events(int argc, char **argv)
+{
+	struct events_ctx ctx = { .maps.owned = false };
+	struct ring_buffer *rb = NULL;
+	uint64_t timeout_ms = 0;
+	int err, fd = -1;
+
+	err = events_args_parse(argc, argv, &ctx.count, &timeout_ms);
+	if (err != EVENTS_RUN)
+		return err;
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	sl_json_stream = true;
+
+	if (sl_require_bpffs())
+		return SL_EXIT_FAIL;
+	err = events_open(&ctx, &fd, &rb);
+	if (!err)
+		err = events_follow(&ctx, rb, sl_map_id(fd), timeout_ms);
 	ring_buffer__free(rb);
 	if (fd >= 0)
 		close(fd);
 	free(ctx.rules);
 	sl_maps_close(&ctx.maps);
-	return ret;
+	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

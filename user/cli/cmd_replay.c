@@ -267,6 +267,16 @@ static void nodes_json(json_object *o, const struct sl_replay_nodes_opts *no,
 	json_object_object_add(o, "bytes", json_object_new_int64(ns->bytes));
 }
 
+static void print_nodes(const struct sl_replay_nodes_opts *no,
+			const struct sl_replay_nodes_stats *ns)
+{
+	printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
+	       no->nodes, layout_name(no->layout),
+	       (unsigned long long)ns->rounds,
+	       (unsigned long long)ns->messages,
+	       (unsigned long long)ns->bytes);
+}
+
 /* A rule the trace never reaches says nothing about the rule: say so,
  * rather than report every request accepted as if it had been tested.
  */
@@ -338,6 +348,44 @@ unsigned sl_replay_instances(const struct sl_replay_args *a)
 	return a->no.nodes;
 }
 
+/* The rule set of the replay, in a->rs: the rule file, or the one ad-hoc
+ * rule of the options. An exit code, or SL_REPLAY_RUN.
+ */
+static int replay_rules(struct sl_replay_args *a,
+			const struct adhoc_rule *adhoc, const char *rules_file)
+{
+	int err;
+
+	if (rules_file) {
+		err = sl_rules_load_file(rules_file, &a->rs);
+	} else if (!adhoc->f.limit) {
+		pr_error("--limit N is required with rule options");
+		return SL_EXIT_USAGE;
+	} else {
+		a->rs.nr = 1;
+		a->rs.specs = calloc(1, sizeof(*a->rs.specs));
+		err = a->rs.specs ? sl_rule_from_fields("replay options",
+							&adhoc->f,
+							a->rs.specs) : -ENOMEM;
+		if (err)
+			sl_rules_free(&a->rs);
+	}
+	if (err == -ENOMEM) {
+		pr_error("out of memory");
+		return SL_EXIT_FAIL;
+	}
+	if (err) {
+		pr_error("the rule is not valid; see above");
+		return SL_EXIT_USAGE;
+	}
+	if (!a->rs.nr) {
+		pr_error("%s: no rules: nothing would be limited", rules_file);
+		sl_rules_free(&a->rs);
+		return SL_EXIT_USAGE;
+	}
+	return SL_REPLAY_RUN;
+}
+
 int sl_replay_args_parse(int argc, char **argv, struct sl_replay_args *a)
 {
 	static const struct option opts[] = {
@@ -359,7 +407,7 @@ int sl_replay_args_parse(int argc, char **argv, struct sl_replay_args *a)
 	struct adhoc_rule adhoc = { .f = { .name = "replay" } };
 	const char *rules_file = NULL;
 	bool node_opts = false;
-	int c, idx, err;
+	int c, idx;
 
 	memset(a, 0, sizeof(*a));
 	a->path = "-";
@@ -393,35 +441,7 @@ int sl_replay_args_parse(int argc, char **argv, struct sl_replay_args *a)
 		pr_error("replay needs either rule options (--limit ...) or --rules FILE");
 		return SL_EXIT_USAGE;
 	}
-
-	if (rules_file) {
-		err = sl_rules_load_file(rules_file, &a->rs);
-	} else if (!adhoc.f.limit) {
-		pr_error("--limit N is required with rule options");
-		return SL_EXIT_USAGE;
-	} else {
-		a->rs.nr = 1;
-		a->rs.specs = calloc(1, sizeof(*a->rs.specs));
-		err = a->rs.specs ? sl_rule_from_fields("replay options",
-							&adhoc.f,
-							a->rs.specs) : -ENOMEM;
-		if (err)
-			sl_rules_free(&a->rs);
-	}
-	if (err == -ENOMEM) {
-		pr_error("out of memory");
-		return SL_EXIT_FAIL;
-	}
-	if (err) {
-		pr_error("the rule is not valid; see above");
-		return SL_EXIT_USAGE;
-	}
-	if (!a->rs.nr) {
-		pr_error("%s: no rules: nothing would be limited", rules_file);
-		sl_rules_free(&a->rs);
-		return SL_EXIT_USAGE;
-	}
-	return SL_REPLAY_RUN;
+	return replay_rules(a, &adhoc, rules_file);
 }
 
 int sl_replay_trace(struct sl_instance *const *nodes,
@@ -476,11 +496,7 @@ int sl_replay_trace(struct sl_instance *const *nodes,
 	} else {
 		print_result(&res);
 		if (a->no.nodes)
-			printf("sync: %u nodes, %s, %llu rounds, %llu messages, %llu bytes\n",
-			       a->no.nodes, layout_name(a->no.layout),
-			       (unsigned long long)ns.rounds,
-			       (unsigned long long)ns.messages,
-			       (unsigned long long)ns.bytes);
+			print_nodes(&a->no, &ns);
 	}
 	if (out)
 		*out = res;

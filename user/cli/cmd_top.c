@@ -258,150 +258,216 @@ static void draw_tty(const char *frame, size_t len, unsigned rows,
 	fflush(stdout);
 }
 
+/* What one refresh read: the running rules with their counters, the
+ * global counters, and the busiest clients.
+ */
+struct refresh {
+	struct sl_rule *rules;
+	unsigned nr;
+	struct sl_rule_stats stats[SL_MAX_RULES];	/* by index in rules */
+	struct sl_global_stats gs;
+	struct top_row *rows;
+	size_t nrows;
+	__u64 now_unix;		/* ms */
+	__u64 elapsed;		/* ms since the last refresh; 0: none */
+};
+
+static int refresh_read(struct watch *w, __u64 now_tai, struct refresh *r)
+{
+	struct sl_config cfg;
+	size_t i;
+	int err;
+
+	/* rules may be applied while we watch: read them every time */
+	err = sl_rules_read_live(w->m, &r->rules, &r->nr, &cfg);
+	if (err) {
+		pr_error("cannot read the running rules: %s", strerror(-err));
+		return err;
+	}
+	for (i = 0; i < r->nr; i++)
+		if (sl_percpu_sum_u64(w->m, w->m->rule_stats,
+				      r->rules[i].id % SL_MAX_RULES,
+				      &r->stats[i], sizeof(r->stats[i])))
+			memset(&r->stats[i], 0, sizeof(r->stats[i]));
+	if (sl_percpu_sum_u64(w->m, w->m->global_stats, 0, &r->gs,
+			      sizeof(r->gs)))
+		memset(&r->gs, 0, sizeof(r->gs));
+	/* more than a terminal shows: the view fits them to its height */
+	err = collect_clients(w->m, r->rules, r->nr, w->only, now_tai,
+			      w->n_given ? w->n : 1000, &r->rows, &r->nrows);
+	if (err)
+		pr_error("cannot read the clients: %s", strerror(-err));
+	return err;
+}
+
+static void refresh_free(struct refresh *r)
+{
+	free(r->rows);
+	free(r->rules);
+}
+
+static void watch_print_json(const struct watch *w, const struct refresh *r)
+{
+	json_object *root = json_object_new_object(), *g, *arr;
+	size_t i;
+
+	sl_json_add_u64(root, "time_ms", r->now_unix);
+	sl_json_add_u64(root, "interval_ms", w->interval_ms);
+	g = sl_global_stats_to_json(&r->gs);
+	json_object_object_add(root, "global", g);
+	arr = json_object_new_array();
+	for (i = 0; i < r->nr; i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "rule",
+				       json_object_new_string(r->rules[i].name));
+		sl_json_add_u64(o, "limit", sl_rule_quota(&r->rules[i]));
+		sl_json_add_u64(o, "window_ms", r->rules[i].window_ms);
+		sl_rule_stats_to_json(o, &r->stats[i]);
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(root, "rules", arr);
+	json_object_object_add(root, "clients", clients_to_json(
+		r->rows, r->nrows < w->n ? r->nrows : w->n));
+	sl_print_json(root);
+	fflush(stdout);
+}
+
+/* The plain view above the clients: the time and the packets, then a
+ * line per rule with its counters.
+ */
+static void print_rules(FILE *f, const struct watch *w,
+			const struct refresh *r)
+{
+	char when[32], r1[24], r2[24], dur[24];
+	time_t sec = r->now_unix / 1000;
+	struct tm tm;
+	size_t i;
+
+	localtime_r(&sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	sl_format_duration(w->interval_ms, dur, sizeof(dur));
+	fprintf(f, "%s  every %s  packets %llu (%s/s)  active clients %zu\n\n",
+		when, dur, (unsigned long long)r->gs.packets,
+		rate(r1, sizeof(r1), w->refreshes, r->gs.packets,
+		     w->prev_packets, r->elapsed), r->nrows);
+	fprintf(f, "%-20s %8s %7s %12s %12s %10s %10s %9s\n", "RULE",
+		"LIMIT", "WINDOW", "PASSED", "DROPPED", "SHADOW",
+		"EXEMPT", "DROP/s");
+	for (i = 0; i < r->nr; i++) {
+		unsigned id = r->rules[i].id % SL_MAX_RULES;
+
+		sl_format_duration(r->rules[i].window_ms, dur, sizeof(dur));
+		fprintf(f, "%-20s %8llu %7s %12llu %12llu %10llu %10llu %9s\n",
+			r->rules[i].name,
+			(unsigned long long)r->rules[i].limit, dur,
+			(unsigned long long)r->stats[i].passed,
+			(unsigned long long)r->stats[i].dropped,
+			(unsigned long long)r->stats[i].shadow_dropped,
+			(unsigned long long)r->stats[i].exempt,
+			rate(r2, sizeof(r2), w->have_prev[id],
+			     r->stats[i].dropped + r->stats[i].shadow_dropped,
+			     w->prev[id].dropped + w->prev[id].shadow_dropped,
+			     r->elapsed));
+	}
+	fputc('\n', f);
+}
+
+/* How many clients the plain view lists: -n of them, or on a terminal
+ * what its `trows` lines leave room for (at most -n when given).
+ */
+static size_t clients_shown(const struct watch *w, const struct refresh *r,
+			    unsigned trows)
+{
+	size_t shown = r->nrows < w->n ? r->nrows : w->n;
+
+	if (w->tty) {
+		/* header, blank, rule header, rules, blank, client
+		 * header: what is left of the screen is for clients
+		 */
+		long left = (long)trows - 1 - 5 - r->nr;
+
+		shown = left > 0 ? (size_t)left : 0;
+		if (shown > r->nrows)
+			shown = r->nrows;
+		if (w->n_given && shown > w->n)
+			shown = w->n;
+	}
+	return shown;
+}
+
+static int watch_print_text(const struct watch *w, const struct refresh *r)
+{
+	char *frame = NULL;
+	size_t flen = 0;
+	unsigned trows = 0, tcols = 0;
+	FILE *f = open_memstream(&frame, &flen);
+
+	if (!f)
+		return -ENOMEM;
+	if (w->tty)
+		term_size(&trows, &tcols);
+	print_rules(f, w, r);
+	print_clients(f, r->rows, clients_shown(w, r, trows));
+	fclose(f);
+	if (w->tty) {
+		draw_tty(frame, flen, trows, tcols);
+	} else {
+		/* snapshots one after another, a blank line between */
+		if (w->refreshes)
+			fputc('\n', stdout);
+		fwrite(frame, 1, flen, stdout);
+		fflush(stdout);
+	}
+	free(frame);
+	return 0;
+}
+
+/* This refresh's counters become the previous ones, for the rates. */
+static void watch_remember(struct watch *w, const struct refresh *r,
+			   __u64 now_mono)
+{
+	size_t i;
+
+	memset(w->have_prev, 0, sizeof(w->have_prev));
+	for (i = 0; i < r->nr; i++) {
+		unsigned id = r->rules[i].id % SL_MAX_RULES;
+
+		w->prev[id] = r->stats[i];
+		w->have_prev[id] = true;
+	}
+	w->prev_packets = r->gs.packets;
+	w->prev_mono_ms = now_mono;
+	w->refreshes++;
+}
+
 static int watch_refresh(struct watch *w)
 {
-	struct sl_rule_stats stats[SL_MAX_RULES];
-	struct sl_global_stats gs;
-	struct sl_rule *rules = NULL;
-	struct top_row *rows = NULL;
-	struct sl_config cfg;
+	struct refresh r = { .rules = NULL };
 	__u64 now_tai = sl_now_tai_ms(), now_unix = sl_now_real_ms();
 	__u64 now_mono = sl_now_mono_ms();
 	__u64 elapsed = w->refreshes ? now_mono - w->prev_mono_ms : 0;
-	size_t nrows = 0, shown, i;
-	unsigned nr, trows = 0, tcols = 0;
-	char when[32], r1[24], r2[24], dur[24];
-	time_t sec = now_unix / 1000;
-	struct tm tm;
-	int err;
+	int err = 0;
 
 	if (!sl_still_pinned("sl_active", w->active_id)) {
 		pr_error("%s is gone or replaced (detached): nothing left to watch",
 			 SL_PIN_DIR);
 		return -ENOENT;
 	}
-	/* rules may be applied while we watch: read them every time */
-	err = sl_rules_read_live(w->m, &rules, &nr, &cfg);
-	if (err) {
-		pr_error("cannot read the running rules: %s", strerror(-err));
-		return err;
-	}
-	for (i = 0; i < nr; i++)
-		if (sl_percpu_sum_u64(w->m, w->m->rule_stats,
-				      rules[i].id % SL_MAX_RULES, &stats[i],
-				      sizeof(stats[i])))
-			memset(&stats[i], 0, sizeof(stats[i]));
-	if (sl_percpu_sum_u64(w->m, w->m->global_stats, 0, &gs, sizeof(gs)))
-		memset(&gs, 0, sizeof(gs));
-	/* more than a terminal shows: the view fits them to its height */
-	err = collect_clients(w->m, rules, nr, w->only, now_tai,
-			      w->n_given ? w->n : 1000, &rows, &nrows);
-	if (err) {
-		pr_error("cannot read the clients: %s", strerror(-err));
-		free(rules);
-		return err;
-	}
-	localtime_r(&sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	sl_format_duration(w->interval_ms, dur, sizeof(dur));
-
-	if (sl_json) {
-		json_object *root = json_object_new_object(), *g, *arr;
-
-		sl_json_add_u64(root, "time_ms", now_unix);
-		sl_json_add_u64(root, "interval_ms", w->interval_ms);
-		g = sl_global_stats_to_json(&gs);
-		json_object_object_add(root, "global", g);
-		arr = json_object_new_array();
-		for (i = 0; i < nr; i++) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "rule", json_object_new_string(rules[i].name));
-			sl_json_add_u64(o, "limit", sl_rule_quota(&rules[i]));
-			sl_json_add_u64(o, "window_ms", rules[i].window_ms);
-			sl_rule_stats_to_json(o, &stats[i]);
-			json_object_array_add(arr, o);
-		}
-		json_object_object_add(root, "rules", arr);
-		json_object_object_add(root, "clients", clients_to_json(
-			rows, nrows < w->n ? nrows : w->n));
-		sl_print_json(root);
-		fflush(stdout);
-	} else {
-		char *frame = NULL;
-		size_t flen = 0;
-		FILE *f = open_memstream(&frame, &flen);
-
-		if (!f) {
-			free(rows);
-			free(rules);
-			return -ENOMEM;
-		}
-		if (w->tty)
-			term_size(&trows, &tcols);
-		fprintf(f, "%s  every %s  packets %llu (%s/s)  active clients %zu\n\n",
-			when, dur, (unsigned long long)gs.packets,
-			rate(r1, sizeof(r1), w->refreshes, gs.packets,
-			     w->prev_packets, elapsed), nrows);
-		fprintf(f, "%-20s %8s %7s %12s %12s %10s %10s %9s\n", "RULE",
-			"LIMIT", "WINDOW", "PASSED", "DROPPED", "SHADOW",
-			"EXEMPT", "DROP/s");
-		for (i = 0; i < nr; i++) {
-			unsigned id = rules[i].id % SL_MAX_RULES;
-
-			sl_format_duration(rules[i].window_ms, dur, sizeof(dur));
-			fprintf(f, "%-20s %8llu %7s %12llu %12llu %10llu %10llu %9s\n",
-				rules[i].name, (unsigned long long)rules[i].limit, dur,
-				(unsigned long long)stats[i].passed,
-				(unsigned long long)stats[i].dropped,
-				(unsigned long long)stats[i].shadow_dropped,
-				(unsigned long long)stats[i].exempt,
-				rate(r2, sizeof(r2), w->have_prev[id],
-				     stats[i].dropped + stats[i].shadow_dropped,
-				     w->prev[id].dropped + w->prev[id].shadow_dropped,
-				     elapsed));
-		}
-		fputc('\n', f);
-		shown = nrows < w->n ? nrows : w->n;
-		if (w->tty) {
-			/* header, blank, rule header, rules, blank, client
-			 * header: what is left of the screen is for clients
-			 */
-			long left = (long)trows - 1 - 5 - nr;
-
-			shown = left > 0 ? (size_t)left : 0;
-			if (shown > nrows)
-				shown = nrows;
-			if (w->n_given && shown > w->n)
-				shown = w->n;
-		}
-		print_clients(f, rows, shown);
-		fclose(f);
-		if (w->tty) {
-			draw_tty(frame, flen, trows, tcols);
-		} else {
-			/* snapshots one after another, a blank line between */
-			if (w->refreshes)
-				fputc('\n', stdout);
-			fwrite(frame, 1, flen, stdout);
-			fflush(stdout);
-		}
-		free(frame);
-	}
-
-	memset(w->have_prev, 0, sizeof(w->have_prev));
-	for (i = 0; i < nr; i++) {
-		unsigned id = rules[i].id % SL_MAX_RULES;
-
-		w->prev[id] = stats[i];
-		w->have_prev[id] = true;
-	}
-	w->prev_packets = gs.packets;
-	w->prev_mono_ms = now_mono;
-	w->refreshes++;
-	free(rows);
-	free(rules);
-	return 0;
+	err = refresh_read(w, now_tai, &r);
+	if (err)
+		goto out;
+	r.now_unix = now_unix;
+	r.elapsed = elapsed;
+	if (sl_json)
+		watch_print_json(w, &r);
+	else
+		err = watch_print_text(w, &r);
+	if (!err)
+		watch_remember(w, &r, now_mono);
+out:
+	refresh_free(&r);
+	return err;
 }
 
 /* Sleep until `until` (monotonic ms) in slices, so that SIGINT, SIGTERM
@@ -470,7 +536,19 @@ static int top_watch(struct sl_maps *m, const char *only, unsigned n,
 	return err;
 }
 
-int do_top(int argc, char **argv)
+/* top's options, checked; top_args_parse returns an exit code, or
+ * TOP_RUN when the command is to run.
+ */
+#define TOP_RUN	(-1)
+
+struct top_args {
+	const char *only;	/* --rule */
+	unsigned n, count;
+	uint64_t interval_ms;
+	bool watch, n_given;
+};
+
+static int top_args_parse(int argc, char **argv, struct top_args *a)
 {
 	static const struct option opts[] = {
 		{ "rule", required_argument, NULL, 'r' },
@@ -480,17 +558,11 @@ int do_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *only = NULL;
-	struct sl_rule *rules = NULL;
-	struct top_row *rows = NULL;
-	struct sl_config cfg;
-	struct sl_maps m;
-	size_t nrows = 0;
-	unsigned nr, n = 10, count = 0;
-	uint64_t interval_ms = 1000, v;
-	bool watch = false, n_given = false, interval_given = false;
-	int c, err;
+	bool interval_given = false;
+	uint64_t v;
+	int c;
 
+	*a = (struct top_args){ .n = 10, .interval_ms = 1000 };
 	while ((c = sl_getopt_long(argc, argv, "n:r:wi:c:h", opts)) != -1) {
 		switch (c) {
 		case 'n':
@@ -499,18 +571,19 @@ int do_top(int argc, char **argv)
 					 SL_MAX_CLIENTS);
 				return SL_EXIT_USAGE;
 			}
-			n = v;
-			n_given = true;
+			a->n = v;
+			a->n_given = true;
 			break;
 		case 'r':
-			only = optarg;
+			a->only = optarg;
 			break;
 		case 'w':
-			watch = true;
+			a->watch = true;
 			break;
 		case 'i':
-			if (sl_parse_duration_ms(optarg, &interval_ms) ||
-			    interval_ms < 100 || interval_ms > TOP_MAX_INTERVAL_MS) {
+			if (sl_parse_duration_ms(optarg, &a->interval_ms) ||
+			    a->interval_ms < 100 ||
+			    a->interval_ms > TOP_MAX_INTERVAL_MS) {
 				pr_error("--interval: '%s' is not a duration from 100ms to 1d (500ms, 2s)",
 					 optarg);
 				return SL_EXIT_USAGE;
@@ -523,7 +596,7 @@ int do_top(int argc, char **argv)
 					 UINT32_MAX);
 				return SL_EXIT_USAGE;
 			}
-			count = v;
+			a->count = v;
 			break;
 		default:
 			return sl_usage(top_help, c != 'h');
@@ -532,34 +605,27 @@ int do_top(int argc, char **argv)
 	if (optind != argc)
 		return sl_usage_error(top_help, "top: no arguments, got '%s'",
 				      argv[optind]);
-	if (!watch && (interval_given || count)) {
+	if (!a->watch && (interval_given || a->count)) {
 		pr_error("--interval and --count go with --watch");
 		return SL_EXIT_USAGE;
 	}
-	if (sl_args_only)
-		return SL_EXIT_OK;
-	sl_json_stream = watch;
-	if (sl_open_live(&m, &rules, &nr, &cfg))
-		return SL_EXIT_FAIL;
-	if (only && !sl_rule_by_name(rules, nr, only)) {
-		pr_error("--rule: no running rule is named '%s'", only);
-		goto fail;
-	}
-	if (watch) {
-		free(rules);
-		rules = NULL;
-		err = top_watch(&m, only, n, n_given, interval_ms, count);
-		if (err)
-			goto fail;
-		sl_maps_close(&m);
-		return SL_EXIT_OK;
-	}
+	return TOP_RUN;
+}
 
-	err = collect_clients(&m, rules, nr, only, sl_now_tai_ms(), n, &rows,
+/* top without --watch: the busiest n clients, once. */
+static int top_once(const struct sl_maps *m, const struct sl_rule *rules,
+		    unsigned nr, const char *only, unsigned n)
+{
+	struct top_row *rows = NULL;
+	size_t nrows = 0;
+	int err;
+
+	err = collect_clients(m, rules, nr, only, sl_now_tai_ms(), n, &rows,
 			      &nrows);
 	if (err) {
 		pr_error("cannot read the clients: %s", strerror(-err));
-		goto fail;
+		free(rows);
+		return err;
 	}
 	if (nrows > n)
 		nrows = n;
@@ -569,12 +635,38 @@ int do_top(int argc, char **argv)
 		print_clients(stdout, rows, nrows);
 	}
 	free(rows);
+	return 0;
+}
+
+int do_top(int argc, char **argv)
+{
+	struct sl_rule *rules = NULL;
+	struct top_args a;
+	struct sl_config cfg;
+	struct sl_maps m;
+	unsigned nr;
+	int err;
+
+	err = top_args_parse(argc, argv, &a);
+	if (err != TOP_RUN)
+		return err;
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	sl_json_stream = a.watch;
+	if (sl_open_live(&m, &rules, &nr, &cfg))
+		return SL_EXIT_FAIL;
+	if (a.only && !sl_rule_by_name(rules, nr, a.only)) {
+		pr_error("--rule: no running rule is named '%s'", a.only);
+		err = -ENOENT;
+	} else if (a.watch) {
+		free(rules);
+		rules = NULL;
+		err = top_watch(&m, a.only, a.n, a.n_given, a.interval_ms,
+				a.count);
+	} else {
+		err = top_once(&m, rules, nr, a.only, a.n);
+	}
 	free(rules);
 	sl_maps_close(&m);
-	return SL_EXIT_OK;
-fail:
-	free(rows);
-	free(rules);
-	sl_maps_close(&m);
-	return SL_EXIT_FAIL;
+	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

@@ -279,12 +279,98 @@ static int dispatch(int argc, char **argv)
 	return sl_usage_error(NULL, "unknown command '%s'", argv[0]);
 }
 
+/* The options before the command: getopt stops at the first word that
+ * is not one ('+'). Returns the command's index in argv, or -1 after a
+ * usage error, its exit code in *ret.
+ */
+static int leading_options(int argc, char **argv, struct globals *g,
+			   bool *version, bool *help, int *ret)
+{
+	int c, i;
+
+	optind = 0;
+	while ((c = sl_getopt_long(argc, argv, "+jpvVh", global_opts)) != -1) {
+		if (c == 'V') {
+			*version = true;
+		} else if (c == 'h') {
+			*help = true;
+		} else if (c == '?') {
+			/* a -j further on still asks for the error in JSON */
+			for (i = optind; i < argc; i++)
+				take_global_word(g, argv[0], argv[i]);
+			sl_json = g->json;
+			sl_pretty = g->pretty;
+			*ret = sl_usage(main_help, true);
+			return -1;
+		} else if (set_global(g, c, optarg)) {
+			sl_json = g->json;
+			*ret = sl_usage_error(NULL, "--%s: '%s' is not yes or no",
+					      c == 'j' ? "json" : "pretty", optarg);
+			return -1;
+		}
+	}
+	return optind;
+}
+
+/* -j, -p and -v after the command `cmd`, up to "--": taken out of argv,
+ * the other words moved up. Returns the new argc, or -1 after a usage
+ * error, its exit code in *ret.
+ */
+static int trailing_options(int argc, char **argv, int cmd,
+			    struct globals *g, int *ret)
+{
+	int i, out;
+
+	for (i = out = cmd + 1; i < argc; i++) {
+		int r;
+
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		r = take_global_word(g, argv[0], argv[i]);
+		if (r < 0) {
+			sl_json = g->json;
+			*ret = sl_usage_error(NULL, "'%s': --json and --pretty take yes or no",
+					      argv[i]);
+			return -1;
+		}
+		if (!r)
+			argv[out++] = argv[i];
+	}
+	if (cmd < argc) {
+		argc = out;
+		argv[argc] = NULL;
+	}
+	return argc;
+}
+
+/* The end of every run: the error not reported yet, and the output
+ * flushed; the exit code.
+ */
+static int finish(int ret)
+{
+	char fallback[64];
+
+	snprintf(fallback, sizeof(fallback), "%s failed",
+		 sl_command ? sl_command : "slicelimit");
+	sl_error_flush(ret, fallback);
+	/* output lost (a full disk, a closed pipe) is a failure */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "%sslicelimit: cannot write the output: %s\n",
+			sl_log_prefix(SL_LOG_ERR),
+			strerror(errno));
+		return SL_EXIT_FAIL;
+	}
+	return ret;
+}
+
 int sl_main(int argc, char **argv)
 {
 	struct globals g = {};
 	bool version = false, help = false;
-	char fallback[64];
-	int c, i, cmd, out, ret;
+	int cmd, ret = SL_EXIT_USAGE;
 
 	sl_json = sl_pretty = sl_json_stream = false;
 	sl_verbose = 0;
@@ -294,55 +380,12 @@ int sl_main(int argc, char **argv)
 	libbpf_set_print(print_libbpf);
 	libxdp_set_print(print_libxdp);
 
-	/* the options before the command: getopt stops at the first word
-	 * that is not one ('+')
-	 */
-	optind = 0;
-	while ((c = sl_getopt_long(argc, argv, "+jpvVh", global_opts)) != -1) {
-		if (c == 'V') {
-			version = true;
-		} else if (c == 'h') {
-			help = true;
-		} else if (c == '?') {
-			/* a -j further on still asks for the error in JSON */
-			for (i = optind; i < argc; i++)
-				take_global_word(&g, argv[0], argv[i]);
-			sl_json = g.json;
-			sl_pretty = g.pretty;
-			ret = sl_usage(main_help, true);
-			goto out;
-		} else if (set_global(&g, c, optarg)) {
-			sl_json = g.json;
-			ret = sl_usage_error(NULL, "--%s: '%s' is not yes or no",
-					     c == 'j' ? "json" : "pretty", optarg);
-			goto out;
-		}
-	}
-	cmd = optind;
-
-	/* -j, -p and -v after the command, up to "--" */
-	for (i = out = cmd + 1; i < argc; i++) {
-		int r;
-
-		if (!strcmp(argv[i], "--")) {
-			while (i < argc)
-				argv[out++] = argv[i++];
-			break;
-		}
-		r = take_global_word(&g, argv[0], argv[i]);
-		if (r < 0) {
-			sl_json = g.json;
-			ret = sl_usage_error(NULL, "'%s': --json and --pretty take yes or no",
-					     argv[i]);
-			goto out;
-		}
-		if (!r)
-			argv[out++] = argv[i];
-	}
-	if (cmd < argc) {
-		argc = out;
-		argv[argc] = NULL;
-	}
+	cmd = leading_options(argc, argv, &g, &version, &help, &ret);
+	if (cmd < 0)
+		return finish(ret);
+	argc = trailing_options(argc, argv, cmd, &g, &ret);
+	if (argc < 0)
+		return finish(ret);
 	sl_json = g.json;
 	sl_pretty = g.pretty;
 	sl_verbose = g.verbose;
@@ -356,16 +399,5 @@ int sl_main(int argc, char **argv)
 		ret = sl_usage_error(main_help, "no command given");
 	else
 		ret = dispatch(argc - cmd, argv + cmd);
-out:
-	snprintf(fallback, sizeof(fallback), "%s failed",
-		 sl_command ? sl_command : "slicelimit");
-	sl_error_flush(ret, fallback);
-	/* output lost (a full disk, a closed pipe) is a failure */
-	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "%sslicelimit: cannot write the output: %s\n",
-			sl_log_prefix(SL_LOG_ERR),
-			strerror(errno));
-		return SL_EXIT_FAIL;
-	}
-	return ret;
+	return finish(ret);
 }

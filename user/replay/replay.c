@@ -164,6 +164,117 @@ int sl_replay_run(struct sl_instance *in, const struct sl_trace *tr,
 				   NULL);
 }
 
+/* What a run keeps from one request to the next. */
+struct run {
+	struct sl_instance *const *nodes;
+	unsigned nr_nodes;
+	sl_replay_decision_fn fn;
+	void *ctx;
+	struct sl_replay_result *res;
+	struct accepts *acc;	/* one per client of res */
+	size_t cap_clients;	/* of res->client and acc alike */
+	struct sl_rule *rules;
+	unsigned nr_rules;
+	__u64 *before;		/* each rule's counters at the start */
+	__u64 *moved;		/* with fn: at the last request, node 0 */
+	struct sl_addr dst4, dst6;
+};
+
+/* The running rules, and their counters before the first request. */
+static int run_start(struct run *run)
+{
+	struct sl_instance *in = run->nodes[0];
+	struct sl_config cfg;
+	int err;
+
+	sl_parse_addr("192.0.2.1", &run->dst4);
+	sl_parse_addr("2001:db8::1", &run->dst6);
+	err = sl_rules_read_live(&in->maps, &run->rules, &run->nr_rules, &cfg);
+	if (err)
+		return err;
+	run->before = calloc(run->nr_rules + 1, sizeof(*run->before));
+	if (!run->before)
+		return -ENOMEM;
+	rules_decided(run->nodes, run->nr_nodes, run->rules, run->nr_rules,
+		      run->before);
+	if (run->fn) {
+		run->moved = calloc(run->nr_rules + 1, sizeof(*run->moved));
+		if (!run->moved)
+			return -ENOMEM;
+		rule_that_moved(&in->maps, run->rules, run->nr_rules,
+				run->moved);
+	}
+	return 0;
+}
+
+/* Request r through node `in`: counted for its client, and with fn its
+ * decision told as that node sees it.
+ */
+static int run_request(struct run *run, struct sl_instance *in,
+		       const struct sl_trace_req *r)
+{
+	uint8_t pkt[SL_PACKET_MAX];
+	struct sl_replay_client *c;
+	__u32 verdict;
+	size_t len;
+	int idx, err;
+
+	idx = client_index(run->res, &run->acc, &run->cap_clients, &r->client);
+	if (idx < 0)
+		return idx;
+	c = &run->res->client[idx];
+	len = request_packet(pkt, r, &run->dst4, &run->dst6);
+	sl_instance_set_time(in, r->t_ms);
+	err = sl_instance_run(in, false, r->cpu >= 0 ? r->cpu : 0, pkt,
+			      len, 1, &verdict, NULL);
+	if (err)
+		return err;
+	c->sent++;
+	if (verdict == XDP_PASS) {
+		c->accepted++;
+		err = accepts_add(&run->acc[idx], r->t_ms);
+	} else {
+		c->rejected++;
+	}
+	if (run->fn) {
+		const struct sl_rule *rule;
+		struct sl_client_view v = { 0 };
+		struct sl_client_key key;
+
+		rule = rule_that_moved(&in->maps, run->rules, run->nr_rules,
+				       run->moved);
+		if (rule) {
+			sl_client_key_make(&key, rule, &r->client,
+					   request_dport(r));
+			err = sl_client_view_read(&in->maps, rule, &key,
+						  r->t_ms, &v);
+		}
+		run->fn(run->ctx, r, verdict == XDP_PASS, rule, &v);
+	}
+	return err;
+}
+
+/* After the trace: each client's busiest window, the rules that decided
+ * nothing (both only when the run went through), and the accept times
+ * freed.
+ */
+static int run_end(struct run *run, __u64 window_ms, int err)
+{
+	struct sl_replay_result *res = run->res;
+	size_t i;
+
+	for (i = 0; i < res->nr; i++) {
+		if (!err)
+			res->client[i].max_in_window =
+				max_in_window(&run->acc[i], window_ms);
+		free(run->acc[i].t);
+	}
+	if (!err)
+		err = find_unmatched(run->nodes, run->nr_nodes, run->rules,
+				     run->nr_rules, run->before, res);
+	return err;
+}
+
 int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			const struct sl_replay_route *route,
 			const struct sl_trace *tr, __u64 window_ms,
@@ -171,45 +282,19 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			struct sl_replay_result *res,
 			struct sl_progress *progress)
 {
+	struct run run = { .nodes = nodes, .nr_nodes = nr_nodes, .fn = fn,
+			   .ctx = ctx, .res = res };
 	struct sl_instance *in = nodes[0];
-	struct sl_addr dst4, dst6;
-	struct accepts *acc = NULL;
-	size_t cap_clients = 0;
-	struct sl_rule *rules = NULL;
-	struct sl_config cfg;
-	__u64 *moved = NULL, *before = NULL;
-	unsigned nr_rules = 0;
-	uint8_t pkt[SL_PACKET_MAX];
 	size_t i;
 	int err = 0;
 
 	memset(res, 0, sizeof(*res));
-	sl_parse_addr("192.0.2.1", &dst4);
-	sl_parse_addr("2001:db8::1", &dst6);
-	err = sl_rules_read_live(&in->maps, &rules, &nr_rules, &cfg);
+	err = run_start(&run);
 	if (err)
 		goto out;
-	before = calloc(nr_rules + 1, sizeof(*before));
-	if (!before) {
-		err = -ENOMEM;
-		goto out;
-	}
-	rules_decided(nodes, nr_nodes, rules, nr_rules, before);
-	if (fn) {
-		moved = calloc(nr_rules + 1, sizeof(*moved));
-		if (!moved) {
-			err = -ENOMEM;
-			goto out;
-		}
-		rule_that_moved(&in->maps, rules, nr_rules, moved);
-	}
 	for (i = 0; i < tr->nr && !err; i++) {
 		const struct sl_trace_req *r = &tr->req[i];
-		struct sl_replay_client *c;
 		unsigned node = 0;
-		__u32 verdict;
-		size_t len;
-		int idx;
 
 		sl_progress_update(progress, i);
 		if (route) {
@@ -220,55 +305,14 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 		}
 		if (r->sync || r->link)
 			continue;	/* not a request: route->before ran it */
-
-		idx = client_index(res, &acc, &cap_clients, &r->client);
-		if (idx < 0) {
-			err = idx;
-			break;
-		}
-		c = &res->client[idx];
-		len = request_packet(pkt, r, &dst4, &dst6);
-		sl_instance_set_time(in, r->t_ms);
-		err = sl_instance_run(in, false, r->cpu >= 0 ? r->cpu : 0, pkt,
-				      len, 1, &verdict, NULL);
-		if (err)
-			break;
-		c->sent++;
-		if (verdict == XDP_PASS) {
-			c->accepted++;
-			err = accepts_add(&acc[idx], r->t_ms);
-		} else {
-			c->rejected++;
-		}
-		if (fn) {
-			const struct sl_rule *rule;
-			struct sl_client_view v = { 0 };
-			struct sl_client_key key;
-
-			rule = rule_that_moved(&in->maps, rules, nr_rules, moved);
-			if (rule) {
-				sl_client_key_make(&key, rule, &r->client,
-						   request_dport(r));
-				err = sl_client_view_read(&in->maps, rule, &key,
-							  r->t_ms, &v);
-			}
-			fn(ctx, r, verdict == XDP_PASS, rule, &v);
-		}
+		err = run_request(&run, in, r);
 	}
-	for (i = 0; i < res->nr; i++) {
-		if (!err)
-			res->client[i].max_in_window =
-				max_in_window(&acc[i], window_ms);
-		free(acc[i].t);
-	}
-	if (!err)
-		err = find_unmatched(nodes, nr_nodes, rules, nr_rules, before,
-				     res);
+	err = run_end(&run, window_ms, err);
 out:
-	free(acc);
-	free(before);
-	free(moved);
-	free(rules);
+	free(run.acc);
+	free(run.before);
+	free(run.moved);
+	free(run.rules);
 	if (err)
 		sl_replay_result_free(res);
 	return err;

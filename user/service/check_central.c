@@ -275,27 +275,25 @@ static bool is_error(const redisReply *x, const char *code)
 	       !strncmp(x->str, code, strlen(code));
 }
 
-int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
-		     const char *client, size_t len, bool count,
-		     bool *allowed, struct sl_client_view *v)
-{
-	char key[CENTRAL_KEY_MAX], num[3][24];
+/* The words of one EVALSHA, as redisCommandArgv takes them. */
+struct eval_args {
 	const char *argv[9];
 	size_t argvlen[9];
-	int argc = 0, script, klen, err = 0;
+	int argc;
+	char num[3][24];	/* the numbers argv points to */
+};
+
+/* EVALSHA of `script` on `key` (klen bytes) with the rule's parameters,
+ * counting or not.
+ */
+static void eval_args_build(struct eval_args *e, struct sl_central *c,
+			    int script, const struct sl_rule *rule,
+			    const char *key, int klen, bool count)
+{
 	unsigned i;
-	redisReply *x;
 
-	klen = sl_central_key(key, sizeof(key), rule, client, len);
-	if (klen < 0)
-		return klen;
-	script = rule->algorithm == SL_ALGO_TOKEN_BUCKET ? SCRIPT_BUCKET :
-		 SCRIPT_SLIDING;
-
-	pthread_mutex_lock(&c->lock);
-	if (!c->ctx && (err = connect_store(c)))
-		goto out;
-#define ARG(s, n) (argv[argc] = (s), argvlen[argc] = (n), argc++)
+#define ARG(s, n) \
+	(e->argv[e->argc] = (s), e->argvlen[e->argc] = (n), e->argc++)
 	ARG("EVALSHA", 7);
 	ARG(c->sha[script], 40);
 	ARG("1", 1);
@@ -305,24 +303,37 @@ int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
 		/* whole µs: at most 0.5 µs off per token */
 		unsigned long long t_us = (rule->token_ns + 500) / 1000;
 
-		snprintf(num[0], sizeof(num[0]), "%llu",
+		snprintf(e->num[0], sizeof(e->num[0]), "%llu",
 			 (unsigned long long)rule->bucket_capacity);
-		snprintf(num[1], sizeof(num[1]), "%llu", t_us ? t_us : 1);
-		ARG(num[0], strlen(num[0]));
-		ARG(num[1], strlen(num[1]));
+		snprintf(e->num[1], sizeof(e->num[1]), "%llu",
+			 t_us ? t_us : 1);
+		ARG(e->num[0], strlen(e->num[0]));
+		ARG(e->num[1], strlen(e->num[1]));
 	} else {
 		const char *alg = sl_algorithm_name(rule->algorithm);
 
-		snprintf(num[0], sizeof(num[0]), "%llu",
+		snprintf(e->num[0], sizeof(e->num[0]), "%llu",
 			 (unsigned long long)rule->limit);
-		snprintf(num[1], sizeof(num[1]), "%u", rule->window_ms);
-		snprintf(num[2], sizeof(num[2]), "%u", rule->slice_ms);
+		snprintf(e->num[1], sizeof(e->num[1]), "%u", rule->window_ms);
+		snprintf(e->num[2], sizeof(e->num[2]), "%u", rule->slice_ms);
 		ARG(alg, strlen(alg));
 		for (i = 0; i < 3; i++)
-			ARG(num[i], strlen(num[i]));
+			ARG(e->num[i], strlen(e->num[i]));
 	}
 #undef ARG
-	x = redisCommandArgv(c->ctx, argc, argv, argvlen);
+}
+
+/* Send the EVALSHA (once more after loading the scripts again, if the
+ * store has lost them) and take its answer; 0, -EIO (the connection is
+ * dropped) or -EPROTO (a reply that is not the script's).
+ */
+static int eval_script(struct sl_central *c, int script, struct eval_args *e,
+		       bool *allowed, struct sl_client_view *v)
+{
+	redisReply *x;
+	int err = 0;
+
+	x = redisCommandArgv(c->ctx, e->argc, e->argv, e->argvlen);
 	if (is_error(x, "NOSCRIPT")) {
 		/* a restarted or flushed store; refused before it ran, so
 		 * sending again counts once
@@ -333,11 +344,10 @@ int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
 		x = NULL;
 		if (!load_scripts(c, why, sizeof(why))) {
 			outage(c, why);
-			err = -EIO;
-			goto out;
+			return -EIO;
 		}
-		argv[1] = c->sha[script];
-		x = redisCommandArgv(c->ctx, argc, argv, argvlen);
+		e->argv[1] = c->sha[script];
+		x = redisCommandArgv(c->ctx, e->argc, e->argv, e->argvlen);
 	}
 	if (!x) {
 		/* timeout or a broken connection: the script may or may not
@@ -359,6 +369,28 @@ int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
 		err = -EPROTO;
 	}
 	freeReplyObject(x);
+	return err;
+}
+
+int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
+		     const char *client, size_t len, bool count,
+		     bool *allowed, struct sl_client_view *v)
+{
+	char key[CENTRAL_KEY_MAX];
+	struct eval_args e = { .argc = 0 };
+	int script, klen, err = 0;
+
+	klen = sl_central_key(key, sizeof(key), rule, client, len);
+	if (klen < 0)
+		return klen;
+	script = rule->algorithm == SL_ALGO_TOKEN_BUCKET ? SCRIPT_BUCKET :
+		 SCRIPT_SLIDING;
+
+	pthread_mutex_lock(&c->lock);
+	if (!c->ctx && (err = connect_store(c)))
+		goto out;
+	eval_args_build(&e, c, script, rule, key, klen, count);
+	err = eval_script(c, script, &e, allowed, v);
 out:
 	pthread_mutex_unlock(&c->lock);
 	return err;

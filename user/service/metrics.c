@@ -181,31 +181,20 @@ static void service_metrics(struct text *t)
 	    (unsigned long long)st.reloads_refused);
 }
 
-char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
+/* Each rule's packets by outcome, then its bytes. */
+static void rule_metrics(struct text *t, const struct sl_maps *m,
+			 const struct sl_rule *rules, unsigned nr)
 {
-	static const struct { const char *name; int which; } tables[] = {
-		{ "sl_clients", 0 }, { "sl_clients_plain", 1 }, { "sl_clients_log", 2 },
-	};
-	struct text t = { .cap = 8192 };
-	struct sl_global_stats gs;
-	struct sl_rule *rules = NULL;
-	struct sl_config cfg;
-	unsigned nr = 0, i;
-	unsigned long long cum = 0;
+	unsigned i;
 
-	t.buf = malloc(t.cap);
-	if (!t.buf || sl_rules_read_live(m, &rules, &nr, &cfg)) {
-		free(t.buf);
-		return NULL;
-	}
-	put(&t, "# HELP slicelimit_rule_packets_total Packets matched by a rule, by outcome.\n"
+	put(t, "# HELP slicelimit_rule_packets_total Packets matched by a rule, by outcome.\n"
 		"# TYPE slicelimit_rule_packets_total counter\n");
 	for (i = 0; i < nr; i++) {
 		struct sl_rule_stats rs;
 
 		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &rs, sizeof(rs)))
 			continue;
-		put(&t, "slicelimit_rule_packets_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
+		put(t, "slicelimit_rule_packets_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
 			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"dropped\"} %llu\n"
 			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"shadow_dropped\"} %llu\n"
 			"slicelimit_rule_packets_total{rule=\"%s\",outcome=\"exempt\"} %llu\n",
@@ -214,20 +203,27 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 		    rules[i].name, (unsigned long long)rs.shadow_dropped,
 		    rules[i].name, (unsigned long long)rs.exempt);
 	}
-	put(&t, "# HELP slicelimit_rule_bytes_total Bytes matched by a rule, let through or dropped.\n"
+	put(t, "# HELP slicelimit_rule_bytes_total Bytes matched by a rule, let through or dropped.\n"
 		"# TYPE slicelimit_rule_bytes_total counter\n");
 	for (i = 0; i < nr; i++) {
 		struct sl_rule_stats rs;
 
 		if (sl_percpu_sum_u64(m, m->rule_stats, rules[i].id, &rs, sizeof(rs)))
 			continue;
-		put(&t, "slicelimit_rule_bytes_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
+		put(t, "slicelimit_rule_bytes_total{rule=\"%s\",outcome=\"passed\"} %llu\n"
 			"slicelimit_rule_bytes_total{rule=\"%s\",outcome=\"dropped\"} %llu\n",
 		    rules[i].name, (unsigned long long)rs.passed_bytes,
 		    rules[i].name, (unsigned long long)rs.dropped_bytes);
 	}
+}
+
+/* What became of the packets before any rule (none if unreadable). */
+static void packet_metrics(struct text *t, const struct sl_maps *m)
+{
+	struct sl_global_stats gs;
+
 	if (!sl_percpu_sum_u64(m, m->global_stats, 0, &gs, sizeof(gs))) {
-		put(&t, "# HELP slicelimit_packets_total Packets seen, by what became of them before any rule.\n"
+		put(t, "# HELP slicelimit_packets_total Packets seen, by what became of them before any rule.\n"
 			"# TYPE slicelimit_packets_total counter\n"
 			"slicelimit_packets_total{kind=\"all\"} %llu\n"
 			"slicelimit_packets_total{kind=\"non_ip\"} %llu\n"
@@ -249,62 +245,89 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 		    (unsigned long long)gs.new_clients,
 		    (unsigned long long)gs.events_lost);
 	}
-	put(&t, "# HELP slicelimit_clients Client states held, by table.\n"
+}
+
+/* The client tables: states held, and what each can hold. */
+static void table_metrics(struct text *t, const struct sl_maps *m)
+{
+	static const struct { const char *name; int which; } tables[] = {
+		{ "sl_clients", 0 }, { "sl_clients_plain", 1 }, { "sl_clients_log", 2 },
+	};
+	unsigned i;
+
+	put(t, "# HELP slicelimit_clients Client states held, by table.\n"
 		"# TYPE slicelimit_clients gauge\n");
 	for (i = 0; i < 3; i++) {
 		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
 
-		put(&t, "slicelimit_clients{table=\"%s\"} %u\n", tables[i].name,
+		put(t, "slicelimit_clients{table=\"%s\"} %u\n", tables[i].name,
 		    sl_map_count_keys(fd));
 	}
-	put(&t, "# HELP slicelimit_clients_capacity Client states a table can hold.\n"
+	put(t, "# HELP slicelimit_clients_capacity Client states a table can hold.\n"
 		"# TYPE slicelimit_clients_capacity gauge\n");
 	for (i = 0; i < 3; i++) {
 		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
 
-		put(&t, "slicelimit_clients_capacity{table=\"%s\"} %u\n",
+		put(t, "slicelimit_clients_capacity{table=\"%s\"} %u\n",
 		    tables[i].name, sl_map_capacity(fd));
 	}
-	put(&t, "# HELP slicelimit_rules Rules running.\n# TYPE slicelimit_rules gauge\n"
-		"slicelimit_rules %u\n"
-		"# HELP slicelimit_rules_epoch Rule set applies so far.\n# TYPE slicelimit_rules_epoch gauge\n"
-		"slicelimit_rules_epoch %u\n", nr, cfg.rules_epoch);
-	put(&t, "# HELP slicelimit_http_responses_total HTTP API responses by status.\n"
+}
+
+/* The HTTP API: its answers, and its checks by rule and answer. */
+static void http_metrics(struct text *t, struct sl_http_stats *s,
+			 const struct sl_rule *rules, unsigned nr)
+{
+	unsigned i;
+
+	put(t, "# HELP slicelimit_http_responses_total HTTP API responses by status.\n"
 		"# TYPE slicelimit_http_responses_total counter\n");
 	for (i = 0; i < 6; i++)
-		put(&t, "slicelimit_http_responses_total{code=\"%s\"} %llu\n",
+		put(t, "slicelimit_http_responses_total{code=\"%s\"} %llu\n",
 		    status_label[i], (unsigned long long)atomic_load(&s->by_status[i]));
-	put(&t, "# HELP slicelimit_http_checks_total Checks of the HTTP API, by rule and answer.\n"
+	put(t, "# HELP slicelimit_http_checks_total Checks of the HTTP API, by rule and answer.\n"
 		"# TYPE slicelimit_http_checks_total counter\n");
 	for (i = 0; i < nr; i++) {
 		unsigned id = rules[i].id % SL_MAX_RULES;
 
-		put(&t, "slicelimit_http_checks_total{rule=\"%s\",result=\"allowed\"} %llu\n"
+		put(t, "slicelimit_http_checks_total{rule=\"%s\",result=\"allowed\"} %llu\n"
 			"slicelimit_http_checks_total{rule=\"%s\",result=\"denied\"} %llu\n",
 		    rules[i].name, (unsigned long long)atomic_load(&s->by_rule[id][1]),
 		    rules[i].name, (unsigned long long)atomic_load(&s->by_rule[id][0]));
 	}
-	put(&t, "# HELP slicelimit_http_check_duration_seconds Time to decide a check.\n"
+}
+
+/* How long checks took (a histogram), and who decided them. */
+static void check_metrics(struct text *t, struct sl_http_stats *s)
+{
+	unsigned long long cum = 0;
+	unsigned i;
+
+	put(t, "# HELP slicelimit_http_check_duration_seconds Time to decide a check.\n"
 		"# TYPE slicelimit_http_check_duration_seconds histogram\n");
 	for (i = 0; i < SL_LATENCY_BUCKETS; i++) {
 		cum += atomic_load(&s->latency[i]);
-		put(&t, "slicelimit_http_check_duration_seconds_bucket{le=\"%g\"} %llu\n",
+		put(t, "slicelimit_http_check_duration_seconds_bucket{le=\"%g\"} %llu\n",
 		    latency_le[i], cum);
 	}
 	cum += atomic_load(&s->latency[SL_LATENCY_BUCKETS]);
-	put(&t, "slicelimit_http_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+	put(t, "slicelimit_http_check_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
 		"slicelimit_http_check_duration_seconds_sum %.9f\n"
 		"slicelimit_http_check_duration_seconds_count %llu\n",
 	    cum, atomic_load(&s->latency_sum_ns) / 1e9,
 	    (unsigned long long)atomic_load(&s->checks));
-	put(&t, "# HELP slicelimit_http_check_decisions_total Counted checks by who decided: kernel (no central store), central (the store), local (the store could not answer: this node alone, fail open), exempt.\n"
+	put(t, "# HELP slicelimit_http_check_decisions_total Counted checks by who decided: kernel (no central store), central (the store), local (the store could not answer: this node alone, fail open), exempt.\n"
 		"# TYPE slicelimit_http_check_decisions_total counter\n");
 	for (i = 0; i < SL_DECIDED__COUNT; i++)
-		put(&t, "slicelimit_http_check_decisions_total{decision=\"%s\"} %llu\n",
+		put(t, "slicelimit_http_check_decisions_total{decision=\"%s\"} %llu\n",
 		    sl_check_decision_name(i),
 		    (unsigned long long)atomic_load(&s->by_decision[i]));
+}
+
+/* The central store of the checks, once a check has asked it. */
+static void central_metrics(struct text *t, struct sl_http_stats *s)
+{
 	if (atomic_load(&s->central))
-		put(&t, "# HELP slicelimit_check_central_up Whether the central store answered the last check.\n"
+		put(t, "# HELP slicelimit_check_central_up Whether the central store answered the last check.\n"
 			"# TYPE slicelimit_check_central_up gauge\n"
 			"slicelimit_check_central_up %llu\n"
 			"# HELP slicelimit_check_central_errors_total Central checks that failed: unreachable, timed out, or a reply that is not the script's.\n"
@@ -316,6 +339,30 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 		    (unsigned long long)atomic_load(&s->central_up),
 		    (unsigned long long)atomic_load(&s->central_errors),
 		    (unsigned long long)atomic_load(&s->central_reconnects));
+}
+
+char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
+{
+	struct text t = { .cap = 8192 };
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	unsigned nr = 0;
+
+	t.buf = malloc(t.cap);
+	if (!t.buf || sl_rules_read_live(m, &rules, &nr, &cfg)) {
+		free(t.buf);
+		return NULL;
+	}
+	rule_metrics(&t, m, rules, nr);
+	packet_metrics(&t, m);
+	table_metrics(&t, m);
+	put(&t, "# HELP slicelimit_rules Rules running.\n# TYPE slicelimit_rules gauge\n"
+		"slicelimit_rules %u\n"
+		"# HELP slicelimit_rules_epoch Rule set applies so far.\n# TYPE slicelimit_rules_epoch gauge\n"
+		"slicelimit_rules_epoch %u\n", nr, cfg.rules_epoch);
+	http_metrics(&t, s, rules, nr);
+	check_metrics(&t, s);
+	central_metrics(&t, s);
 	sync_metrics(&t, m);
 	service_metrics(&t);
 	free(rules);
