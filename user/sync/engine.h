@@ -2,10 +2,11 @@
 /*
  * The sync engine of one node, whatever carries its messages (UDP peers,
  * Redis, or the multi-node replay):
- *  - collect: walk the client tables, sum each changed client's per-CPU
- *    state per peer slice, and list the units accepted since the last
- *    round (include/sl_peer.h), which the transport carries: as signed
- *    datagrams (sync/wire.h), or to a Redis store (sync/redis.h);
+ *  - collect: read the state of each client the kernel reported changed
+ *    (one record shared by every CPU), per peer slice, into one list of
+ *    entries: the units accepted since the last round (include/sl_peer.h).
+ *    The transport encodes that list: as signed datagrams (sync/wire.h),
+ *    or as pushes to a Redis store (sync/redis.h);
  *  - receive: check a datagram (tag, then sender incarnation and
  *    sequence: each is applied at most once) and merge it into
  *    sl_peer_view, or set a store's totals there;

@@ -1,21 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The scripts of a round, loaded on every connection (SCRIPT LOAD): Redis
- * answers each one's SHA1, which EVALSHA then names. Their text is the
- * file's, byte for byte (the Makefile embeds user/sync/lua/NAME.lua as
- * sl_lua_NAME).
- *
- * sync_round.lua. KEYS: client hashes. ARGV: node, slices to keep, then
- * for each key: expiry (ms), n, and n pairs (slice start, units) to add.
- * Returns for each key the other nodes' units per slice start, flat:
- * {s, u, s, u}. A key with n = 0 is only read: its expiry is left alone.
- *
- * sync_index.lua. KEYS: the index and its clock. ARGV: from (score),
- * offset, limit (0: read nothing), keep (µs; 0: no trim), then client ids
- * to add. Reads before adding, so a node does not read back what it adds.
- * Returns {now, {id, score, id, score, ...}} with now the score of this
- * call, strictly above every earlier call's (the store's clock may step
- * back).
+ * answers each one's SHA1, which EVALSHA then names. The Makefile embeds
+ * user/sync/lua/NAME.lua as the C string sl_lua_NAME; what each script
+ * takes and returns is written at its top.
  */
 #include "lua/sync_index.lua.h"
 #include "lua/sync_round.lua.h"

@@ -1,3 +1,10 @@
+-- SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+-- The index of clients pushed lately (user/sync/redis_index.c).
+-- KEYS: the index and its clock. ARGV: from (score), offset, limit (0:
+-- read nothing), keep (µs; 0: no trim), then client ids to add. Reads
+-- before adding, so a node does not read back what it adds. Returns
+-- {now, {id, score, id, score, ...}} with now the score of this call,
+-- strictly above every earlier call's (the store's clock may step back).
 if redis.replicate_commands then redis.replicate_commands() end
 local idx, clock = KEYS[1], KEYS[2]
 local t = redis.call('TIME')

@@ -1,3 +1,9 @@
+-- SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+-- A sync round's push and read (user/sync/redis_round.c), atomic per call.
+-- KEYS: client hashes. ARGV: node, slices to keep, then for each key:
+-- expiry (ms), n, and n pairs (slice start, units) to add. Returns for
+-- each key the other nodes' units per slice start, flat: {s, u, s, u}.
+-- A key with n = 0 is only read: its expiry is left alone.
 local node = ARGV[1]
 local keep = tonumber(ARGV[2])
 local a = 3
