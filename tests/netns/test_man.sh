@@ -63,15 +63,15 @@ c_array() {
 
 # cmd_opts: "COMMAND OPTION ARG" per getopt_long table entry of the
 # commands and per letter of their optstring (ARG: required, no or
-# optional); the table belongs to the function it is in, do_CMD
-# (replay's is parsed by sl_replay_args_parse).
+# optional); the table belongs to the function it is in, do_CMD or
+# CMD_args_parse (replay's: sl_replay_args_parse).
 cmd_opts() {
 	awk '
 		FNR == 1 { f = "" }
 		/^(static )?int [a-z_]+\(/ {
 			f = $0; sub(/\(.*/, "", f); sub(/.* /, "", f)
-			sub(/^do_/, "", f)
-			if (f == "sl_replay_args_parse") f = "replay"
+			sub(/^do_/, "", f); sub(/^sl_/, "", f)
+			sub(/_args_parse$/, "", f)
 		}
 		f != "" && match($0, /\{ "[a-z-]+", (required|no|optional)_argument/) {
 			e = substr($0, RSTART, RLENGTH)
