@@ -313,6 +313,23 @@ int sl_yaml_parse(const char *buf, size_t len, struct sl_problems *pb,
 	return err;
 }
 
+int sl_yaml_parse_document(const char *name, const char *buf, size_t len,
+			   const char *if_empty, struct sl_problems *pb,
+			   struct sl_ynode **root)
+{
+	int err;
+
+	sl_problems_init(pb, name);
+	err = sl_yaml_parse(buf, len, pb, root);
+	if (err)
+		return err;
+	if (!*root) {
+		sl_problem_add(pb, 1, 1, NULL, NULL, "%s", if_empty);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int sl_yaml_read_file(const char *path, char **buf, size_t *len,
 		      struct sl_problems *pb)
 {

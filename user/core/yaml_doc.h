@@ -68,6 +68,14 @@ struct sl_ynode {
 int sl_yaml_parse(const char *buf, size_t len, struct sl_problems *pb,
 		  struct sl_ynode **root);
 void sl_yaml_free(struct sl_ynode *n);
+/* A whole file's document, as its loader starts: the problems reset for
+ * NAME, BUF parsed, and a file with no document (empty, white space or
+ * comments) a problem of its own at 1:1 saying IF_EMPTY (what the file
+ * should hold). 0 with *root set, or -EINVAL / -ENOMEM.
+ */
+int sl_yaml_parse_document(const char *name, const char *buf, size_t len,
+			   const char *if_empty, struct sl_problems *pb,
+			   struct sl_ynode **root);
 
 /* Read PATH (at most SL_YAML_MAX_FILE); a problem and -errno if not. */
 int sl_yaml_read_file(const char *path, char **buf, size_t *len,

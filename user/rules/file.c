@@ -423,16 +423,11 @@ int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
 	int err;
 
 	memset(rs, 0, sizeof(*rs));
-	sl_problems_init(pb, name);
-	err = sl_yaml_parse(buf, len, pb, &root);
+	err = sl_yaml_parse_document(name, buf, len,
+				     "empty rule file: expected 'rules:' with a list of rules",
+				     pb, &root);
 	if (err)
 		return err;
-	if (!root) {
-		/* empty, white space or comments only */
-		sl_problem_add(pb, 1, 1, NULL, NULL,
-			       "empty rule file: expected 'rules:' with a list of rules");
-		return -EINVAL;
-	}
 	list = rule_list(root, pb);
 	if (list) {
 		rs->specs = calloc(list->nr ? list->nr : 1, sizeof(*rs->specs));

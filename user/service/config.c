@@ -337,15 +337,11 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 	int err;
 
 	memset(cfg, 0, sizeof(*cfg));
-	sl_problems_init(pb, name);
-	err = sl_yaml_parse(buf, len, pb, &root);
+	err = sl_yaml_parse_document(name, buf, len,
+				     "empty config: expected at least 'rules: FILE'",
+				     pb, &root);
 	if (err)
 		return err;
-	if (!root) {
-		sl_problem_add(pb, 1, 1, NULL, NULL,
-			       "empty config: expected at least 'rules: FILE'");
-		return -EINVAL;
-	}
 	if (!sl_yaml_check_keys(&c, root, NULL, config_keys))
 		goto out;
 	if ((v = sl_yaml_get(root, "devices")))
