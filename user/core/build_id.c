@@ -8,9 +8,8 @@
 #include <sodium.h>
 #include "core/build_id.h"
 #include "core/pinned.h"
+#include "core/pinned_record.h"
 #include "slicelimit.skel.h"
-
-static const __u32 zero;
 
 void sl_build_id(__u8 id[SL_BUILD_ID_LEN])
 {
@@ -25,55 +24,14 @@ const char *sl_build_id_hex(const __u8 id[SL_BUILD_ID_LEN], char *buf)
 	return sodium_bin2hex(buf, 2 * SL_BUILD_ID_LEN + 1, id, SL_BUILD_ID_LEN);
 }
 
-/* The pinned map if it holds this layout, else -errno (-ESTALE: another). */
-static int open_pin(void)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get(SL_BUILD_PIN);
-
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    info.value_size != sizeof(struct sl_build_rec)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
 int sl_build_write(const struct sl_build_rec *rec)
 {
-	int fd, err = 0;
-
-	fd = open_pin();
-	if (fd == -ESTALE)
-		unlink(SL_BUILD_PIN);
-	if (fd < 0) {
-		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sl_build",
-				    sizeof(__u32), sizeof(*rec), 1, NULL);
-		if (fd < 0)
-			return -errno;
-		if (bpf_obj_pin(fd, SL_BUILD_PIN))
-			err = -errno;
-	}
-	if (!err && bpf_map_update_elem(fd, &zero, rec, BPF_ANY))
-		err = -errno;
-	close(fd);
-	return err;
+	return sl_pinned_record_write(SL_BUILD_PIN, "sl_build", rec, sizeof(*rec));
 }
 
 int sl_build_read(struct sl_build_rec *rec)
 {
-	int fd = open_pin(), err = 0;
-
-	memset(rec, 0, sizeof(*rec));
-	if (fd < 0)
-		return fd == -ESTALE ? -ENOENT : fd;
-	if (bpf_map_lookup_elem(fd, &zero, rec))
-		err = -errno;
-	close(fd);
-	return err;
+	return sl_pinned_record_read(SL_BUILD_PIN, rec, sizeof(*rec));
 }
 
 static bool all_zero(const __u8 *b, size_t n)

@@ -6,59 +6,17 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/pinned.h"
+#include "core/pinned_record.h"
 #include "service/state.h"
-
-static const __u32 zero;
-
-/* The pinned map if it holds this build's layout, else -errno. */
-static int open_pin(void)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get(SL_SERVICE_PIN);
-
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    info.value_size != sizeof(struct sl_service_state)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
 
 int sl_service_state_publish(const struct sl_service_state *st)
 {
-	int fd, err = 0;
-
-	fd = open_pin();
-	if (fd == -ESTALE)
-		unlink(SL_SERVICE_PIN);	/* an older build's: ours now */
-	if (fd < 0) {
-		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sl_service",
-				    sizeof(__u32), sizeof(*st), 1, NULL);
-		if (fd < 0)
-			return -errno;
-		if (bpf_obj_pin(fd, SL_SERVICE_PIN))
-			err = -errno;
-	}
-	if (!err && bpf_map_update_elem(fd, &zero, st, BPF_ANY))
-		err = -errno;
-	close(fd);
-	return err;
+	return sl_pinned_record_write(SL_SERVICE_PIN, "sl_service", st, sizeof(*st));
 }
 
 int sl_service_state_read(struct sl_service_state *st)
 {
-	int fd = open_pin(), err = 0;
-
-	memset(st, 0, sizeof(*st));
-	if (fd < 0)
-		return fd == -ESTALE ? -ENOENT : fd;
-	if (bpf_map_lookup_elem(fd, &zero, st))
-		err = -errno;
-	close(fd);
-	return err;
+	return sl_pinned_record_read(SL_SERVICE_PIN, st, sizeof(*st));
 }
 
 void sl_service_state_unpin(void)
