@@ -16,7 +16,7 @@
  * was accepted); the one ad-hoc rule, which matches every request, is
  * listed unmatched exactly when the trace has no request.
  */
-#define _GNU_SOURCE
+#include "fuzz_common.h"
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <getopt.h>
@@ -29,42 +29,21 @@
 #include "cli/cmd_replay.h"
 #include "core/log.h"
 #include "core/instance.h"
+#include "rules/rules.h"
 
 static struct sl_instance in;
 static struct sl_instance *nodes[1] = { &in };
 static struct sl_rule applied;	/* the rule the instance has */
-static FILE *report;
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("fuzz_replay: ", report ? report : stderr);
-	vfprintf(report ? report : stderr, fmt, ap);
-	fputc('\n', report ? report : stderr);
-	va_end(ap);
-	abort();
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct sl_instance_opts o = { .clients = 4096, .model_clock = true };
-	int fd = dup(2), err;
 
-	/* run.sh closes stderr (the command's own messages); findings go to
-	 * a copy of it, the printers' output to /dev/null
-	 */
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
+	/* the printers' output is not what is checked here */
+	fuzz_report_open();
 	if (!freopen("/dev/null", "w", stdout))
 		die("cannot send stdout to /dev/null");
-	err = sl_instance_open(&in, &o);
-	if (err)
-		die("sl_instance_open: %s (run as root)", strerror(-err));
+	fuzz_open_instance(&in, &o);
 	return 0;
 }
 
