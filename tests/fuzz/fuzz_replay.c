@@ -88,10 +88,6 @@ static void check_result(const struct sl_replay_result *res)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const algos[] = {
-		"sliding", "sliding-plain", "fixed", "token-bucket",
-		"sliding-log", "sliding-counter",
-	};
 	static const char *const windows[] = {
 		"1ms", "7ms", "100ms", "1s", "60s", "1m", "12d", "0.5s",
 	};
@@ -106,9 +102,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 4)
 		return 0;
 	argv[argc++] = "replay";
-	if (data[0] % 7 < 6) {
+	/* one value past the algorithms: no --algorithm, the default */
+	if (data[0] % (SL_ALGO__COUNT + 1) < SL_ALGO__COUNT) {
 		argv[argc++] = "--algorithm";
-		argv[argc++] = (char *)algos[data[0] % 7];
+		argv[argc++] = (char *)sl_algorithm_name(data[0] %
+							 (SL_ALGO__COUNT + 1));
 	}
 	/* small limits reject soon; 0xff: a limit out of range */
 	snprintf(limit, sizeof(limit), "%u", data[1] == 0xff ? 0 : 1 + data[1] % 8);
