@@ -329,12 +329,14 @@ static void test_limit_continue_stacks_prefix_rule_on_address_rule(void **state)
  */
 static void test_limit_clock_steps_keep_counts(void **state)
 {
-	static const char *const algos[] = {
-		"sliding", "sliding-plain", "fixed", "sliding-log",
-		"sliding-counter", "token-bucket",
+	static const unsigned algos[] = {
+		SL_ALGO_SLIDING, SL_ALGO_SLIDING_PLAIN, SL_ALGO_FIXED,
+		SL_ALGO_SLIDING_LOG, SL_ALGO_SLIDING_COUNTER,
+		SL_ALGO_TOKEN_BUCKET,
 	};
 	struct fixture *f = *state;
 	unsigned a, i, passed;
+	const char *name;
 	char yaml[256];
 	struct pkt abusive, steady;
 	__u64 t;
@@ -342,24 +344,24 @@ static void test_limit_clock_steps_keep_counts(void **state)
 	mk(&abusive, "192.0.2.66", "203.0.113.1", UDP, 3000, 0, 0);
 	mk(&steady, "192.0.2.77", "203.0.113.1", UDP, 3000, 0, 0);
 	for (a = 0; a < sizeof(algos) / sizeof(algos[0]); a++) {
+		name = sl_algorithm_name(algos[a]);
 		snprintf(yaml, sizeof(yaml),
 			 "rules:\n  - {name: %s, protocol: udp, ports: 3000, "
-			 "limit: 10, window: 60s, algorithm: %s}\n", algos[a],
-			 algos[a]);
+			 "limit: 10, window: 60s, algorithm: %s}\n", name, name);
 		apply(f, yaml);
 		t = T0 + 30000;
 		set_time(f, t);
 		for (passed = 0, i = 0; i < 20; i++)
 			passed += run(f, &abusive) == PASS;
 		if (passed != 10)
-			fail_msg("%s: %u of 20 passed before the step", algos[a], passed);
+			fail_msg("%s: %u of 20 passed before the step", name, passed);
 		set_time(f, t - 5000);	/* back 5 s */
 		if (run(f, &abusive) != DROP)
 			fail_msg("%s: a step back of 5 s forgot the abusive client's count",
-				 algos[a]);
+				 name);
 		/* the count itself, not only the kernel's cached verdict */
 		{
-			struct sl_rule rule = live_rule(f, algos[a]);
+			struct sl_rule rule = live_rule(f, name);
 			struct sl_client_view v;
 			struct sl_client_key key;
 			struct sl_addr who;
@@ -370,7 +372,7 @@ static void test_limit_clock_steps_keep_counts(void **state)
 							     t - 5000, &v), 0);
 			if (v.used < 10)
 				fail_msg("%s: after a step back of 5 s the count is %llu, not 10",
-					 algos[a], (unsigned long long)v.used);
+					 name, (unsigned long long)v.used);
 		}
 		/* one request every 12 s (half the limit rate) for 3 minutes,
 		 * with a step back of 3 s and, later, forward of 3 s
@@ -385,7 +387,7 @@ static void test_limit_clock_steps_keep_counts(void **state)
 			set_time(f, at);
 			if (run(f, &steady) != PASS)
 				fail_msg("%s: request %u of a client at half its limit "
-					 "rejected after a clock step", algos[a], i);
+					 "rejected after a clock step", name, i);
 		}
 	}
 }

@@ -134,11 +134,6 @@ static struct sl_addr v6(uint16_t net, uint64_t iid)
 	return x;
 }
 
-static void set_time(struct fixture *f, __u64 ms)
-{
-	sl_instance_set_time(&f->in, ms);
-}
-
 /* One UDP packet to port 3000 from src, through XDP on `cpu` (-1: where
  * the thread already is). The thread is re-pinned only when the CPU
  * changes: sched_setaffinity per packet would dominate a million runs.
@@ -169,46 +164,6 @@ static enum verdict send_from(struct fixture *f, const struct sl_addr *src,
 	if (retval != XDP_PASS && retval != XDP_DROP)
 		fail_msg("xdp verdict %u: neither pass nor drop", retval);
 	return retval == XDP_DROP ? DROP : PASS;
-}
-
-static void apply(struct fixture *f, const char *yaml)
-{
-	assert_int_equal(sl_test_apply_yaml(&f->in, yaml), 0);
-}
-
-static struct sl_global_stats global_stats(struct fixture *f)
-{
-	struct sl_global_stats gs;
-
-	assert_int_equal(sl_percpu_sum_u64(&f->in.maps, f->in.maps.global_stats,
-					   0, &gs, sizeof(gs)), 0);
-	return gs;
-}
-
-static __u32 id_of(struct fixture *f, const char *name)
-{
-	struct sl_rule *rules = NULL;
-	struct sl_config cfg;
-	unsigned nr = 0, i;
-	__u32 id = ~0U;
-
-	assert_int_equal(sl_rules_read_live(&f->in.maps, &rules, &nr, &cfg), 0);
-	for (i = 0; i < nr; i++)
-		if (!strcmp(rules[i].name, name))
-			id = rules[i].id;
-	free(rules);
-	if (id == ~0U)
-		fail_msg("no live rule '%s'", name);
-	return id;
-}
-
-static struct sl_rule_stats stats_of(struct fixture *f, const char *name)
-{
-	struct sl_rule_stats rs;
-
-	assert_int_equal(sl_percpu_sum_u64(&f->in.maps, f->in.maps.rule_stats,
-					   id_of(f, name), &rs, sizeof(rs)), 0);
-	return rs;
 }
 
 static double now_s(void)
@@ -329,7 +284,7 @@ static void compliant_until(struct fixture *f, struct compliant_state *s,
 			if (bpf_map_lookup_elem(s->clients_fd, &key, vals))
 				s->found_evicted[r->client > FAST]++;
 		}
-		set_time(f, r->t);
+		sl_instance_set_time(&f->in, r->t);
 		s->sent++;
 		if (send_from(f, &a, spread ? (int)(s->next % 2) : 0, NULL) == DROP &&
 		    !s->rejected++)
@@ -387,7 +342,7 @@ static unsigned flood_send(struct fixture *f, struct compliant_state *cs,
 		bool spread = f->two_cpus && i >= SPREAD_FROM && i < SPREAD_TO;
 
 		compliant_until(f, cs, t, spread);
-		set_time(f, t);
+		sl_instance_set_time(&f->in, t);
 		flood_dropped += send_from(f, &a, spread ? (int)(i / SPREAD_BLOCK % 2) : 0,
 					   &dur[i]) == DROP;
 	}
@@ -446,9 +401,9 @@ static void test_flood_spoofed_sources_never_reject_compliant_clients(void **sta
 	assert_int_equal(f->capacity, SL_DEFAULT_CLIENTS);
 	if (!f->two_cpus)
 		print_message("CPUs 0 and 1 not both available: no CPU spread\n");
-	apply(f, "rules:\n"
-		 "  - {name: flood, protocol: udp, ports: 3000, limit: 10, window: 60s}\n");
-	rule_id = id_of(f, "flood");
+	sl_test_apply(&f->in, "rules:\n"
+			      "  - {name: flood, protocol: udp, ports: 3000, limit: 10, window: 60s}\n");
+	rule_id = sl_test_live_rule(&f->in, "flood").id;
 	cs = calloc(1, sizeof(*cs));
 	dur = calloc(FLOOD_SOURCES, sizeof(*dur));
 	assert_non_null(cs);
@@ -464,14 +419,14 @@ static void test_flood_spoofed_sources_never_reject_compliant_clients(void **sta
 	{
 		struct sl_addr a = v4(192, 0, 2, 99);
 
-		set_time(f, T0 + 200000);
+		sl_instance_set_time(&f->in, T0 + 200000);
 		for (passed = 0, i = 0; i < 20; i++)
 			passed += send_from(f, &a, f->two_cpus ? (int)(i % 2) : 0,
 					    NULL) == PASS;
 	}
 
-	gs = global_stats(f);
-	rs = stats_of(f, "flood");
+	gs = sl_test_global_stats(&f->in);
+	rs = sl_test_rule_stats(&f->in, rule_id);
 	live = census(f);
 	evicted = gs.new_clients - live.live;
 	/* every state this test can have created: each spoofed source once,
@@ -551,7 +506,7 @@ static void rotate(struct fixture *f, __u64 start, struct rotate_result *r)
 			int cpu = w == 1 && f->two_cpus ?
 				  (int)(j / ROTATE_CPU_BLOCK % 2) : 0;
 
-			set_time(f, t);
+			sl_instance_set_time(&f->in, t);
 			if (t >= next_good) {
 				r->good_sent += 2;
 				r->good_rejected += send_from(f, &good4, cpu, NULL) == DROP;
@@ -582,15 +537,16 @@ static void print_rotation(const char *what, const struct rotate_result *r,
 static void test_flood_rotating_addresses_limited_by_prefix_rule(void **state)
 {
 	struct fixture *f = *state;
+	struct sl_rule_stats host, net;
 	struct rotate_result r;
 	unsigned w, bad = 0;
 	double t_start = now_s();
 
-	apply(f, "rules:\n"
-		 "  - {name: host, protocol: udp, ports: 3000, limit: 10,\n"
-		 "     key: {ipv6_prefix: 128}, continue: true}\n"
-		 "  - {name: net, protocol: udp, ports: 3000, limit: 100,\n"
-		 "     key: {ipv4_prefix: 24, ipv6_prefix: 64}}\n");
+	sl_test_apply(&f->in, "rules:\n"
+			      "  - {name: host, protocol: udp, ports: 3000, limit: 10,\n"
+			      "     key: {ipv6_prefix: 128}, continue: true}\n"
+			      "  - {name: net, protocol: udp, ports: 3000, limit: 100,\n"
+			      "     key: {ipv4_prefix: 24, ipv6_prefix: 64}}\n");
 	rotate(f, T0, &r);
 	print_rotation("stacked host+net", &r, t_start);
 	for (w = 0; w < ROTATE_WINDOWS; w++) {
@@ -607,11 +563,13 @@ static void test_flood_rotating_addresses_limited_by_prefix_rule(void **state)
 	}
 	assert_int_equal(r.good_rejected, 0);
 	assert_int_equal(bad, 0);
-	assert_int_equal(global_stats(f).fail_open, 0);
+	assert_int_equal(sl_test_global_stats(&f->in).fail_open, 0);
 	/* every packet met host; net saw those host passed */
-	assert_int_equal(stats_of(f, "host").passed + stats_of(f, "host").dropped,
+	host = sl_test_rule_stats(&f->in, sl_test_live_rule(&f->in, "host").id);
+	net = sl_test_rule_stats(&f->in, sl_test_live_rule(&f->in, "net").id);
+	assert_int_equal(host.passed + host.dropped,
 			 ROTATE_WINDOWS * ROTATE_PACKETS * 2 + r.good_sent);
-	assert_int_equal(stats_of(f, "net").passed,
+	assert_int_equal(net.passed,
 			 ROTATE_WINDOWS * 2 * 100 + r.good_sent);
 }
 
@@ -625,9 +583,9 @@ static void test_flood_rotating_addresses_pass_per_address_without_prefix_rule(v
 	unsigned w, bad = 0;
 	double t_start = now_s();
 
-	apply(f, "rules:\n"
-		 "  - {name: host, protocol: udp, ports: 3000, limit: 10,\n"
-		 "     key: {ipv6_prefix: 128}}\n");
+	sl_test_apply(&f->in, "rules:\n"
+			      "  - {name: host, protocol: udp, ports: 3000, limit: 10,\n"
+			      "     key: {ipv6_prefix: 128}}\n");
 	rotate(f, T0, &r);
 	print_rotation("host alone", &r, t_start);
 	for (w = 0; w < ROTATE_WINDOWS; w++) {
@@ -644,7 +602,7 @@ static void test_flood_rotating_addresses_pass_per_address_without_prefix_rule(v
 	}
 	assert_int_equal(r.good_rejected, 0);
 	assert_int_equal(bad, 0);
-	assert_int_equal(global_stats(f).fail_open, 0);
+	assert_int_equal(sl_test_global_stats(&f->in).fail_open, 0);
 }
 
 int main(void)

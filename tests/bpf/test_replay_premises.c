@@ -80,7 +80,7 @@ static void new_clients(struct fixture *f, int ncpu)
 			print_error("%s, %d cpus: %u of %u new clients got "
 				    "other than %llu of 4 requests at one "
 				    "instant; %u requests failed open\n",
-				    algo_names[algo], ncpu, over, CLIENTS,
+				    sl_algorithm_name(algo), ncpu, over, CLIENTS,
 				    ULL(c.limit), fo);
 			bad++;
 		}
@@ -144,7 +144,7 @@ static void test_ring_of_slices_covers_the_window(void **st)
 			f->preseed = NULL;
 			print_message("%s window %ums, %u slices of %llu ms (%llu "
 				      "cover it): 10 + 10 at +%llu ms + 10 at "
-				      "+%llu ms: %llu accepted\n", algo_names[algo],
+				      "+%llu ms: %llu accepted\n", sl_algorithm_name(algo),
 				      windows[i], ring, ULL(S), ULL(N),
 				      ULL(t1 - t0), ULL(t2 - t0),
 				      ULL(run_a.c.accepted));
@@ -153,7 +153,7 @@ static void test_ring_of_slices_covers_the_window(void **st)
 					    "t0, t0 + %llu ms and t0 + %llu ms: "
 					    "accepted %llu, expected 20 (%llu "
 					    "slices of %llu ms)\n",
-					    algo_names[algo], windows[i], ring,
+					    sl_algorithm_name(algo), windows[i], ring,
 					    ULL(t1 - t0), ULL(t2 - t0),
 					    ULL(run_a.c.accepted), ULL(N), ULL(S));
 				bad++;

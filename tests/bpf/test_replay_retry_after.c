@@ -397,7 +397,7 @@ static void retry_after(struct fixture *f, unsigned algo, int ncpu)
 	f->preseed = NULL;
 	assert_no_fail_open(f);
 	print_message("%s, %d cpus: %u histories, %u rejects checked, %u "
-		      "probed\n", algo_names[algo], ncpu, NRETRY, x.rejects,
+		      "probed\n", sl_algorithm_name(algo), ncpu, NRETRY, x.rejects,
 		      x.probes);
 	if (f->preseed_tries)
 		print_message("note: creating client state from userspace "
@@ -405,7 +405,7 @@ static void retry_after(struct fixture *f, unsigned algo, int ncpu)
 			      f->preseed_tries);
 	f->preseed_tries = 0;
 	if (x.bad)
-		fail_msg("%u Retry-After problems for %s", x.bad, algo_names[algo]);
+		fail_msg("%u Retry-After problems for %s", x.bad, sl_algorithm_name(algo));
 }
 
 #define RETRY_TESTS(name, algo)						\

@@ -16,7 +16,7 @@
  * --json a failure prints exactly one JSON object on stdout, with an
  * "error" string.
  */
-#define _GNU_SOURCE
+#include "fuzz_common.h"
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdint.h>
@@ -32,7 +32,6 @@
 
 static char scratch[] = "/tmp/fuzz_argv.XXXXXX";
 static int home = -1;		/* the directory libFuzzer runs in */
-static FILE *report;
 
 static void fail(const char *what, const char *out)
 {
@@ -51,11 +50,7 @@ static void cleanup(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = dup(2);	/* run.sh closes stderr: the CLI's messages */
-
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
+	fuzz_report_open();
 	home = open(".", O_RDONLY | O_DIRECTORY);
 	if (home < 0 || !mkdtemp(scratch)) {
 		perror("fuzz_argv: scratch directory");

@@ -11,6 +11,7 @@
  * each at a line of the input, and the --json form parses back with the
  * same count.
  */
+#include "fuzz_common.h"
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdint.h>
@@ -20,9 +21,6 @@
 #include <unistd.h>
 #include "service/config.h"
 #include "core/yaml_doc.h"
-
-/* run.sh passes -close_fd_mask=2; findings go to a copy of stderr */
-static FILE *report;
 
 static void fail(const char *what)
 {
@@ -80,41 +78,9 @@ static void check_accepted(const struct sl_service_config *c)
 		fail("sync.username without a password");
 }
 
-static void check_refused(const struct sl_problems *pb, const uint8_t *data,
-			  size_t size)
-{
-	unsigned lines = 1, i;
-	json_object *arr, *back;
-	size_t k;
-
-	for (k = 0; k < size; k++)
-		/* every byte that ends a line in some encoding: an upper bound */
-		lines += data[k] == '\n' || data[k] == '\r' || data[k] == 0x85 ||
-			 data[k] == 0xa8 || data[k] == 0xa9;
-	if (!pb->total || pb->nr > pb->total || pb->nr > SL_MAX_PROBLEMS)
-		fail("refused with no problem, or a miscount");
-	for (i = 0; i < pb->nr; i++) {
-		if (pb->list[i].line < 1 || pb->list[i].line > lines + 1)
-			fail("a problem at a line outside the input");
-		if (!pb->list[i].message[0])
-			fail("a problem without a message");
-	}
-	arr = sl_problems_to_json(pb);
-	back = json_tokener_parse(json_object_to_json_string(arr));
-	if (!back || json_object_array_length(back) != pb->nr)
-		fail("the problems' JSON does not parse back");
-	json_object_put(back);
-	json_object_put(arr);
-	sl_problems_print(pb, stderr);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = dup(2);
-
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
+	fuzz_report_open();
 	return 0;
 }
 
@@ -130,7 +96,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("accepted with problems");
 		check_accepted(&cfg);
 	} else if (err == -EINVAL) {
-		check_refused(&pb, data, size);
+		const char *broke = fuzz_problems_check(&pb, data, size, false);
+
+		if (broke)
+			fail(broke);
 	} else if (err != -ENOMEM) {
 		fprintf(report, "fuzz_config: unexpected error %d\n", err);
 		abort();

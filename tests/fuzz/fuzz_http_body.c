@@ -17,7 +17,7 @@
  *     ones sent and whose "allowed" agrees with the status.
  * Every error body is a JSON object with a string "error".
  */
-#define _GNU_SOURCE
+#include "fuzz_common.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <json-c/json.h>
@@ -54,21 +54,6 @@ static struct sl_checker checker;
 static struct sl_http *http;
 static struct sockaddr_in server;
 static int conn = -1;
-static FILE *report;
-
-static void die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(report ? report : stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', report ? report : stderr);
-	abort();
-}
 
 static int free_port(void)
 {
@@ -89,22 +74,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct sl_instance_opts o = { .clients = 4096 };
 	struct sockaddr_storage ss = {};
-	struct sl_ruleset rs;
-	int fd = dup(2), err;
 
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
-	err = sl_instance_open(&in, &o);
-	if (err)
-		die("sl_instance_open: %s (run as root)", strerror(-err));
-	if (sl_rules_load_buffer("fuzz_http.yaml", rules_yaml,
-				 strlen(rules_yaml), &rs))
-		die("the fuzzer's own rules do not load");
-	err = sl_rules_apply(&in.maps, &rs);
-	sl_rules_free(&rs);
-	if (err)
-		die("sl_rules_apply: %s", strerror(-err));
+	fuzz_report_open();
+	fuzz_open_instance(&in, &o);
+	fuzz_apply_rules(&in, "fuzz_http.yaml", rules_yaml);
 	if (sl_checker_init(&checker, bpf_program__fd(in.skel->progs.sl_check),
 			    &in.maps))
 		die("sl_checker_init failed");

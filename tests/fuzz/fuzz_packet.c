@@ -18,7 +18,7 @@
  *    reference parser written from parse.h's contract gives;
  *  - XDP and TC classify the frame alike (which counter, which rule).
  */
-#define _GNU_SOURCE
+#include "fuzz_common.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -54,27 +54,12 @@ static struct sl_instance in;
 static struct sl_rule live[MAX_RULES];
 static unsigned nr_live;
 static __u64 now_ms = T0;
-static FILE *report;
 
 struct snap {
 	struct sl_global_stats g;
 	struct sl_rule_stats r[MAX_RULES];
 };
 static struct snap last;
-
-static void die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(report ? report : stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', report ? report : stderr);
-	abort();
-}
 
 static void read_snap(struct snap *s)
 {
@@ -92,26 +77,14 @@ static void read_snap(struct snap *s)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct sl_instance_opts o = { .clients = 4096, .model_clock = true };
-	struct sl_ruleset rs;
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
-	int fd = dup(2), err;
+	int err;
 
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
-	err = sl_instance_open(&in, &o);
-	if (err)
-		die("sl_instance_open: %s (run as root)", strerror(-err));
+	fuzz_report_open();
+	fuzz_open_instance(&in, &o);
 	sl_instance_set_time(&in, now_ms);
-	err = sl_rules_load_buffer("fuzz_packet.yaml", rules_yaml,
-				   strlen(rules_yaml), &rs);
-	if (err)
-		die("the fuzzer's own rules do not load: %d", err);
-	err = sl_rules_apply(&in.maps, &rs);
-	sl_rules_free(&rs);
-	if (err)
-		die("sl_rules_apply: %s", strerror(-err));
+	fuzz_apply_rules(&in, "fuzz_packet.yaml", rules_yaml);
 	err = sl_rules_read_live(&in.maps, &rules, &nr_live, &cfg);
 	if (err || nr_live > MAX_RULES || !nr_live)
 		die("sl_rules_read_live: %d, %u rules", err, nr_live);

@@ -16,7 +16,7 @@
  * was accepted); the one ad-hoc rule, which matches every request, is
  * listed unmatched exactly when the trace has no request.
  */
-#define _GNU_SOURCE
+#include "fuzz_common.h"
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <getopt.h>
@@ -29,42 +29,21 @@
 #include "cli/cmd_replay.h"
 #include "core/log.h"
 #include "core/instance.h"
+#include "rules/rules.h"
 
 static struct sl_instance in;
 static struct sl_instance *nodes[1] = { &in };
 static struct sl_rule applied;	/* the rule the instance has */
-static FILE *report;
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("fuzz_replay: ", report ? report : stderr);
-	vfprintf(report ? report : stderr, fmt, ap);
-	fputc('\n', report ? report : stderr);
-	va_end(ap);
-	abort();
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct sl_instance_opts o = { .clients = 4096, .model_clock = true };
-	int fd = dup(2), err;
 
-	/* run.sh closes stderr (the command's own messages); findings go to
-	 * a copy of it, the printers' output to /dev/null
-	 */
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
+	/* the printers' output is not what is checked here */
+	fuzz_report_open();
 	if (!freopen("/dev/null", "w", stdout))
 		die("cannot send stdout to /dev/null");
-	err = sl_instance_open(&in, &o);
-	if (err)
-		die("sl_instance_open: %s (run as root)", strerror(-err));
+	fuzz_open_instance(&in, &o);
 	return 0;
 }
 
@@ -109,10 +88,6 @@ static void check_result(const struct sl_replay_result *res)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const algos[] = {
-		"sliding", "sliding-plain", "fixed", "token-bucket",
-		"sliding-log", "sliding-counter",
-	};
 	static const char *const windows[] = {
 		"1ms", "7ms", "100ms", "1s", "60s", "1m", "12d", "0.5s",
 	};
@@ -127,9 +102,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 4)
 		return 0;
 	argv[argc++] = "replay";
-	if (data[0] % 7 < 6) {
+	/* one value past the algorithms: no --algorithm, the default */
+	if (data[0] % (SL_ALGO__COUNT + 1) < SL_ALGO__COUNT) {
 		argv[argc++] = "--algorithm";
-		argv[argc++] = (char *)algos[data[0] % 7];
+		argv[argc++] = (char *)sl_algorithm_name(data[0] %
+							 (SL_ALGO__COUNT + 1));
 	}
 	/* small limits reject soon; 0xff: a limit out of range */
 	snprintf(limit, sizeof(limit), "%u", data[1] == 0xff ? 0 : 1 + data[1] % 8);

@@ -12,6 +12,7 @@
  * there is at least one problem, each at a line of the input, whose
  * --json form parses back.
  */
+#include "fuzz_common.h"
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdint.h>
@@ -23,11 +24,6 @@
 #include "sl_algo.h"
 #include "sl_key.h"
 #include <yaml.h>
-
-/* run.sh passes -close_fd_mask=2 (the loader prints every problem);
- * findings go to a copy of stderr taken before that.
- */
-static FILE *report;
 
 static void fail(unsigned i, const struct sl_rule *r, const char *what)
 {
@@ -176,43 +172,9 @@ static void revalidate(const struct sl_ruleset *rs)
 		fail(0, NULL, "more than 16384 exempt prefixes");
 }
 
-static void check_problems(const struct sl_problems *pb, const uint8_t *data,
-			   size_t size)
-{
-	unsigned lines = 1, i;
-	json_object *arr, *back;
-	size_t k;
-
-	for (k = 0; k < size; k++)
-		/* every byte that ends a line in some encoding: an upper bound */
-		lines += data[k] == '\n' || data[k] == '\r' || data[k] == 0x85 ||
-			 data[k] == 0xa8 || data[k] == 0xa9;
-	if (!pb->total || pb->nr > pb->total || pb->nr > SL_MAX_PROBLEMS)
-		fail(0, NULL, "refused with no problem, or a miscount");
-	for (i = 0; i < pb->nr; i++) {
-		if (pb->list[i].line < 1 || pb->list[i].line > lines + 1)
-			fail(0, NULL, "a problem at a line outside the input");
-		if (i && (pb->list[i - 1].line > pb->list[i].line))
-			fail(0, NULL, "problems not in file order");
-		if (!pb->list[i].message[0])
-			fail(0, NULL, "a problem without a message");
-	}
-	arr = sl_problems_to_json(pb);
-	back = json_tokener_parse(json_object_to_json_string(arr));
-	if (!back || json_object_array_length(back) != pb->nr)
-		fail(0, NULL, "the problems' JSON does not parse back");
-	json_object_put(back);
-	json_object_put(arr);
-	sl_problems_print(pb, stderr);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = dup(2);
-
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
+	fuzz_report_open();
 	return 0;
 }
 
@@ -237,8 +199,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(report, "fuzz_rules: error %d left rules behind\n", err);
 			abort();
 		}
-		if (err == -EINVAL)
-			check_problems(&pb, data, size);
+		if (err == -EINVAL) {
+			const char *broke = fuzz_problems_check(&pb, data, size,
+								true);
+
+			if (broke)
+				fail(0, NULL, broke);
+		}
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
  *    message re-encodes to the same bytes;
  *  - signed here, it is FORGED under any other key.
  */
+#include "fuzz_common.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,6 @@
 
 /* the key the seed corpus (corpus/fuzz_sync) is signed with */
 static uint8_t key[SL_WIRE_KEY], other_key[SL_WIRE_KEY];
-static FILE *report;
 
 static void fail(const char *what, size_t len, int got, int want)
 {
@@ -43,12 +43,9 @@ static void fail(const char *what, size_t len, int got, int want)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = dup(2);	/* run.sh closes stderr */
 	unsigned i;
 
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
+	fuzz_report_open();
 	for (i = 0; i < SL_WIRE_KEY; i++) {
 		key[i] = (uint8_t)(i * 11 + 7);
 		other_key[i] = key[i] ^ (i == 5);

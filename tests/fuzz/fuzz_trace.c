@@ -10,7 +10,7 @@
  * input's lines, and the trace written back out as text reads back to the
  * very same requests.
  */
-#define _GNU_SOURCE
+#include "fuzz_common.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdint.h>
@@ -22,8 +22,6 @@
 
 #define NR_CPUS	4
 
-static FILE *report;
-
 static void fail(const char *what, size_t i)
 {
 	fprintf(report ? report : stderr, "fuzz_trace: request %zu: %s\n", i, what);
@@ -32,11 +30,7 @@ static void fail(const char *what, size_t i)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	int fd = dup(2);	/* run.sh closes stderr: the parser's messages */
-
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (report)
-		setvbuf(report, NULL, _IONBF, 0);
+	fuzz_report_open();
 	return 0;
 }
 

@@ -117,45 +117,23 @@ void set_time(struct fixture *f, __u64 ms)
 
 void apply(struct fixture *f, const char *yaml)
 {
-	assert_int_equal(sl_test_apply_yaml(&f->in, yaml), 0);
+	sl_test_apply(&f->in, yaml);
 }
 
 struct sl_global_stats global_stats(struct fixture *f)
 {
-	struct sl_global_stats gs;
-
-	assert_int_equal(sl_percpu_sum_u64(&f->in.maps, f->in.maps.global_stats,
-					   0, &gs, sizeof(gs)), 0);
-	return gs;
+	return sl_test_global_stats(&f->in);
 }
 
 struct sl_rule_stats stats_of_id(struct fixture *f, __u32 id)
 {
-	struct sl_rule_stats rs;
-
-	assert_int_equal(sl_percpu_sum_u64(&f->in.maps, f->in.maps.rule_stats,
-					   id, &rs, sizeof(rs)), 0);
-	return rs;
+	return sl_test_rule_stats(&f->in, id);
 }
 
 /* The live rule called `name`; fails the test when there is none. */
 struct sl_rule live_rule(struct fixture *f, const char *name)
 {
-	struct sl_rule *rules = NULL, found;
-	struct sl_config cfg;
-	unsigned nr = 0, i;
-
-	assert_int_equal(sl_rules_read_live(&f->in.maps, &rules, &nr, &cfg), 0);
-	for (i = 0; i < nr; i++)
-		if (!strcmp(rules[i].name, name))
-			break;
-	if (i == nr) {
-		free(rules);
-		fail_msg("no live rule '%s'", name);
-	}
-	found = rules[i];
-	free(rules);
-	return found;
+	return sl_test_live_rule(&f->in, name);
 }
 
 __u32 id_of(struct fixture *f, const char *name)

@@ -5,9 +5,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <cmocka.h>
 #include "core/instance.h"
+#include "core/instance_maps.h"
 #include "rules/rules.h"
 #include "instance_fixture.h"
 
@@ -49,6 +56,48 @@ int sl_test_apply_yaml(struct sl_instance *in, const char *yaml)
 	err = sl_rules_apply(&in->maps, &rs);
 	sl_rules_free(&rs);
 	return err;
+}
+
+void sl_test_apply(struct sl_instance *in, const char *yaml)
+{
+	assert_int_equal(sl_test_apply_yaml(in, yaml), 0);
+}
+
+struct sl_global_stats sl_test_global_stats(struct sl_instance *in)
+{
+	struct sl_global_stats gs;
+
+	assert_int_equal(sl_percpu_sum_u64(&in->maps, in->maps.global_stats,
+					   0, &gs, sizeof(gs)), 0);
+	return gs;
+}
+
+struct sl_rule_stats sl_test_rule_stats(struct sl_instance *in, __u32 id)
+{
+	struct sl_rule_stats rs;
+
+	assert_int_equal(sl_percpu_sum_u64(&in->maps, in->maps.rule_stats,
+					   id, &rs, sizeof(rs)), 0);
+	return rs;
+}
+
+struct sl_rule sl_test_live_rule(struct sl_instance *in, const char *name)
+{
+	struct sl_rule *rules = NULL, found;
+	struct sl_config cfg;
+	unsigned nr = 0, i;
+
+	assert_int_equal(sl_rules_read_live(&in->maps, &rules, &nr, &cfg), 0);
+	for (i = 0; i < nr; i++)
+		if (!strcmp(rules[i].name, name))
+			break;
+	if (i == nr) {
+		free(rules);
+		fail_msg("no live rule '%s'", name);
+	}
+	found = rules[i];
+	free(rules);
+	return found;
 }
 
 int sl_test_load_once(void **state, int (*setup)(void **),

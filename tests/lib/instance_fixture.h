@@ -9,7 +9,9 @@
 
 #define _GNU_SOURCE
 #include <sched.h>
+#include "slicelimit.h"
 #include "core/instance.h"
+#include "rules/rules.h"
 
 /* The CPUs the test started with (sl_test_save_cpus). */
 extern cpu_set_t sl_test_initial_cpus;
@@ -25,6 +27,16 @@ int sl_test_open_instance(struct sl_instance *in, unsigned clients,
  * error (the parser's messages are on stderr).
  */
 int sl_test_apply_yaml(struct sl_instance *in, const char *yaml);
+
+/* The same, failing the test on an error. */
+void sl_test_apply(struct sl_instance *in, const char *yaml);
+
+/* The counters summed over the CPUs, and the live rule called NAME; each
+ * fails the test when it cannot be read (or there is no such rule).
+ */
+struct sl_global_stats sl_test_global_stats(struct sl_instance *in);
+struct sl_rule_stats sl_test_rule_stats(struct sl_instance *in, __u32 id);
+struct sl_rule sl_test_live_rule(struct sl_instance *in, const char *name);
 
 /* Load the program once before a group's tests, so a verifier refusal is
  * reported once rather than by every test; setup and teardown are the

@@ -143,19 +143,10 @@ void assert_no_fail_open(struct fixture *f)
 
 /* ---- rules ---------------------------------------------------------------- */
 
-const char *const algo_names[] = {
-	[SL_ALGO_SLIDING] = "sliding",
-	[SL_ALGO_SLIDING_PLAIN] = "sliding-plain",
-	[SL_ALGO_FIXED] = "fixed",
-	[SL_ALGO_TOKEN_BUCKET] = "token-bucket",
-	[SL_ALGO_SLIDING_LOG] = "sliding-log",
-	[SL_ALGO_SLIDING_COUNTER] = "sliding-counter",
-};
-
 int describe(const struct rule_cfg *c, char *buf, size_t len)
 {
 	return snprintf(buf, len, "%s L=%llu W=%ums slices=%u cap=%llu refill=%u.%03u/s",
-			algo_names[c->algo], ULL(c->limit), c->window_ms,
+			sl_algorithm_name(c->algo), ULL(c->limit), c->window_ms,
 			c->slices, ULL(c->capacity), c->refill_milli / 1000,
 			c->refill_milli % 1000);
 }
@@ -211,8 +202,8 @@ void apply_rules(struct fixture *f, const struct rule_cfg *c,
 		n += snprintf(yaml + n, sizeof(yaml) - n,
 			      "  - name: %s-%u\n    algorithm: %s\n"
 			      "    limit: %llu\n    window: %ums\n",
-			      algo_names[c[i].algo], c[i].net,
-			      algo_names[c[i].algo], ULL(c[i].limit),
+			      sl_algorithm_name(c[i].algo), c[i].net,
+			      sl_algorithm_name(c[i].algo), ULL(c[i].limit),
 			      c[i].window_ms);
 		if (c[i].slices)
 			n += snprintf(yaml + n, sizeof(yaml) - n,

@@ -49,7 +49,6 @@ int end(void **state);
 void need_cpus(struct fixture *f, int ncpu);
 struct sl_addr new_client(struct fixture *f, unsigned net);
 void assert_no_fail_open(struct fixture *f);
-extern const char *const algo_names[];
 struct rule_cfg {
 	unsigned algo;		/* enum sl_algorithm */
 	__u64 limit;

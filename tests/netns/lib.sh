@@ -2,6 +2,7 @@
 # Helpers of the namespace tests and the demo; source it, don't run it.
 #
 #   sl_init SLICELIMIT [SL_TRAFFIC]   names, temp dir, cleanup trap, tools
+#   sl_need TOOL...                   bail out unless every TOOL is on PATH
 #   sl_run FUNCTION                   run the script's body, clean up after
 #   sl_netns_setup                    client and server namespaces + veth
 #   sl ARGS...                        slicelimit in the server namespace
@@ -156,17 +157,23 @@ wait_state() {
 	return 1
 }
 
+# sl_need TOOL...: bail out unless every TOOL is on PATH
+sl_need() {
+	local t
+	for t; do
+		command -v "$t" >/dev/null || die "$t not found (make deps)"
+	done
+}
+
 # sl_init SLICELIMIT [SL_TRAFFIC]: check the tools, build sl-traffic if it
 # is missing or older than its source, and register the cleanup.
 sl_init() {
-	local src=$SL_LIB_DIR/traffic.c t
+	local src=$SL_LIB_DIR/traffic.c
 	SL_BIN=$(readlink -f "$1")
 	SL_TRAFFIC=${2:-$(dirname "$SL_BIN")/tests/sl-traffic}
 	[ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP)"
 	[ -x "$SL_BIN" ] || die "$1: no slicelimit binary (make)"
-	for t in ip nsenter bpftool gcc; do
-		command -v "$t" >/dev/null || die "$t not found (make deps)"
-	done
+	sl_need ip nsenter bpftool gcc
 	if [ ! -x "$SL_TRAFFIC" ] || [ "$src" -nt "$SL_TRAFFIC" ]; then
 		mkdir -p "$(dirname "$SL_TRAFFIC")"
 		gcc -O2 -Wall -Wextra -Werror -o "$SL_TRAFFIC" "$src" ||

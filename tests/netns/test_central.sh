@@ -24,9 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/redis_nodes_lib.sh"
 
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-for t in curl redis-server redis-cli unshare; do
-	command -v "$t" >/dev/null || die "$t not found (make deps)"
-done
+sl_need curl redis-server redis-cli unshare
 START=$SECONDS
 RPORT=6398
 NODE_PID=()
