@@ -32,9 +32,7 @@ SYNC_PORT=7400
 
 mn_init() {
 	local t i
-	for t in unshare mount; do
-		command -v "$t" >/dev/null || die "$t not found"
-	done
+	sl_need unshare mount
 	# the first start and a restart run the same build, even if the tree
 	# is rebuilt meanwhile (the BPF object is inside the binary)
 	cp "$SL_BIN" "$SL_TMP/slicelimit" || die "cannot copy $SL_BIN"

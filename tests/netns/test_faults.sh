@@ -31,9 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-for t in curl prlimit stat; do
-	command -v "$t" >/dev/null || die "$t not found (make deps)"
-done
+sl_need curl prlimit stat
 
 # test_bpffs_not_mounted keeps this run's bpffs on $BPFFS_KEEP while
 # /sys/fs/bpf has none: the cleanup (in the parent, the same private mount

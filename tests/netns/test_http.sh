@@ -17,9 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
 REPO=$(cd "$here/../.." && pwd)
-for t in curl setpriv unshare; do
-	command -v "$t" >/dev/null || die "$t not found (make deps)"
-done
+sl_need curl setpriv unshare
 
 API=http://127.0.0.1:8080	# in the server namespace: no clash with the host
 SENT=$SL_TMP/sent		# "STATUS METHOD PATH" of every answer, for /metrics

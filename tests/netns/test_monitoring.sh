@@ -25,9 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
 REPO=$(cd "$here/../.." && pwd)
-for t in curl promtool; do
-	command -v "$t" >/dev/null || die "$t not found (make deps)"
-done
+sl_need curl promtool
 # shellcheck source=multinode_lib.sh
 . "$here/multinode_lib.sh"
 SL_NODES=3 mn_init

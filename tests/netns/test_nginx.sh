@@ -20,9 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
 REPO=$(cd "$here/../.." && pwd)
 SHIPPED=$REPO/packaging/nginx-slicelimit.conf
-for t in nginx curl unshare; do
-	command -v "$t" >/dev/null || die "$t not found (make deps)"
-done
+sl_need nginx curl unshare
 [ -f "$SHIPPED" ] || die "$SHIPPED is missing"
 
 NGX=$SL_TMP/nginx

@@ -25,9 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-for t in curl stat; do
-	command -v "$t" >/dev/null || die "$t not found (make deps)"
-done
+sl_need curl stat
 
 API=http://127.0.0.1:8080	# in the server namespace
 CLIENT=${CLIENT4[0]}

@@ -20,9 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 REPO=$(cd "$here/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || die "needs root (dpkg -i)"
-for t in dpkg-deb dpkg-shlibdeps lintian make; do
-	command -v "$t" >/dev/null || die "$t not found (make deps)"
-done
+sl_need dpkg-deb dpkg-shlibdeps lintian make
 mkdir -p "$build" && BUILD_ABS=$(cd "$build" && pwd)
 UNIT=/usr/lib/systemd/system/slicelimit.service
 BIN=/usr/sbin/slicelimit
