@@ -3,6 +3,7 @@
 #
 #   sl_init SLICELIMIT [SL_TRAFFIC]   names, temp dir, cleanup trap, tools
 #   sl_need TOOL...                   bail out unless every TOOL is on PATH
+#   sl_api_code / sl_service_wait     the service's API, from the server
 #   sl_run FUNCTION                   run the script's body, clean up after
 #   sl_netns_setup                    client and server namespaces + veth
 #   sl ARGS...                        slicelimit in the server namespace
@@ -155,6 +156,26 @@ wait_state() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# sl_api_code PATH: the HTTP status of GET $API PATH, from the server
+# namespace (000: no answer)
+sl_api_code() {
+	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
+}
+
+# sl_service_wait PID LOG: wait (bounded: 10 s) until the service PID
+# answers GET $API/metrics; bail out, with LOG's tail, if it dies first
+# or does not answer
+sl_service_wait() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(sl_api_code /metrics)" = 200 ] && return 0
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -f "$2" ] && diag "$(tail -5 "$2")"
+	die "slicelimit run did not start answering on $API"
 }
 
 # sl_need TOOL...: bail out unless every TOOL is on PATH

@@ -145,22 +145,11 @@ expect_rc() {
 # --config in the server namespace, stderr to LOG; wait (bounded) until
 # the API answers
 start_service() {
-	local var=$1 log=$2 i pid
+	local var=$1 log=$2
 	shift 2
 	sl_bg "$var" nsenter --net="/run/netns/$NS_S" "$SL_BIN" "$@" run \
 		--config "$SL_TMP/config.yaml" 2>"$log"
-	pid=${!var}
-	for i in $(seq 1 100); do
-		[ "$(api_code /metrics)" = 200 ] && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -f "$log" ] && diag "$(tail -5 "$log")"
-	die "slicelimit run did not start answering on $API"
-}
-
-api_code() {		# PATH: the HTTP status of GET PATH (000: no answer)
-	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
+	sl_service_wait "${!var}" "$log"
 }
 
 # the service's reloads applied and refused, as /metrics counts them
@@ -374,7 +363,7 @@ test_bad_files_refused_on_sighup() {
 		sl -j rules list >"$SL_TMP/after.json"
 		cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" || bad_list="$bad_list $f"
 		kill -0 "$SVC" 2>/dev/null || { bad_alive="$bad_alive $f"; break; }
-		[ "$(api_code /metrics)" = 200 ] || bad_api="$bad_api $f"
+		[ "$(sl_api_code /metrics)" = 200 ] || bad_api="$bad_api $f"
 	done
 	tap_eq "SIGHUP with each of the ${#BAD_FILES[@]} bad files: status --json counts it refused, running.yaml not valid" \
 		"${bad_state:- all}" " all"
@@ -484,7 +473,7 @@ test_low_nofile() {
 		"${bad:- all clean}" " all clean"
 	diag "rules epoch $epoch before, $(json_get "d['rules_epoch']" "$SL_TMP/before.json") after"
 	tap_eq "... the service still runs, $VETH_S still attached (native), the API answers" \
-		"$(kill -0 "$SVC" 2>/dev/null && echo up)/$(xdp_mode)/$(status_devices | json_get "[x[0] for x in d]")/$(api_code /metrics)" \
+		"$(kill -0 "$SVC" 2>/dev/null && echo up)/$(xdp_mode)/$(status_devices | json_get "[x[0] for x in d]")/$(sl_api_code /metrics)" \
 		"up/1/[\"$VETH_S\"]/200"
 	sl_stop "$SVC"
 	tap_eq "SIGTERM of the running service: exit 0, pins gone" "$STOP_RC/$(pins_gone)" "0/gone"
@@ -555,7 +544,7 @@ test_full_disk() {
 	local rc epoch i cmd bad
 	start_service SVC /dev/full
 	tap_eq "the service with stderr on /dev/full runs: native XDP on $VETH_S, the API answers" \
-		"$(xdp_mode)/$(api_code /metrics)" "1/200"
+		"$(xdp_mode)/$(sl_api_code /metrics)" "1/200"
 	epoch=$(sl -j status | json_get "d['rules_epoch']")
 	sed 's/limit: 40/limit: 42/' "$SL_TMP/rules.yaml" >"$SL_TMP/running.yaml"
 	kill -HUP "$SVC"
@@ -572,7 +561,7 @@ test_full_disk() {
 		tap_fail "status --json counts the SIGHUP with a bad file (its errors unwritable) refused within 5 s"
 	sl -j rules list >"$SL_TMP/after.json"
 	tap_eq "... SIGHUP with a bad file (its errors unwritable): refused (status --json), still up, same rules, answering" \
-		"$(service_state "s['reloads_refused']")/$(kill -0 "$SVC" 2>/dev/null && echo up)/$(cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" && echo same)/$(api_code /metrics)" \
+		"$(service_state "s['reloads_refused']")/$(kill -0 "$SVC" 2>/dev/null && echo up)/$(cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json" && echo same)/$(sl_api_code /metrics)" \
 		"1/up/same/200"
 	cp "$SL_TMP/rules.yaml" "$SL_TMP/running.yaml"
 
@@ -668,7 +657,7 @@ test_bpffs_not_mounted() {
 	kill -HUP "$SVC"
 	sleep 0.5
 	tap_eq "... SIGHUP of the running service without bpffs: still up, the API answers" \
-		"$(kill -0 "$SVC" 2>/dev/null && echo up)/$(api_code "/v1/check?rule=api&key=nobpffs")" "up/200"
+		"$(kill -0 "$SVC" 2>/dev/null && echo up)/$(sl_api_code "/v1/check?rule=api&key=nobpffs")" "up/200"
 	sl_recv_start nobpffs udp "$SRV4" 7002 15
 	sl_send "${CLIENT4[3]}" "$SRV4" 7002 60 >/dev/null ||
 		tap_fail "sl-traffic sent 60 packets from ${CLIENT4[3]}"

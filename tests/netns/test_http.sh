@@ -222,22 +222,12 @@ post_json() {
 # $SL_TMP/config.yaml in the server namespace and wait (bounded) until the
 # API answers; the pid goes to VAR
 start_service() {
-	local var=$1 log=$2 i pid code
+	local var=$1 log=$2
 	shift 2
 	sl_bg "$var" nsenter --net="/run/netns/$NS_S" "$@" "$SL_BIN" run \
 		--config "$SL_TMP/config.yaml" 2>"$log"
-	pid=${!var}
-	for i in $(seq 1 100); do
-		code=$(in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API/metrics")
-		if [ "$code" = 200 ]; then
-			echo "200 GET /metrics" >>"$SENT"
-			return 0
-		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	diag "$(cat "$log")"
-	die "slicelimit run did not start answering on $API"
+	sl_service_wait "${!var}" "$log"
+	echo "200 GET /metrics" >>"$SENT"
 }
 
 # ---- the tests, in the order they run ----

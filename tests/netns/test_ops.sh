@@ -48,24 +48,12 @@ http:
   listen: 127.0.0.1:8080
 EOF
 
-api_code() {		# PATH: the HTTP status of GET PATH (000: no answer)
-	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
-}
-
 # start_service VAR LOG: slicelimit run in the server namespace, stderr to
 # LOG; wait (bounded) until the API answers
 start_service() {
-	local var=$1 log=$2 i pid
-	sl_bg "$var" nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$log"
-	pid=${!var}
-	for i in $(seq 1 100); do
-		[ "$(api_code /metrics)" = 200 ] && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	[ -f "$log" ] && diag "$(tail -5 "$log")"
-	die "slicelimit run did not start answering on $API"
+	sl_bg "$1" nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
+		--config "$SL_TMP/config.yaml" 2>"$2"
+	sl_service_wait "${!1}" "$2"
 }
 
 used() {		# the flood rule's count of $CLIENT
