@@ -39,22 +39,42 @@ static __always_inline __u64 sl_now_ms(void)
 	return bpf_ktime_get_tai_ns() / 1000000;
 }
 
+/* The cache keeps a block's end as 32 bits (beside a check of the
+ * generation that computed it, in one word: bpf/limit.h), compared by
+ * wrapping difference: in units of 2^SL_CACHE_SHIFT ns (about a ms) of the
+ * monotonic clock, or model ms. A block is cached for at most
+ * SL_MAX_WINDOW_MS, far inside the 2^31 units the compare is exact for;
+ * a longer one is decided again then.
+ */
+#define SL_CACHE_SHIFT		20
+
 /* The over-limit cache's "now": never before the exact time. */
-static __always_inline __u64 sl_cache_now(void)
+static __always_inline __u32 sl_cache_now(void)
 {
 	if (sl_use_model_clock)
-		return sl_model_now_ms;
-	return bpf_ktime_get_coarse_ns() + SL_COARSE_LAG_NS;
+		return (__u32)sl_model_now_ms;
+	return (bpf_ktime_get_coarse_ns() + SL_COARSE_LAG_NS) >> SL_CACHE_SHIFT;
 }
 
 /* The cache's end for a block that ends at `until_ms` on the decision's
- * clock, seen at `now_ms` on it (now_ms <= until_ms).
+ * clock, seen at `now_ms` on it. Rounded down, so the cache never holds a
+ * block past its end (the exact path decides its last unit of time).
  */
-static __always_inline __u64 sl_cache_until(__u64 now_ms, __u64 until_ms)
+static __always_inline __u32 sl_cache_until(__u64 now_ms, __u64 until_ms)
 {
-	if (sl_use_model_clock || until_ms == SL_NEVER)
-		return until_ms;
-	return bpf_ktime_get_ns() + (until_ms - now_ms) * 1000000;
+	__u64 len = until_ms > now_ms ? until_ms - now_ms : 0;
+
+	if (len > SL_MAX_WINDOW_MS)
+		len = SL_MAX_WINDOW_MS;
+	if (sl_use_model_clock)
+		return (__u32)(now_ms + len);
+	return (bpf_ktime_get_ns() + len * 1000000) >> SL_CACHE_SHIFT;
+}
+
+/* Whether the cache's clock is still before a cached end. */
+static __always_inline int sl_cache_before(__u32 end)
+{
+	return (__s32)(end - sl_cache_now()) > 0;
 }
 
 #endif /* SL_CLOCK_H */

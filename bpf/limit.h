@@ -9,8 +9,19 @@
  * the window. Until then nothing can lower the count (slices only age out),
  * so every further packet is decided by one lookup and one compare and
  * writes nothing: the over-limit path is the cheapest path, and a flood
- * spread over every CPU only reads one cache line. The cache is tagged with
- * the rules epoch, so `rules apply` invalidates it.
+ * spread over every CPU only reads one cache line.
+ *
+ * A cached block holds only under the generation that computed it: a
+ * 64-bit word of the rules epoch and what of the sync conf the verdict
+ * depends on (sl_generation), compared whole, so an apply, a layout
+ * change and a share round each end every cached block, and no two
+ * generations a block can live to see are equal. The block's end is one
+ * word with a check of that generation (sl_block_word): a reader that
+ * finds the generation word of one writer and the end of another (two
+ * CPUs caching the same client at once, across an apply) sees a check
+ * that does not match, so it never honours an end computed under other
+ * rules (bar a 32-bit check collision of two such writers at once). An
+ * accept clears the block.
  */
 #ifndef SL_LIMIT_H
 #define SL_LIMIT_H
@@ -161,35 +172,39 @@ static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Account an accept in the client's state, in the rule's map. */
-__noinline int sl_charge_cpu(const struct sl_client_key *key_arg,
-			     const struct sl_params *p,
-			     const struct sl_tally *t, __u64 now_ms,
-			     __u32 units)
+/* Account an accept in the client's one state, in the rule's map.
+ * Returns 1 if charged, 0 if the accept no longer fits (token-bucket:
+ * another CPU took the tokens since the tally).
+ */
+__noinline int sl_charge_state(const struct sl_client_key *key_arg,
+			       const struct sl_params *p,
+			       const struct sl_tally *t, __u64 now_ms,
+			       __u32 units)
 {
 	struct sl_client_key key_copy;
 	const struct sl_client_key *key = &key_copy;
+
 	if (!key_arg || !p || !t)
-		return -1;
+		return 1;
 	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
 	if (sl_uses_slots(p->algorithm)) {
 		struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
 
 		if (c)
-			sl_client_plain_charge(c, p, now_ms, units);
+			return sl_client_plain_charge(c, p, now_ms, units);
 	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
 		struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
 
 		if (c)
-			sl_client_log_charge(c, p, now_ms);
+			return sl_client_log_charge(c, p, now_ms);
 	} else {
 		struct sl_client *c = bpf_map_lookup_elem(&sl_clients, key);
 
 		if (c)
-			sl_client_charge(c, p, t, now_ms, units);
+			return sl_client_charge(c, p, t, now_ms, units);
 	}
-	return 0;
+	return 1;
 }
 
 /* The verdict with the peers (include/sl_peer.h) on a node's finished
@@ -277,6 +292,62 @@ static __always_inline void sl_note_round(struct sl_client_hdr *own,
 	}
 }
 
+/* Whether the sync conf can change a verdict: not without a service
+ * (round 0: nothing has written a peer view or a share) unless it splits
+ * the quota, not under the local layout. Such hosts skip the peer verdict.
+ */
+static __always_inline int sl_syncs(const struct sl_sync_conf *sc)
+{
+	if (!sc || sc->layout == SL_LAYOUT_LOCAL)
+		return 0;
+	return sc->round || (sc->layout == SL_LAYOUT_SPLIT_QUOTA &&
+			     sc->nodes > 1);
+}
+
+/* The generation a block is computed under: the rules epoch in the high
+ * half; in the low half, the layout (3 bits) and what of the sync conf
+ * the layout's verdict depends on: split-quota's node count; bounded's
+ * share round (renewing every node's share) and live nodes. The share
+ * round keeps 23 bits there: a block of a spent round ends within
+ * SL_BOUNDED_STALE intervals, long before they wrap.
+ */
+static __always_inline __u64 sl_generation(__u32 epoch,
+					   const struct sl_sync_conf *sc)
+{
+	__u32 low = 0;
+
+	if (sc) {
+		low = sc->layout << 29;
+		if (sc->layout == SL_LAYOUT_SPLIT_QUOTA)
+			low |= sc->nodes & 0x1fffffff;
+		else if (sc->layout == SL_LAYOUT_BOUNDED)
+			low |= (sc->share_round << 6 | (sc->live_nodes & 63)) &
+			       0x1fffffff;
+	}
+	return (__u64)epoch << 32 | low;
+}
+
+/* A cached block's word: its end (bpf/clock.h) in the low half, a check
+ * of its generation in the high half (Fibonacci hashing: generations
+ * that differ in any bit, in epoch or sync part, differ in it but for
+ * one pair in 2^32).
+ */
+static __always_inline __u64 sl_block_word(__u64 gen, __u32 end)
+{
+	return (gen * 0x9E3779B97F4A7C15ULL) >> 32 << 32 | end;
+}
+
+/* The over-limit path: a block cached under this generation, still on. */
+static __always_inline int sl_block_holds(const struct sl_client_hdr *own,
+					  __u64 gen)
+{
+	__u64 word = SL_LOAD(own->blocked_until);
+
+	return SL_LOAD(own->blocked_gen) == gen &&
+	       word >> 32 == sl_block_word(gen, 0) >> 32 &&
+	       sl_cache_before((__u32)word);
+}
+
 __noinline int sl_decide(const struct sl_client_key *key_arg,
 			 const struct sl_params *rule_params, __u32 epoch,
 			 __u32 units)
@@ -290,6 +361,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	struct sl_request rq;
 	int verdict;
 	__u32 zero = 0;
+	__u64 gen;
 
 	if (!key_arg || !rule_params)
 		return SL_FAIL_OPEN;
@@ -297,26 +369,18 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	key_copy = *key_arg;
 	p = *rule_params;
 	sc = bpf_map_lookup_elem(&sl_sync, &zero);
-	if (sc && sl_algo_syncs(p.algorithm)) {
-		sl_layout_params(&p, sc);
-		/* a block cached under another layout or node count is not
-		 * this one's: fold them into the cache's tag
-		 */
-		epoch ^= sc->layout << 28 ^ sc->nodes << 16;
-		/* bounded: a share round renews every node's share */
-		if (sc->layout == SL_LAYOUT_BOUNDED)
-			epoch ^= sc->share_round;
-	} else {
+	if (!sl_syncs(sc))
 		sc = NULL;
-	}
+	if (sc)
+		sl_layout_params(&p, sc);
+	gen = sl_generation(epoch, sc);
 	own = sl_state_get(p.algorithm, key);
 	if (!own)
 		return SL_FAIL_OPEN;
 	/* the over-limit path ends here: a lookup and a compare, no write,
 	 * and no exact clock read (bpf/clock.h)
 	 */
-	if (own->blocked_epoch == epoch &&
-	    sl_cache_now() < own->blocked_until)
+	if (sl_block_holds(own, gen))
 		return SL_OVER;
 
 	rq.now_ms = sl_now_ms();
@@ -346,13 +410,19 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 			if (sc && verdict & SL_ROUND_SPENT &&
 			    sl_bounded_stale_at(sc) < until)
 				until = sl_bounded_stale_at(sc);
-			own->blocked_until = sl_cache_until(rq.now_ms, until);
-			own->blocked_epoch = epoch;
+			own->blocked_gen = gen;
+			own->blocked_until =
+				sl_block_word(gen, sl_cache_until(rq.now_ms,
+								  until));
 		}
 		sl_drop_event(own, key, &p, &t, rq.now_ms);
 		return SL_OVER;
 	}
-	sl_charge_cpu(key, &p, &t, rq.now_ms, units);
+	if (!sl_charge_state(key, &p, &t, rq.now_ms, units))
+		return SL_OVER;
+	/* whatever block was cached is over: this request fitted */
+	if (SL_LOAD(own->blocked_until))
+		own->blocked_until = 0;
 	if (sc)
 		sl_note_round(own, key, sc, units);
 	return SL_ACCEPT;

@@ -43,12 +43,18 @@
  * What sharing costs in accuracy: two CPUs that decide the same client at
  * the same instant both read the count before either adds, so each can
  * take the last unit: at most one unit per CPU (minus one) more than a
- * sequential run each time the count reaches the limit. A slice retired
- * by one CPU (zeroed as it leaves the window) while another still adds to
- * it loses that add (a plain store, not a lock): at most one unit per CPU
- * at such an instant, which also only lets more through; opening a slice
- * writes no count, so it loses nothing. Replay decides one request at a
- * time, so its figures carry no such slack.
+ * sequential run each time the count reaches the limit, whatever the
+ * algorithm. No accept is lost on the way: every read-modify-write of the
+ * state is atomic. Counts grow by atomic adds (SL_ADD); a slot taken over
+ * for a new slice or window swaps slice and count in one compare-and-swap
+ * (sl_slot_add), so the CPU that wins it starts the count and the others
+ * add to what it started; a sliding record is zeroed (retired) only by a
+ * compare-and-swap of the count its CPU found out of the window, so an
+ * add that came in between keeps it; opening a record writes no count.
+ * The token bucket is exact: its arrival time moves by compare-and-swap,
+ * and the accept is decided again on the value the swap replaces
+ * (sl_bucket_charge), so two CPUs never both take the last token.
+ * Replay decides one request at a time, so its figures carry no slack.
  *
  * The `sliding` algorithm
  * -----------------------
@@ -96,14 +102,41 @@
 
 #define SL_NEVER	(~0ULL)
 
-/* Counts in a shared state grow by atomic adds; userspace runs the same
- * code on private copies.
+/* Counts in a shared state grow by atomic adds, and words that more than
+ * one CPU replaces move by compare-and-swap (SL_CAS returns the value it
+ * found: the swap happened if that is `old`); userspace runs the same code
+ * on private copies. SL_LOAD reads a word other CPUs write once, so that
+ * a check and the swap after it see the same value.
  */
 #ifdef __BPF__
 #define SL_ADD(ptr, v)	((void)__sync_fetch_and_add(ptr, v))
+#define SL_CAS(ptr, old, new)	__sync_val_compare_and_swap(ptr, old, new)
 #else
 #define SL_ADD(ptr, v)	((void)(*(ptr) += (v)))
+#define SL_CAS(ptr, old, new)	sl_cas_private(ptr, old, new, sizeof(*(ptr)))
+
+static inline __u64 sl_cas_private(void *ptr, __u64 old, __u64 new,
+				   unsigned size)
+{
+	__u64 cur = size == 8 ? *(__u64 *)ptr : *(__u32 *)ptr;
+
+	if (cur != old)
+		return cur;
+	if (size == 8)
+		*(__u64 *)ptr = new;
+	else
+		*(__u32 *)ptr = (__u32)new;
+	return cur;
+}
 #endif
+#define SL_LOAD(x)	(*(volatile __typeof__(x) *)&(x))
+
+/* Compare-and-swap attempts before an update gives up exactness: each
+ * failed one means another CPU's update of the same word succeeded, so
+ * the state moved on; past this many the update is made by an atomic add
+ * (counted, at most one unit per CPU off, as for the sums).
+ */
+#define SL_CAS_TRIES	8
 
 /* The value before the add: an index two CPUs must not share. */
 SL_INLINE __u32 sl_fetch_add_u32(__u32 *ptr, __u32 v)
@@ -199,6 +232,40 @@ SL_INLINE void sl_tally_expiry(struct sl_tally *t, __u64 expiry_ms)
 		t->next_expiry_ms = expiry_ms;
 }
 
+/* Add `units` to slot `s` for slice `d`. A slot holding another slice is
+ * taken over with one compare-and-swap of slice and count together: the
+ * CPU whose swap wins starts the new count with its units, the others see
+ * the new slice and add. `keep_ahead`: a slice ahead of `d` (the clock
+ * stepped back) keeps its count and is added to, rather than taken over.
+ */
+SL_INLINE void sl_slot_add(struct sl_slot *s, __u32 d, __u32 units,
+			   int keep_ahead)
+{
+	struct sl_slot seen, next;
+	int i;
+
+	next.slice = d;
+	next.count = units;
+	for (i = 0; i < SL_CAS_TRIES; i++) {
+		seen.word = SL_LOAD(s->word);
+		if (seen.slice == d ||
+		    (keep_ahead && (__s32)(seen.slice - d) > 0))
+			break;
+		if (SL_CAS(&s->word, seen.word, next.word) == seen.word)
+			return;
+	}
+	SL_ADD(&s->count, units);
+}
+
+/* Zero a sliding record that has left the window, unless another CPU
+ * changed its count since it was read: that count is then a fresh one
+ * (the record reopened) or is being retired by that CPU.
+ */
+SL_INLINE void sl_record_retire(struct sl_record *r, __u32 count)
+{
+	SL_CAS(&r->count, count, 0);
+}
+
 /* ---- sliding ---- */
 
 SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
@@ -259,10 +326,11 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 	 */
 	for (i = 0; i < SL_RECORDS; i++) {
 		struct sl_record *r = &c->rec[i];
+		__u32 n = SL_LOAD(r->count);
 
-		if (r->count && !sl_record_live(r, p, now_ms))
-			r->count = 0;
-		if (r->count)
+		if (n && !sl_record_live(r, p, now_ms))
+			sl_record_retire(r, n);
+		if (SL_LOAD(r->count))
 			live++;
 		else if (free_idx == SL_RECORDS)
 			free_idx = i;
@@ -332,42 +400,39 @@ SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
 			       __u32 units)
 {
 	__u32 d = now_ms / p->slice_ms;
-	struct sl_slot *s = &c->slot[d % SL_MAX_PLAIN_SLICES];
 
-	/* the ring holds SL_MAX_PLAIN_SLICES >= n slices: what this one
-	 * held is out of the window
+	/* the ring holds SL_MAX_PLAIN_SLICES >= n slices: what this slot
+	 * held, if another slice, is out of the window
 	 */
-	if (s->slice != d) {
-		s->slice = d;
-		s->count = 0;
-	}
-	SL_ADD(&s->count, units);
+	sl_slot_add(&c->slot[d % SL_MAX_PLAIN_SLICES], d, units, 0);
 }
 
 /* ---- fixed window ---- */
 
+/* The window is a slot (its number wrapping at 32 bits, exact while a
+ * client's windows stay within 2^31 of each other, which the idle reset
+ * ensures), so that opening a window and counting in it is one atomic step.
+ */
 SL_INLINE void sl_fixed_tally(struct sl_tally *t, const struct sl_client *c,
 			      const struct sl_params *p, __u64 now_ms)
 {
 	__u64 w = now_ms / p->window_ms;
+	struct sl_slot f;
+	__s32 ahead;
 
+	f.word = SL_LOAD(c->fixed.word);
+	ahead = (__s32)(f.slice - (__u32)w);
 	/* a window ahead of now: the clock stepped back; keep its count */
-	if (c->fixed.window < w || !c->fixed.count)
+	if (ahead < 0 || !f.count)
 		return;
-	t->used += c->fixed.count;
-	sl_tally_expiry(t, (c->fixed.window + 1) * p->window_ms);
+	t->used += f.count;
+	sl_tally_expiry(t, (w + ahead + 1) * p->window_ms);
 }
 
 SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
 			       __u64 now_ms, __u32 units)
 {
-	__u64 w = now_ms / p->window_ms;
-
-	if (c->fixed.window < w) {
-		c->fixed.window = w;
-		c->fixed.count = 0;
-	}
-	SL_ADD(&c->fixed.count, units);
+	sl_slot_add(&c->fixed, (__u32)(now_ms / p->window_ms), units, 1);
 }
 
 /* ---- sliding-counter: the last N slices in full, and the slice before
@@ -426,10 +491,11 @@ SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
 
 /* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
  * i.e. while the tokens in use, ceil((TAT - now) / T), are below the
- * capacity. The TAT is one plain store per accept: two CPUs deciding the
- * same client at the same instant can both take the last token. Beside
- * it the state keeps its accepts per peer slice, which only the fleet's
- * level reads (include/sl_peer.h, sl_peer_tally_bucket).
+ * capacity. The TAT moves by compare-and-swap, and the accept is decided
+ * again on the TAT the swap replaces (sl_bucket_charge): CPUs deciding the
+ * same client at once take each token once. Beside it the state keeps its
+ * accepts per peer slice, which only the fleet's level reads
+ * (include/sl_peer.h, sl_peer_tally_bucket).
  */
 SL_INLINE void sl_bucket_tally(struct sl_tally *t, const struct sl_client *c,
 			       const struct sl_params *p, __u64 now_ms)
@@ -457,14 +523,49 @@ SL_INLINE void sl_bucket_finish(struct sl_tally *t, const struct sl_params *p,
 	sl_tally_expiry(t, (next_ns + 999999) / 1000000);
 }
 
-SL_INLINE void sl_bucket_charge(struct sl_client *c, const struct sl_params *p,
-				const struct sl_tally *t, __u64 now_ms,
-				__u32 units)
+/* Does an arrival time `tat` leave room for `units` more at now_ns?
+ * The tokens in use after it, ceil((TAT' - now) / T), must not pass the
+ * capacity (sl_bucket_finish's verdict, on the TAT it would write).
+ */
+SL_INLINE int sl_bucket_fits(__u64 tat, const struct sl_params *p,
+			     __u64 now_ns, __u32 units)
 {
-	__u64 now_ns = now_ms * 1000000;
+	__u64 T = p->token_ns, next = (tat > now_ns ? tat : now_ns) +
+				      (__u64)units * T;
 
-	c->bucket.tat_ns = (t->aux > now_ns ? t->aux : now_ns) +
-			   (__u64)units * p->token_ns;
+	if (!T)
+		return 1;
+	return (next - now_ns + T - 1) / T <= p->limit;
+}
+
+/* Move the TAT by one accept of `units`. The caller's verdict was made on
+ * the TAT its tally read (t->aux); another CPU may have moved it since.
+ * Each try swaps out the value it decided on: the tally's, or one found
+ * since, which must then fit again. So an accept is only ever made on the
+ * TAT it replaces. Returns false when the tokens went to another CPU
+ * first.
+ */
+SL_INLINE int sl_bucket_charge(struct sl_client *c, const struct sl_params *p,
+			       const struct sl_tally *t, __u64 now_ms,
+			       __u32 units)
+{
+	__u64 now_ns = now_ms * 1000000, cost = (__u64)units * p->token_ns;
+	__u64 seen = SL_LOAD(c->bucket.tat_ns), found;
+	int i;
+
+	for (i = 0; i < SL_CAS_TRIES; i++) {
+		if (seen != t->aux && !sl_bucket_fits(seen, p, now_ns, units))
+			return 0;
+		found = SL_CAS(&c->bucket.tat_ns, seen,
+			       (seen > now_ns ? seen : now_ns) + cost);
+		if (found == seen)
+			return 1;
+		seen = found;
+	}
+	if (seen != t->aux && !sl_bucket_fits(seen, p, now_ns, units))
+		return 0;
+	SL_ADD(&c->bucket.tat_ns, cost);
+	return 1;
 }
 
 /* Peer slices of a bucket: the fleet's level is taken over the last
@@ -496,13 +597,8 @@ SL_INLINE void sl_bucket_charge_slots(struct sl_client *c,
 				      __u64 now_ms, __u32 units)
 {
 	__u32 d = now_ms / sl_bucket_slice_ms(p);
-	struct sl_slot *s = &c->bucket.slot[d & (SL_BUCKET_SLOTS - 1)];
 
-	if (s->slice != d) {
-		s->slice = d;
-		s->count = 0;
-	}
-	SL_ADD(&s->count, units);
+	sl_slot_add(&c->bucket.slot[d & (SL_BUCKET_SLOTS - 1)], d, units, 0);
 }
 
 /* ---- sliding-log: every accept time, exact ---- */
@@ -688,11 +784,13 @@ SL_INLINE void sl_hdr_charge(struct sl_client_hdr *h,
 }
 
 /* Account an accepted request of `units` in the client's state; `t` is the
- * (finished) tally the decision was made on.
+ * (finished) tally the decision was made on. Returns false if the accept
+ * no longer fits (token-bucket: another CPU took the tokens since the
+ * tally): nothing is charged, and the request is over the limit.
  */
-SL_INLINE void sl_client_charge(struct sl_client *c, const struct sl_params *p,
-				const struct sl_tally *t, __u64 now_ms,
-				__u32 units)
+SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
+			       const struct sl_tally *t, __u64 now_ms,
+			       __u32 units)
 {
 	/* a state whose slices no longer count starts clean, so no ancient
 	 * time can look young through u32 wrap-around
@@ -702,14 +800,15 @@ SL_INLINE void sl_client_charge(struct sl_client *c, const struct sl_params *p,
 		int i;
 
 		for (i = 0; i < SL_RECORDS; i++)
-			c->rec[i].count = 0;
+			sl_record_retire(&c->rec[i], SL_LOAD(c->rec[i].count));
 	}
 	switch (p->algorithm) {
 	case SL_ALGO_FIXED:
 		sl_fixed_charge(c, p, now_ms, units);
 		break;
 	case SL_ALGO_TOKEN_BUCKET:
-		sl_bucket_charge(c, p, t, now_ms, units);
+		if (!sl_bucket_charge(c, p, t, now_ms, units))
+			return 0;
 		sl_bucket_charge_slots(c, p, now_ms, units);
 		break;
 	default:
@@ -717,24 +816,35 @@ SL_INLINE void sl_client_charge(struct sl_client *c, const struct sl_params *p,
 		break;
 	}
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
+	return 1;
 }
 
-SL_INLINE void sl_client_plain_charge(struct sl_client_plain *c,
-				      const struct sl_params *p,
-				      __u64 now_ms, __u32 units)
+SL_INLINE int sl_client_plain_charge(struct sl_client_plain *c,
+				     const struct sl_params *p,
+				     __u64 now_ms, __u32 units)
 {
 	sl_plain_charge(c, p, now_ms, units);
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
+	return 1;
 }
 
-/* The log counts requests: one entry, one unit, whatever `units` says. */
-SL_INLINE void sl_client_log_charge(struct sl_client_log *c,
-				    const struct sl_params *p, __u64 now_ms)
+/* The log counts requests: one entry, one unit, whatever `units` says.
+ * The restart after an idle window moves `current` only from the value
+ * this CPU found: a CPU restarting it at the same instant as another
+ * accepts keeps that accept's entry unless it read `accepted` after it,
+ * at most one entry per CPU once per idle period.
+ */
+SL_INLINE int sl_client_log_charge(struct sl_client_log *c,
+				   const struct sl_params *p, __u64 now_ms)
 {
-	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms))
-		c->current = c->accepted;	/* the log restarts */
+	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms)) {
+		__u32 cur = SL_LOAD(c->current);
+
+		SL_CAS(&c->current, cur, SL_LOAD(c->accepted));
+	}
 	sl_log_charge(c, now_ms);	/* counts the accept itself */
 	c->last_ms = now_ms;
+	return 1;
 }
 
 
@@ -750,15 +860,14 @@ SL_INLINE void sl_tally_add(struct sl_tally *t, const void *state,
 		sl_client_tally(t, state, p, now_ms);
 }
 
-SL_INLINE void sl_charge(void *state, const struct sl_params *p,
-			 const struct sl_tally *t, __u64 now_ms, __u32 units)
+SL_INLINE int sl_charge(void *state, const struct sl_params *p,
+			const struct sl_tally *t, __u64 now_ms, __u32 units)
 {
 	if (sl_uses_slots(p->algorithm))
-		sl_client_plain_charge(state, p, now_ms, units);
-	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
-		sl_client_log_charge(state, p, now_ms);
-	else
-		sl_client_charge(state, p, t, now_ms, units);
+		return sl_client_plain_charge(state, p, now_ms, units);
+	if (p->algorithm == SL_ALGO_SLIDING_LOG)
+		return sl_client_log_charge(state, p, now_ms);
+	return sl_client_charge(state, p, t, now_ms, units);
 }
 #endif
 

@@ -133,16 +133,6 @@ SL_INLINE __u64 sl_peer_slice_ms(__u32 window_ms)
 _Static_assert(SL_BUCKET_SLOTS == SL_PEER_SLOTS,
 	       "a bucket's own slots and its peer view share one ring");
 
-/* Algorithms that count across nodes: every one. sliding, sliding-plain,
- * fixed and sliding-log are sums of units (the peers' slices add to the
- * count); sliding-counter weighs the fleet's slices (sl_peer_tally_counter)
- * and token-bucket takes the fleet's level (sl_peer_tally_bucket).
- */
-SL_INLINE int sl_algo_syncs(__u32 algorithm)
-{
-	return algorithm < SL_ALGO__COUNT;
-}
-
 /* sliding-counter with at most SL_PEER_SLOTS - 1 slices: the peer view
  * holds the rule's own slices (the window's and the weighted one before
  * it), so the fleet's estimate is the counter's own formula over the
@@ -569,7 +559,7 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 
 	sl_tally_state(t, state, p, now_ms);
 	*round_room = SL_NEVER;
-	if (!sc || !sl_algo_syncs(p->algorithm))
+	if (!sc)
 		return 0;
 	own = t->used;
 	projected = v ? sl_peer_tally_algo(t, v, p->algorithm ==
@@ -690,9 +680,10 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 	} else if (p->algorithm == SL_ALGO_FIXED) {
 		const struct sl_client *c = state;
 
-		if (c->fixed.count && c->fixed.window == now_ms / p->window_ms)
-			fn(ctx, c->fixed.window * p->window_ms,
-			   c->fixed.count);
+		__u64 w = now_ms / p->window_ms;
+
+		if (c->fixed.count && c->fixed.slice == (__u32)w)
+			fn(ctx, w * p->window_ms, c->fixed.count);
 	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
 		const struct sl_client_log *c = state;
 		__u32 at;

@@ -163,18 +163,20 @@ struct sl_record {
 	__u32 seq;		/* the client's accept sequence when it opened */
 };
 
-/* fixed: the window last counted in, and its units there. */
-struct sl_fixed {
-	__u64 window;		/* now_ms / window_ms */
-	__u64 count;
-};
-
 /* sliding-plain and sliding-counter: one counter per slice, ring indexed
- * by slice number (token-bucket: per peer slice, see sl_bucket).
+ * by slice number (token-bucket: per peer slice, see sl_bucket; fixed: the
+ * window last counted in). Slice and count are one 64-bit word, so that a
+ * CPU takes a slot over for a new slice with one compare-and-swap of both
+ * (sl_slot_add in include/sl_algo.h) and no other CPU's add is lost to it.
  */
 struct sl_slot {
-	__u32 slice;		/* now_ms / slice_ms, wrapping */
-	__u32 count;
+	union {
+		struct {
+			__u32 slice;	/* now_ms / slice_ms, wrapping */
+			__u32 count;
+		};
+		__u64 word;
+	};
 };
 
 /* token-bucket as GCRA: the theoretical arrival time; and the node's own
@@ -193,18 +195,19 @@ struct sl_bucket {
 /* The header every client state starts with (all three maps). */
 #define SL_CLIENT_HEADER						\
 	__u64 last_ms;		/* last accept */				\
-	__u64 blocked_until;	/* cache: over the limit until then, on	\
-				 * bpf/clock.h's cache clock */		\
+	__u64 blocked_until;	/* cache: over the limit until the low 32	\
+				 * bits, on bpf/clock.h's cache clock;	\
+				 * the high 32 check blocked_gen's */		\
+	__u64 blocked_gen;	/* generation (rules epoch and sync conf)	\
+				 * that computed it (bpf/limit.h) */		\
 	__u32 accepted;		/* units accepted, wrapping */			\
-	__u32 blocked_epoch;	/* rules epoch that computed blocked_until */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
 	__u32 event_ms;		/* last drop event sent for this client */	\
 	__u32 sync_round;	/* sync round of the last accept: its key	\
 				 * went to sl_changed (see sl_sync_conf) */	\
 	__u32 share_round;	/* bounded: share round of the last accept */	\
 	__u32 round_units;	/* units accepted in that share round: what	\
-				 * peers do not know of yet */			\
-	__u32 hdr_pad;
+				 * peers do not know of yet */
 
 struct sl_client_hdr {
 	SL_CLIENT_HEADER
@@ -217,7 +220,7 @@ struct sl_client {
 	SL_CLIENT_HEADER
 	union {
 		struct sl_record rec[SL_RECORDS];	/* sliding */
-		struct sl_fixed fixed;
+		struct sl_slot fixed;	/* slice: now_ms / window_ms */
 		struct sl_bucket bucket;
 	};
 };

@@ -44,7 +44,7 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
 	sl_params_from_rule(&p, rule);
 	peers = read_peers(m, key, &sc, &pv);
-	if (peers && sl_algo_syncs(p.algorithm))
+	if (peers)
 		sl_layout_params(&p, &sc);
 	projected = sl_tally_node_peers(&t, state, peers ? &pv : NULL,
 					&p, peers ? &sc : NULL, now_ms,

@@ -414,8 +414,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 
 	s->st.collect_clients++;
 	r = key->rule_id < SL_MAX_RULES ? s->by_id[key->rule_id] : NULL;
-	if (!r || !sl_algo_syncs(r->algorithm) ||
-	    sl_state_size(r->algorithm) != value_size)
+	if (!r || sl_state_size(r->algorithm) != value_size)
 		return 0;
 	/* no accept since the last round began: unchanged, known without
 	 * touching the (large, cache-cold) table of what was sent
@@ -550,7 +549,7 @@ static int syncing_table_of(void *ctx, const struct sl_client_key *key,
 	const struct rule_ref *r = key->rule_id < SL_MAX_RULES ?
 				   s->by_id[key->rule_id] : NULL;
 
-	if (!r || !sl_algo_syncs(r->algorithm))
+	if (!r)
 		return -1;
 	*value_size = sl_state_size(r->algorithm);
 	return sl_state_fd(&s->maps, r->algorithm);
