@@ -180,12 +180,146 @@ static void test_apply_1024_rules_classify(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* ---- an apply ends every cached block ----------------------------------- */
+
+/* The sync conf as the service writes it (user/sync/engine.c): rounds
+ * count from 1, and the bounded layout's shares among live nodes.
+ */
+static struct sl_sync_conf sync_conf(__u32 layout, __u64 now_ms)
+{
+	struct sl_sync_conf sc = {
+		.layout = layout, .nodes = 2, .interval_ms = 10000,
+		.round = 2, .live_nodes = 2, .share_round = 2,
+		.round_ms = now_ms,
+	};
+
+	return sc;
+}
+
+static void write_sync(struct fixture *f, const struct sl_sync_conf *sc)
+{
+	__u32 zero = 0;
+
+	assert_int_equal(bpf_map_update_elem(f->in.maps.sync, &zero, sc,
+					     BPF_ANY), 0);
+}
+
+/* A sync round and its settling, as sl_sync_collect and sl_sync_settle
+ * write them: round, then share_round and its start.
+ */
+static void share_round(struct fixture *f, struct sl_sync_conf *sc,
+			__u64 now_ms)
+{
+	sc->round++;
+	write_sync(f, sc);
+	sc->share_round++;
+	sc->round_ms = now_ms;
+	write_sync(f, sc);
+}
+
+static __u32 live_epoch(struct fixture *f)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	unsigned nr = 0;
+
+	assert_int_equal(sl_rules_read_live(&f->in.maps, &rules, &nr, &cfg), 0);
+	free(rules);
+	return cfg.rules_epoch;
+}
+
+/* Set the live rule set's epoch (what a long-running host reaches after
+ * that many applies); the next apply counts on from it.
+ */
+static void set_live_epoch(struct fixture *f, __u32 epoch)
+{
+	struct sl_config cfg;
+	__u32 zero = 0, gen;
+
+	assert_int_equal(bpf_map_lookup_elem(f->in.maps.active, &zero, &gen), 0);
+	gen &= 1;
+	assert_int_equal(bpf_map_lookup_elem(f->in.maps.config, &gen, &cfg), 0);
+	cfg.rules_epoch = epoch;
+	assert_int_equal(bpf_map_update_elem(f->in.maps.config, &gen, &cfg, 0), 0);
+}
+
+static const char *const layout_names[SL_LAYOUT__COUNT] = {
+	"local", "delayed-sync", "split-quota", "predictive", "bounded",
+};
+
+/* Under `layout`, from epoch `base`: a client blocked at limit 1 (2 over
+ * two split-quota nodes) and `rules apply` of limit 100: its next
+ * packets pass, before and after the next share round. Returns the
+ * packets dropped after the apply.
+ */
+static unsigned blocked_then_applied(struct fixture *f, __u32 layout,
+				     __u32 base, __u64 t)
+{
+	struct sl_sync_conf sc = sync_conf(layout, t);
+	unsigned nodes = layout == SL_LAYOUT_SPLIT_QUOTA ? 2 : 1, dropped = 0, i;
+	char yaml[256];
+	struct pkt p;
+
+	set_time(f, t);
+	write_sync(f, &sc);
+	set_live_epoch(f, base);
+	/* a new rule name, so a fresh client, in every call */
+	snprintf(yaml, sizeof(yaml), "rules:\n"
+		 "  - {name: blk%u_%u, protocol: udp, ports: 53, limit: %u, window: 1h}\n",
+		 layout, base, nodes);
+	apply(f, yaml);
+	/* the tag collided for an even epoch and an even share round */
+	assert_int_equal(live_epoch(f) % 2, 0);
+	mk(&p, "192.0.2.9", "203.0.113.1", UDP, 53, 0, 0);
+	assert_int_equal(run(f, &p), PASS);
+	assert_int_equal(run(f, &p), DROP);	/* caches the block */
+	assert_int_equal(run(f, &p), DROP);	/* ... and honours it */
+
+	set_time(f, t + 1000);
+	snprintf(yaml, sizeof(yaml), "rules:\n"
+		 "  - {name: blk%u_%u, protocol: udp, ports: 53, limit: %u, window: 1h}\n",
+		 layout, base, 100 * nodes);
+	apply(f, yaml);
+	for (i = 0; i < 3; i++)
+		dropped += run(f, &p) == DROP;
+	share_round(f, &sc, t + 2000);
+	set_time(f, t + 2000);
+	for (i = 0; i < 3; i++)
+		dropped += run(f, &p) == DROP;
+	if (dropped)
+		print_error("%s, blocked under epoch %u: %u of 6 dropped after the apply\n",
+			    layout_names[layout], base + 1, dropped);
+	return dropped;
+}
+
+/* The reproduction: bounded, limit 1, a drop, apply limit 100; the next
+ * packet passes, and after the next share round it still must (the old
+ * tag, epoch ^ share round, came back). Then every layout, and epochs
+ * past 2^16 (which the old tag folded into the node count's bits).
+ */
+static void test_apply_ends_cached_block_every_layout(void **state)
+{
+	static const __u32 bases[] = { 2, 0xfffe, 0x10000, 0x7ffffffe };
+	struct fixture *f = *state;
+	unsigned bad = 0, l, b;
+	__u64 t = T0;
+
+	for (b = 0; b < sizeof(bases) / sizeof(*bases); b++)
+		for (l = 0; l < SL_LAYOUT__COUNT; l++) {
+			/* the rule apply bumps the base twice: even, then odd */
+			bad += blocked_then_applied(f, l, bases[b] - 1, t) != 0;
+			t += 100000;
+		}
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_apply_replace_keeps_ids_and_clients),
 		T(test_apply_1024_rules_classify),
+		T(test_apply_ends_cached_block_every_layout),
 	};
 #undef T
 

@@ -83,12 +83,19 @@ static void test_limit_two_cpus_node_total_at_limit(void **state)
 	free(per_cpu);
 }
 
-/* Every CPU floods one client at the same instant (the model clock stands
- * still), started together: the one shared state lets through at most one
- * unit per CPU beyond the limit (include/sl_algo.h), and never fewer than
- * the limit (no accept is lost).
+/* Every CPU floods one client at once, started together, under every
+ * algorithm and every unit, with the model clock standing still and with
+ * it moving. The one shared state lets through at most one unit per CPU
+ * beyond the first each time the count reaches the limit (include/sl_algo.h;
+ * the token bucket: its capacity and refill, and as many), and never
+ * fewer than the limit (no accept is lost to another CPU's write).
  */
-#define SL_RACE_LIMIT	20000
+#define SL_RACE_LIMIT	20000	/* frozen clock, packets: units of the run */
+#define SL_RACE_SMALL	1000	/* frozen clock, the other cases */
+#define SL_RACE_MOVING	500	/* moving clock: per 1 s window */
+#define SL_RACE_STEP_MS	20	/* the clock moves this much per run of 64 */
+#define SL_RACE_SPAN_MS	2000	/* ... over this much model time */
+#define SL_RACE_BYTES	100	/* frame length of the bytes cases */
 
 struct racer {
 	struct fixture *f;
@@ -96,32 +103,100 @@ struct racer {
 	pthread_barrier_t *start;
 	int cpu;
 	__u32 packets;
+	bool clock;		/* this racer moves the model clock */
+	__u64 t0, t_end;
 	int err;
 };
 
 static void *race_one_cpu(void *arg)
 {
 	struct racer *r = arg;
-	__u32 retval, done;
+	__u32 retval, done, run = 0;
 
+	r->err = sl_pin_to_cpu(r->cpu);
 	pthread_barrier_wait(r->start);
 	/* short runs, so that every CPU is inside the program at once */
-	for (done = 0; done < r->packets && !r->err; done += 64)
-		r->err = sl_instance_run(&r->f->in, false, r->cpu, r->p->b,
+	for (done = 0; done < r->packets && !r->err; done += 64, run++) {
+		if (r->clock) {
+			r->t_end = r->t0 + (__u64)run * SL_RACE_STEP_MS;
+			set_time(r->f, r->t_end);
+		}
+		r->err = sl_instance_run(&r->f->in, false, -1, r->p->b,
 					 r->p->len, 64, &retval, NULL);
+	}
 	return NULL;
+}
+
+struct race_case {
+	const char *algorithm;
+	const char *unit;	/* packets, syn or bytes */
+	bool moving;
+};
+
+/* Packets (not units) that may pass: the algorithm's own bound over the
+ * run's model time, plus one packet per CPU beyond the first each time
+ * the count can reach the limit.
+ */
+static __u64 race_bound(const struct race_case *c, __u64 limit, int ncpu,
+			__u64 t0, __u64 t_end)
+{
+	__u64 extra = ncpu - 1, windows, span = t_end - t0;
+
+	if (!c->moving)
+		return limit + extra;
+	/* windows of 1 s the run touches */
+	windows = t_end / 1000 - t0 / 1000 + 1;
+	if (!strcmp(c->algorithm, "token-bucket"))
+		/* capacity, and a token per 1 s / limit of the run; the
+		 * compare-and-swap makes it exact but under contention
+		 * past SL_CAS_TRIES (include/sl_algo.h)
+		 */
+		return limit + span * limit / 1000 + extra;
+	if (!strcmp(c->algorithm, "fixed"))
+		return windows * (limit + extra);
+	/* sliding: 1.1 x per window; sliding-plain and sliding-counter count
+	 * the oldest slice until it has left whole, so a window can hold a
+	 * slice more: 2 x. The count reaches the limit again at every slice
+	 * (ten a window) that leaves it.
+	 */
+	return windows * (2 * limit + 11 * extra);
+}
+
+/* The rule of a case: `limit` packets' worth of units a window (a
+ * bucket's capacity, refilled over the window when the clock moves; one
+ * unit a second, so never in the run, when it stands still).
+ */
+static void race_rule(char *yaml, size_t size, const char *name,
+		      const struct race_case *c, __u64 limit)
+{
+	bool bucket = !strcmp(c->algorithm, "token-bucket");
+	bool bytes = !strcmp(c->unit, "bytes");
+	bool slices = !strncmp(c->algorithm, "sliding", 7) &&
+		      strcmp(c->algorithm, "sliding-log");
+
+	snprintf(yaml, size,
+		 "rules:\n"
+		 "  - {name: %s, protocol: %s, ports: 53, limit: %llu, unit: %s, "
+		 "window: %s, algorithm: %s%s}\n",
+		 name, strcmp(c->unit, "syn") ? "udp" : "tcp",
+		 (unsigned long long)(limit * (bytes ? SL_RACE_BYTES : 1)),
+		 c->unit, c->moving ? "1s" : "1h", c->algorithm,
+		 slices ? ", slices: 10" :
+		 bucket && !c->moving ? ", refill_per_s: 1" : "");
 }
 
 static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 {
+	static const char *const algorithms[] = {
+		"sliding", "sliding-plain", "fixed", "token-bucket",
+		"sliding-log", "sliding-counter",
+	};
+	static const char *const units[] = { "packets", "syn", "bytes" };
 	struct fixture *f = *state;
 	struct racer *r;
 	pthread_t *th;
-	pthread_barrier_t start;
-	struct sl_rule_stats s;
-	struct pkt p;
-	int ncpu = 0, cpu, i;
-	__u64 sent = 0;
+	int ncpu = 0, cpu, i, bad = 0, n = 0;
+	unsigned a, u, m;
 
 	r = calloc(CPU_SETSIZE, sizeof(*r));
 	th = calloc(CPU_SETSIZE, sizeof(*th));
@@ -132,34 +207,83 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 			r[ncpu++].cpu = cpu;
 	if (ncpu < 2)
 		skip();
-	apply(f, "rules:\n"
-		 "  - {name: race, protocol: udp, ports: 53, limit: 20000, window: 1h}\n");
-	mk(&p, "192.0.2.77", "203.0.113.1", UDP, 53, 0, 0);
-	assert_int_equal(pthread_barrier_init(&start, NULL, ncpu), 0);
-	for (i = 0; i < ncpu; i++) {
-		r[i].f = f;
-		r[i].p = &p;
-		r[i].start = &start;
-		/* twice the limit in all, rounded up to whole runs of 64 */
-		r[i].packets = (2 * SL_RACE_LIMIT / ncpu + 63) / 64 * 64;
-		sent += r[i].packets;
-		assert_int_equal(pthread_create(&th[i], NULL, race_one_cpu, &r[i]), 0);
+	for (a = 0; a < sizeof(algorithms) / sizeof(*algorithms); a++)
+	for (u = 0; u < sizeof(units) / sizeof(*units); u++)
+	for (m = 0; m < 2; m++) {
+		struct race_case c = { algorithms[a], units[u], m };
+		bool log = !strcmp(c.algorithm, "sliding-log");
+		bool bytes = !strcmp(c.unit, "bytes");
+		/* the full-size case where the bucket lost most, and the
+		 * original sliding one; smaller limits for the rest, so
+		 * that the whole table stays short
+		 */
+		__u64 limit = m ? SL_RACE_MOVING :
+			      !strcmp(c.unit, "packets") && !log &&
+			      (a == 0 || !strcmp(c.algorithm, "token-bucket")) ?
+			      SL_RACE_LIMIT : SL_RACE_SMALL, sent = 0, bound, per = 0;
+		__u64 t0 = T0 + 100000 * (++n);
+		char yaml[512], name[32];
+		pthread_barrier_t start;
+		struct sl_rule_stats s;
+		struct pkt p;
+
+		if (log && bytes)
+			continue;	/* the log counts requests */
+		snprintf(name, sizeof(name), "race%d", n);
+		race_rule(yaml, sizeof(yaml), name, &c, limit);
+		set_time(f, t0);
+		apply(f, yaml);
+		mk(&p, "192.0.2.77", "203.0.113.1", strcmp(c.unit, "syn") ? UDP : TCP,
+		   53, strcmp(c.unit, "syn") ? 0 : SYN, bytes ? SL_RACE_BYTES : 0);
+		assert_int_equal(pthread_barrier_init(&start, NULL, ncpu), 0);
+		for (i = 0; i < ncpu; i++) {
+			r[i].f = f;
+			r[i].p = &p;
+			r[i].start = &start;
+			r[i].clock = m && i == 0;
+			r[i].t0 = r[i].t_end = t0;
+			r[i].err = 0;
+			/* frozen: twice the limit in all; moving: the span,
+			 * about six times the limit a window; both rounded
+			 * up to whole runs of 64
+			 */
+			per = m ? SL_RACE_SPAN_MS / SL_RACE_STEP_MS * 64 :
+			      (2 * limit / ncpu + 63) / 64 * 64;
+			r[i].packets = per;
+			sent += per;
+			assert_int_equal(pthread_create(&th[i], NULL, race_one_cpu, &r[i]), 0);
+		}
+		for (i = 0; i < ncpu; i++) {
+			pthread_join(th[i], NULL);
+			assert_int_equal(r[i].err, 0);
+		}
+		pthread_barrier_destroy(&start);
+		s = stats_of(f, name);
+		bound = race_bound(&c, limit, ncpu, t0, r[0].t_end);
+		/* one JSON line per case: make bench-cpus records them */
+		print_message("{\"cpus\": %d, \"algorithm\": \"%s\", \"unit\": \"%s\", "
+			      "\"clock\": \"%s\", \"sent\": %llu, \"passed\": %llu, "
+			      "\"limit\": %llu, \"bound\": %llu}\n", ncpu,
+			      c.algorithm, c.unit, m ? "moving" : "frozen",
+			      (unsigned long long)sent,
+			      (unsigned long long)s.passed,
+			      (unsigned long long)limit,
+			      (unsigned long long)bound);
+		if (s.passed + s.dropped != sent || s.passed < limit ||
+		    s.passed > bound) {
+			print_error("%s %s %s: %llu of %llu passed, expected %llu..%llu\n",
+				    c.algorithm, c.unit, m ? "moving" : "frozen",
+				    (unsigned long long)s.passed,
+				    (unsigned long long)sent,
+				    (unsigned long long)limit,
+				    (unsigned long long)bound);
+			bad++;
+		}
 	}
-	for (i = 0; i < ncpu; i++) {
-		pthread_join(th[i], NULL);
-		assert_int_equal(r[i].err, 0);
-	}
-	pthread_barrier_destroy(&start);
-	s = stats_of(f, "race");
-	/* one JSON line: make bench-cpus records it */
-	print_message("{\"cpus\": %d, \"sent\": %llu, \"passed\": %llu, "
-		      "\"limit\": %d}\n", ncpu, (unsigned long long)sent,
-		      (unsigned long long)s.passed, SL_RACE_LIMIT);
-	assert_int_equal(s.passed + s.dropped, sent);
-	assert_true(s.passed >= (__u64)SL_RACE_LIMIT);
-	assert_true(s.passed <= (__u64)SL_RACE_LIMIT + ncpu - 1);
 	free(th);
 	free(r);
+	if (bad)
+		fail_msg("%d case(s) outside the bound", bad);
 }
 
 int main(void)

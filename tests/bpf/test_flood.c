@@ -13,8 +13,8 @@
  *   passes the prefix's limit per window, while the per-address rule alone
  *   lets each address its own allowance.
  *
- * Parts of every flood run on CPUs 0 and 1, so the per-CPU slots and the
- * node-level sums are exercised too.
+ * Parts of every flood run on CPUs 0 and 1, so the client states that
+ * every CPU shares are decided from two CPUs too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -273,7 +273,7 @@ static void compliant_until(struct fixture *f, struct compliant_state *s,
 		struct sl_addr a = v4(198, 51, 100, r->client);
 
 		/* was its state evicted since its last request? (a syscall
-		 * lookup of a per-CPU LRU hash does not mark it used)
+		 * lookup of an LRU hash does not mark it used)
 		 */
 		if (r->round > 0) {
 			struct sl_client_key key = { .addr = a,

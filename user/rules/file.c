@@ -217,7 +217,7 @@ static void check_algorithm(struct checker *c, const struct rule_in *y,
 	}
 	if (r->algorithm == SL_ALGO_SLIDING_LOG) {
 		if (r->limit > SL_MAX_LOG)
-			bad(c, "limit", "sliding-log keeps every accept: at most %u (%zu bytes per client per CPU); use sliding for larger limits",
+			bad(c, "limit", "sliding-log keeps every accept: at most %u (%zu bytes per client); use sliding for larger limits",
 			    SL_MAX_LOG, sizeof(struct sl_client_log));
 		if (r->unit == SL_UNIT_BYTES)
 			bad(c, "unit", "sliding-log counts requests, not bytes");

@@ -69,9 +69,10 @@ static int refresh_rules(struct sl_checker *c, bool ask)
 }
 
 /* Checks are serialised: two concurrent checks for a client's last unit
- * must not both pass, and the kernel's per-CPU design would let two
- * checks on two CPUs decide at the same instant. Packets on other CPUs
- * keep the kernel's own allowance of one unit per CPU.
+ * must not both pass, and in the kernel two decisions of one client's
+ * shared state taken at the same instant on two CPUs can both take it
+ * (include/sl_algo.h). Packets on other CPUs keep the kernel's own
+ * allowance of one unit per CPU beyond the first.
  */
 static int check_kernel(struct sl_checker *c, const char *rule,
 			const char *key, bool count,
