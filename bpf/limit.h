@@ -11,17 +11,18 @@
  * writes nothing: the over-limit path is the cheapest path, and a flood
  * spread over every CPU only reads one cache line.
  *
- * A cached block holds only under the generation that computed it: a
- * 64-bit word of the rules epoch and what of the sync conf the verdict
- * depends on (sl_generation), compared whole, so an apply, a layout
- * change and a share round each end every cached block, and no two
- * generations a block can live to see are equal. The block's end is one
- * word with a check of that generation (sl_block_word): a reader that
- * finds the generation word of one writer and the end of another (two
- * CPUs caching the same client at once, across an apply) sees a check
- * that does not match, so it never honours an end computed under other
- * rules (bar a 32-bit check collision of two such writers at once). An
- * accept clears the block.
+ * A cached block holds only under the generation that computed it: 64
+ * bits, the rules epoch and what of the sync conf the verdict depends on
+ * (sl_generation), compared whole, so an apply, a layout change and a
+ * share round each end every cached block, and no two generations a block
+ * can live to see are equal. The generation is kept in two halves of the
+ * state's header (blocked_epoch, blocked_sync) and the block's end in one
+ * word with a 32-bit check of the whole generation (sl_block_word): a
+ * reader that finds one writer's generation and another's end (two CPUs
+ * caching the same client at once, across an apply) sees a check that
+ * does not match, so it never honours an end computed under other rules
+ * (but for a check collision of two such writers at the same instant).
+ * An accept clears the block.
  */
 #ifndef SL_LIMIT_H
 #define SL_LIMIT_H
@@ -343,7 +344,8 @@ static __always_inline int sl_block_holds(const struct sl_client_hdr *own,
 {
 	__u64 word = SL_LOAD(own->blocked_until);
 
-	return SL_LOAD(own->blocked_gen) == gen &&
+	return ((__u64)SL_LOAD(own->blocked_epoch) << 32 |
+		SL_LOAD(own->blocked_sync)) == gen &&
 	       word >> 32 == sl_block_word(gen, 0) >> 32 &&
 	       sl_cache_before((__u32)word);
 }
@@ -410,7 +412,8 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 			if (sc && verdict & SL_ROUND_SPENT &&
 			    sl_bounded_stale_at(sc) < until)
 				until = sl_bounded_stale_at(sc);
-			own->blocked_gen = gen;
+			own->blocked_epoch = gen >> 32;
+			own->blocked_sync = (__u32)gen;
 			own->blocked_until =
 				sl_block_word(gen, sl_cache_until(rq.now_ms,
 								  until));

@@ -115,9 +115,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_clients_plain SEC(".maps");
 
+/* Sized like sl_clients_plain, to the loader's budget (the default
+ * asks for more than it holds, so the budget decides): an LRU hash hands
+ * each CPU free entries in batches of up to 128, so a table of a few
+ * thousand is what keeps a new client from evicting a known one while
+ * most of the table sits unused in other CPUs' free lists.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 8192);
 	__type(key, struct sl_client_key);
 	__type(value, struct sl_client_log);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

@@ -196,18 +196,19 @@ struct sl_bucket {
 #define SL_CLIENT_HEADER						\
 	__u64 last_ms;		/* last accept */				\
 	__u64 blocked_until;	/* cache: over the limit until the low 32	\
-				 * bits, on bpf/clock.h's cache clock;	\
-				 * the high 32 check blocked_gen's */		\
-	__u64 blocked_gen;	/* generation (rules epoch and sync conf)	\
-				 * that computed it (bpf/limit.h) */		\
+				 * bits, on bpf/clock.h's cache clock; the	\
+				 * high 32 check the generation's halves	\
+				 * below (bpf/limit.h) */			\
 	__u32 accepted;		/* units accepted, wrapping */			\
+	__u32 blocked_epoch;	/* the block's generation: rules epoch */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
 	__u32 event_ms;		/* last drop event sent for this client */	\
 	__u32 sync_round;	/* sync round of the last accept: its key	\
 				 * went to sl_changed (see sl_sync_conf) */	\
 	__u32 share_round;	/* bounded: share round of the last accept */	\
 	__u32 round_units;	/* units accepted in that share round: what	\
-				 * peers do not know of yet */
+				 * peers do not know of yet */			\
+	__u32 blocked_sync;	/* ... and sync conf (sl_generation) */
 
 struct sl_client_hdr {
 	SL_CLIENT_HEADER
