@@ -232,6 +232,27 @@ SL_INLINE void sl_tally_expiry(struct sl_tally *t, __u64 expiry_ms)
 		t->next_expiry_ms = expiry_ms;
 }
 
+/* A slot as the one 64-bit word it is (struct sl_slot is 8-aligned). */
+typedef __u64 __attribute__((__may_alias__)) sl_slot_word;
+
+SL_INLINE __u64 sl_slot_pack(struct sl_slot s)
+{
+	__u64 w;
+
+	__builtin_memcpy(&w, &s, sizeof(w));
+	return w;
+}
+
+/* Slice and count read together, as one CPU last wrote them. */
+SL_INLINE struct sl_slot sl_slot_load(const struct sl_slot *s)
+{
+	__u64 w = SL_LOAD(*(const sl_slot_word *)s);
+	struct sl_slot r;
+
+	__builtin_memcpy(&r, &w, sizeof(r));
+	return r;
+}
+
 /* Add `units` to slot `s` for slice `d`. A slot holding another slice is
  * taken over with one compare-and-swap of slice and count together: the
  * CPU whose swap wins starts the new count with its units, the others see
@@ -241,17 +262,17 @@ SL_INLINE void sl_tally_expiry(struct sl_tally *t, __u64 expiry_ms)
 SL_INLINE void sl_slot_add(struct sl_slot *s, __u32 d, __u32 units,
 			   int keep_ahead)
 {
-	struct sl_slot seen, next;
+	sl_slot_word *w = (sl_slot_word *)s;
+	struct sl_slot seen, next = { .slice = d, .count = units };
 	int i;
 
-	next.slice = d;
-	next.count = units;
 	for (i = 0; i < SL_CAS_TRIES; i++) {
-		seen.word = SL_LOAD(s->word);
+		seen = sl_slot_load(s);
 		if (seen.slice == d ||
 		    (keep_ahead && (__s32)(seen.slice - d) > 0))
 			break;
-		if (SL_CAS(&s->word, seen.word, next.word) == seen.word)
+		if (SL_CAS(w, sl_slot_pack(seen), sl_slot_pack(next)) ==
+		    sl_slot_pack(seen))
 			return;
 	}
 	SL_ADD(&s->count, units);
@@ -417,10 +438,9 @@ SL_INLINE void sl_fixed_tally(struct sl_tally *t, const struct sl_client *c,
 			      const struct sl_params *p, __u64 now_ms)
 {
 	__u64 w = now_ms / p->window_ms;
-	struct sl_slot f;
+	struct sl_slot f = sl_slot_load(&c->fixed);
 	__s32 ahead;
 
-	f.word = SL_LOAD(c->fixed.word);
 	ahead = (__s32)(f.slice - (__u32)w);
 	/* a window ahead of now: the clock stepped back; keep its count */
 	if (ahead < 0 || !f.count)

@@ -165,19 +165,15 @@ struct sl_record {
 
 /* sliding-plain and sliding-counter: one counter per slice, ring indexed
  * by slice number (token-bucket: per peer slice, see sl_bucket; fixed: the
- * window last counted in). Slice and count are one 64-bit word, so that a
- * CPU takes a slot over for a new slice with one compare-and-swap of both
- * (sl_slot_add in include/sl_algo.h) and no other CPU's add is lost to it.
+ * window last counted in). Slice and count are one aligned 64-bit word, so
+ * that a CPU takes a slot over for a new slice with one compare-and-swap
+ * of both (sl_slot_add in include/sl_algo.h) and no other CPU's add is
+ * lost to it.
  */
 struct sl_slot {
-	union {
-		struct {
-			__u32 slice;	/* now_ms / slice_ms, wrapping */
-			__u32 count;
-		};
-		__u64 word;
-	};
-};
+	__u32 slice;		/* now_ms / slice_ms, wrapping */
+	__u32 count;
+} __attribute__((aligned(8)));
 
 /* token-bucket as GCRA: the theoretical arrival time; and the node's own
  * accepts per peer slice (sl_bucket_slice_ms), ring indexed by slice
