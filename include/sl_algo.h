@@ -166,8 +166,8 @@ struct sl_params {
 	__u32 algorithm;	/* enum sl_algorithm */
 	__u32 pad;
 	__u64 token_ns;		/* token-bucket: refill interval per unit */
-	__u64 idle_ms;		/* after this long without an accept, a CPU's
-				 * state counts for nothing (see sl_idle_ms) */
+	__u64 idle_ms;		/* after this long without an accept, the
+				 * client's state counts for nothing */
 };
 
 /* What counts of a client's state at one instant. */
