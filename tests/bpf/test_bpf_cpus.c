@@ -154,11 +154,18 @@ static __u64 race_bound(const struct race_case *c, __u64 limit, int ncpu,
 		return limit + span * limit / 1000 + extra;
 	if (!strcmp(c->algorithm, "fixed"))
 		return windows * (limit + extra);
-	/* sliding: 1.1 x per window; sliding-plain and sliding-counter count
-	 * the oldest slice until it has left whole, so a window can hold a
-	 * slice more: 2 x. The count reaches the limit again at every slice
-	 * (ten a window) that leaves it.
+	/* sliding: the limit and a slice's cap (NFR-1) per window, and the
+	 * count falls (to reach the limit again) where one of its records
+	 * leaves the window; sliding-log: exact, its count falls at every
+	 * step of the clock; sliding-plain and sliding-counter count the
+	 * oldest slice until it has left whole, so a window can hold a slice
+	 * more: 2 x, falling at each of the ten slices
 	 */
+	if (!strcmp(c->algorithm, "sliding"))
+		return windows * (limit + limit / (SL_RECORDS - 2) + 1 +
+				  (SL_RECORDS + 1) * extra);
+	if (!strcmp(c->algorithm, "sliding-log"))
+		return windows * (limit + 1000 / SL_RACE_STEP_MS * extra);
 	return windows * (2 * limit + 11 * extra);
 }
 
