@@ -62,11 +62,22 @@ static const char corpus_rules[] =
 	"    window: 1h\n"
 	"    key: {ipv4_prefix: 0, ipv6_prefix: 0}\n";
 
-enum counter { RULE, NON_IP, MALFORMED, FRAGMENTS, NO_RULE };
+/* Where a packet is counted besides `packets`. FRAG_FIRST, FRAG_ORPHAN
+ * and LONG_CHAIN reach the rule too; CONTROL never does.
+ */
+enum counter { RULE, NON_IP, MALFORMED, FRAG_FIRST, FRAG_ORPHAN, LONG_CHAIN,
+	       CONTROL, NO_RULE, FRAG_FIRST_NO_RULE };
 
 static const char *const counter_names[] = {
-	"rule", "non_ip", "malformed", "fragments", "no_rule",
+	"rule", "non_ip", "malformed", "first fragment", "orphan fragment",
+	"long chain", "icmp control", "no_rule", "first fragment, no rule",
 };
+
+static bool reaches_rule(enum counter c)
+{
+	return c == RULE || c == FRAG_FIRST || c == FRAG_ORPHAN ||
+	       c == LONG_CHAIN;
+}
 
 static void c_udp4(struct pkt *p)
 { eth(p); ip4(p, 5, 0); udp(p, LIMITED_PORT); payload(p, 18); }
@@ -101,10 +112,15 @@ static void c_ip4_df(struct pkt *p)
 { eth(p); ip4(p, 5, 0x4000); udp(p, LIMITED_PORT); }
 static void c_ip4_mf(struct pkt *p)
 { eth(p); ip4(p, 5, 0x2000); udp(p, LIMITED_PORT); payload(p, 24); }
+static void c_ip4_mf_free(struct pkt *p)
+{ eth(p); ip4(p, 5, 0x2000); udp(p, FREE_PORT); payload(p, 24); }
+static void c_ip4_mf_short(struct pkt *p)
+{ eth(p); ip4(p, 5, 0x2000); proto(p, IPPROTO_TCP, 8); ip_id(p, 0x101); }
+/* later fragments of datagrams whose first the test never sent */
 static void c_ip4_offset(struct pkt *p)
-{ eth(p); ip4(p, 5, 185); proto(p, IPPROTO_UDP, 32); }
+{ eth(p); ip4(p, 5, 185); proto(p, IPPROTO_UDP, 32); ip_id(p, 0x102); }
 static void c_ip4_mf_offset(struct pkt *p)
-{ eth(p); ip4(p, 5, 0x2000 | 1); proto(p, IPPROTO_UDP, 32); }
+{ eth(p); ip4(p, 5, 0x2000 | 1); proto(p, IPPROTO_UDP, 32); ip_id(p, 0x103); }
 static void c_ip4_opts_mf(struct pkt *p)
 { eth(p); ip4(p, 8, 0x2000); udp(p, LIMITED_PORT); }
 static void c_udp6(struct pkt *p)
@@ -124,7 +140,16 @@ static void c_ip6_mh(struct pkt *p)
 static void c_ip6_frag(struct pkt *p)
 { eth(p); ip6(p); ip6_frag(p, 0, true); udp(p, LIMITED_PORT); }
 static void c_ip6_frag_offset(struct pkt *p)
-{ eth(p); ip6(p); ip6_frag(p, 100, false); proto(p, IPPROTO_UDP, 16); }
+{ eth(p); ip6(p); ip6_frag(p, 100, false); proto(p, IPPROTO_UDP, 16);
+  ip_id(p, 0x104); }
+static void c_ip6_frag_atomic(struct pkt *p)
+{ eth(p); ip6(p); ip6_frag(p, 0, false); udp(p, LIMITED_PORT); }
+static void c_ip6_frag_dst(struct pkt *p)
+{ eth(p); ip6(p); ip6_frag(p, 0, true); ip6_ext(p, IPPROTO_DSTOPTS, 1);
+  udp(p, LIMITED_PORT); }
+static void c_ip6_frag_offset_dst(struct pkt *p)
+{ eth(p); ip6(p); ip6_frag(p, 100, true); proto(p, IPPROTO_DSTOPTS, 16);
+  ip_id(p, 0x105); }
 static void c_ip6_hop_frag(struct pkt *p)
 { eth(p); ip6(p); ip6_ext(p, IPPROTO_HOPOPTS, 0); ip6_frag(p, 0, true);
   udp(p, LIMITED_PORT); }
@@ -145,12 +170,22 @@ static void ip6_chain(struct pkt *p, unsigned n)
 static void c_ip6_ext7(struct pkt *p) { ip6_chain(p, 7); }
 static void c_ip6_ext9(struct pkt *p) { ip6_chain(p, 9); }
 static void c_ip6_ext12(struct pkt *p) { ip6_chain(p, 12); }
+static void c_ip6_ext64(struct pkt *p) { ip6_chain(p, 64); }
+/* SL_MAX_IPV6_EXT (bpf/parse.h): the longest chain walked, and one more */
+static void c_ip6_ext256(struct pkt *p) { ip6_chain(p, 256); }
+static void c_ip6_ext257(struct pkt *p) { ip6_chain(p, 257); }
+static void c_ip6_ext257_free(struct pkt *p)
+{ ip6_chain(p, 257); p->b[p->l4 + 3] = FREE_PORT; }
 static void c_ip6_version4(struct pkt *p)
 { eth(p); ip6(p); p->b[p->l3] = 0x40; udp(p, LIMITED_PORT); }
 static void c_ip6_nonext(struct pkt *p)
 { eth(p); ip6(p); proto(p, IPPROTO_NONE, 8); }
 static void c_icmp4(struct pkt *p) { eth(p); ip4(p, 5, 0); icmp(p); }
 static void c_icmp6(struct pkt *p) { eth(p); ip6(p); icmp(p); }
+static void c_icmp4_frag_needed(struct pkt *p)
+{ eth(p); ip4(p, 5, 0); icmp_type(p, 3); }
+static void c_icmp6_ns(struct pkt *p) { eth(p); ip6(p); icmp_type(p, 135); }
+static void c_icmp6_ptb(struct pkt *p) { eth(p); ip6(p); icmp_type(p, 2); }
 static void c_gre4(struct pkt *p) { eth(p); ip4(p, 5, 0); proto(p, 47, 8); }
 static void c_arp(struct pkt *p) { eth(p); ethertype(p, ETH_P_ARP, 28); }
 static void c_arp_eth_only(struct pkt *p) { eth(p); ethertype(p, ETH_P_ARP, 0); }
@@ -196,10 +231,12 @@ static const struct corpus_row corpus[] = {
 	{ "ipv4 ihl 0",				c_ihl0, PASS, MALFORMED, false },
 	{ "ipv4 ethertype, version 6",		c_ip4_version6, PASS, MALFORMED, false },
 	{ "ipv4 DF only: not a fragment",	c_ip4_df, DROP, RULE, true },
-	{ "ipv4 first fragment (MF)",		c_ip4_mf, PASS, FRAGMENTS, true },
-	{ "ipv4 last fragment (offset 185)",	c_ip4_offset, PASS, FRAGMENTS, true },
-	{ "ipv4 middle fragment (MF, offset 1)", c_ip4_mf_offset, PASS, FRAGMENTS, true },
-	{ "ipv4 options + MF",			c_ip4_opts_mf, PASS, FRAGMENTS, true },
+	{ "ipv4 first fragment (MF)",		c_ip4_mf, DROP, FRAG_FIRST, true },
+	{ "ipv4 first fragment, port without rule", c_ip4_mf_free, PASS, FRAG_FIRST_NO_RULE, true },
+	{ "ipv4 first fragment too short for its ports", c_ip4_mf_short, DROP, FRAG_ORPHAN, true },
+	{ "ipv4 last fragment (offset 185)",	c_ip4_offset, DROP, FRAG_ORPHAN, true },
+	{ "ipv4 middle fragment (MF, offset 1)", c_ip4_mf_offset, DROP, FRAG_ORPHAN, true },
+	{ "ipv4 options + MF",			c_ip4_opts_mf, DROP, FRAG_FIRST, true },
 	{ "ipv6 udp, limited port",		c_udp6, DROP, RULE, true },
 	{ "ipv6 udp, port without rule",	c_udp6_free, PASS, NO_RULE, true },
 	{ "802.1Q ipv6 udp",			c_vlan_udp6, DROP, RULE, true },
@@ -207,15 +244,25 @@ static const struct corpus_row corpus[] = {
 	{ "ipv6 AH + udp",			c_ip6_ah, DROP, RULE, true },
 	{ "ipv6 mobility header + tcp",		c_ip6_mh, DROP, RULE, true },
 	{ "ipv6 7 extension headers + udp",	c_ip6_ext7, DROP, RULE, true },
-	{ "ipv6 9 extension headers + udp",	c_ip6_ext9, PASS, MALFORMED, false },
-	{ "ipv6 12 extension headers + udp",	c_ip6_ext12, PASS, MALFORMED, false },
-	{ "ipv6 first fragment",		c_ip6_frag, PASS, FRAGMENTS, true },
-	{ "ipv6 later fragment",		c_ip6_frag_offset, PASS, FRAGMENTS, true },
-	{ "ipv6 hop-by-hop + fragment",		c_ip6_hop_frag, PASS, FRAGMENTS, true },
+	{ "ipv6 9 extension headers + udp",	c_ip6_ext9, DROP, RULE, true },
+	{ "ipv6 12 extension headers + udp",	c_ip6_ext12, DROP, RULE, true },
+	{ "ipv6 64 extension headers + udp",	c_ip6_ext64, DROP, RULE, false },
+	{ "ipv6 256 extension headers + udp",	c_ip6_ext256, DROP, RULE, false },
+	{ "ipv6 257 extension headers + udp",	c_ip6_ext257, DROP, LONG_CHAIN, false },
+	{ "ipv6 257 extension headers, any port", c_ip6_ext257_free, DROP, LONG_CHAIN, false },
+	{ "ipv6 first fragment",		c_ip6_frag, DROP, FRAG_FIRST, true },
+	{ "ipv6 atomic fragment: a whole datagram", c_ip6_frag_atomic, DROP, RULE, true },
+	{ "ipv6 first fragment + dstopts",	c_ip6_frag_dst, DROP, FRAG_FIRST, true },
+	{ "ipv6 later fragment",		c_ip6_frag_offset, DROP, FRAG_ORPHAN, true },
+	{ "ipv6 later fragment, dstopts next",	c_ip6_frag_offset_dst, DROP, FRAG_ORPHAN, true },
+	{ "ipv6 hop-by-hop + fragment",		c_ip6_hop_frag, DROP, FRAG_FIRST, true },
 	{ "ipv6 ethertype, version 4",		c_ip6_version4, PASS, MALFORMED, false },
 	{ "ipv6 no next header (other proto)",	c_ip6_nonext, PASS, NO_RULE, true },
 	{ "icmp echo (rule has ports)",		c_icmp4, PASS, NO_RULE, true },
 	{ "icmpv6 echo (rule has ports)",	c_icmp6, PASS, NO_RULE, true },
+	{ "icmp fragmentation needed",		c_icmp4_frag_needed, PASS, CONTROL, true },
+	{ "icmpv6 neighbour solicitation",	c_icmp6_ns, PASS, CONTROL, true },
+	{ "icmpv6 packet too big",		c_icmp6_ptb, PASS, CONTROL, true },
 	{ "ipv4 gre (other proto)",		c_gre4, PASS, NO_RULE, true },
 	{ "arp",				c_arp, PASS, NON_IP, false },
 	{ "arp, ethernet header only",		c_arp_eth_only, PASS, NON_IP, false },
@@ -263,15 +310,29 @@ static int check_one(struct fixture *f, bool tc, __u32 rule_id,
 	EXPECT("packets", g1.packets - g0.packets, 1);
 	EXPECT("non_ip", g1.non_ip - g0.non_ip, counter == NON_IP);
 	EXPECT("malformed", g1.malformed - g0.malformed, counter == MALFORMED);
-	EXPECT("fragments", g1.fragments - g0.fragments, counter == FRAGMENTS);
-	EXPECT("no_rule", g1.no_rule - g0.no_rule, counter == NO_RULE);
+	EXPECT("fragments", g1.fragments - g0.fragments,
+	       counter == FRAG_FIRST || counter == FRAG_ORPHAN ||
+	       counter == FRAG_FIRST_NO_RULE);
+	EXPECT("frag_first", g1.frag_first - g0.frag_first,
+	       counter == FRAG_FIRST || counter == FRAG_FIRST_NO_RULE);
+	EXPECT("frag_orphans", g1.frag_orphans - g0.frag_orphans,
+	       counter == FRAG_ORPHAN);
+	EXPECT("frag_later", g1.frag_later - g0.frag_later, 0);
+	EXPECT("long_chains", g1.long_chains - g0.long_chains,
+	       counter == LONG_CHAIN);
+	EXPECT("long_chains_dropped", g1.long_chains_dropped - g0.long_chains_dropped,
+	       counter == LONG_CHAIN && want == DROP);
+	EXPECT("icmp_control", g1.icmp_control - g0.icmp_control,
+	       counter == CONTROL);
+	EXPECT("no_rule", g1.no_rule - g0.no_rule,
+	       counter == NO_RULE || counter == FRAG_FIRST_NO_RULE);
 	EXPECT("fail_open", g1.fail_open - g0.fail_open, 0);
 	EXPECT("rule dropped", r1.dropped - r0.dropped,
-	       counter == RULE && want == DROP);
+	       reaches_rule(counter) && want == DROP);
 	EXPECT("rule passed", r1.passed - r0.passed,
-	       counter == RULE && want == PASS);
+	       reaches_rule(counter) && want == PASS);
 	EXPECT("rule dropped_bytes", r1.dropped_bytes - r0.dropped_bytes,
-	       counter == RULE && want == DROP ? len : 0);
+	       reaches_rule(counter) && want == DROP ? len : 0);
 #undef EXPECT
 	if (bad)
 		print_error("%s: counted as %s\n", what, counter_names[counter]);
