@@ -51,6 +51,9 @@
  * dropped row proves that the parser got through to the ports, and every
  * other row must pass with exactly its counter moved.
  */
+/* bpf/parse.h's SL_MAX_IPV6_EXT: the longest chain the walk reads */
+#define SL_TEST_MAX_IPV6_EXT	256
+
 #define LIMITED_PORT	9
 #define FREE_PORT	53
 
@@ -427,20 +430,387 @@ static void test_parse_corpus_tc(void **state) { corpus_whole(state, true); }
 static void test_parse_truncated_xdp(void **state) { corpus_truncated(state, false); }
 static void test_parse_truncated_tc(void **state) { corpus_truncated(state, true); }
 
-/* SL_MAX_IPV6_EXT (bpf/parse.h) is "extension headers skipped before giving
- * up"; only "a chain longer than this is treated as malformed". A chain of
- * exactly 8 must therefore reach the transport header.
+/* ---- 2. odd shapes under one rule --------------------------------------
+ *
+ * Rule `{protocol: udp, ports: 9000, limit: 5, window: 60s}` (and 9001
+ * for extension chains): whatever shape a client's datagrams take, at
+ * most five of them (and at least five: the limit is reached) get
+ * through, through XDP and TC.
  */
-static void test_parse_ipv6_chain_of_8_ext_headers_parsed(void **state)
+#define FRAG_PORT	9000
+#define CHAIN_PORT	9001
+#define DATAGRAMS	30
+
+static const char odd_rules[] =
+	"rules:\n"
+	"  - {name: frag, protocol: udp, ports: 9000, limit: 5, window: 60s}\n"
+	"  - {name: chain, protocol: udp, ports: 9001, limit: 5, window: 60s}\n";
+
+enum frag_part { FIRST, MIDDLE, LAST };
+
+/* One fragment of datagram `id`, three fragments of 1,480 payload bytes
+ * each at most (as at MTU 1500): the first carries the UDP header.
+ */
+static void fragment(struct pkt *p, bool v6, uint32_t id, enum frag_part part,
+		     uint16_t dport, unsigned body)
+{
+	uint16_t offset = part == FIRST ? 0 : part == MIDDLE ? 185 : 370;
+	bool mf = part != LAST;
+
+	memset(p, 0, sizeof(*p));
+	eth(p);
+	if (v6) {
+		ip6(p);
+		ip6_frag(p, offset, mf);
+	} else {
+		ip4(p, 5, (mf ? 0x2000 : 0) | offset);
+	}
+	ip_id(p, id);
+	if (part == FIRST) {
+		udp(p, dport);
+		payload(p, body - 8);
+	} else {
+		proto(p, IPPROTO_UDP, body);
+	}
+	finish(p);
+}
+
+struct tally {
+	unsigned pass[3], drop[3];	/* by enum frag_part */
+};
+
+/* DATAGRAMS datagrams of three fragments each, to `dport`. */
+static struct tally send_datagrams(struct fixture *f, bool tc, bool v6,
+				   uint16_t dport, uint32_t id0)
+{
+	struct tally t = {};
+	unsigned d, part;
+	struct pkt p;
+
+	for (d = 0; d < DATAGRAMS; d++) {
+		for (part = FIRST; part <= LAST; part++) {
+			fragment(&p, v6, id0 + d, part, dport, 200);
+			if (run_len(f, tc, -1, &p, p.len) == DROP)
+				t.drop[part]++;
+			else
+				t.pass[part]++;
+		}
+	}
+	return t;
+}
+
+/* A datagram is one unit of `packets`: its first fragment is counted by
+ * its port, its later fragments follow the first's verdict.
+ */
+static void fragments_follow_their_first(void **state, bool tc, bool v6)
 {
 	struct fixture *f = *state;
-	__u32 id = corpus_prepare(f);
-	struct pkt p = {};
+	struct sl_global_stats g0, g1;
+	struct sl_rule_stats r;
+	struct tally t;
 
-	ip6_chain(&p, 8);
+	apply(f, odd_rules);
+	g0 = global_stats(f);
+	t = send_datagrams(f, tc, v6, FRAG_PORT, 1);
+	g1 = global_stats(f);
+	r = stats_of(f, "frag");
+	print_message("%s %s: first fragments %u passed %u dropped, later %u passed %u dropped\n",
+		      tc ? "tc" : "xdp", v6 ? "ipv6" : "ipv4", t.pass[FIRST],
+		      t.drop[FIRST], t.pass[MIDDLE] + t.pass[LAST],
+		      t.drop[MIDDLE] + t.drop[LAST]);
+	assert_int_equal(t.pass[FIRST], 5);
+	assert_int_equal(t.drop[FIRST], DATAGRAMS - 5);
+	/* the same datagrams, whole or not at all */
+	assert_int_equal(t.pass[MIDDLE], 5);
+	assert_int_equal(t.pass[LAST], 5);
+	assert_int_equal(g1.frag_first - g0.frag_first, DATAGRAMS);
+	assert_int_equal(g1.frag_later - g0.frag_later, 2 * DATAGRAMS);
+	assert_int_equal(g1.frag_later_dropped - g0.frag_later_dropped,
+			 2 * (DATAGRAMS - 5));
+	assert_int_equal(g1.frag_orphans - g0.frag_orphans, 0);
+	assert_int_equal(g1.fragments - g0.fragments, 3 * DATAGRAMS);
+	/* the rule saw the first fragments and the later ones it passed */
+	assert_int_equal(r.dropped, DATAGRAMS - 5);
+	assert_int_equal(r.passed, 3 * 5);
+	assert_int_equal(clients_of(f, id_of(f, "frag")), 1);
+}
+
+static void test_parse_fragments_follow_their_first_ipv4_xdp(void **state)
+{ fragments_follow_their_first(state, false, false); }
+static void test_parse_fragments_follow_their_first_ipv6_xdp(void **state)
+{ fragments_follow_their_first(state, false, true); }
+static void test_parse_fragments_follow_their_first_ipv4_tc(void **state)
+{ fragments_follow_their_first(state, true, false); }
+static void test_parse_fragments_follow_their_first_ipv6_tc(void **state)
+{ fragments_follow_their_first(state, true, true); }
+
+/* The later fragments of a datagram to a port without a rule follow it
+ * through: they are not orphans counted under another port's rule.
+ */
+static void test_parse_fragments_of_free_port_pass_uncounted(void **state)
+{
+	struct fixture *f = *state;
+	struct sl_global_stats g0, g1;
+	struct tally t;
+
+	apply(f, odd_rules);
+	g0 = global_stats(f);
+	t = send_datagrams(f, false, false, FREE_PORT, 1);
+	g1 = global_stats(f);
+	assert_int_equal(t.pass[FIRST] + t.pass[MIDDLE] + t.pass[LAST],
+			 3 * DATAGRAMS);
+	assert_int_equal(g1.no_rule - g0.no_rule, 3 * DATAGRAMS);
+	assert_int_equal(g1.frag_orphans - g0.frag_orphans, 0);
+	assert_int_equal(stats_of(f, "frag").passed, 0);
+}
+
+/* Later fragments whose first was never seen (reordered, or evicted from
+ * sl_frags): each is one unit under the first rule of its protocol that
+ * its addresses match, whatever the port; never passed uncounted.
+ */
+static void orphans_counted(void **state, bool v6)
+{
+	struct fixture *f = *state;
+	struct sl_global_stats g0, g1;
+	unsigned i, pass = 0;
+	struct pkt p;
+
+	apply(f, odd_rules);
+	g0 = global_stats(f);
+	for (i = 0; i < DATAGRAMS; i++) {
+		fragment(&p, v6, 1000 + i, i % 2 ? MIDDLE : LAST, 0, 200);
+		pass += run(f, &p) == PASS;
+	}
+	g1 = global_stats(f);
+	assert_int_equal(pass, 5);
+	assert_int_equal(g1.frag_orphans - g0.frag_orphans, DATAGRAMS);
+	assert_int_equal(stats_of(f, "frag").passed, 5);
+	assert_int_equal(stats_of(f, "frag").dropped, DATAGRAMS - 5);
+
+	/* a protocol no rule is of: nothing to count it under */
+	memset(&p, 0, sizeof(p));
+	eth(&p);
+	if (v6) {
+		ip6(&p);
+		ip6_frag(&p, 100, false);
+	} else {
+		ip4(&p, 5, 100);
+	}
+	ip_id(&p, 5000);
+	proto(&p, IPPROTO_TCP, 64);
 	finish(&p);
-	assert_int_equal(check_one(f, false, id, "ipv6 8 extension headers + udp",
-				   &p, p.len, DROP, RULE), 0);
+	g0 = global_stats(f);
+	assert_int_equal(run(f, &p), PASS);
+	g1 = global_stats(f);
+	assert_int_equal(g1.no_rule - g0.no_rule, 1);
+}
+
+static void test_parse_orphan_fragments_counted_ipv4(void **state)
+{ orphans_counted(state, false); }
+static void test_parse_orphan_fragments_counted_ipv6(void **state)
+{ orphans_counted(state, true); }
+
+/* Unit bytes: every fragment is charged its bytes; the one over the
+ * limit is dropped, and the rest of its datagram with it.
+ */
+static void test_parse_fragments_charged_their_bytes(void **state)
+{
+	struct fixture *f = *state;
+	struct sl_global_stats g0, g1;
+	enum verdict v[4];
+	struct pkt p;
+	char rules[160];
+	unsigned len;
+
+	fragment(&p, false, 7, FIRST, FRAG_PORT, 200);
+	len = p.len;
+	snprintf(rules, sizeof(rules),
+		 "rules:\n  - {name: frag, protocol: udp, ports: 9000, unit: bytes, limit: %u, window: 60s}\n",
+		 2 * len + len / 2);
+	apply(f, rules);
+	g0 = global_stats(f);
+	v[0] = run(f, &p);
+	fragment(&p, false, 7, MIDDLE, FRAG_PORT, 200);
+	assert_int_equal(p.len, len);
+	v[1] = run(f, &p);
+	v[2] = run(f, &p);	/* over the limit: the datagram is cut */
+	fragment(&p, false, 7, LAST, FRAG_PORT, 200);
+	v[3] = run(f, &p);
+	g1 = global_stats(f);
+	assert_int_equal(v[0], PASS);
+	assert_int_equal(v[1], PASS);
+	assert_int_equal(v[2], DROP);
+	assert_int_equal(v[3], DROP);
+	assert_int_equal(g1.frag_later_dropped - g0.frag_later_dropped, 2);
+	assert_int_equal(stats_of(f, "frag").passed_bytes, 2 * len);
+}
+
+static void ip6_dstopts_chain(struct pkt *p, unsigned n, uint16_t dport)
+{
+	unsigned i;
+
+	memset(p, 0, sizeof(*p));
+	eth(p);
+	ip6(p);
+	for (i = 0; i < n; i++)
+		ip6_ext(p, IPPROTO_DSTOPTS, 0);
+	udp(p, dport);
+	payload(p, 32);
+	finish(p);
+}
+
+/* 12 destination-options headers (scapy's IPv6ExtHdrDestOpt() * 12) hide
+ * nothing: the walk reaches the port.
+ */
+static void dstopts_chain_counted(void **state, bool tc)
+{
+	struct fixture *f = *state;
+	unsigned i, pass = 0;
+	struct pkt p;
+
+	apply(f, odd_rules);
+	ip6_dstopts_chain(&p, 12, CHAIN_PORT);
+	for (i = 0; i < DATAGRAMS; i++)
+		pass += run_len(f, tc, -1, &p, p.len) == PASS;
+	assert_int_equal(pass, 5);
+	assert_int_equal(stats_of(f, "chain").dropped, DATAGRAMS - 5);
+}
+
+static void test_parse_12_dstopts_chain_counted_xdp(void **state)
+{ dstopts_chain_counted(state, false); }
+static void test_parse_12_dstopts_chain_counted_tc(void **state)
+{ dstopts_chain_counted(state, true); }
+
+/* One header more than the walk: dropped under a rule that matches its
+ * addresses whatever it carries; passed where no rule could match.
+ */
+static void test_parse_chain_over_walk_dropped_when_a_rule_matches(void **state)
+{
+	struct fixture *f = *state;
+	struct sl_global_stats g0, g1;
+	struct pkt p;
+
+	apply(f, odd_rules);
+	ip6_dstopts_chain(&p, SL_TEST_MAX_IPV6_EXT, CHAIN_PORT);
+	assert_int_equal(run(f, &p), PASS);	/* the walk's longest: counted */
+	assert_int_equal(stats_of(f, "chain").passed, 1);
+	ip6_dstopts_chain(&p, SL_TEST_MAX_IPV6_EXT + 1, CHAIN_PORT);
+	g0 = global_stats(f);
+	assert_int_equal(run(f, &p), DROP);
+	assert_int_equal(run_len(f, true, -1, &p, p.len), DROP);
+	g1 = global_stats(f);
+	assert_int_equal(g1.long_chains - g0.long_chains, 2);
+	assert_int_equal(g1.long_chains_dropped - g0.long_chains_dropped, 2);
+
+	/* rules only for another source: nothing to hide from */
+	apply(f, "rules:\n  - {name: other, protocol: udp, source: 198.51.100.0/24, limit: 1}\n");
+	g0 = global_stats(f);
+	assert_int_equal(run(f, &p), PASS);
+	g1 = global_stats(f);
+	assert_int_equal(g1.long_chains - g0.long_chains, 1);
+	assert_int_equal(g1.long_chains_dropped - g0.long_chains_dropped, 0);
+	assert_int_equal(g1.no_rule - g0.no_rule, 1);
+}
+
+/* ---- 3. ICMP ------------------------------------------------------------
+ *
+ * `protocol: icmp` limits echo requests; errors (PMTU discovery) and
+ * neighbour, router and multicast listener discovery are never limited,
+ * by an `icmp` rule or by an `any` rule.
+ */
+struct icmp_row {
+	const char *desc;
+	bool v6;
+	uint8_t type;
+	bool limited;		/* an echo request */
+};
+
+static const struct icmp_row icmp_rows[] = {
+	{ "icmp echo request",			false, 8, true },
+	{ "icmpv6 echo request",		true, 128, true },
+	{ "icmp destination unreachable / fragmentation needed", false, 3, false },
+	{ "icmp time exceeded",			false, 11, false },
+	{ "icmp redirect",			false, 5, false },
+	{ "icmpv6 packet too big",		true, 2, false },
+	{ "icmpv6 destination unreachable",	true, 1, false },
+	{ "icmpv6 time exceeded",		true, 3, false },
+	{ "icmpv6 router solicitation",		true, 133, false },
+	{ "icmpv6 router advertisement",	true, 134, false },
+	{ "icmpv6 neighbour solicitation",	true, 135, false },
+	{ "icmpv6 neighbour advertisement",	true, 136, false },
+	{ "icmpv6 redirect",			true, 137, false },
+	{ "icmpv6 multicast listener report v2", true, 143, false },
+};
+
+static void icmp_control_never_limited(void **state, const char *rules)
+{
+	struct fixture *f = *state;
+	unsigned i, j, bad = 0;
+
+	apply(f, rules);
+	for (i = 0; i < sizeof(icmp_rows) / sizeof(icmp_rows[0]); i++) {
+		const struct icmp_row *row = &icmp_rows[i];
+		struct sl_global_stats g0 = global_stats(f), g1;
+		unsigned pass = 0;
+		struct pkt p = {};
+
+		eth(&p);
+		if (row->v6)
+			ip6_from(&p, "2001:db8::77", "2001:db8:ffff::1");
+		else
+			ip4_from(&p, "192.0.2.77", "203.0.113.1", 5, 0);
+		icmp_type(&p, row->type);
+		finish(&p);
+		for (j = 0; j < 10; j++) {
+			pass += run(f, &p) == PASS;
+			pass += run_len(f, true, -1, &p, p.len) == PASS;
+		}
+		g1 = global_stats(f);
+		/* XDP and TC count into the same client: 3 of 20 */
+		if (pass != (row->limited ? 3 : 20) ||
+		    g1.icmp_control - g0.icmp_control != (row->limited ? 0 : 20)) {
+			print_error("%s: %u of 20 passed, icmp_control +%llu\n",
+				    row->desc, pass,
+				    (unsigned long long)(g1.icmp_control - g0.icmp_control));
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+static void test_parse_icmp_control_never_limited_by_icmp_rule(void **state)
+{
+	icmp_control_never_limited(state,
+		"rules:\n  - {name: ping, protocol: icmp, limit: 3, window: 60s}\n");
+}
+
+static void test_parse_icmp_control_never_limited_by_any_rule(void **state)
+{
+	icmp_control_never_limited(state,
+		"rules:\n  - {name: all, limit: 3, window: 60s}\n");
+}
+
+/* Other ICMP (echo replies, say) is no echo request: `icmp` rules leave
+ * it, `any` rules count it.
+ */
+static void test_parse_icmp_echo_reply_left_by_icmp_rules_counted_by_any(void **state)
+{
+	struct fixture *f = *state;
+	struct pkt p = {};
+	unsigned i, pass = 0;
+
+	apply(f, "rules:\n  - {name: ping, protocol: icmp, limit: 3, window: 60s}\n");
+	eth(&p);
+	ip6(&p);
+	icmp_type(&p, 129);
+	finish(&p);
+	for (i = 0; i < 10; i++)
+		pass += run(f, &p) == PASS;
+	assert_int_equal(pass, 10);
+	apply(f, "rules:\n  - {name: all, limit: 3, window: 60s}\n");
+	for (pass = 0, i = 0; i < 10; i++)
+		pass += run(f, &p) == PASS;
+	assert_int_equal(pass, 3);
 }
 
 int main(void)
@@ -451,7 +821,20 @@ int main(void)
 		T(test_parse_corpus_tc),
 		T(test_parse_truncated_xdp),
 		T(test_parse_truncated_tc),
-		T(test_parse_ipv6_chain_of_8_ext_headers_parsed),
+		T(test_parse_fragments_follow_their_first_ipv4_xdp),
+		T(test_parse_fragments_follow_their_first_ipv6_xdp),
+		T(test_parse_fragments_follow_their_first_ipv4_tc),
+		T(test_parse_fragments_follow_their_first_ipv6_tc),
+		T(test_parse_fragments_of_free_port_pass_uncounted),
+		T(test_parse_orphan_fragments_counted_ipv4),
+		T(test_parse_orphan_fragments_counted_ipv6),
+		T(test_parse_fragments_charged_their_bytes),
+		T(test_parse_12_dstopts_chain_counted_xdp),
+		T(test_parse_12_dstopts_chain_counted_tc),
+		T(test_parse_chain_over_walk_dropped_when_a_rule_matches),
+		T(test_parse_icmp_control_never_limited_by_icmp_rule),
+		T(test_parse_icmp_control_never_limited_by_any_rule),
+		T(test_parse_icmp_echo_reply_left_by_icmp_rules_counted_by_any),
 	};
 #undef T
 
