@@ -177,6 +177,21 @@ static __always_inline int sl_parse_ipv4(struct sl_cursor *c,
 	return SL_PARSE_OK;
 }
 
+static __always_inline int sl_ipv6_ext(__u8 next)
+{
+	switch (next) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+	case IPPROTO_AH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* One step of the IPv6 extension chain walk, a bpf_loop body: the
  * verifier checks it once, however long the chain. The cursor is an
  * offset from `start`, a scalar the verifier can bound each round.
@@ -273,11 +288,19 @@ static __always_inline int sl_parse_ipv6(struct sl_cursor *c,
 	__builtin_memcpy(pkt->dst.byte, &ip6->daddr, 16);
 	pkt->family = 6;
 
+	/* most packets have no extension header: no walk */
+	if (!sl_ipv6_ext(ip6->nexthdr)) {
+		*l4 = ip6->nexthdr;
+		return SL_PARSE_OK;
+	}
 	w.start = c->pos;
 	w.end = c->end;
 	w.pkt = pkt;
 	w.off = 0;
-	w.next = ip6->nexthdr;
+	/* loaded again: the checked copy is one of six values, which the
+	 * verifier would walk the loop from one by one
+	 */
+	w.next = *(volatile __u8 *)&ip6->nexthdr;
 	/* a chain that reaches no upper layer in the walk is too long;
 	 * the last round only looks for the upper layer
 	 */
