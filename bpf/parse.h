@@ -274,11 +274,39 @@ long_chain:
 	return 1;
 }
 
+/* The walk from `start` (just past the IPv6 header, whose next header is
+ * `first`): a static subprogram, so that its state is on a frame of its
+ * own, off the stack of the rule chain's calls (6.1 allows 512 bytes for
+ * the deepest). Returns the result; *out gets the upper layer's offset
+ * from `start` << 8 | its protocol.
+ */
+static __noinline int sl_ipv6_walk(void *start, void *end,
+				   struct sl_packet *pkt, __u8 first, __u32 *out)
+{
+	struct sl_ext_walk w = {
+		.start = start,
+		.end = end,
+		.pkt = pkt,
+		.next = first,
+		/* a chain that reaches no upper layer in the walk is too
+		 * long; the last round only looks for the upper layer
+		 */
+		.ret = SL_PARSE_LONG_CHAIN,
+	};
+
+	if (!out)
+		return SL_PARSE_MALFORMED;
+	bpf_loop(SL_MAX_IPV6_EXT + 1, sl_ipv6_ext_step, &w, 0);
+	*out = (w.off & SL_MAX_PKT_OFF) << 8 | w.next;
+	return w.ret;
+}
+
 static __always_inline int sl_parse_ipv6(struct sl_cursor *c,
 					 struct sl_packet *pkt, __u8 *l4)
 {
 	struct ipv6hdr *ip6 = sl_pull(c, sizeof(*ip6));
-	struct sl_ext_walk w;
+	__u32 out = 0;
+	int ret;
 
 	if (!ip6)
 		return SL_PARSE_TRUNCATED;
@@ -293,22 +321,14 @@ static __always_inline int sl_parse_ipv6(struct sl_cursor *c,
 		*l4 = ip6->nexthdr;
 		return SL_PARSE_OK;
 	}
-	w.start = c->pos;
-	w.end = c->end;
-	w.pkt = pkt;
-	w.off = 0;
 	/* loaded again: the checked copy is one of six values, which the
 	 * verifier would walk the loop from one by one
 	 */
-	w.next = *(volatile __u8 *)&ip6->nexthdr;
-	/* a chain that reaches no upper layer in the walk is too long;
-	 * the last round only looks for the upper layer
-	 */
-	w.ret = SL_PARSE_LONG_CHAIN;
-	bpf_loop(SL_MAX_IPV6_EXT + 1, sl_ipv6_ext_step, &w, 0);
-	c->pos = w.start + (w.off & SL_MAX_PKT_OFF);
-	*l4 = w.next;
-	return w.ret;
+	ret = sl_ipv6_walk(c->pos, c->end, pkt,
+			   *(volatile __u8 *)&ip6->nexthdr, &out);
+	c->pos += (out >> 8) & SL_MAX_PKT_OFF;
+	*l4 = out & 0xff;
+	return ret;
 }
 
 /* ICMP that runs the network rather than asks a service: errors (PMTU
@@ -399,10 +419,7 @@ static __always_inline int sl_parse_l4(struct sl_cursor *c,
 	}
 }
 
-/* A static subprogram: the walk's state is on its own stack frame, not on
- * that of the rule chain's calls (6.1 allows 512 bytes for the deepest).
- */
-static __noinline int sl_parse(void *data, void *data_end,
+static __always_inline int sl_parse(void *data, void *data_end,
 			       struct sl_packet *pkt)
 {
 	struct sl_cursor c = { .pos = data, .end = data_end };
