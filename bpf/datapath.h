@@ -4,8 +4,8 @@
  * their context to it: global counters, parse (parse.h), then the chain of
  * matching rules (classify.h), each applied by rule.h.
  *
- * No packet shape is a way around a rule (docs: slicelimit-rules(5),
- * "Fragments and extension headers"):
+ * No packet shape is a way around a rule (slicelimit-rules(5), PACKET
+ * SHAPES):
  * - a first fragment holds the ports: it is decided like any packet, and
  *   its verdict and ports are remembered in sl_frags;
  * - a later fragment follows its first: dropped with it, or decided under

@@ -192,8 +192,8 @@ struct {
 /* A datagram's first fragment's verdict and ports, for its later
  * fragments (bpf/datapath.h). LRU: a datagram whose entry is evicted
  * before its last fragment arrives has orphans, which are counted, not
- * passed (see sl_frag_orphan()). Linux holds an incomplete datagram 30 s
- * (IPv4) or 60 s (IPv6) at most, in 4 MiB of fragments per namespace.
+ * passed (sl_orphan_rules()); the stack holds an incomplete datagram
+ * only until its reassembly timeout, in a bounded memory.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

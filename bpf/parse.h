@@ -26,9 +26,10 @@
 /* IPv6 extension headers walked before the chain counts as too long.
  * Linux itself sets no count: each header's handler hands the next one
  * back to ip6_protocol_deliver_rcu()'s resubmit loop, so what a host
- * accepts is whatever chain its frame holds, at least 8 bytes a header:
- * 181 headers in a 1500-byte frame. The bound covers frames of up to
- * 2,110 bytes; a longer chain gets the long-chain verdict (datapath.h).
+ * accepts is whatever chain its frame holds, at least 8 bytes a header.
+ * The bound is above what a standard Ethernet frame can hold
+ * (slicelimit-rules(5)); a longer chain gets the long-chain verdict
+ * (datapath.h).
  */
 #define SL_MAX_IPV6_EXT		256
 

@@ -265,7 +265,7 @@ struct sl_global_stats {
 	__u64 packets;
 	__u64 non_ip;		/* not IPv4/IPv6: passed */
 	__u64 malformed;	/* truncated or invalid headers: passed */
-	__u64 fragments;	/* IP fragments: passed, not counted */
+	__u64 fragments;	/* IP fragments, first and later: decided */
 	__u64 no_rule;		/* no rule matched: passed */
 	__u64 fail_open;	/* client table refused an insert: passed */
 	__u64 new_clients;	/* client states created */
@@ -273,7 +273,7 @@ struct sl_global_stats {
 	__u64 changed_lost;	/* changed clients sl_changed had no room for:
 				 * the next sync round walks every client */
 	/* Fragments (also counted in `fragments`) and long IPv6 chains;
-	 * docs/slicelimit-rules(5) states the policy these count.
+	 * slicelimit-rules(5), PACKET SHAPES, states the policy these count.
 	 */
 	__u64 frag_first;	/* first fragments: decided by their ports */
 	__u64 frag_later;	/* later fragments that followed their first's
