@@ -610,6 +610,34 @@ static void test_parse_orphan_fragments_counted_ipv4(void **state)
 static void test_parse_orphan_fragments_counted_ipv6(void **state)
 { orphans_counted(state, true); }
 
+/* The rules an orphan can meet are rebuilt per CPU after an apply: once
+ * the udp rule is gone, a udp orphan meets no rule; once it is back at
+ * another position, it is counted there again.
+ */
+static void test_parse_orphan_rules_follow_an_apply(void **state)
+{
+	struct fixture *f = *state;
+	struct sl_global_stats g0, g1;
+	struct pkt p;
+
+	apply(f, odd_rules);
+	fragment(&p, false, 2000, LAST, 0, 200);
+	assert_int_equal(run(f, &p), PASS);
+	assert_int_equal(stats_of(f, "frag").passed, 1);
+	apply(f, "rules:\n  - {name: web, protocol: tcp, ports: 443, limit: 1}\n");
+	g0 = global_stats(f);
+	assert_int_equal(run(f, &p), PASS);
+	g1 = global_stats(f);
+	assert_int_equal(g1.no_rule - g0.no_rule, 1);
+	assert_int_equal(stats_of(f, "web").passed, 0);
+	apply(f, "rules:\n  - {name: web, protocol: tcp, ports: 443, limit: 1}\n"
+		 "  - {name: dns, protocol: udp, ports: 53, limit: 1, window: 60s}\n");
+	assert_int_equal(run(f, &p), PASS);
+	assert_int_equal(run(f, &p), DROP);
+	assert_int_equal(stats_of(f, "dns").dropped, 1);
+	assert_int_equal(stats_of(f, "web").passed, 0);
+}
+
 /* Unit bytes: every fragment is charged its bytes; the one over the
  * limit is dropped, and the rest of its datagram with it.
  */
@@ -828,6 +856,7 @@ int main(void)
 		T(test_parse_fragments_of_free_port_pass_uncounted),
 		T(test_parse_orphan_fragments_counted_ipv4),
 		T(test_parse_orphan_fragments_counted_ipv6),
+		T(test_parse_orphan_rules_follow_an_apply),
 		T(test_parse_fragments_charged_their_bytes),
 		T(test_parse_12_dstopts_chain_counted_xdp),
 		T(test_parse_12_dstopts_chain_counted_tc),
