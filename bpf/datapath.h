@@ -3,6 +3,19 @@
  * The one data path of the XDP and the TC entry points, which only adapt
  * their context to it: global counters, parse (parse.h), then the chain of
  * matching rules (classify.h), each applied by rule.h.
+ *
+ * No packet shape is a way around a rule (slicelimit-rules(5), PACKET
+ * SHAPES):
+ * - a first fragment holds the ports: it is decided like any packet, and
+ *   its verdict and ports are remembered in sl_frags;
+ * - a later fragment follows its first: dropped with it, or decided under
+ *   the first's ports, charged its bytes only (a datagram is one packet);
+ * - a later fragment with no first remembered is counted under the first
+ *   rule of its protocol that its addresses match, whatever the port;
+ * - an IPv6 chain longer than the walk is dropped if a rule matches its
+ *   addresses;
+ * - ICMP errors and link control (neighbour discovery, packet-too-big)
+ *   are never limited.
  */
 #ifndef SL_DATAPATH_H
 #define SL_DATAPATH_H
@@ -12,13 +25,196 @@
 #include "parse.h"
 #include "rule.h"
 
-static __always_inline int sl_run(void *data, void *data_end, __u32 len)
+/* sl_run: the TC entry must make more of the packet readable, then run
+ * the packet again; nothing was counted yet.
+ */
+enum {
+	SL_NEED_PULL = 4,
+};
+
+static __always_inline void sl_frag_key_of(struct sl_frag_key *k,
+					   const struct sl_packet *pkt)
 {
+	__builtin_memset(k, 0, sizeof(*k));
+	k->src = pkt->src;
+	k->dst = pkt->dst;
+	k->id = pkt->frag_id;
+	k->proto = pkt->frag_proto;
+	k->family = pkt->family;
+}
+
+/* Static subprograms: their frames are not on the stack of the rule
+ * chain's calls (the 512 bytes of 6.1 are the deepest chain's).
+ */
+static __noinline struct sl_frag *sl_frag_find(const struct sl_packet *pkt)
+{
+	struct sl_frag_key k;
+
+	sl_frag_key_of(&k, pkt);
+	return bpf_map_lookup_elem(&sl_frags, &k);
+}
+
+static __noinline void sl_frag_remember(const struct sl_packet *pkt,
+					int verdict)
+{
+	struct sl_frag_key k;
+	struct sl_frag v = {
+		.slot = pkt->slot,
+		.dport = pkt->dport,
+		.dropped = verdict == SL_DROP,
+	};
+
+	sl_frag_key_of(&k, pkt);
+	bpf_map_update_elem(&sl_frags, &k, &v, BPF_ANY);
+}
+
+/* The rules a fragment without ports can meet, or NULL to classify it by
+ * its slot (set here): ICMP and other protocols have no ports to miss.
+ */
+static __always_inline const struct sl_bitmap *
+sl_orphan_rules(const struct sl_config *cfg, struct sl_packet *pkt)
+{
+	const struct sl_proto_rules *pr;
+
+	switch (pkt->frag_proto) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+		pr = sl_proto_rules_of(cfg);
+		if (!pr)
+			return &cfg->all_rules;
+		return pkt->frag_proto == IPPROTO_TCP ? &pr->tcp : &pr->udp;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		/* an echo request's: errors are never fragmented */
+		pkt->slot = SL_SLOT_ICMP;
+		return NULL;
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+	case IPPROTO_AH:
+		/* more headers before the upper layer: any rule */
+		return &cfg->all_rules;
+	default:
+		pkt->slot = SL_SLOT_OTHER;
+		return NULL;
+	}
+}
+
+/* A chain too long to walk: whatever it carries, the first rule that its
+ * addresses match drops it (a shadow rule only counts it).
+ */
+static __always_inline int sl_long_chain(const struct sl_config *cfg,
+					 struct sl_global_stats *gs,
+					 const struct sl_packet *pkt, __u32 len)
+{
+	const struct sl_rule *rule;
+	struct sl_rule_stats *rs;
+	__u32 rule_id;
+	int pos;
+
+	gs->long_chains++;
+	pos = sl_rule_position_any_port(cfg, pkt, 0, &cfg->all_rules);
+	if (pos < 0) {
+		gs->no_rule++;
+		return SL_PASS;
+	}
+	rule = sl_rule_at(cfg, pos);
+	if (!rule)
+		return SL_PASS;
+	rule_id = rule->id;
+	rs = bpf_map_lookup_elem(&sl_rule_stats, &rule_id);
+	if (!rs)
+		return SL_PASS;
+	if (sl_exempt(cfg, pkt, pos)) {
+		rs->exempt++;
+		rs->passed_bytes += len;
+		return SL_PASS;
+	}
+	if (rule->action == SL_ACTION_SHADOW) {
+		rs->shadow_dropped++;
+		rs->passed_bytes += len;
+		return SL_PASS;
+	}
+	gs->long_chains_dropped++;
+	rs->dropped++;
+	rs->dropped_bytes += len;
+	return SL_DROP;
+}
+
+/* The later fragment's datagram was dropped by a bytes limit: its other
+ * fragments go too.
+ */
+static __noinline void sl_frag_dropped(const struct sl_packet *pkt)
+{
+	struct sl_global_stats *gs = sl_cpu_stats();
+	struct sl_frag *first = sl_frag_find(pkt);
+
+	if (first)
+		first->dropped = 1;
+	if (gs)
+		gs->frag_later_dropped++;
+}
+
+/* First match wins; a rule that `continue`s hands a packet it passed on
+ * to the next rule that matches it, up to SL_MAX_CHAIN rules. `ports`:
+ * the rules to match whatever the port, or NULL to match the packet's.
+ */
+static __always_inline int sl_run_rules(const struct sl_config *cfg,
+					const struct sl_packet *pkt,
+					const struct sl_bitmap *ports,
+					__u32 len)
+{
+	struct sl_global_stats *gs;
+	__u32 start = 0;
+	int i, pos, ret;
+
+	for (i = 0; i < SL_MAX_CHAIN; i++) {
+		pos = ports ? sl_rule_position_any_port(cfg, pkt, start, ports) :
+			      sl_rule_position(cfg, pkt, start);
+		if (pos < 0)
+			break;
+		ret = sl_apply_rule(cfg, pkt, pos, len);
+		if (ret == SL_DROP)
+			return SL_DROP;
+		if (!(ret & SL_CONTINUE))
+			return SL_PASS;
+		start = pos + 1;
+	}
+	/* looked up again: one value fewer held across the calls above */
+	gs = sl_cpu_stats();
+	if (i == 0 && gs)
+		gs->no_rule++;
+	return SL_PASS;
+}
+
+/* `can_pull`: more of the packet than data_end can be made readable
+ * (TC); a packet cut by that is not malformed, only not read yet.
+ */
+static __always_inline int sl_run(void *data, void *data_end, __u32 len,
+				  int can_pull)
+{
+	const struct sl_bitmap *ports = NULL;
 	struct sl_global_stats *gs;
 	struct sl_config *cfg;
 	struct sl_packet pkt = {};
-	__u32 start = 0;
-	int i, pos, ret;
+	struct sl_frag *first;
+	int ret, verdict;
+
+	ret = sl_parse(data, data_end, &pkt);
+	if (ret == SL_PARSE_TRUNCATED && data_end - data < len) {
+		if (can_pull)
+			return SL_NEED_PULL;
+		/* headers past what the program can read at all */
+		ret = SL_PARSE_LONG_CHAIN;
+	}
+	/* a first fragment cut before its ports is decided like a later
+	 * one: its ports are where the program cannot see them
+	 */
+	if (ret == SL_PARSE_TRUNCATED && pkt.frag == SL_FRAG_FIRST) {
+		pkt.frag = SL_FRAG_LATER;
+		ret = SL_PARSE_FRAGMENT;
+	}
 
 	cfg = sl_live_config();
 	gs = sl_cpu_stats();
@@ -26,34 +222,53 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		return SL_PASS;
 	gs->packets++;
 
-	ret = sl_parse(data, data_end, &pkt);
-	if (ret) {
-		if (ret == SL_PARSE_NON_IP)
-			gs->non_ip++;
-		else if (ret == SL_PARSE_FRAGMENT)
+	switch (ret) {
+	case SL_PARSE_OK:
+		if (pkt.frag == SL_FRAG_FIRST) {
 			gs->fragments++;
-		else
-			gs->malformed++;
+			gs->frag_first++;
+		}
+		break;
+	case SL_PARSE_NON_IP:
+		gs->non_ip++;
+		return SL_PASS;
+	case SL_PARSE_CONTROL:
+		gs->icmp_control++;
+		return SL_PASS;
+	case SL_PARSE_LONG_CHAIN:
+		return sl_long_chain(cfg, gs, &pkt, len);
+	case SL_PARSE_FRAGMENT:
+		gs->fragments++;
+		if (!cfg->nr_rules) {
+			gs->no_rule++;
+			return SL_PASS;
+		}
+		first = sl_frag_find(&pkt);
+		if (first) {
+			gs->frag_later++;
+			if (first->dropped) {
+				gs->frag_later_dropped++;
+				return SL_DROP;
+			}
+			pkt.slot = first->slot;
+			pkt.dport = first->dport;
+			pkt.counted = 1;
+		} else {
+			gs->frag_orphans++;
+			ports = sl_orphan_rules(cfg, &pkt);
+		}
+		break;
+	default:
+		gs->malformed++;
 		return SL_PASS;
 	}
 
-	/* First match wins; a rule that `continue`s hands a packet it passed
-	 * on to the next rule that matches it, up to SL_MAX_CHAIN rules.
-	 */
-	for (i = 0; i < SL_MAX_CHAIN; i++) {
-		pos = sl_rule_position(cfg, &pkt, start);
-		if (pos < 0)
-			break;
-		ret = sl_apply_rule(cfg, &pkt, pos, len);
-		if (ret == SL_DROP)
-			return SL_DROP;
-		if (!(ret & SL_CONTINUE))
-			return SL_PASS;
-		start = pos + 1;
-	}
-	if (i == 0)
-		gs->no_rule++;
-	return SL_PASS;
+	verdict = sl_run_rules(cfg, &pkt, ports, len);
+	if (verdict == SL_DROP && pkt.counted)
+		sl_frag_dropped(&pkt);
+	if (pkt.frag == SL_FRAG_FIRST && cfg->nr_rules)
+		sl_frag_remember(&pkt, verdict);
+	return verdict;
 }
 
 #endif /* SL_DATAPATH_H */

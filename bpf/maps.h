@@ -195,6 +195,31 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_sync_status SEC(".maps");
 
+/* A datagram's first fragment's verdict and ports, for its later
+ * fragments (bpf/datapath.h). LRU: a datagram whose entry is evicted
+ * before its last fragment arrives has orphans, which are counted, not
+ * passed (sl_orphan_rules()); the stack holds an incomplete datagram
+ * only until its reassembly timeout, in a bounded memory.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sl_frag_key);
+	__type(value, struct sl_frag);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_frags SEC(".maps");
+
+/* Each CPU's own copy of the rules by protocol, any port (see struct
+ * sl_proto_rules): per CPU, so it is rebuilt without a lock.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_proto_rules);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_proto_rules SEC(".maps");
+
 /* Written by userspace only: which devices run the program, and how. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Packet parsing: Ethernet, up to two VLAN tags, IPv4 (options), IPv6
- * (extension headers), TCP, UDP, ICMP/ICMPv6. A cursor walks the packet and
- * every header is reached through sl_pull(), the one place that checks a
- * read against data_end. Whatever cannot be parsed gets a result code, and
- * the caller gives it a defined verdict (pass) and a counter.
+ * Packet parsing: Ethernet, up to two VLAN tags, IPv4 (options, fragments),
+ * IPv6 (the extension header chain, fragment header included), TCP, UDP,
+ * ICMP/ICMPv6. A cursor walks the packet and every header is reached
+ * through sl_pull(), the one place that checks a read against data_end.
+ * Whatever cannot be parsed gets a result code, and the caller
+ * (datapath.h) gives it a defined verdict and a counter.
  */
 #ifndef SL_PARSE_H
 #define SL_PARSE_H
@@ -21,17 +22,43 @@
 #include "slicelimit.h"
 
 #define SL_MAX_VLANS		2
-/* IPv6 extension headers skipped before giving up (malformed) */
-#define SL_MAX_IPV6_EXT		8
+
+/* IPv6 extension headers walked before the chain counts as too long.
+ * Linux itself sets no count: each header's handler hands the next one
+ * back to ip6_protocol_deliver_rcu()'s resubmit loop, so what a host
+ * accepts is whatever chain its frame holds, at least 8 bytes a header.
+ * The bound is above what a standard Ethernet frame can hold
+ * (slicelimit-rules(5)); a longer chain gets the long-chain verdict
+ * (datapath.h).
+ */
+#define SL_MAX_IPV6_EXT		256
+
+/* The extension chain's bytes, at most: the walk's offset is masked to
+ * this for the verifier (a packet offset it can bound stays below 64 KiB
+ * with the headers before the chain added); a longer chain is too long.
+ */
+#define SL_MAX_PKT_OFF		0x3fff
 
 #define SL_IP_MF		0x2000	/* host byte order of frag_off */
 #define SL_IP_OFFSET		0x1fff
+#define SL_IP6_MF		0x0001	/* host byte order of frag_off */
+#define SL_IP6_OFFSET		0xfff8
 
 enum sl_parse_result {
 	SL_PARSE_OK = 0,
 	SL_PARSE_NON_IP,
-	SL_PARSE_MALFORMED,	/* truncated or invalid header */
-	SL_PARSE_FRAGMENT,
+	SL_PARSE_MALFORMED,	/* invalid header */
+	SL_PARSE_TRUNCATED,	/* a header runs past the data the program sees */
+	SL_PARSE_FRAGMENT,	/* a fragment without its ports: a later
+				 * one, or a first too short for them */
+	SL_PARSE_LONG_CHAIN,	/* more than SL_MAX_IPV6_EXT headers */
+	SL_PARSE_CONTROL,	/* ICMP error or link control: never limited */
+};
+
+enum sl_frag_kind {
+	SL_FRAG_NONE = 0,
+	SL_FRAG_FIRST = 1,	/* offset 0, more fragments: holds the ports */
+	SL_FRAG_LATER = 2,	/* offset > 0 */
 };
 
 /* What classification and counting need of a packet. */
@@ -41,6 +68,14 @@ struct sl_packet {
 	__u32 slot;		/* SL_SLOT_* + destination port (host order) */
 	__u16 dport;		/* network byte order; 0 without ports */
 	__u8 syn;		/* TCP SYN without ACK */
+	__u8 frag;		/* enum sl_frag_kind */
+	__u32 frag_id;		/* IPv4 or IPv6 identification, network order */
+	__u8 frag_proto;	/* the datagram's protocol (IPv6: the fragment
+				 * header's next header), the same in every
+				 * fragment */
+	__u8 family;		/* 4 or 6 */
+	__u8 counted;		/* a later fragment of a datagram its first
+				 * fragment counted: only bytes are charged */
 	__u8 pad;
 };
 
@@ -57,6 +92,13 @@ struct sl_vlan_hdr {
 struct sl_ipv6_ext_hdr {
 	__u8 nexthdr;
 	__u8 hdrlen;
+};
+
+struct sl_ipv6_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;	/* offset in 8-byte units << 3 | M */
+	__be32 id;
 };
 
 /* Return a pointer to the next `len` bytes and advance past them, or NULL if
@@ -87,7 +129,7 @@ static __always_inline int sl_parse_eth(struct sl_cursor *c, __be16 *proto)
 	int i;
 
 	if (!eth)
-		return SL_PARSE_MALFORMED;
+		return SL_PARSE_TRUNCATED;
 	*proto = eth->h_proto;
 #pragma unroll
 	for (i = 0; i < SL_MAX_VLANS; i++) {
@@ -98,7 +140,7 @@ static __always_inline int sl_parse_eth(struct sl_cursor *c, __be16 *proto)
 			break;
 		vlan = sl_pull(c, sizeof(*vlan));
 		if (!vlan)
-			return SL_PARSE_MALFORMED;
+			return SL_PARSE_TRUNCATED;
 		*proto = vlan->proto;
 	}
 	return SL_PARSE_OK;
@@ -108,91 +150,244 @@ static __always_inline int sl_parse_ipv4(struct sl_cursor *c,
 					 struct sl_packet *pkt, __u8 *l4)
 {
 	struct iphdr *ip = sl_pull(c, sizeof(*ip));
+	__u16 frag_off;
 	__u32 hdr_len;
 
 	if (!ip)
-		return SL_PARSE_MALFORMED;
+		return SL_PARSE_TRUNCATED;
 	if (ip->version != 4 || ip->ihl < 5)
 		return SL_PARSE_MALFORMED;
 	/* options: ihl counts 32-bit words, at most 15 of them */
 	hdr_len = ip->ihl * 4;
 	if (!sl_pull(c, hdr_len - sizeof(*ip)))
-		return SL_PARSE_MALFORMED;
+		return SL_PARSE_TRUNCATED;
 	sl_addr_from_ipv4(&pkt->src, ip->saddr);
 	sl_addr_from_ipv4(&pkt->dst, ip->daddr);
-	if (ip->frag_off & bpf_htons(SL_IP_MF | SL_IP_OFFSET))
-		return SL_PARSE_FRAGMENT;
+	pkt->family = 4;
 	*l4 = ip->protocol;
+	frag_off = bpf_ntohs(ip->frag_off);
+	if (frag_off & (SL_IP_MF | SL_IP_OFFSET)) {
+		pkt->frag_id = ip->id;
+		pkt->frag_proto = ip->protocol;
+		if (frag_off & SL_IP_OFFSET) {
+			pkt->frag = SL_FRAG_LATER;
+			return SL_PARSE_FRAGMENT;
+		}
+		pkt->frag = SL_FRAG_FIRST;
+	}
 	return SL_PARSE_OK;
+}
+
+static __always_inline int sl_ipv6_ext(__u8 next)
+{
+	switch (next) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+	case IPPROTO_AH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* One step of the IPv6 extension chain walk, a bpf_loop body: the
+ * verifier checks it once, however long the chain. The cursor is an
+ * offset from `start`, a scalar the verifier can bound each round.
+ */
+struct sl_ext_walk {
+	void *start;		/* just past the IPv6 header */
+	void *end;
+	struct sl_packet *pkt;
+	__u32 off;
+	__u8 next;
+	__u8 pad[3];
+	int ret;
+};
+
+static long sl_ipv6_ext_step(__u32 i, void *data)
+{
+	struct sl_ext_walk *w = data;
+	struct sl_cursor c;
+	struct sl_ipv6_ext_hdr *ext;
+	struct sl_ipv6_frag_hdr *fh;
+	__u32 len;
+
+	c.pos = w->start + (w->off & SL_MAX_PKT_OFF);
+	c.end = w->end;
+	switch (w->next) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+	case IPPROTO_AH:
+		break;
+	case IPPROTO_FRAGMENT:
+		if (i == SL_MAX_IPV6_EXT)
+			goto long_chain;
+		fh = sl_pull(&c, sizeof(*fh));
+		if (!fh)
+			goto truncated;
+		w->off += sizeof(*fh);
+		/* an atomic fragment (offset 0, no M) is the whole datagram */
+		if (fh->frag_off & bpf_htons(SL_IP6_OFFSET | SL_IP6_MF)) {
+			w->pkt->frag_id = fh->id;
+			w->pkt->frag_proto = fh->nexthdr;
+			if (fh->frag_off & bpf_htons(SL_IP6_OFFSET)) {
+				w->pkt->frag = SL_FRAG_LATER;
+				w->ret = SL_PARSE_FRAGMENT;
+				return 1;
+			}
+			w->pkt->frag = SL_FRAG_FIRST;
+		}
+		w->next = fh->nexthdr;
+		return 0;
+	default:
+		w->ret = SL_PARSE_OK;
+		return 1;
+	}
+	if (i == SL_MAX_IPV6_EXT)
+		goto long_chain;
+	ext = sl_pull(&c, sizeof(*ext));
+	if (!ext)
+		goto truncated;
+	/* AH counts 4-byte units past the first 8; the others 8-byte units
+	 * past the first 8 (RFC 4302, RFC 8200)
+	 */
+	if (w->next == IPPROTO_AH)
+		len = ((__u32)ext->hdrlen + 2) * 4;
+	else
+		len = ((__u32)ext->hdrlen + 1) * 8;
+	w->next = ext->nexthdr;
+	if (!sl_pull(&c, len - sizeof(*ext)))
+		goto truncated;
+	w->off += len;
+	if (w->off > SL_MAX_PKT_OFF)
+		goto long_chain;
+	return 0;
+truncated:
+	w->ret = SL_PARSE_TRUNCATED;
+	return 1;
+long_chain:
+	w->ret = SL_PARSE_LONG_CHAIN;
+	return 1;
+}
+
+/* The walk from `start` (just past the IPv6 header, whose next header is
+ * `first`): a static subprogram, so that its state is on a frame of its
+ * own, off the stack of the rule chain's calls (6.1 allows 512 bytes for
+ * the deepest). Returns the result; *out gets the upper layer's offset
+ * from `start` << 8 | its protocol.
+ */
+static __noinline int sl_ipv6_walk(void *start, void *end,
+				   struct sl_packet *pkt, __u8 first, __u32 *out)
+{
+	struct sl_ext_walk w = {
+		.start = start,
+		.end = end,
+		.pkt = pkt,
+		.next = first,
+		/* a chain that reaches no upper layer in the walk is too
+		 * long; the last round only looks for the upper layer
+		 */
+		.ret = SL_PARSE_LONG_CHAIN,
+	};
+
+	if (!out)
+		return SL_PARSE_MALFORMED;
+	bpf_loop(SL_MAX_IPV6_EXT + 1, sl_ipv6_ext_step, &w, 0);
+	*out = (w.off & SL_MAX_PKT_OFF) << 8 | w.next;
+	return w.ret;
 }
 
 static __always_inline int sl_parse_ipv6(struct sl_cursor *c,
 					 struct sl_packet *pkt, __u8 *l4)
 {
 	struct ipv6hdr *ip6 = sl_pull(c, sizeof(*ip6));
-	__u8 next;
-	int i;
+	__u32 out = 0;
+	int ret;
 
 	if (!ip6)
-		return SL_PARSE_MALFORMED;
+		return SL_PARSE_TRUNCATED;
 	if (ip6->version != 6)
 		return SL_PARSE_MALFORMED;
 	__builtin_memcpy(pkt->src.byte, &ip6->saddr, 16);
 	__builtin_memcpy(pkt->dst.byte, &ip6->daddr, 16);
-	next = ip6->nexthdr;
+	pkt->family = 6;
 
-	/* Bounded walk of the extension header chain: the verifier needs the
-	 * bound, and a chain of more than SL_MAX_IPV6_EXT headers is treated
-	 * as malformed. The last round only looks for the upper layer.
-	 */
-#pragma unroll
-	for (i = 0; i <= SL_MAX_IPV6_EXT; i++) {
-		struct sl_ipv6_ext_hdr *ext;
-		__u32 len;
-
-		switch (next) {
-		case IPPROTO_HOPOPTS:
-		case IPPROTO_ROUTING:
-		case IPPROTO_DSTOPTS:
-		case IPPROTO_MH:
-			if (i == SL_MAX_IPV6_EXT)
-				return SL_PARSE_MALFORMED;
-			ext = sl_pull(c, sizeof(*ext));
-			if (!ext)
-				return SL_PARSE_MALFORMED;
-			len = ((__u32)ext->hdrlen + 1) * 8;
-			break;
-		case IPPROTO_AH:
-			if (i == SL_MAX_IPV6_EXT)
-				return SL_PARSE_MALFORMED;
-			ext = sl_pull(c, sizeof(*ext));
-			if (!ext)
-				return SL_PARSE_MALFORMED;
-			len = ((__u32)ext->hdrlen + 2) * 4;
-			break;
-		case IPPROTO_FRAGMENT:
-			return SL_PARSE_FRAGMENT;
-		default:
-			*l4 = next;
-			return SL_PARSE_OK;
-		}
-		next = ext->nexthdr;
-		if (!sl_pull(c, len - sizeof(*ext)))
-			return SL_PARSE_MALFORMED;
+	/* most packets have no extension header: no walk */
+	if (!sl_ipv6_ext(ip6->nexthdr)) {
+		*l4 = ip6->nexthdr;
+		return SL_PARSE_OK;
 	}
-	return SL_PARSE_MALFORMED;
+	/* loaded again: the checked copy is one of six values, which the
+	 * verifier would walk the loop from one by one
+	 */
+	ret = sl_ipv6_walk(c->pos, c->end, pkt,
+			   *(volatile __u8 *)&ip6->nexthdr, &out);
+	c->pos += (out >> 8) & SL_MAX_PKT_OFF;
+	*l4 = out & 0xff;
+	return ret;
 }
 
+/* ICMP that runs the network rather than asks a service: errors (PMTU
+ * discovery lives in destination-unreachable "fragmentation needed" and
+ * ICMPv6 packet-too-big), and router, neighbour and multicast listener
+ * discovery. Dropping them breaks every protocol to the host, so no rule
+ * limits them.
+ */
+static __always_inline int sl_icmp4_control(__u8 type)
+{
+	switch (type) {
+	case 3:		/* destination unreachable, fragmentation needed */
+	case 5:		/* redirect */
+	case 9:		/* router advertisement */
+	case 10:	/* router solicitation */
+	case 11:	/* time exceeded */
+	case 12:	/* parameter problem */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static __always_inline int sl_icmp6_control(__u8 type)
+{
+	switch (type) {
+	case 1:		/* destination unreachable */
+	case 2:		/* packet too big */
+	case 3:		/* time exceeded */
+	case 4:		/* parameter problem */
+	case 130 ... 132:	/* multicast listener query, report, done */
+	case 133 ... 137:	/* router and neighbour discovery, redirect */
+	case 141 ... 143:	/* inverse neighbour discovery, MLDv2 report */
+	case 148 ... 149:	/* SEND certification path */
+	case 151 ... 153:	/* multicast router discovery */
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Ports, or the ICMP kind. `protocol: icmp` rules see echo requests
+ * only (slot SL_SLOT_ICMP); the other informational ICMP types are
+ * "other protocol" traffic that only `protocol: any` rules match.
+ */
 static __always_inline int sl_parse_l4(struct sl_cursor *c,
 				       struct sl_packet *pkt, __u8 l4)
 {
 	struct tcphdr *tcp;
 	struct udphdr *udp;
+	__u8 *type;
 
 	switch (l4) {
 	case IPPROTO_TCP:
 		tcp = sl_pull(c, sizeof(*tcp));
-		if (!tcp || tcp->doff < 5)
+		if (!tcp)
+			return SL_PARSE_TRUNCATED;
+		if (tcp->doff < 5)
 			return SL_PARSE_MALFORMED;
 		pkt->dport = tcp->dest;
 		pkt->slot = SL_SLOT_TCP + bpf_ntohs(tcp->dest);
@@ -201,16 +396,23 @@ static __always_inline int sl_parse_l4(struct sl_cursor *c,
 	case IPPROTO_UDP:
 		udp = sl_pull(c, sizeof(*udp));
 		if (!udp)
-			return SL_PARSE_MALFORMED;
+			return SL_PARSE_TRUNCATED;
 		pkt->dport = udp->dest;
 		pkt->slot = SL_SLOT_UDP + bpf_ntohs(udp->dest);
 		return SL_PARSE_OK;
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
-		/* type and code: enough to call it ICMP */
-		if (!sl_pull(c, 4))
-			return SL_PARSE_MALFORMED;
-		pkt->slot = SL_SLOT_ICMP;
+		/* type, code and checksum: enough to call it ICMP */
+		type = sl_pull(c, 4);
+		if (!type)
+			return SL_PARSE_TRUNCATED;
+		if (l4 == IPPROTO_ICMP ? sl_icmp4_control(*type) :
+					 sl_icmp6_control(*type))
+			return SL_PARSE_CONTROL;
+		if (*type == (l4 == IPPROTO_ICMP ? 8 : 128))
+			pkt->slot = SL_SLOT_ICMP;	/* echo request */
+		else
+			pkt->slot = SL_SLOT_OTHER;
 		return SL_PARSE_OK;
 	default:
 		pkt->slot = SL_SLOT_OTHER;
@@ -219,7 +421,7 @@ static __always_inline int sl_parse_l4(struct sl_cursor *c,
 }
 
 static __always_inline int sl_parse(void *data, void *data_end,
-				    struct sl_packet *pkt)
+			       struct sl_packet *pkt)
 {
 	struct sl_cursor c = { .pos = data, .end = data_end };
 	__be16 proto;

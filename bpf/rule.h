@@ -53,6 +53,8 @@ __noinline int sl_apply_rule(const struct sl_config *cfg,
 
 	if (rule->unit == SL_UNIT_BYTES)
 		units = len;
+	else if (pkt->counted)
+		units = 0;	/* its datagram's first fragment was counted */
 	else if (rule->unit == SL_UNIT_SYN && !pkt->syn)
 		units = 0;	/* not a new connection: not counted */
 	else

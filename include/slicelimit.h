@@ -265,13 +265,60 @@ struct sl_global_stats {
 	__u64 packets;
 	__u64 non_ip;		/* not IPv4/IPv6: passed */
 	__u64 malformed;	/* truncated or invalid headers: passed */
-	__u64 fragments;	/* IP fragments: passed, not counted */
+	__u64 fragments;	/* IP fragments, first and later: decided */
 	__u64 no_rule;		/* no rule matched: passed */
 	__u64 fail_open;	/* client table refused an insert: passed */
 	__u64 new_clients;	/* client states created */
 	__u64 events_lost;	/* drop events the full ring buffer refused */
 	__u64 changed_lost;	/* changed clients sl_changed had no room for:
 				 * the next sync round walks every client */
+	/* Fragments (also counted in `fragments`) and long IPv6 chains;
+	 * slicelimit-rules(5), PACKET SHAPES, states the policy these count.
+	 */
+	__u64 frag_first;	/* first fragments: decided by their ports */
+	__u64 frag_later;	/* later fragments that followed their first's
+				 * verdict (sl_frags) */
+	__u64 frag_later_dropped; /* of those, dropped: the datagram was */
+	__u64 frag_orphans;	/* later fragments with no first remembered:
+				 * counted under the first rule of their
+				 * protocol and addresses, any port */
+	__u64 long_chains;	/* IPv6 chains longer than the walk */
+	__u64 long_chains_dropped; /* of those, dropped: a rule matched their
+				 * addresses */
+	__u64 icmp_control;	/* ICMP errors, ND, MLD: passed, never limited */
+};
+
+/* LRU hash sl_frags: what a datagram's first fragment was decided, for
+ * its later fragments, which carry no ports.
+ */
+struct sl_frag_key {
+	struct sl_addr src;	/* network byte order, IPv4-mapped for v4 */
+	struct sl_addr dst;
+	__u32 id;		/* IP identification, network byte order */
+	__u8 proto;		/* IPv6: the fragment header's next header */
+	__u8 family;		/* 4 or 6 */
+	__u16 pad;
+};
+
+struct sl_frag {
+	__u32 slot;		/* the first fragment's SL_SLOT_* + port */
+	__u16 dport;		/* network byte order */
+	__u8 dropped;		/* the datagram was dropped */
+	__u8 pad;
+};
+
+/* Per-CPU array sl_proto_rules, one entry: the rules a packet of a
+ * protocol can meet whatever its port (those of the protocol and of
+ * `any`), for fragments that carry no ports. Rebuilt by the program
+ * itself when the rule set changes (bpf/classify.h).
+ */
+struct sl_proto_rules {
+	__u32 rules_epoch;	/* of the rule set the bitmaps are of */
+	__u32 gen;
+	__u32 nr_rules;
+	__u32 valid;
+	struct sl_bitmap tcp;
+	struct sl_bitmap udp;
 };
 
 /* Ring buffer sl_events: the first drop of a client in a window (not one

@@ -274,6 +274,84 @@ static void test_classify_no_match_counts_no_rule(void **state)
 	assert_string_equal(matched(f, true, &p), "dns");
 }
 
+/* `protocol: icmp` is echo requests: other ICMP types are other traffic
+ * (an `any` rule's), and ICMP errors and link control meet no rule at
+ * all, whatever rule could match their addresses.
+ */
+struct icmp_class_row {
+	const char *desc;
+	const char *src, *dst;
+	uint8_t type;
+	const char *rule;	/* NULL: no rule; "-": control, before any rule */
+};
+
+static void test_classify_icmp_rule_is_echo_requests(void **state)
+{
+	static const struct icmp_class_row rows[] = {
+		{ "echo request", "192.0.2.1", "203.0.113.1", 8, "ping" },
+		{ "icmpv6 echo request", "2001:db8::1", "2001:db8::2", 128, "ping" },
+		{ "echo reply", "192.0.2.1", "203.0.113.1", 0, NULL },
+		{ "icmpv6 echo reply", "2001:db8::1", "2001:db8::2", 129, NULL },
+		{ "echo reply from 10/8", "10.1.2.3", "203.0.113.1", 0, "net10" },
+		{ "icmpv6 echo request from 2001:db8:10::/48", "2001:db8:10::1",
+		  "2001:db8::2", 128, "ping" },
+		{ "icmpv6 echo reply from 2001:db8:10::/48", "2001:db8:10::1",
+		  "2001:db8::2", 129, "net6" },
+		{ "fragmentation needed from 10/8", "10.1.2.3", "203.0.113.1", 3, "-" },
+		{ "neighbour solicitation from 2001:db8:10::/48", "2001:db8:10::1",
+		  "2001:db8::2", 135, "-" },
+		{ "neighbour advertisement", "2001:db8::1", "2001:db8::2", 136, "-" },
+		{ "packet too big from 2001:db8:10::/48", "2001:db8:10::1",
+		  "2001:db8::2", 2, "-" },
+	};
+	struct fixture *f = *state;
+	unsigned i, bad = 0;
+	int tc;
+
+	apply(f, "rules:\n"
+		 "  - {name: ping, protocol: icmp, limit: 3}\n"
+		 "  - {name: net10, source: 10.0.0.0/8, limit: 3}\n"
+		 "  - {name: net6, source: '2001:db8:10::/48', limit: 3}\n");
+	for (tc = 0; tc <= 1; tc++)
+		for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			const struct icmp_class_row *r = &rows[i];
+			struct sl_global_stats g0, g1;
+			const char *got;
+			struct pkt p = {};
+
+			eth(&p);
+			if (strchr(r->src, ':'))
+				ip6_from(&p, r->src, r->dst);
+			else
+				ip4_from(&p, r->src, r->dst, 5, 0);
+			icmp_type(&p, r->type);
+			finish(&p);
+			if (strcmp(r->rule ? r->rule : "", "-")) {
+				got = matched(f, tc, &p);
+				if ((got == NULL) != (r->rule == NULL) ||
+				    (got && strcmp(got, r->rule))) {
+					print_error("%s: %s: matched %s, expected %s\n",
+						    tc ? "tc" : "xdp", r->desc,
+						    got ? got : "no rule",
+						    r->rule ? r->rule : "no rule");
+					bad++;
+				}
+				continue;
+			}
+			g0 = global_stats(f);
+			if (run_len(f, tc, -1, &p, p.len) != PASS)
+				bad++;
+			g1 = global_stats(f);
+			if (g1.icmp_control - g0.icmp_control != 1 ||
+			    g1.no_rule != g0.no_rule) {
+				print_error("%s: %s: not passed as control\n",
+					    tc ? "tc" : "xdp", r->desc);
+				bad++;
+			}
+		}
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -283,6 +361,7 @@ int main(void)
 		T(test_classify_priority_first_match_wins),
 		T(test_classify_exempt_never_dropped),
 		T(test_classify_no_match_counts_no_rule),
+		T(test_classify_icmp_rule_is_echo_requests),
 	};
 #undef T
 

@@ -7,16 +7,22 @@
  * Invariants, per program run, from the counters' deltas:
  *  - the verdict is XDP_PASS/XDP_DROP (TC_ACT_OK/TC_ACT_SHOT); TC may
  *    refuse a short frame with EINVAL, a defined outcome;
- *  - packets moves by 1, and exactly one of non_ip, malformed, fragments,
- *    no_rule, or one rule's passed/dropped/shadow_dropped/exempt moves, by
- *    1: packets == the sum of them all;
- *  - a drop verdict is the rule's `dropped`, and bytes follow the verdict;
+ *  - packets moves by 1, and exactly one of non_ip, malformed,
+ *    icmp_control, no_rule, one rule's passed/dropped/shadow_dropped/
+ *    exempt, or (a later fragment dropped with its datagram) the pair
+ *    frag_later and frag_later_dropped alone moves, by 1;
+ *  - a drop verdict is the rule's `dropped` or the datagram's, and bytes
+ *    follow the verdict;
  *  - no client state is created (new_clients) for a frame that is non-IP,
- *    malformed, a fragment, exempt or matched by no rule, and at most one
- *    otherwise;
- *  - the class (non_ip, malformed, fragment, or parsed) is the one a
- *    reference parser written from parse.h's contract gives;
- *  - XDP and TC classify the frame alike (which counter, which rule).
+ *    malformed, ICMP control, exempt or matched by no rule, and at most
+ *    one otherwise;
+ *  - the class (non_ip, malformed, icmp control, a long IPv6 chain, a
+ *    fragment with or without its ports, or parsed) is the one a reference
+ *    parser written from parse.h's contract gives, and the fragment and
+ *    chain counters say the same;
+ *  - XDP and TC classify the frame alike (which counter, which rule; a
+ *    later fragment XDP dropped by a bytes limit, TC drops with its
+ *    datagram).
  */
 #include "fuzz_common.h"
 #include <errno.h>
@@ -96,38 +102,77 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* ---- the reference parser: parse.h's contract, restated ---- */
 
-enum class { C_PARSED, C_NON_IP, C_MALFORMED, C_FRAGMENT };
+/* C_FIRST: a first fragment with its ports; C_FRAGMENT: a fragment
+ * without them (a later one, or a first cut short).
+ */
+enum class { C_PARSED, C_NON_IP, C_MALFORMED, C_FRAGMENT, C_FIRST, C_CONTROL,
+	     C_LONG };
 
 static const char *const class_names[] = {
-	"parsed", "non_ip", "malformed", "fragment",
+	"parsed", "non_ip", "malformed", "fragment", "first fragment",
+	"icmp control", "long chain",
 };
+
+/* bpf/parse.h's SL_MAX_IPV6_EXT (its byte bound is past any frame here) */
+#define REF_MAX_IPV6_EXT	256
+
+static bool ref_icmp_control(unsigned l4, unsigned type)
+{
+	if (l4 == 1)
+		return type == 3 || type == 5 || type == 9 || type == 10 ||
+		       type == 11 || type == 12;
+	return (type >= 1 && type <= 4) || (type >= 130 && type <= 137) ||
+	       (type >= 141 && type <= 143) || type == 148 || type == 149 ||
+	       (type >= 151 && type <= 153);
+}
 
 static unsigned be16(const uint8_t *p)
 {
 	return p[0] << 8 | p[1];
 }
 
-static enum class ref_l4(const uint8_t *p, size_t len, size_t off, unsigned l4)
+/* *cut: the header ran past the frame (not an invalid field). */
+static enum class ref_l4(const uint8_t *p, size_t len, size_t off, unsigned l4,
+			 bool *cut)
 {
+	*cut = false;
 	switch (l4) {
 	case 6:		/* TCP: 20 bytes, data offset >= 5 */
-		if (off + 20 > len || (p[off + 12] >> 4) < 5)
+		if (off + 20 > len) {
+			*cut = true;
 			return C_MALFORMED;
-		return C_PARSED;
+		}
+		return (p[off + 12] >> 4) < 5 ? C_MALFORMED : C_PARSED;
 	case 17:	/* UDP */
-		return off + 8 > len ? C_MALFORMED : C_PARSED;
+		*cut = off + 8 > len;
+		return *cut ? C_MALFORMED : C_PARSED;
 	case 1:		/* ICMP, ICMPv6: type, code, checksum */
 	case 58:
-		return off + 4 > len ? C_MALFORMED : C_PARSED;
+		*cut = off + 4 > len;
+		if (*cut)
+			return C_MALFORMED;
+		return ref_icmp_control(l4, p[off]) ? C_CONTROL : C_PARSED;
 	default:
 		return C_PARSED;
 	}
+}
+
+/* A cut short L4 header of a first fragment: decided without its ports. */
+static enum class ref_first(enum class c, bool first, bool cut)
+{
+	if (!first)
+		return c;
+	if (c == C_MALFORMED && cut)
+		return C_FRAGMENT;
+	return c == C_PARSED ? C_FIRST : c;
 }
 
 static enum class ref_parse(const uint8_t *p, size_t len)
 {
 	size_t off = 14;
 	unsigned type, i, next;
+	bool first = false, cut;
+	enum class c;
 
 	if (len < 14)
 		return C_MALFORMED;
@@ -139,16 +184,18 @@ static enum class ref_parse(const uint8_t *p, size_t len)
 		off += 4;
 	}
 	if (type == 0x0800) {
-		unsigned ihl;
+		unsigned ihl, frag;
 
 		if (off + 20 > len || p[off] >> 4 != 4 || (p[off] & 15) < 5)
 			return C_MALFORMED;
 		ihl = (p[off] & 15) * 4;
 		if (off + ihl > len)
 			return C_MALFORMED;
-		if (be16(p + off + 6) & 0x3fff)
+		frag = be16(p + off + 6);
+		if (frag & 0x1fff)
 			return C_FRAGMENT;
-		return ref_l4(p, len, off + ihl, p[off + 9]);
+		c = ref_l4(p, len, off + ihl, p[off + 9], &cut);
+		return ref_first(c, frag & 0x2000, cut);
 	}
 	if (type != 0x86dd)
 		return C_NON_IP;
@@ -159,16 +206,32 @@ static enum class ref_parse(const uint8_t *p, size_t len)
 	for (i = 0; ; i++) {
 		size_t ext;
 
-		if (next == 44)
-			return C_FRAGMENT;
-		if (next != 0 && next != 43 && next != 60 && next != 135 &&
-		    next != 51)
-			return ref_l4(p, len, off, next);
-		if (i == 8 || off + 2 > len)
-			return C_MALFORMED;	/* a 9th extension header */
+		if (next != 0 && next != 43 && next != 44 && next != 60 &&
+		    next != 135 && next != 51) {
+			c = ref_l4(p, len, off, next, &cut);
+			return ref_first(c, first, cut);
+		}
+		if (i == REF_MAX_IPV6_EXT)
+			return C_LONG;
+		if (next == 44) {	/* fragment header */
+			unsigned fo;
+
+			if (off + 8 > len)
+				return first ? C_FRAGMENT : C_MALFORMED;
+			fo = be16(p + off + 2);
+			if (fo & 0xfff8)
+				return C_FRAGMENT;
+			if (fo & 1)
+				first = true;
+			next = p[off];
+			off += 8;
+			continue;
+		}
+		if (off + 2 > len)
+			return first ? C_FRAGMENT : C_MALFORMED;
 		ext = next == 51 ? (p[off + 1] + 2u) * 4 : (p[off + 1] + 1u) * 8;
 		if (off + ext > len)
-			return C_MALFORMED;
+			return first ? C_FRAGMENT : C_MALFORMED;
 		next = p[off];
 		off += ext;
 	}
@@ -176,39 +239,43 @@ static enum class ref_parse(const uint8_t *p, size_t len)
 
 /* ---- one run ---- */
 
-enum outcome { O_NON_IP, O_MALFORMED, O_FRAGMENT, O_NO_RULE, O_RULE };
+enum outcome { O_NON_IP, O_MALFORMED, O_CONTROL, O_NO_RULE, O_FOLLOWED,
+	       O_RULE };
 
 struct result {
 	enum outcome what;
 	unsigned rule;		/* index in live[] for O_RULE */
 	int kind;		/* 0 passed, 1 dropped, 2 shadow, 3 exempt */
+	__u64 frag[4];		/* fragments, frag_first, later + orphans,
+				 * long_chains: moved by */
 };
 
 static const char *const outcome_names[] = {
-	"non_ip", "malformed", "fragment", "no_rule", "rule",
+	"non_ip", "malformed", "icmp control", "no_rule",
+	"dropped with its datagram", "rule",
 };
 
 static void check_deltas(const char *prog, const struct snap *a,
 			 const struct snap *b, bool drop, size_t len,
 			 struct result *res)
 {
-	__u64 moved[4] = {
+	__u64 later = b->g.frag_later - a->g.frag_later;
+	__u64 later_dropped = b->g.frag_later_dropped - a->g.frag_later_dropped;
+	__u64 moved[5] = {
 		b->g.non_ip - a->g.non_ip, b->g.malformed - a->g.malformed,
-		b->g.fragments - a->g.fragments, b->g.no_rule - a->g.no_rule,
+		b->g.icmp_control - a->g.icmp_control,
+		b->g.no_rule - a->g.no_rule, 0,
 	};
 	__u64 total = 0, new_clients = b->g.new_clients - a->g.new_clients;
-	unsigned i, k, hits = 0;
+	unsigned i, k, hits = 0, rule_hits = 0;
 
 	if (b->g.packets - a->g.packets != 1)
 		die("%s: packets moved by %llu, not 1", prog,
 		    (unsigned long long)(b->g.packets - a->g.packets));
-	for (i = 0; i < 4; i++) {
-		total += moved[i];
-		if (moved[i]) {
-			res->what = i;
-			hits++;
-		}
-	}
+	res->frag[0] = b->g.fragments - a->g.fragments;
+	res->frag[1] = b->g.frag_first - a->g.frag_first;
+	res->frag[2] = later + b->g.frag_orphans - a->g.frag_orphans;
+	res->frag[3] = b->g.long_chains - a->g.long_chains;
 	for (i = 0; i < nr_live; i++) {
 		const struct sl_rule_stats *x = &a->r[i], *y = &b->r[i];
 		__u64 d[4] = {
@@ -226,6 +293,7 @@ static void check_deltas(const char *prog, const struct snap *a,
 				res->rule = i;
 				res->kind = k;
 				hits++;
+				rule_hits++;
 			}
 		}
 		if (pb != (d[0] + d[2] + d[3]) * len || db != d[1] * len)
@@ -235,10 +303,24 @@ static void check_deltas(const char *prog, const struct snap *a,
 			    (unsigned long long)d[1], (unsigned long long)d[2],
 			    (unsigned long long)d[3], len);
 	}
+	/* a later fragment of a dropped datagram meets no rule */
+	if (later == 1 && later_dropped == 1 && !rule_hits)
+		moved[O_FOLLOWED] = 1;
+	else if (later_dropped > (rule_hits ? 1u : 0u))
+		die("%s: frag_later_dropped moved by %llu", prog,
+		    (unsigned long long)later_dropped);
+	for (i = 0; i < 5; i++) {
+		total += moved[i];
+		if (moved[i]) {
+			res->what = i;
+			hits++;
+		}
+	}
 	if (total != 1 || hits != 1)
 		die("%s: packets moved by 1 but the other counters by %llu (in %u places)",
 		    prog, (unsigned long long)total, hits);
-	if (drop != (res->what == O_RULE && res->kind == 1))
+	if (drop != (res->what == O_FOLLOWED ||
+		     (res->what == O_RULE && res->kind == 1)))
 		die("%s: verdict %s but counted as %s%s%s", prog,
 		    drop ? "drop" : "pass", outcome_names[res->what],
 		    res->what == O_RULE ? " " : "",
@@ -256,15 +338,38 @@ static void check_deltas(const char *prog, const struct snap *a,
 static void check_class(const char *prog, enum class want,
 			const struct result *got)
 {
-	static const enum class of[] = {
-		[O_NON_IP] = C_NON_IP, [O_MALFORMED] = C_MALFORMED,
-		[O_FRAGMENT] = C_FRAGMENT, [O_NO_RULE] = C_PARSED,
-		[O_RULE] = C_PARSED,
-	};
+	bool decided = got->what == O_NO_RULE || got->what == O_RULE ||
+		       got->what == O_FOLLOWED;
+	bool ok;
 
-	if (of[got->what] != want)
-		die("%s: counted as %s; the reference parser says %s", prog,
-		    outcome_names[got->what], class_names[want]);
+	switch (want) {
+	case C_NON_IP:
+		ok = got->what == O_NON_IP;
+		break;
+	case C_MALFORMED:
+		ok = got->what == O_MALFORMED;
+		break;
+	case C_CONTROL:
+		ok = got->what == O_CONTROL;
+		break;
+	default:
+		ok = decided && got->what != O_FOLLOWED;
+		if (want == C_FRAGMENT)
+			ok = decided;
+		break;
+	}
+	/* what the fragment and chain counters say of the frame */
+	ok = ok && got->frag[0] == (want == C_FIRST || want == C_FRAGMENT) &&
+	     got->frag[1] == (want == C_FIRST) &&
+	     got->frag[2] == (want == C_FRAGMENT) &&
+	     got->frag[3] == (want == C_LONG);
+	if (!ok)
+		die("%s: counted as %s (fragments/first/later/long %llu/%llu/%llu/%llu); the reference parser says %s",
+		    prog, outcome_names[got->what],
+		    (unsigned long long)got->frag[0],
+		    (unsigned long long)got->frag[1],
+		    (unsigned long long)got->frag[2],
+		    (unsigned long long)got->frag[3], class_names[want]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -303,6 +408,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_deltas("tc", &last, &now, retval == TC_ACT_SHOT, size, &rt);
 	check_class("tc", want, &rt);
 	last = now;
+	/* XDP's drop of a later fragment by a bytes limit marked its datagram
+	 * dropped: TC's run of the same frame follows that
+	 */
+	if (rx.what == O_RULE && rx.kind == 1 && rt.what == O_FOLLOWED &&
+	    want == C_FRAGMENT)
+		return 0;
 	if (rx.what != rt.what || (rx.what == O_RULE && rx.rule != rt.rule))
 		die("xdp counted the frame as %s %s, tc as %s %s",
 		    outcome_names[rx.what],

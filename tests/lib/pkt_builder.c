@@ -150,7 +150,10 @@ void ip6_ext(struct pkt *p, uint8_t type, uint8_t hdrlen)
 	mark(p);
 }
 
-/* The parser stops at a fragment header without reading it. */
+/* A fragment header (offset in 8-byte units). The parser walks past a
+ * first fragment's (offset 0, M) to its ports; the cuts stop here all
+ * the same: a first fragment cut short is decided as one without ports.
+ */
 void ip6_frag(struct pkt *p, uint16_t offset, bool mf)
 {
 	uint8_t *h;
@@ -159,7 +162,24 @@ void ip6_frag(struct pkt *p, uint16_t offset, bool mf)
 	p->frag = true;
 	h = put(p, 8);
 	put16(h + 2, offset << 3 | mf);
+	p->fh = h - p->b;
 	p->next = h - p->b;
+}
+
+/* The datagram's identification: the IPv6 fragment header's, or the
+ * IPv4 header's (16 bits).
+ */
+void ip_id(struct pkt *p, uint32_t id)
+{
+	uint8_t *h;
+
+	if (p->fh) {
+		h = p->b + p->fh + 4;
+		put16(h, id >> 16);
+		put16(h + 2, id & 0xffff);
+	} else {
+		put16(p->b + p->l3 + 4, id & 0xffff);
+	}
 }
 
 void udp(struct pkt *p, uint16_t dport)
@@ -195,8 +215,10 @@ void tcp(struct pkt *p, uint16_t dport, uint8_t flags)
 	tcp_doff(p, dport, flags, 5);
 }
 
-/* Echo request. The parser reads type, code and checksum (4 bytes). */
-void icmp(struct pkt *p)
+/* ICMP or ICMPv6 (by the family) of a type. The parser reads type, code
+ * and checksum (4 bytes).
+ */
+void icmp_type(struct pkt *p, uint8_t type)
 {
 	bool v6 = p->family == AF_INET6;
 	uint8_t *h;
@@ -204,9 +226,15 @@ void icmp(struct pkt *p)
 	set_next(p, v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
 	p->l4 = p->len;
 	h = put(p, 4);
-	h[0] = v6 ? 128 : 8;
+	h[0] = type;
 	mark(p);
 	put(p, 4);
+}
+
+/* Echo request. */
+void icmp(struct pkt *p)
+{
+	icmp_type(p, p->family == AF_INET6 ? 128 : 8);
 }
 
 void proto(struct pkt *p, uint8_t ipproto, unsigned body)

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PKT_MAX		512
-#define MAX_CUTS	32
+#define PKT_MAX		4096	/* long extension chains */
+#define MAX_CUTS	320
 
 struct pkt {
 	uint8_t b[PKT_MAX];
@@ -24,6 +24,7 @@ struct pkt {
 	bool next_u16;		/* that field is an ethertype, else an IP proto */
 	bool frag;		/* a fragment: the parser reads no further */
 	unsigned l3, l4;	/* header offsets, for finish() */
+	unsigned fh;		/* IPv6 fragment header offset, 0 without */
 	int family;		/* AF_INET, AF_INET6, 0 */
 	unsigned cut[MAX_CUTS];	/* ends of the headers the parser must read */
 	unsigned nr_cut;
@@ -49,7 +50,9 @@ void udp(struct pkt *p, uint16_t dport);
 void tcp_doff(struct pkt *p, uint16_t dport, uint8_t flags,
 	      unsigned doff);
 void tcp(struct pkt *p, uint16_t dport, uint8_t flags);
+void ip_id(struct pkt *p, uint32_t id);
 void icmp(struct pkt *p);
+void icmp_type(struct pkt *p, uint8_t type);
 void proto(struct pkt *p, uint8_t ipproto, unsigned body);
 void payload(struct pkt *p, unsigned n);
 void finish(struct pkt *p);

@@ -60,6 +60,15 @@ static void global_stats_print(const struct sl_global_stats *gs)
 	       (unsigned long long)gs->fail_open,
 	       (unsigned long long)gs->new_clients,
 	       (unsigned long long)gs->events_lost);
+	printf("fragments: first %llu  later %llu (dropped %llu)  without first %llu\n"
+	       "long ipv6 chains %llu (dropped %llu)  icmp control %llu\n",
+	       (unsigned long long)gs->frag_first,
+	       (unsigned long long)gs->frag_later,
+	       (unsigned long long)gs->frag_later_dropped,
+	       (unsigned long long)gs->frag_orphans,
+	       (unsigned long long)gs->long_chains,
+	       (unsigned long long)gs->long_chains_dropped,
+	       (unsigned long long)gs->icmp_control);
 }
 
 /* Each rule's counters, read once and printed or added to arr (--json). */

@@ -108,6 +108,13 @@ json_object *sl_global_stats_to_json(const struct sl_global_stats *gs)
 	sl_json_add_u64(g, "fail_open", gs->fail_open);
 	sl_json_add_u64(g, "new_clients", gs->new_clients);
 	sl_json_add_u64(g, "events_lost", gs->events_lost);
+	sl_json_add_u64(g, "frag_first", gs->frag_first);
+	sl_json_add_u64(g, "frag_later", gs->frag_later);
+	sl_json_add_u64(g, "frag_later_dropped", gs->frag_later_dropped);
+	sl_json_add_u64(g, "frag_orphans", gs->frag_orphans);
+	sl_json_add_u64(g, "long_chains", gs->long_chains);
+	sl_json_add_u64(g, "long_chains_dropped", gs->long_chains_dropped);
+	sl_json_add_u64(g, "icmp_control", gs->icmp_control);
 	return g;
 }
 

@@ -244,6 +244,26 @@ static void packet_metrics(struct text *t, const struct sl_maps *m)
 		    (unsigned long long)gs.no_rule, (unsigned long long)gs.fail_open,
 		    (unsigned long long)gs.new_clients,
 		    (unsigned long long)gs.events_lost);
+		put(t, "# HELP slicelimit_fragments_total IP fragments, by how they were decided.\n"
+			"# TYPE slicelimit_fragments_total counter\n"
+			"slicelimit_fragments_total{kind=\"first\"} %llu\n"
+			"slicelimit_fragments_total{kind=\"later\"} %llu\n"
+			"slicelimit_fragments_total{kind=\"later_dropped\"} %llu\n"
+			"slicelimit_fragments_total{kind=\"without_first\"} %llu\n"
+			"# HELP slicelimit_long_chains_total IPv6 extension chains longer than the walk, and those dropped.\n"
+			"# TYPE slicelimit_long_chains_total counter\n"
+			"slicelimit_long_chains_total{kind=\"all\"} %llu\n"
+			"slicelimit_long_chains_total{kind=\"dropped\"} %llu\n"
+			"# HELP slicelimit_icmp_control_total ICMP errors and link control messages: never limited.\n"
+			"# TYPE slicelimit_icmp_control_total counter\n"
+			"slicelimit_icmp_control_total %llu\n",
+		    (unsigned long long)gs.frag_first,
+		    (unsigned long long)gs.frag_later,
+		    (unsigned long long)gs.frag_later_dropped,
+		    (unsigned long long)gs.frag_orphans,
+		    (unsigned long long)gs.long_chains,
+		    (unsigned long long)gs.long_chains_dropped,
+		    (unsigned long long)gs.icmp_control);
 	}
 }
 
