@@ -27,6 +27,7 @@
 #include "core/loader.h"
 #include "core/parse.h"
 #include "core/instance_maps.h"
+#include "core/pin_lock.h"
 #include "slicelimit.skel.h"
 
 #define SL_PROG_XDP_PIN		SL_PIN_DIR "/prog_xdp"
@@ -616,6 +617,11 @@ int sl_unpin_all(void)
 	DIR *d;
 	int err = 0;
 
+	/* a service's instance outlives a device detached under it (--force) */
+	if (sl_service_holds_pins()) {
+		pr_warn("the pins under %s stay: a service holds them", SL_PIN_DIR);
+		return 0;
+	}
 	d = opendir(SL_PIN_DIR);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;

@@ -8,9 +8,13 @@
  * the next start adopts the pinned state rather than attaching twice.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/build_id.h"
@@ -21,6 +25,7 @@
 #include "service/http.h"
 #include "core/loader.h"
 #include "core/instance_maps.h"
+#include "core/pin_lock.h"
 #include "rules/rules.h"
 #include "service/service.h"
 #include "service/state.h"
@@ -104,6 +109,13 @@ static void refused(struct sl_service_state *st, const char *file,
 	publish(st);
 }
 
+static __u32 applied_epoch(const struct sl_maps *m)
+{
+	struct sl_config c;
+
+	return sl_rules_read_config(m, &c) ? 0 : c.rules_epoch;
+}
+
 static bool config_has_device(const struct sl_service_config *cfg,
 			      const char *name)
 {
@@ -116,10 +128,11 @@ static bool config_has_device(const struct sl_service_config *cfg,
 }
 
 /* SIGHUP: everything new is checked before anything changes; the rule
- * file is read once, checked and then applied.
+ * file is read once, checked and then applied. *epoch becomes the
+ * applied rules' epoch.
  */
 static void reload(const char *path, struct sl_service_config *cfg,
-		   struct sl_service_state *st)
+		   struct sl_service_state *st, __u32 *epoch)
 {
 	struct sl_service_config next;
 	struct sl_ruleset rs;
@@ -154,8 +167,10 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		refused(st, next.rules_path, "cannot apply");
 		goto out;
 	}
+	*epoch = applied_epoch(&m);
 	sl_maps_close(&m);
-	pr_notice("%s: applied %u rules", next.rules_path, rs.nr);
+	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
+		  rs.nr == 1 ? "" : "s");
 	/* keep the listener and the sync we have */
 	next.sync = cfg->sync;
 	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
@@ -163,6 +178,9 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	next.http_enabled = cfg->http_enabled;
 	*cfg = next;
 	st->reloads_applied++;
+	/* what it manages is its config's again */
+	st->changed_ms = 0;
+	st->changed[0] = '\0';
 	publish(st);
 	pr_notice("%s: reloaded", path);
 out:
@@ -180,6 +198,8 @@ struct run {
 	struct sl_central *central;
 	struct sl_http *http;
 	struct sl_sync_service *sync;
+	__u32 epoch;		/* of the rules it applied last */
+	__u64 missing;		/* bit i: st.dev[i] found detached */
 };
 
 /* The config and the rules read (once, and checked before anything is
@@ -209,7 +229,9 @@ static int start(const char *path, struct run *r)
 				    &r->m);
 	if (err)
 		goto out;
-	pr_notice("%s: applied %u rules", r->cfg.rules_path, rs.nr);
+	r->epoch = applied_epoch(&r->m);
+	pr_notice("%s: applied %u rule%s", r->cfg.rules_path, rs.nr,
+		  rs.nr == 1 ? "" : "s");
 	err = attach_devices(&r->cfg, &r->st);
 	if (err)
 		goto err_maps;
@@ -319,9 +341,61 @@ static void stop(struct run *r)
 	}
 }
 
+/* What the service manages, changed by another command (--force): said
+ * once per change, in the log and in status, until a reload puts its
+ * config back.
+ */
+static void changed_under(struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void changed_under(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->st.changed, sizeof(r->st.changed), fmt, ap);
+	va_end(ap);
+	r->st.changed_ms = sl_now_tai_ms();
+	pr_warn("changed under the service: %s; 'slicelimit reload' puts %s back",
+		r->st.changed, r->st.config);
+	publish(&r->st);
+}
+
+static void watch_ownership(struct run *r)
+{
+	__u32 epoch = applied_epoch(&r->m), i;
+
+	if (epoch && epoch != r->epoch) {
+		changed_under(r, "the rules were replaced (epoch %u, the service applied %u)",
+			      epoch, r->epoch);
+		r->epoch = epoch;
+	}
+	for (i = 0; i < r->st.nr_devices && i < SL_MAX_DEVICES; i++) {
+		bool gone = !sl_is_attached(r->st.dev[i].name);
+
+		if (gone && !(r->missing & (1ULL << i)))
+			changed_under(r, "%s was detached", r->st.dev[i].name);
+		r->missing = gone ? r->missing | (1ULL << i) :
+				    r->missing & ~(1ULL << i);
+	}
+}
+
+/* The service's name in the error of a second one: from its state. */
+static void already_running(void)
+{
+	struct sl_service_state other;
+
+	if (sl_service_state_read(&other) || !other.pid)
+		pr_error("already running (another service holds %s)", SL_PIN_DIR);
+	else
+		pr_error("already running (pid %u, config %.*s)", other.pid,
+			 (int)sizeof(other.config), other.config);
+}
+
 int sl_service_run(const char *path)
 {
+	const struct timespec watch = { .tv_sec = 1 };
 	struct run r = { .check_fd = -1 };
+	char full[PATH_MAX];
 	sigset_t sigs;
 	int sig, err;
 
@@ -336,9 +410,22 @@ int sl_service_run(const char *path)
 	/* a peer or Redis gone mid-write must not end the service */
 	signal(SIGPIPE, SIG_IGN);
 
-	err = start(path, &r);
+	err = sl_writer_lock();
 	if (err)
 		return err;
+	err = sl_service_lock();
+	if (err) {
+		if (err == -EBUSY)
+			already_running();
+		sl_writer_unlock();
+		return err;
+	}
+	if (!realpath(path, full) || strlen(full) >= sizeof(r.st.config))
+		snprintf(full, sizeof(full), "%s", path);
+	memcpy(r.st.config, full, sizeof(r.st.config) - 1);
+	err = start(path, &r);
+	if (err)
+		goto err_locks;
 	err = open_checker(&r);
 	if (err)
 		goto err_detach;
@@ -354,12 +441,31 @@ int sl_service_run(const char *path)
 	if (err)
 		goto err_state;
 	start_sync(&r);
+	sl_writer_unlock();
 
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
-	while (!sigwait(&sigs, &sig) && sig == SIGHUP)
-		reload(path, &r.cfg, &r.st);
+	for (;;) {
+		sig = sigtimedwait(&sigs, NULL, &watch);
+		if (sig < 0) {
+			if (errno == EAGAIN)
+				watch_ownership(&r);
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			break;
+		}
+		if (sig != SIGHUP)
+			break;
+		if (sl_writer_lock())
+			continue;	/* reported; the next SIGHUP tries again */
+		reload(path, &r.cfg, &r.st, &r.epoch);
+		r.missing = 0;
+		sl_writer_unlock();
+	}
 	pr_notice("stopping on signal %d", sig);
+	sl_writer_lock();	/* reported if not taken: stop regardless */
 	stop(&r);
+	sl_service_unlock();
+	sl_writer_unlock();
 	return 0;
 
 err_state:
@@ -373,5 +479,8 @@ err_detach:
 	sl_maps_close(&r.m);
 	if (r.loaded)
 		sl_unpin_if_unused();
+err_locks:
+	sl_service_unlock();
+	sl_writer_unlock();
 	return err;
 }
