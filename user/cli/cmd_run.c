@@ -32,8 +32,9 @@ static const char run_help[] =
 "\n"
 "The service: attach the configured devices, apply the rules, serve the\n"
 "HTTP API, until SIGTERM or SIGINT (then detach, unless keep_attached).\n"
-"SIGHUP re-reads the config and the rules; a bad file is reported and the\n"
-"running state kept. A restart adopts what is pinned; pins of another\n"
+"SIGHUP (or 'slicelimit reload') re-reads the config and the rules; a bad\n"
+"file is reported and the running state kept. A restart adopts what is\n"
+"pinned; pins of another\n"
 "build (status: \"program\") get this build's programs, on the maps whose\n"
 "layout is unchanged (the others are recreated, and named).\n"
 "\n"
@@ -53,7 +54,14 @@ static const char run_help[] =
 "       (nginx auth_request). An IP address key is the same client the\n"
 "       kernel counts; any other string is a key of its own.\n"
 "  GET  /v1/clients/KEY?rule=NAME   the same numbers, counting nothing\n"
-"  GET  /metrics                    Prometheus text\n";
+"  GET  /healthz   200 {\"status\": \"ok\"} while a device is attached with\n"
+"                  rules and the sync (if any) is not stale; else 503 with\n"
+"                  {\"status\": \"unavailable\", \"reason\"}\n"
+"  GET  /metrics                    Prometheus text\n"
+"\n"
+"One service per pin directory: a second run exits 1 (\"already running\n"
+"(pid N, config FILE)\"). While it runs, rules apply, attach and detach\n"
+"are refused unless --force; 'slicelimit reload' has it re-read FILE.\n";
 
 static void add_problems(json_object *all, const struct sl_problems *pb)
 {
