@@ -437,7 +437,7 @@ int do_rules(int argc, char **argv)
 		return sl_usage(rules_help, true);
 	sub = argv[1];
 	optind = 2;
-	while ((c = sl_getopt_long(argc, argv, "fnh", opts)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "fh", opts)) != -1) {
 		if (c == 'f')
 			force = true;
 		else if (c == 'n')
