@@ -28,6 +28,7 @@
 #include "core/parse.h"
 #include "core/instance_maps.h"
 #include "core/pin_lock.h"
+#include "core/made_record.h"
 #include "slicelimit.skel.h"
 
 #define SL_PROG_XDP_PIN		SL_PIN_DIR "/prog_xdp"
@@ -241,6 +242,7 @@ static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 							    XDP_MODE_SKB;
 	struct xdp_multiprog *mp;
 	struct xdp_program *xp;
+	bool had_dir;
 	__u32 id = 0;
 	int err;
 
@@ -261,6 +263,7 @@ static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 			 strerror(-err));
 		return err;
 	}
+	had_dir = !access(sl_xdp_dir(), F_OK);
 	err = xdp_program__attach(xp, ifindex, xmode, 0);
 	if (err) {
 		pr_error("%s: cannot attach in %s mode: %s%s", dev,
@@ -283,6 +286,8 @@ static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 		xdp_multiprog__close(mp);
 	}
 	xdp_program__close(xp);
+	if (!had_dir && !access(sl_xdp_dir(), F_OK))
+		sl_made_xdp_dir();
 	return 0;
 }
 
@@ -300,6 +305,7 @@ static int detach_xdp(int ifindex, const char *dev, int prog_fd,
 		err = xdp_program__detach(xp, ifindex, xmode, 0);
 		xdp_program__close(xp);
 	}
+	sl_made_tidy_xdp_dir();
 	return err;
 }
 
@@ -311,11 +317,22 @@ static void tc_hook_init(struct bpf_tc_hook *hook, int ifindex)
 	hook->attach_point = BPF_TC_INGRESS;
 }
 
+/* The clsact qdisc goes with both its hooks. */
+static void destroy_clsact(int ifindex)
+{
+	struct bpf_tc_hook hook;
+
+	tc_hook_init(&hook, ifindex);
+	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+	bpf_tc_hook_destroy(&hook);
+}
+
 static int attach_tc(int ifindex, const char *dev, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
 		    .priority = SL_TC_PRIORITY, .prog_fd = prog_fd);
 	struct bpf_tc_hook hook;
+	bool made;
 	int err;
 
 	tc_hook_init(&hook, ifindex);
@@ -325,23 +342,35 @@ static int attach_tc(int ifindex, const char *dev, int prog_fd)
 			 strerror(-err));
 		return err;
 	}
+	made = !err;
 	err = bpf_tc_attach(&hook, &tc);
 	if (err) {
 		pr_error("%s: cannot attach at TC ingress: %s", dev,
 			 strerror(-err));
+		if (made)
+			destroy_clsact(ifindex);
 		return err;
 	}
+	if (made)
+		sl_made_clsact(ifindex);
 	return 0;
 }
 
+/* Our filter off the device, and the clsact qdisc with it when an
+ * attach of ours created it: a detach leaves the device as it was.
+ */
 static int detach_tc(int ifindex)
 {
 	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
 		    .priority = SL_TC_PRIORITY);
 	struct bpf_tc_hook hook;
+	int err;
 
 	tc_hook_init(&hook, ifindex);
-	return bpf_tc_detach(&hook, &tc);
+	err = bpf_tc_detach(&hook, &tc);
+	if ((!err || err == -ENOENT) && sl_made_take_clsact(ifindex))
+		destroy_clsact(ifindex);
+	return err;
 }
 
 static void warn_clients_ignored(const struct sl_maps *m, unsigned clients)
@@ -588,8 +617,20 @@ int sl_detach_all(void)
 	err = sl_require_bpffs();
 	if (err)
 		return err;
-	if (sl_maps_open_pinned(&m))
-		return sl_unpin_all();	/* a partial pin dir: clean it */
+	if (sl_maps_open_pinned(&m)) {
+		sl_unpin_all();	/* a partial pin dir: clean it */
+		pr_error("nothing is attached (nothing is pinned under %s)",
+			 SL_PIN_DIR);
+		return -ENOENT;
+	}
+	if (devices_empty(&m)) {
+		sl_maps_close(&m);
+		/* rules applied before any attach: their pins go all the same */
+		err = sl_unpin_all();
+		pr_error("nothing is attached%s", err ? "" :
+			 " (the pins of rules applied without a device are removed)");
+		return -ENOENT;
+	}
 	while (!bpf_map_get_next_key(m.devices, NULL, &key)) {
 		if (bpf_map_lookup_elem(m.devices, &key, &rec))
 			break;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/instance_maps.h"
 #include "core/log.h"
 #include "core/pin_lock.h"
 #include "slicelimit.h"
@@ -34,6 +35,10 @@ int sl_writer_lock(void)
 		writer_depth++;
 		return 0;
 	}
+	/* its own message: the lock's directory is the bpffs */
+	fd = sl_require_bpffs();
+	if (fd)
+		return fd;
 	fd = open(SL_WRITER_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_error("cannot open %s to lock it: %s", SL_WRITER_LOCK_DIR,

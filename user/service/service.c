@@ -455,8 +455,10 @@ int sl_service_run(const char *path)
 		}
 		if (sig != SIGHUP)
 			break;
-		if (sl_writer_lock())
+		if (sl_writer_lock()) {
+			refused(&r.st, path, "cannot lock the pins");
 			continue;	/* reported; the next SIGHUP tries again */
+		}
 		reload(path, &r.cfg, &r.st, &r.epoch);
 		r.missing = 0;
 		sl_writer_unlock();
