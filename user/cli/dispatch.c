@@ -356,11 +356,14 @@ static int trailing_options(int argc, char **argv, int cmd,
  */
 static int finish(int ret)
 {
+	json_object *err;
 	char fallback[64];
 
 	snprintf(fallback, sizeof(fallback), "%s failed",
 		 sl_command ? sl_command : "slicelimit");
-	sl_error_flush(ret, fallback);
+	err = sl_error_take(ret, fallback);
+	if (err)
+		sl_print_json(err);
 	/* output lost (a full disk, a closed pipe) is a failure */
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "%sslicelimit: cannot write the output: %s\n",

@@ -53,7 +53,7 @@ static int attach_devices(const struct sl_service_config *cfg,
 		if (sl_is_attached(d->name)) {
 			if (how == SL_SERVICE_NONE) {
 				how = SL_SERVICE_ADOPTED;
-				pr_info("%s: already attached: adopted", d->name);
+				pr_notice("%s: already attached: adopted", d->name);
 			}
 		} else {
 			err = sl_attach(d->name, d->mode, &lo);
@@ -61,7 +61,7 @@ static int attach_devices(const struct sl_service_config *cfg,
 				goto err_detach;
 			fresh[i] = true;
 			how = SL_SERVICE_ATTACHED;
-			pr_info("%s: attached (%s)", d->name, sl_mode_name(d->mode));
+			pr_notice("%s: attached (%s)", d->name, sl_mode_name(d->mode));
 		}
 		snprintf(held[i].name, sizeof(held[i].name), "%s", d->name);
 		held[i].how = how;
@@ -127,6 +127,27 @@ static bool config_has_device(const struct sl_service_config *cfg,
 	return false;
 }
 
+/* A reload that failed after attaching: the devices it attached go
+ * again, and the service holds what it held before (st = before, its
+ * counters kept), so that stop() finds every device it must detach.
+ */
+static void put_back_devices(struct sl_service_state *st,
+			     const struct sl_service_state *before)
+{
+	unsigned i;
+
+	for (i = st->nr_devices; i--;) {
+		if (st->dev[i].how != SL_SERVICE_ATTACHED ||
+		    sl_service_device_how(before, st->dev[i].name) != SL_SERVICE_NONE)
+			continue;
+		if (!sl_detach(st->dev[i].name))
+			pr_notice("%s: detached again (the reload failed)",
+				  st->dev[i].name);
+	}
+	memcpy(st->dev, before->dev, sizeof(st->dev));
+	st->nr_devices = before->nr_devices;
+}
+
 /* SIGHUP: everything new is checked before anything changes; the rule
  * file is read once, checked and then applied. *epoch becomes the
  * applied rules' epoch.
@@ -135,6 +156,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		   struct sl_service_state *st, __u32 *epoch)
 {
 	struct sl_service_config next;
+	struct sl_service_state before;
 	struct sl_ruleset rs;
 	struct sl_maps m;
 	unsigned i;
@@ -154,16 +176,17 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		pr_warn("http.listen changed: takes effect at the next start");
 	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
 		pr_warn("sync changed: takes effect at the next start");
+	if (next.clients != cfg->clients)
+		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
+	before = *st;
 	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
 		refused(st, path, "cannot attach the new devices");
 		goto out;
 	}
-	for (i = 0; i < cfg->nr_devices; i++)
-		if (!config_has_device(&next, cfg->devices[i].name))
-			sl_detach(cfg->devices[i].name);
 	/* the pins are there: the devices hold them */
 	if (sl_rules_apply_pinned(next.rules_path, &rs, NULL, &loaded, &m)) {
+		put_back_devices(st, &before);
 		refused(st, next.rules_path, "cannot apply");
 		goto out;
 	}
@@ -171,6 +194,14 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	sl_maps_close(&m);
 	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
 		  rs.nr == 1 ? "" : "s");
+	/* the devices the config no longer names go once the new rules run */
+	for (i = 0; i < cfg->nr_devices; i++) {
+		if (config_has_device(&next, cfg->devices[i].name))
+			continue;
+		if (!sl_detach(cfg->devices[i].name))
+			pr_notice("%s: detached (not in %s any more)",
+				  cfg->devices[i].name, path);
+	}
 	/* keep the listener and the sync we have */
 	next.sync = cfg->sync;
 	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
@@ -334,8 +365,12 @@ static void stop(struct run *r)
 	sl_service_state_unpin();
 	if (!r->cfg.keep_attached) {
 		for (i = 0; i < r->cfg.nr_devices; i++)
-			sl_detach(r->cfg.devices[i].name);
-		sl_unpin_if_unused();
+			if (!sl_detach(r->cfg.devices[i].name))
+				pr_notice("%s: detached", r->cfg.devices[i].name);
+		if (access(SL_PIN_DIR, F_OK))
+			pr_notice("unpinned %s", SL_PIN_DIR);
+		else if (!sl_unpin_if_unused() && access(SL_PIN_DIR, F_OK))
+			pr_notice("unpinned %s", SL_PIN_DIR);
 	} else {
 		pr_warn("keep_attached: the programs stay attached and enforcing");
 	}
