@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include "core/btf_same.h"
 #include "core/build_id.h"
 #include "core/log.h"
 #include "core/clock.h"
@@ -327,6 +328,20 @@ static void destroy_clsact(int ifindex)
 	bpf_tc_hook_destroy(&hook);
 }
 
+/* Has the device a clsact qdisc? Asked by making one: if that works
+ * there was none, and the one made goes again.
+ */
+static bool has_clsact(int ifindex)
+{
+	struct bpf_tc_hook hook;
+
+	tc_hook_init(&hook, ifindex);
+	if (bpf_tc_hook_create(&hook))
+		return true;	/* -EEXIST; or it cannot be asked: say yes */
+	destroy_clsact(ifindex);
+	return false;
+}
+
 static int attach_tc(int ifindex, const char *dev, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
@@ -499,7 +514,7 @@ static int detach_one(const struct sl_maps *m, __u32 ifindex,
 	if (found && !strcmp(name, rec->name)) {
 		if (rec->mode == SL_MODE_TC) {
 			err = detach_tc(ifindex);
-			if (err == -ENOENT)
+			if (err == -ENOENT || (err == -EINVAL && !has_clsact(ifindex)))
 				err = 0;	/* already gone from the device */
 		} else {
 			fd = bpf_obj_get(SL_PROG_XDP_PIN);
@@ -691,7 +706,33 @@ int sl_unpin_all(void)
 /* Would libbpf reuse the pinned map at PATH for MAP (its checks in
  * map_is_reuse_compat)? 1 yes, 0 no (WHY says what differs), -errno.
  */
-static int pin_reusable(const struct bpf_map *map, const char *path,
+/* The pinned map's value type (its BTF, from the kernel) against this
+ * build's: the same size can hold other fields. A pin without BTF, or
+ * whose BTF cannot be read, is not known to match.
+ */
+static bool same_value_type(const struct bpf_map_info *info,
+			    const struct bpf_object *obj,
+			    const struct bpf_map *map)
+{
+	const struct btf *ours = bpf_object__btf(obj);
+	struct btf *theirs;
+	bool same;
+
+	if (!ours || !bpf_map__btf_value_type_id(map))
+		return true;	/* nothing of ours to compare: sizes decide */
+	if (!info->btf_id || !info->btf_value_type_id)
+		return false;
+	theirs = btf__load_from_kernel_by_id(info->btf_id);
+	if (!theirs)
+		return false;
+	same = sl_btf_same_type(theirs, info->btf_value_type_id, ours,
+				bpf_map__btf_value_type_id(map));
+	btf__free(theirs);
+	return same;
+}
+
+static int pin_reusable(const struct bpf_object *obj,
+			const struct bpf_map *map, const char *path,
 			char *why, size_t len)
 {
 	struct bpf_map_info info = {};
@@ -717,6 +758,8 @@ static int pin_reusable(const struct bpf_map *map, const char *path,
 	else if (info.map_flags != bpf_map__map_flags(map))
 		snprintf(why, len, "flags %#x -> %#x", info.map_flags,
 			 bpf_map__map_flags(map));
+	else if (!same_value_type(&info, obj, map))
+		snprintf(why, len, "value type (BTF) changed");
 	close(fd);
 	return err ? err : !why[0];
 }
@@ -882,7 +925,7 @@ static int set_aside_changed_maps(struct slicelimit_bpf *skel,
 
 		if (!path)
 			continue;
-		r = pin_reusable(map, path, why, sizeof(why));
+		r = pin_reusable(skel->obj, map, path, why, sizeof(why));
 		if (r == 1) {
 			rec->maps_kept++;
 		} else if (r == 0) {
@@ -911,6 +954,7 @@ static int set_aside_changed_maps(struct slicelimit_bpf *skel,
 static int swap_devices(struct slicelimit_bpf *skel, struct upgrade_devices *d,
 			int old_xdp, int old_tc)
 {
+	bool swapped[SL_MAX_UPGRADE_DEVICES] = {};
 	struct sl_maps m;
 	unsigned i;
 	int err;
@@ -937,7 +981,35 @@ static int swap_devices(struct slicelimit_bpf *skel, struct upgrade_devices *d,
 		err = swap_device(d->ifindex[i], rec, old_fd, new_fd);
 		if (err)
 			break;
+		swapped[i] = true;
 		bpf_map_update_elem(m.devices, &d->ifindex[i], rec, BPF_ANY);
+	}
+	/* the failed one: an XDP swap through libxdp detaches before it
+	 * attaches, and may have left the device with no program at all
+	 */
+	if (err && d->recs[i].mode != SL_MODE_TC &&
+	    !xdp_prog_on(d->ifindex[i], d->recs[i].mode) &&
+	    !attach_xdp(d->ifindex[i], d->recs[i].name, old_xdp, d->recs[i].mode))
+		pr_notice("%s: put back on the old program", d->recs[i].name);
+	/* half way: the devices already swapped go back to the old programs,
+	 * which stay pinned, on the maps the failed upgrade puts back
+	 */
+	while (err && i--) {
+		struct sl_device *rec = &d->recs[i];
+		int new_fd = rec->mode == SL_MODE_TC ?
+			     bpf_program__fd(skel->progs.sl_tc) :
+			     bpf_program__fd(skel->progs.sl_xdp);
+		int old_fd = rec->mode == SL_MODE_TC ? old_tc : old_xdp;
+
+		if (!swapped[i])
+			continue;
+		if (swap_device(d->ifindex[i], rec, new_fd, old_fd)) {
+			pr_error("%s: runs this build's program on maps that are not pinned; detach and attach it again",
+				 rec->name);
+			continue;
+		}
+		bpf_map_update_elem(m.devices, &d->ifindex[i], rec, BPF_ANY);
+		pr_notice("%s: put back on the old program", rec->name);
 	}
 	sl_maps_close(&m);
 	return err;
