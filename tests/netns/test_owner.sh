@@ -17,6 +17,7 @@
 #   4. `rules apply --dry-run`: what would change (added, removed,
 #      changed, the clients forgotten), nothing applied, exit 0; a bad
 #      file exits 1.
+#   5. Without privileges the error says what slicelimit needs.
 #
 # Usage: test_owner.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -206,6 +207,21 @@ test_dry_run() {
 	tap_eq "--dry-run of a bad file: exit 1" "$rc" 1
 }
 
+test_unprivileged_says_what_it_needs() {
+	local cmd bad=""
+	chmod 711 "$SL_TMP"	# the rule file is not what is refused
+	chmod 644 "$SL_TMP/rules.yaml"
+	for cmd in "attach lo --mode tc" "rules apply $SL_TMP/rules.yaml" "status"; do
+		# shellcheck disable=SC2086
+		in_server setpriv --reuid=65534 --regid=65534 --clear-groups \
+			--inh-caps=-all "$SL_BIN" -j $cmd >"$SL_TMP/nobody.json" 2>/dev/null
+		[ "$?/$(json_get "'needs root, or CAP_BPF and CAP_NET_ADMIN' in d['error']" "$SL_TMP/nobody.json" 2>&1)" = 1/True ] ||
+			bad="$bad [$cmd] $(cat "$SL_TMP/nobody.json")"
+	done
+	tap_eq "as nobody without capabilities: attach, rules apply and status exit 1 saying slicelimit needs root, or CAP_BPF and CAP_NET_ADMIN" \
+		"${bad:-none}" none
+}
+
 main() {
 	local t0=$SECONDS
 	sl_claim_pins 30
@@ -217,6 +233,7 @@ main() {
 	test_attach_without_rules_says_so
 	test_concurrent_applies_each_their_epoch
 	test_dry_run
+	test_unprivileged_says_what_it_needs
 	tap_elapsed "$t0" 60
 	tap_done
 }

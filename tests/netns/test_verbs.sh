@@ -13,6 +13,8 @@
 #      client has state for; reset --port N forgets only that port.
 #   4. stats --reset zeroes the counters, and stats shows when
 #      ("reset_ms_ago"; null before any reset).
+#   5. Sync trouble (a peer down, refused datagrams) is logged once per
+#      change of state, not only counted.
 #
 # Usage: test_verbs.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -126,6 +128,45 @@ test_healthz_unavailable() {
 	tap_eq "... 200 again once the reload attached it" "$(sl_api_code /healthz)" 200
 }
 
+# sync trouble is logged once per change of state, not only counted: a
+# peer that never answers is "down" once; a burst of malformed datagrams
+# is one "refusing" line, its end one more
+test_sync_trouble_logged_once() {
+	local svc i n
+	cat >"$SL_TMP/sync.yaml" <<EOF2
+devices:
+  - { name: $VETH_S, mode: xdp-generic }
+rules: $SL_TMP/rules.yaml
+http:
+  listen: 127.0.0.1:8080
+sync:
+  node: 1
+  interval: 200ms
+  listen: $SRV4:7400
+  peers: [${CLIENT4[0]}:7400]
+  key_file: $SL_TMP/sync.key
+EOF2
+	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
+	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
+		--config "$SL_TMP/sync.yaml" 2>"$SL_TMP/sync.log"
+	sl_service_wait "$svc" "$SL_TMP/sync.log"
+	sleep 2.5	# the grace (4 intervals), then a look a second
+	in_client "$SL_PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(20):
+    s.sendto(b"not a sync datagram", (sys.argv[1], 7400))' "$SRV4"
+	for i in $(seq 1 30); do
+		[ "$(grep -c 'no datagram refused' "$SL_TMP/sync.log")" -ge 1 ] && break
+		sleep 0.1
+	done
+	n=$(sl -j status | json_get "d['sync']['rejected_malformed']")
+	tap_eq "a peer that never answers: logged down once; 20 malformed datagrams: counted, one 'refusing' line, and its end one" \
+		"$(grep -c 'sync: 0 of 1 peers up' "$SL_TMP/sync.log")/$n/$(grep -c 'sync: refusing datagrams' "$SL_TMP/sync.log")/$(grep -c 'no datagram refused' "$SL_TMP/sync.log")" \
+		"1/20/1/1"
+	sl_stop "$svc"
+}
+
 main() {
 	local t0=$SECONDS
 	sl_claim_pins 30
@@ -140,6 +181,7 @@ main() {
 	test_healthz_unavailable
 	sl_stop "$SVC"
 	tap_eq "the service stopped: exit 0, nothing pinned" "$STOP_RC/$(pins_gone)" "0/gone"
+	test_sync_trouble_logged_once
 	tap_elapsed "$t0" 60
 	tap_done
 }

@@ -301,8 +301,16 @@ static void status_print(const struct status *st)
 		       (int)d->rec.prog_id, d->service ? d->service : "-",
 		       d->present ? "yes" : "no (gone)");
 	}
-	if (st->synced)
+	if (st->synced) {
 		sl_sync_health_print(&st->sync);
+		if (st->service.st.sync_url[0])
+			printf("redis:    %.*s: %s, %llu errors, %llu reconnects\n",
+			       (int)sizeof(st->service.st.sync_url),
+			       st->service.st.sync_url,
+			       st->sync.st.backend_up ? "up" : "down",
+			       (unsigned long long)st->sync.st.backend_errors,
+			       (unsigned long long)st->sync.st.backend_reconnects);
+	}
 	sl_service_status_print(&st->service);
 }
 
@@ -347,8 +355,8 @@ int do_status(int argc, char **argv)
 		return SL_EXIT_OK;
 	}
 	if (err) {
-		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
 		return SL_EXIT_FAIL;
 	}
 	err = sl_rules_read_live(&m, &rules, &st.nr_rules, &st.cfg);

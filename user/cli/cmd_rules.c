@@ -298,8 +298,8 @@ static int rules_dry_run(const char *path)
 	err = sl_maps_open_pinned(&m);
 	pinned = !err;
 	if (err && err != -ENOENT) {
-		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
 		goto out;
 	}
 	err = pinned ? sl_rules_read_live(&m, &live, &nr_live, &cfg) : 0;
@@ -391,8 +391,8 @@ static int rules_list(void)
 		if (err == -ENOENT)
 			pr_error("nothing loaded: no rules (slicelimit rules apply FILE)");
 		else
-			pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-				 strerror(-err));
+			pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+				 strerror(-err), sl_privilege_hint(err));
 		return SL_EXIT_FAIL;
 	}
 	err = sl_rules_read_live(&m, &rules, &nr, &cfg);

@@ -177,7 +177,8 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
 
 	if (mkdir(SL_PIN_DIR, 0700) && errno != EEXIST) {
 		err = -errno;
-		pr_error("cannot create %s: %s", SL_PIN_DIR, strerror(errno));
+		pr_error("cannot create %s: %s%s", SL_PIN_DIR, strerror(-err),
+			 sl_privilege_hint(err));
 		return err;
 	}
 	skel = slicelimit_bpf__open_opts(&open_opts);
@@ -198,6 +199,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
 		pr_error("cannot load the BPF programs: %s%s", strerror(-err),
 			 err == -EINVAL && had_pins ?
 			 " (maps pinned under " SL_PIN_DIR " may have other sizes: run 'slicelimit detach --all' first; -v shows libbpf's log)" :
+			 err == -EPERM || err == -EACCES ? sl_privilege_hint(err) :
 			 " (-v shows libbpf's log)");
 		goto err_destroy;
 	}
@@ -565,8 +567,8 @@ int sl_detach(const char *dev)
 		return err;
 	}
 	if (err) {
-		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
 		return err;
 	}
 	err = -ENOENT;

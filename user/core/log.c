@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -38,6 +39,13 @@ static void keep_problem(json_object *p)
 		return;
 	}
 	json_object_array_add(problems, p);
+}
+
+const char *sl_privilege_hint(int err)
+{
+	return err == -EPERM || err == -EACCES ?
+	       " (slicelimit needs root, or CAP_BPF and CAP_NET_ADMIN; XDP through libxdp also CAP_SYS_ADMIN)" :
+	       "";
 }
 
 static bool log_journal;

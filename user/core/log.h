@@ -46,6 +46,10 @@ struct json_object *sl_error_take(int exit_code, const char *fallback);
  * {"ok": false, ...}): sl_error_take gives no error object after it.
  */
 void sl_error_answered(void);
+/* " (slicelimit needs root, ...)" after an error that is EPERM or
+ * EACCES, else "": what a refused load or open should say.
+ */
+const char *sl_privilege_hint(int err);
 /* Syslog priorities of the lines on stderr. */
 enum {
 	SL_LOG_ERR = 3,

@@ -41,9 +41,11 @@ int sl_writer_lock(void)
 		return fd;
 	fd = open(SL_WRITER_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		pr_error("cannot open %s to lock it: %s", SL_WRITER_LOCK_DIR,
-			 strerror(errno));
-		return -errno;
+		int err = -errno;
+
+		pr_error("cannot open %s to lock it: %s%s", SL_WRITER_LOCK_DIR,
+			 strerror(-err), sl_privilege_hint(err));
+		return err;
 	}
 	for (waited = 0; flock(fd, LOCK_EX | LOCK_NB); waited += SL_WRITER_POLL_MS) {
 		if (errno != EWOULDBLOCK || waited >= SL_WRITER_WAIT_MS) {

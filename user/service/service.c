@@ -29,6 +29,7 @@
 #include "rules/rules.h"
 #include "service/service.h"
 #include "service/state.h"
+#include "service/sync_watch.h"
 #include "sync/thread.h"
 
 /* Attach what the config names and is not attached yet, and note in st
@@ -218,6 +219,19 @@ out:
 	sl_rules_free(&rs);
 }
 
+/* The store's URL as status shows it: without the userinfo a URL may
+ * carry (redis://user:secret@host).
+ */
+static void public_url(const char *url, char *out, size_t len)
+{
+	const char *at = strrchr(url, '@'), *scheme = strstr(url, "://");
+
+	if (at && scheme && scheme < at)
+		snprintf(out, len, "%.*s%s", (int)(scheme + 3 - url), url, at + 1);
+	else
+		snprintf(out, len, "%s", url);
+}
+
 /* What one run of the service holds, in the order it takes it. */
 struct run {
 	struct sl_service_config cfg;
@@ -231,6 +245,7 @@ struct run {
 	struct sl_sync_service *sync;
 	__u32 epoch;		/* of the rules it applied last */
 	__u64 missing;		/* bit i: st.dev[i] found detached */
+	struct sl_sync_watch sync_watch;
 };
 
 /* The config and the rules read (once, and checked before anything is
@@ -470,6 +485,9 @@ int sl_service_run(const char *path)
 	/* before the API answers: whoever sees it up sees this run's state */
 	r.st.pid = getpid();
 	r.st.check_central = r.central != NULL;
+	if (r.cfg.sync.enabled && r.cfg.sync.backend == SL_SYNC_REDIS)
+		public_url(r.cfg.sync.url, r.st.sync_url,
+				    sizeof(r.st.sync_url));
 	r.st.started_ms = sl_now_tai_ms();
 	publish(&r.st);
 	err = start_http(&r);
@@ -482,8 +500,13 @@ int sl_service_run(const char *path)
 	for (;;) {
 		sig = sigtimedwait(&sigs, NULL, &watch);
 		if (sig < 0) {
-			if (errno == EAGAIN)
+			if (errno == EAGAIN) {
 				watch_ownership(&r);
+				if (r.sync)
+					sl_sync_watch(&r.sync_watch, &r.m,
+						      r.st.sync_url[0] ? r.st.sync_url : NULL,
+						      sl_now_tai_ms());
+			}
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			break;

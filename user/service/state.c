@@ -86,6 +86,8 @@ json_object *sl_service_status_to_json(const struct sl_service_status *s)
 	json_object_object_add(o, "running", json_object_new_boolean(s->running));
 	json_object_object_add(o, "config", string_field(st->config,
 							 sizeof(st->config)));
+	json_object_object_add(o, "redis_url", st->sync_url[0] ?
+			       string_field(st->sync_url, sizeof(st->sync_url)) : NULL);
 	sl_json_add_u64(o, "started_ms_ago", s->started_ago_ms);
 	sl_json_add_u64(o, "reloads_applied", st->reloads_applied);
 	sl_json_add_u64(o, "reloads_refused", st->reloads_refused);

@@ -47,6 +47,8 @@ struct sl_service_state {
 				 * what it manages (--force); 0: never since
 				 * its start or last reload */
 	char changed[128];	/* what that command changed */
+	char sync_url[256];	/* the Redis store it syncs through, its
+				 * userinfo left out; "": none */
 };
 
 /* Write st to the pin, creating it (or replacing one of another layout).
