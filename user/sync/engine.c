@@ -340,6 +340,13 @@ static struct sent_client *changed_client(struct sl_sync *s,
 
 	if (c->in_use && c->accepted == accepted)
 		return NULL;
+	/* a live state's accept counter only grows: one that went back is a
+	 * new state (the client was reset or evicted, then came again), whose
+	 * slices start from zero; what was sent of the old one says nothing
+	 * of it
+	 */
+	if (c->in_use && (__s32)(accepted - c->accepted) < 0)
+		memset(c->sent, 0, sizeof(c->sent));
 	if (!c->in_use) {
 		/* room is kept free (see table_rebuild); without it, not
 		 * tracking the client is safe: its units are not sent
