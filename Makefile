@@ -250,6 +250,8 @@ install: all
 	[ -e $(DESTDIR)$(CONFDIR)/config.yaml ] || install -m 644 packaging/config.yaml $(DESTDIR)$(CONFDIR)/config.yaml
 	[ -e $(DESTDIR)$(CONFDIR)/rules.yaml ] || install -m 644 packaging/rules.yaml $(DESTDIR)$(CONFDIR)/rules.yaml
 	install -D -m 644 packaging/nginx-slicelimit.conf $(DESTDIR)$(DOCDIR)/examples/nginx-slicelimit.conf
+	install -D -m 644 packaging/prometheus/slicelimit-alerts.yml $(DESTDIR)$(DOCDIR)/examples/slicelimit-alerts.yml
+	install -D -m 644 packaging/grafana/slicelimit-dashboard.json $(DESTDIR)$(DOCDIR)/examples/slicelimit-dashboard.json
 	install -D -m 644 LICENSE $(DESTDIR)$(DOCDIR)/LICENSE
 	install -D -m 644 -t $(DESTDIR)$(DOCDIR)/LICENSES LICENSES/*.txt
 	for m in $(MAN_PAGES); do install -D -m 644 $$m $(call man_dest,m); done
@@ -260,6 +262,8 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/slicelimit $(DESTDIR)$(UNITDIR)/slicelimit.service
 	rm -f $(DESTDIR)$(DOCDIR)/examples/nginx-slicelimit.conf $(DESTDIR)$(DOCDIR)/LICENSE \
+		$(DESTDIR)$(DOCDIR)/examples/slicelimit-alerts.yml \
+		$(DESTDIR)$(DOCDIR)/examples/slicelimit-dashboard.json \
 		$(addprefix $(DESTDIR)$(DOCDIR)/LICENSES/,$(notdir $(wildcard LICENSES/*.txt)))
 	for m in $(MAN_PAGES); do rm -f $(call man_dest,m); done
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/slicelimit

@@ -98,6 +98,27 @@ static void test_restart_sends_what_was_accepted_meanwhile(void **st)
 	assert_true(units_for(&d, &before) <= 3);
 }
 
+/* A client reset (slicelimit reset: its state deleted) and back in the
+ * same slice: what it accepts then is sent, not held back until it
+ * passes what its old state had sent.
+ */
+static void test_reset_client_reported_afresh(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	struct sl_client_key k = key_of(&f->rule_a, &who);
+	struct dgrams d;
+
+	assert_int_equal(send_udp(&f->a, &who, f->now, 20, NULL), 20);
+	collect(f->sa, f->now + 50, &d);
+	assert_int_equal(units_for(&d, &who), 20);
+	assert_int_equal(bpf_map_delete_elem(sl_state_fd(&f->a.maps,
+							 f->rule_a.algorithm), &k), 0);
+	assert_int_equal(send_udp(&f->a, &who, f->now + 60, 5, NULL), 5);
+	collect(f->sa, f->now + 100, &d);
+	assert_int_equal(units_for(&d, &who), 5);
+}
+
 static void test_second_collect_without_packets_only_heartbeat(void **st)
 {
 	struct fixture *f = *st;
@@ -201,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_slice_opened_during_walk_sent_once),
 		T(test_restart_sends_what_was_accepted_meanwhile),
+		T(test_reset_client_reported_afresh),
 		T(test_second_collect_without_packets_only_heartbeat),
 		T(test_round_reads_only_changed_clients),
 		T(test_changed_ring_full_round_walks_every_client),

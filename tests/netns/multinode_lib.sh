@@ -98,8 +98,9 @@ mn_setup_network() {
 # test's) and one fleet key (made once)
 mn_write_configs() {
 	local layout=$1 i j peers
-	[ -s "$SL_TMP/sync.key" ] ||
-		head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key"
+	# mode 0600: a key others may read is refused
+	[ -s "$SL_TMP/sync.key" ] || (umask 077
+		head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
 	for i in $(seq 1 "$NODES"); do
 		peers=""
 		for j in $(seq 1 "$NODES"); do

@@ -420,11 +420,11 @@ has_xdp() {		# True/False: the device has an XDP program
 
 test_low_nofile() {
 	local n rc bad epoch cmd xdp
-	# with the service running: nothing may change, and the error must
-	# name the cause
+	# with the service running (--force: past its refusal, to what the
+	# write needs): nothing may change, and the error must name the cause
 	sl -j rules list >"$SL_TMP/before.json"
-	clean_fail "prlimit --nofile=8 rules apply (service running)" \
-		in_server prlimit --nofile=8 "$SL_BIN" rules apply "$SL_TMP/rules.yaml"
+	clean_fail "prlimit --nofile=8 rules apply --force (service running)" \
+		in_server prlimit --nofile=8 "$SL_BIN" rules apply --force "$SL_TMP/rules.yaml"
 	sl -j rules list >"$SL_TMP/after.json"
 	if cmp -s "$SL_TMP/before.json" "$SL_TMP/after.json"; then
 		tap_ok "... the running rules are byte-identical"
@@ -438,7 +438,7 @@ test_low_nofile() {
 	# loaded" (the pins are there: the service runs)
 	bad=""
 	for cmd in "status" "-j status" "stats" "rules list" "query $ABUSIVE" "top" \
-		"events --count 1 --timeout 1s" "detach $VETH_S" "attach $VETH_S"; do
+		"events --count 1 --timeout 1s" "detach --force $VETH_S" "attach --force $VETH_S"; do
 		rc=0
 		# shellcheck disable=SC2086
 		with_nofile 8 $cmd || rc=$?
@@ -458,7 +458,7 @@ test_low_nofile() {
 	epoch=$(json_get "d['rules_epoch']" "$SL_TMP/before.json")
 	for n in 12 17 18; do
 		rc=0
-		with_nofile "$n" rules apply "$SL_TMP/rules.yaml" || rc=$?
+		with_nofile "$n" rules apply --force "$SL_TMP/rules.yaml" || rc=$?
 		diag "rules apply under nofile $n: exit $rc $(head -1 "$SL_TMP/err")"
 		if [ "$rc" -ge 128 ] || { [ "$rc" != 0 ] && [ ! -s "$SL_TMP/err" ]; }; then
 			bad="$bad nofile=$n:exit-$rc"
@@ -567,8 +567,8 @@ test_full_disk() {
 
 	# commands with stderr on /dev/full
 	rc=0
-	sl rules apply "$SL_TMP/rules.yaml" 2>/dev/full >"$SL_TMP/out" || rc=$?
-	tap_eq "rules apply of a good file, stderr on /dev/full: exit 0, applied (epoch $epoch -> higher)" \
+	sl rules apply --force "$SL_TMP/rules.yaml" 2>/dev/full >"$SL_TMP/out" || rc=$?
+	tap_eq "rules apply --force (the service runs) of a good file, stderr on /dev/full: exit 0, applied (epoch $epoch -> higher)" \
 		"$rc/$(sl -j status | json_get "d['rules_epoch'] > $epoch")" "0/True"
 	sl -j rules list >"$SL_TMP/before.json"
 	rc=0
@@ -588,8 +588,8 @@ test_full_disk() {
 	sl query 10.77.0.200 --rule nope 2>/dev/full >/dev/null || rc=$?
 	tap_eq "query --rule of an unknown rule, stderr on /dev/full: exit 1" "$rc" 1
 	rc=0
-	sl attach "$VETH_S" 2>/dev/full >/dev/null || rc=$?
-	tap_eq "attach of an attached device, stderr on /dev/full: exit 1, still one device" \
+	sl attach --force "$VETH_S" 2>/dev/full >/dev/null || rc=$?
+	tap_eq "attach --force of an attached device, stderr on /dev/full: exit 1, still one device" \
 		"$rc/$(status_devices | json_get "[x[0] for x in d]")" "1/[\"$VETH_S\"]"
 
 	# commands whose output goes to a full disk must say they failed
@@ -620,9 +620,11 @@ test_bpffs_not_mounted() {
 	# none; unmount every bpffs stacked there (the host's may be under ours)
 	mkdir -p "$kept"
 	mount --bind /sys/fs/bpf "$kept" || die "cannot keep the bpffs on $kept"
+	# lazily: the service holds a lock on its pin directory, which keeps
+	# the mount busy
 	for _ in 1 2 3 4; do
 		bpffs_here || break
-		umount /sys/fs/bpf || break
+		umount -l /sys/fs/bpf || break
 	done
 	if bpffs_here; then
 		tap_fail "unmount /sys/fs/bpf in the private mount namespace"

@@ -122,10 +122,12 @@ test_install_destdir_prefix() {
 	tap_eq "make install PREFIX=/usr: ExecStart=/usr/sbin/slicelimit in usr/lib/systemd/system" \
 		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$root/usr/lib/systemd/system/slicelimit.service" 2>/dev/null)" \
 		"/usr/sbin/slicelimit"
-	tap_check "make install PREFIX=/usr: the binary in usr/sbin, examples in /etc/slicelimit" \
+	tap_check "make install PREFIX=/usr: the binary in usr/sbin, examples in /etc/slicelimit, the nginx example, Prometheus alerts and Grafana dashboard in the docs" \
 		test -x "$root/usr/sbin/slicelimit" -a -f "$root/etc/slicelimit/config.yaml" \
 		-a -f "$root/etc/slicelimit/rules.yaml" \
-		-a -f "$root/usr/share/doc/slicelimit/examples/nginx-slicelimit.conf"
+		-a -f "$root/usr/share/doc/slicelimit/examples/nginx-slicelimit.conf" \
+		-a -f "$root/usr/share/doc/slicelimit/examples/slicelimit-alerts.yml" \
+		-a -f "$root/usr/share/doc/slicelimit/examples/slicelimit-dashboard.json"
 	# the operator's edit survives a second install
 	echo "# edited" >>"$root/etc/slicelimit/rules.yaml"
 	mk install DESTDIR="$root" PREFIX=/usr >>"$TMP/install.log" 2>&1

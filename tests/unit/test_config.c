@@ -252,6 +252,27 @@ static void test_config_redis_password_read_from_file_never_world_readable(void 
 		     "sync.password_file", "only with backend: redis");
 }
 
+/* The sync key signs the fleet's messages: readable by its owner only. */
+static void test_config_key_file_refused_when_others_may_read_it(void **state)
+{
+	char path[64], yaml[512];
+
+	password_file(path, 0600, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
+		 "  listen: 10.0.0.1:7400\n  key_file: %s\n", path);
+	assert_int_equal(load(yaml), 0);
+	assert_string_equal(cfg.sync.key_file, path);
+	assert_int_equal(chmod(path, 0644), 0);	/* what umask 022 makes */
+	expect_error(yaml, 5, "sync.key_file", "readable by every user");
+	assert_int_equal(chmod(path, 0640), 0);
+	expect_error(yaml, 5, "sync.key_file", "readable by its group");
+	assert_int_equal(chmod(path, 0400), 0);
+	assert_int_equal(load(yaml), 0);
+	unlink(path);
+	/* a missing key is sync's to report when it starts */
+	assert_int_equal(load(yaml), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_config_errors_have_lines),
 		cmocka_unit_test(test_config_every_problem_reported),
 		cmocka_unit_test(test_config_redis_password_read_from_file_never_world_readable),
+		cmocka_unit_test(test_config_key_file_refused_when_others_may_read_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -333,6 +333,8 @@ static void test_durations_parse_and_reject(void **state)
 	};
 	static const char *const bad_in[] = {
 		"", "10", "-1s", "1.5ms", "s", "1x", "1s ", "+1s", "nan s",
+		/* strtod's other spellings: hex, exponents, space, infinity */
+		"0x10s", "1e3s", "1E3ms", " 1s", "infs", ".5s", "1.s", "0x1p3s",
 	};
 	char buf[32];
 	uint64_t ms;
@@ -370,6 +372,12 @@ static void test_prefixes_parse_and_reject(void **state)
 	assert_int_equal(sl_parse_prefix("2001:db8::/129", &a, &len), -EINVAL);
 	assert_int_equal(sl_parse_prefix("192.0.2.0/", &a, &len), -EINVAL);
 	assert_int_equal(sl_parse_prefix("example.com", &a, &len), -EINVAL);
+	/* strtoul's other spellings of a number: a sign, space, hex */
+	assert_int_equal(sl_parse_prefix("10.0.0.0/+8", &a, &len), -EINVAL);
+	assert_int_equal(sl_parse_prefix("10.0.0.0/ 8", &a, &len), -EINVAL);
+	assert_int_equal(sl_parse_prefix("10.0.0.0/-8", &a, &len), -EINVAL);
+	assert_int_equal(sl_parse_prefix("10.0.0.0/0x8", &a, &len), -EINVAL);
+	assert_int_equal(sl_parse_prefix("2001:db8::/+32", &a, &len), -EINVAL);
 }
 
 int main(void)

@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "core/client_keys.h"
 #include "core/client_view.h"
 #include "cli/commands.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/clock.h"
 #include "core/pinned.h"
+#include "core/stats_reset.h"
 #include "sync/health.h"
 #include "core/instance_maps.h"
 #include "rules/rules.h"
@@ -23,6 +25,7 @@
 
 static const char stats_help[] =
 "Usage: slicelimit stats [--json]\n"
+"       slicelimit stats --reset [--json]\n"
 "\n"
 "Per-rule counters summed over CPUs: passed (under the limit, or not\n"
 "counted by the rule's unit), dropped, shadow_dropped (over the limit in\n"
@@ -31,7 +34,9 @@ static const char stats_help[] =
 "exempt), dropped_bytes the dropped ones. Global counters: packets,\n"
 "non_ip, malformed, fragments, no_rule, fail_open, new_clients (client\n"
 "states created: evicted = created - live), events_lost (drop events a\n"
-"full ring buffer refused).\n";
+"full ring buffer refused).\n"
+"--reset zeroes them all (as 'reset --stats'); stats then shows when\n"
+"(\"reset_ms_ago\", null when never).\n";
 
 static const char query_help[] =
 "Usage: slicelimit query ADDR [--rule NAME] [--port N] [--json]\n"
@@ -39,7 +44,8 @@ static const char query_help[] =
 "For each running rule (or only NAME): the client ADDR belongs to, its\n"
 "limit, the units used in the current window, what remains, and the\n"
 "Retry-After in seconds (0 when a request would pass now). --port names\n"
-"the destination port for rules that key by port.\n";
+"the destination port for rules that key by port; without it such a rule\n"
+"lists every port the client has state for (none: one line, port 0).\n";
 
 static void rule_stats_print(const char *name, const struct sl_rule_stats *rs)
 {
@@ -99,12 +105,35 @@ static void stats_rules(const struct sl_maps *m, const struct sl_rule *rules,
 	}
 }
 
+static __u64 reset_ago_ms(__u64 at)
+{
+	__u64 now = sl_now_tai_ms();
+
+	return now > at ? now - at : 0;
+}
+
+static void stats_reset_to_json(json_object *root, __u64 at)
+{
+	json_object_object_add(root, "reset_ms_ago", at ?
+			       json_object_new_int64(reset_ago_ms(at)) : NULL);
+}
+
+static void stats_reset_print(__u64 at)
+{
+	if (at)
+		printf("counting since a reset %llu s ago\n",
+		       (unsigned long long)(reset_ago_ms(at) / 1000));
+}
+
 int do_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "reset", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	bool reset = false;
+	__u64 reset_at;
 	struct sl_sync_health sync;
 	struct sl_global_stats gs;
 	struct sl_rule *rules = NULL;
@@ -115,13 +144,19 @@ int do_stats(int argc, char **argv)
 	unsigned nr;
 	int c;
 
-	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
-		return sl_usage(stats_help, c != 'h');
+	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1) {
+		if (c != 'R')
+			return sl_usage(stats_help, c != 'h');
+		reset = true;
+	}
 	if (optind != argc)
 		return sl_usage_error(stats_help, "stats: no arguments, got '%s'",
 				      argv[optind]);
 	if (sl_args_only)
 		return SL_EXIT_OK;
+	if (reset)
+		return sl_reset_stats();
+	reset_at = sl_stats_reset_at();
 	if (sl_open_live(&m, &rules, &nr, &cfg))
 		return SL_EXIT_FAIL;
 
@@ -137,9 +172,11 @@ int do_stats(int argc, char **argv)
 		json_object_object_add(root, "global", sl_global_stats_to_json(&gs));
 		json_object_object_add(root, "sync", synced ?
 				       sl_sync_health_to_json(&sync) : NULL);
+		stats_reset_to_json(root, reset_at);
 		sl_print_json(root);
 	} else {
 		global_stats_print(&gs);
+		stats_reset_print(reset_at);
 		if (synced) {
 			printf("\n");
 			sl_sync_health_print(&sync);
@@ -175,33 +212,60 @@ static void query_row_print(const struct query_row *r)
 	       (long long)sl_retry_after_s(&r->view));
 }
 
-/* The client ADDR (port: network order) is to each running rule, or to
- * the one named `only`; printed, or as a JSON array.
+/* One row: the client's standing under r->rule at key r->key. */
+static int query_row_emit(const struct sl_maps *m, struct query_row *r,
+			  __u64 now, json_object *arr)
+{
+	int err = sl_client_view_read(m, r->rule, &r->key, now, &r->view);
+
+	if (err)
+		return err;
+	sl_format_client(&r->key, r->rule, r->client, sizeof(r->client));
+	if (sl_json)
+		json_object_array_add(arr, query_row_to_json(r));
+	else
+		query_row_print(r);
+	return 0;
+}
+
+/* The client ADDR (port: network order, when HAS_PORT) is to each running
+ * rule, or to the one named `only`; printed, or as a JSON array. A rule
+ * that keys by port, asked without one, gives a row per port the client
+ * has state for.
  */
 static void query_rules(const struct sl_maps *m, const struct sl_rule *rules,
 			unsigned nr, const char *only,
-			const struct sl_addr *addr, __u16 port)
+			const struct sl_addr *addr, bool has_port, __u16 port)
 {
 	json_object *arr = sl_json ? json_object_new_array() : NULL;
 	__u64 now = sl_now_tai_ms();
+	struct sl_client_key *keys;
 	struct query_row r;
 	unsigned i;
+	size_t n, k;
+	int err = 0;
 
 	if (!sl_json)
 		printf("%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
 		       "LIMIT", "USED", "REMAINING", "RETRY_AFTER");
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < nr && !err; i++) {
 		if (only && strcmp(rules[i].name, only))
 			continue;
 		r.rule = &rules[i];
-		sl_client_key_make(&r.key, r.rule, addr, port);
-		if (sl_client_view_read(m, r.rule, &r.key, now, &r.view))
-			break;
-		sl_format_client(&r.key, r.rule, r.client, sizeof(r.client));
-		if (sl_json)
-			json_object_array_add(arr, query_row_to_json(&r));
-		else
-			query_row_print(&r);
+		n = 0;
+		keys = NULL;
+		if (r.rule->key_by_port && !has_port &&
+		    sl_client_keys(m, r.rule, addr, false, 0, &keys, &n))
+			n = 0;	/* unreadable: the one row, as without state */
+		for (k = 0; k < n && !err; k++) {
+			r.key = keys[k];
+			err = query_row_emit(m, &r, now, arr);
+		}
+		free(keys);
+		if (!n) {
+			sl_client_key_make(&r.key, r.rule, addr, port);
+			err = query_row_emit(m, &r, now, arr);
+		}
 	}
 	if (sl_json)
 		sl_print_json(arr);
@@ -222,6 +286,7 @@ int do_query(int argc, char **argv)
 	struct sl_maps m;
 	unsigned nr;
 	uint64_t port = 0;
+	bool has_port = false;
 	int c, ret = SL_EXIT_OK;
 
 	while ((c = sl_getopt_long(argc, argv, "r:P:h", opts)) != -1) {
@@ -234,6 +299,7 @@ int do_query(int argc, char **argv)
 				pr_error("--port: '%s' is not a port from 0 to 65535", optarg);
 				return SL_EXIT_USAGE;
 			}
+			has_port = true;
 			break;
 		default:
 			return sl_usage(query_help, c != 'h');
@@ -255,7 +321,7 @@ int do_query(int argc, char **argv)
 		pr_error("--rule: no running rule is named '%s'", only);
 		ret = SL_EXIT_FAIL;
 	} else {
-		query_rules(&m, rules, nr, only, &addr, htons(port));
+		query_rules(&m, rules, nr, only, &addr, has_port, htons(port));
 	}
 	free(rules);
 	sl_maps_close(&m);

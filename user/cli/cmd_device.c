@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "core/build_id.h"
 #include "cli/commands.h"
+#include "cli/write_guard.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/clock.h"
@@ -19,7 +20,7 @@
 #include "rules/rules.h"
 
 static const char attach_help[] =
-"Usage: slicelimit attach DEV [--mode xdp|xdp-generic|tc] [--clients N]\n"
+"Usage: slicelimit attach DEV [--mode xdp|xdp-generic|tc] [--clients N] [--force]\n"
 "\n"
 "Load the programs (the first time), pin them and their maps under\n"
 SL_PIN_DIR ", and attach to DEV. Every attached device shares the\n"
@@ -31,15 +32,20 @@ SL_PIN_DIR ", and attach to DEV. Every attached device shares the\n"
 "  --clients N         client table capacity, 1 to 67108864 (default\n"
 "                      262144); fixed at the first load, change it with\n"
 "                      'detach --all' first\n"
+"  --force             attach even though a running service manages the\n"
+"                      instance (it logs the change; status shows it)\n"
 "\n"
-"Until 'rules apply', no rule matches and everything passes.\n";
+"Until 'rules apply', no rule matches and everything passes (attach says\n"
+"so, and --json gives \"rules\": 0).\n";
 
 static const char detach_help[] =
-"Usage: slicelimit detach DEV\n"
-"       slicelimit detach --all\n"
+"Usage: slicelimit detach DEV [--force]\n"
+"       slicelimit detach --all [--force]\n"
 "\n"
 "Detach from DEV, or from every device. When the last device goes, the\n"
-"pins under " SL_PIN_DIR " (rules, counters, client state) go too.\n";
+"pins under " SL_PIN_DIR " (rules, counters, client state) go too.\n"
+"A device a running service manages is refused (change its config and\n"
+"run 'slicelimit reload') unless --force; the service's pins then stay.\n";
 
 static const char status_help[] =
 "Usage: slicelimit status [--json]\n"
@@ -49,21 +55,44 @@ static const char status_help[] =
 "(\"program\": build_id, this_build_id, same_build, last_upgrade): when\n"
 "it is not this binary's, restart the service or run 'slicelimit reload'.\n";
 
+/* The number of running rules (0 when they cannot be read). */
+static unsigned live_rule_count(void)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct sl_maps m;
+	unsigned nr = 0;
+
+	if (sl_maps_open_pinned(&m))
+		return 0;
+	if (sl_rules_read_live(&m, &rules, &nr, &cfg))
+		nr = 0;
+	free(rules);
+	sl_maps_close(&m);
+	return nr;
+}
+
 int do_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "clients", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct sl_load_opts lo = {};
 	enum sl_attach_mode mode = SL_MODE_XDP;
+	bool force = false;
+	unsigned nr_rules;
 	uint64_t v;
-	int c;
+	int c, err;
 
-	while ((c = sl_getopt_long(argc, argv, "m:c:h", opts)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "m:c:fh", opts)) != -1) {
 		switch (c) {
+		case 'f':
+			force = true;
+			break;
 		case 'm':
 			if (sl_parse_mode(optarg, &mode)) {
 				pr_error("--mode: '%s' is not xdp, xdp-generic or tc",
@@ -91,14 +120,22 @@ int do_attach(int argc, char **argv)
 	}
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_attach(argv[optind], mode, &lo))
+	if (sl_write_begin("attach", force))
 		return SL_EXIT_FAIL;
+	err = sl_attach(argv[optind], mode, &lo);
+	nr_rules = err ? 0 : live_rule_count();
+	sl_write_end();
+	if (err)
+		return SL_EXIT_FAIL;
+	if (!nr_rules)
+		pr_warn("no rules yet: every packet passes until 'slicelimit rules apply FILE'");
 	if (sl_json) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "device", json_object_new_string(argv[optind]));
 		json_object_object_add(o, "mode", json_object_new_string(sl_mode_name(mode)));
 		json_object_object_add(o, "attached", json_object_new_boolean(1));
+		json_object_object_add(o, "rules", json_object_new_int(nr_rules));
 		sl_print_json(o);
 	} else {
 		printf("attached to %s (%s)\n", argv[optind], sl_mode_name(mode));
@@ -110,16 +147,20 @@ int do_detach(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	bool all = false;
+	bool all = false, force = false;
 	int c, err;
 
-	while ((c = sl_getopt_long(argc, argv, "ah", opts)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "afh", opts)) != -1) {
 		switch (c) {
 		case 'a':
 			all = true;
+			break;
+		case 'f':
+			force = true;
 			break;
 		case 'h':
 			return sl_usage(detach_help, false);
@@ -133,7 +174,10 @@ int do_detach(int argc, char **argv)
 	}
 	if (sl_args_only)
 		return SL_EXIT_OK;
+	if (sl_write_begin("detach", force))
+		return SL_EXIT_FAIL;
 	err = all ? sl_detach_all() : sl_detach(argv[optind]);
+	sl_write_end();
 	if (err)
 		return SL_EXIT_FAIL;
 	if (sl_json) {
@@ -257,8 +301,16 @@ static void status_print(const struct status *st)
 		       (int)d->rec.prog_id, d->service ? d->service : "-",
 		       d->present ? "yes" : "no (gone)");
 	}
-	if (st->synced)
+	if (st->synced) {
 		sl_sync_health_print(&st->sync);
+		if (st->service.st.sync_url[0])
+			printf("redis:    %.*s: %s, %llu errors, %llu reconnects\n",
+			       (int)sizeof(st->service.st.sync_url),
+			       st->service.st.sync_url,
+			       st->sync.st.backend_up ? "up" : "down",
+			       (unsigned long long)st->sync.st.backend_errors,
+			       (unsigned long long)st->sync.st.backend_reconnects);
+	}
 	sl_service_status_print(&st->service);
 }
 
@@ -303,8 +355,8 @@ int do_status(int argc, char **argv)
 		return SL_EXIT_OK;
 	}
 	if (err) {
-		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
 		return SL_EXIT_FAIL;
 	}
 	err = sl_rules_read_live(&m, &rules, &st.nr_rules, &st.cfg);

@@ -6,15 +6,17 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "cli/write_guard.h"
 #include "core/log.h"
 #include "core/parse.h"
+#include "core/aggregate.h"
 #include "core/loader.h"
 #include "core/instance_maps.h"
 #include "rules/rules.h"
 
 static const char rules_help[] =
 "Usage: slicelimit rules check FILE\n"
-"       slicelimit rules apply FILE\n"
+"       slicelimit rules apply FILE [--dry-run] [--force]\n"
 "       slicelimit rules list [--json]\n"
 "\n"
 "check  validate a YAML rule file; every problem is printed as\n"
@@ -24,7 +26,11 @@ static const char rules_help[] =
 "apply  validate, then replace the running rules in one step (a packet\n"
 "       sees the old set or the new one, never a mix). A file with any\n"
 "       error changes nothing. Loads and pins the programs if needed, so\n"
-"       rules can be in place before the first attach.\n"
+"       rules can be in place before the first attach. Refused while a\n"
+"       service runs (change its config and 'slicelimit reload') unless\n"
+"       --force. --dry-run: what it would change (rules added, removed,\n"
+"       changed; clients that would be forgotten), applying nothing;\n"
+"       exit 0 when the file is valid\n"
 "list   the running rules in priority order\n"
 "\n"
 "A rule file:\n"
@@ -173,7 +179,7 @@ static int rules_check(const char *path)
 	return SL_EXIT_OK;
 }
 
-static int rules_apply(const char *path)
+static int rules_apply(const char *path, bool force)
 {
 	struct sl_load_opts lo = {};
 	struct sl_problems pb;
@@ -188,7 +194,11 @@ static int rules_apply(const char *path)
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err)
 		return refused(path, err, &pb, "the running rules are unchanged");
+	err = sl_write_begin("rules apply", force);
+	if (err)
+		goto out;
 	err = sl_rules_apply_pinned(path, &rs, &lo, &loaded, &m);
+	sl_write_end();
 	if (err)
 		goto out;
 	err = sl_rules_read_live(&m, &live, &nr, &cfg);
@@ -213,6 +223,158 @@ out:
 	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }
 
+/* ---- apply --dry-run ---- */
+
+/* What an apply would do to one rule name. */
+enum change { SAME, ADDED, REMOVED, CHANGED, RESTARTED };
+
+static const char *const change_names[] = {
+	"unchanged", "added", "removed", "changed", "changed, its clients forgotten",
+};
+
+static int count_forgotten(void *ctx, const struct sl_client_key *key,
+			   const void *state, __u32 value_size)
+{
+	const bool *forgotten = ((void **)ctx)[0];
+	unsigned *n = ((void **)ctx)[1];
+
+	(void)state;
+	(void)value_size;
+	if (forgotten[key->rule_id % SL_MAX_RULES])
+		(*n)++;
+	return 0;
+}
+
+/* A rule as it would run, compared with the live one of its name: the
+ * id apart, which the apply assigns.
+ */
+static bool rule_differs(const struct sl_rule *next, const struct sl_rule *live)
+{
+	struct sl_rule a = *next, b = *live;
+
+	a.id = b.id = 0;
+	return memcmp(&a, &b, sizeof(a)) != 0;
+}
+
+static void dry_run_add(json_object *list, const char *name, enum change c)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "rule", json_object_new_string(name));
+	json_object_object_add(o, "change", json_object_new_string(
+		c == RESTARTED ? "changed" : change_names[c]));
+	json_object_object_add(o, "clients_forgotten",
+			       json_object_new_boolean(c == REMOVED || c == RESTARTED));
+	json_object_array_add(list, o);
+	if (!sl_json)
+		printf("  %-20s %s\n", name, change_names[c]);
+}
+
+/* The rule ids an apply keeps are those of a name and algorithm still
+ * there (rules/tables.c): the others' clients would be forgotten.
+ */
+static int rules_dry_run(const char *path)
+{
+	static bool forgotten[SL_MAX_RULES];
+	struct sl_rule *live = NULL;
+	struct sl_problems pb;
+	struct sl_ruleset rs;
+	struct sl_config cfg;
+	struct sl_maps m;
+	json_object *list = json_object_new_array();
+	unsigned nr_live = 0, clients = 0, i, j, counts[5] = {};
+	bool pinned;
+	int err;
+
+	memset(forgotten, 0, sizeof(forgotten));
+	err = sl_rules_parse_file(path, &rs, &pb);
+	if (err) {
+		json_object_put(list);
+		return refused(path, err, &pb, "nothing would be applied");
+	}
+	err = sl_require_bpffs();
+	if (err)
+		goto out;
+	err = sl_maps_open_pinned(&m);
+	pinned = !err;
+	if (err && err != -ENOENT) {
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
+		goto out;
+	}
+	err = pinned ? sl_rules_read_live(&m, &live, &nr_live, &cfg) : 0;
+	if (err) {
+		pr_error("cannot read the running rules: %s", strerror(-err));
+		goto out_maps;
+	}
+	if (!sl_json)
+		printf("%s: valid; an apply would change:\n", path);
+	for (i = 0; i < rs.nr; i++) {
+		const struct sl_rule *r = &rs.specs[i].rule;
+		enum change c = ADDED;
+
+		for (j = 0; j < nr_live; j++) {
+			if (strcmp(r->name, live[j].name))
+				continue;
+			c = r->algorithm != live[j].algorithm ? RESTARTED :
+			    rule_differs(r, &live[j]) ? CHANGED : SAME;
+			if (c == RESTARTED)
+				forgotten[live[j].id % SL_MAX_RULES] = true;
+			break;
+		}
+		counts[c]++;
+		dry_run_add(list, r->name, c);
+	}
+	for (j = 0; j < nr_live; j++) {
+		for (i = 0; i < rs.nr; i++)
+			if (!strcmp(rs.specs[i].rule.name, live[j].name))
+				break;
+		if (i < rs.nr)
+			continue;
+		forgotten[live[j].id % SL_MAX_RULES] = true;
+		counts[REMOVED]++;
+		dry_run_add(list, live[j].name, REMOVED);
+	}
+	if (pinned) {
+		void *ctx[2] = { forgotten, &clients };
+
+		err = sl_for_each_client(&m, count_forgotten, ctx);
+		if (err) {
+			pr_error("cannot read the client table: %s", strerror(-err));
+			goto out_maps;
+		}
+	}
+	if (sl_json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "valid", json_object_new_boolean(1));
+		json_object_object_add(o, "applied", json_object_new_boolean(0));
+		json_object_object_add(o, "added", json_object_new_int(counts[ADDED]));
+		json_object_object_add(o, "removed", json_object_new_int(counts[REMOVED]));
+		json_object_object_add(o, "changed", json_object_new_int(
+			counts[CHANGED] + counts[RESTARTED]));
+		json_object_object_add(o, "unchanged", json_object_new_int(counts[SAME]));
+		json_object_object_add(o, "clients_forgotten", json_object_new_int(clients));
+		json_object_object_add(o, "rules", list);
+		list = NULL;
+		sl_print_json(o);
+	} else {
+		printf("%u added, %u removed, %u changed, %u unchanged; %u client%s forgotten; nothing applied\n",
+		       counts[ADDED], counts[REMOVED],
+		       counts[CHANGED] + counts[RESTARTED], counts[SAME], clients,
+		       clients == 1 ? "" : "s");
+	}
+out_maps:
+	free(live);
+	if (pinned)
+		sl_maps_close(&m);
+out:
+	json_object_put(list);
+	sl_rules_free(&rs);
+	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
+}
+
 static int rules_list(void)
 {
 	struct sl_rule *rules = NULL;
@@ -229,8 +391,8 @@ static int rules_list(void)
 		if (err == -ENOENT)
 			pr_error("nothing loaded: no rules (slicelimit rules apply FILE)");
 		else
-			pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-				 strerror(-err));
+			pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+				 strerror(-err), sl_privilege_hint(err));
 		return SL_EXIT_FAIL;
 	}
 	err = sl_rules_read_live(&m, &rules, &nr, &cfg);
@@ -262,9 +424,12 @@ static int rules_list(void)
 int do_rules(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	bool force = false, dry_run = false;
 	const char *sub;
 	int c;
 
@@ -272,16 +437,26 @@ int do_rules(int argc, char **argv)
 		return sl_usage(rules_help, true);
 	sub = argv[1];
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		return sl_usage(rules_help, c != 'h');
+	while ((c = sl_getopt_long(argc, argv, "fh", opts)) != -1) {
+		if (c == 'f')
+			force = true;
+		else if (c == 'n')
+			dry_run = true;
+		else
+			return sl_usage(rules_help, c != 'h');
+	}
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help"))
 		return sl_usage(rules_help, false);
+	if ((force || dry_run) && strcmp(sub, "apply"))
+		return sl_usage_error(rules_help, "rules %s: --force and --dry-run are apply's",
+				      sub);
 	if (!strcmp(sub, "list") && optind == argc)
 		return rules_list();
-	if ((!strcmp(sub, "check") || !strcmp(sub, "apply")) &&
-	    optind == argc - 1)
-		return sub[0] == 'c' ? rules_check(argv[optind]) :
-				       rules_apply(argv[optind]);
+	if (!strcmp(sub, "check") && optind == argc - 1)
+		return rules_check(argv[optind]);
+	if (!strcmp(sub, "apply") && optind == argc - 1)
+		return dry_run ? rules_dry_run(argv[optind]) :
+				 rules_apply(argv[optind], force);
 	pr_error("rules: expected 'check FILE', 'apply FILE' or 'list'");
 	return SL_EXIT_USAGE;
 }

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include "cli/commands.h"
@@ -13,6 +15,7 @@
 #include "service/config.h"
 #include "core/loader.h"
 #include "core/instance_maps.h"
+#include "core/pin_lock.h"
 #include "rules/rules.h"
 #include "service/service.h"
 #include "service/state.h"
@@ -29,8 +32,9 @@ static const char run_help[] =
 "\n"
 "The service: attach the configured devices, apply the rules, serve the\n"
 "HTTP API, until SIGTERM or SIGINT (then detach, unless keep_attached).\n"
-"SIGHUP re-reads the config and the rules; a bad file is reported and the\n"
-"running state kept. A restart adopts what is pinned; pins of another\n"
+"SIGHUP (or 'slicelimit reload') re-reads the config and the rules; a bad\n"
+"file is reported and the running state kept. A restart adopts what is\n"
+"pinned; pins of another\n"
 "build (status: \"program\") get this build's programs, on the maps whose\n"
 "layout is unchanged (the others are recreated, and named).\n"
 "\n"
@@ -50,7 +54,14 @@ static const char run_help[] =
 "       (nginx auth_request). An IP address key is the same client the\n"
 "       kernel counts; any other string is a key of its own.\n"
 "  GET  /v1/clients/KEY?rule=NAME   the same numbers, counting nothing\n"
-"  GET  /metrics                    Prometheus text\n";
+"  GET  /healthz   200 {\"status\": \"ok\"} while a device is attached with\n"
+"                  rules and the sync (if any) is not stale; else 503 with\n"
+"                  {\"status\": \"unavailable\", \"reason\"}\n"
+"  GET  /metrics                    Prometheus text\n"
+"\n"
+"One service per pin directory: a second run exits 1 (\"already running\n"
+"(pid N, config FILE)\"). While it runs, rules apply, attach and detach\n"
+"are refused unless --force; 'slicelimit reload' has it re-read FILE.\n";
 
 static void add_problems(json_object *all, const struct sl_problems *pb)
 {
@@ -160,13 +171,75 @@ int do_run(int argc, char **argv)
 static const char reload_help[] =
 "Usage: slicelimit reload [--clients N] [--json]\n"
 "\n"
-"Swap this build's programs in for the pinned ones of another build (after\n"
-"a package upgrade), on every attached device, keeping each pinned map\n"
-"whose layout (type, key and value size, max_entries, flags) is unchanged,\n"
-"so the clients' counts survive; a map whose layout changed is recreated\n"
-"empty and named. Nothing to do when the programs are this build's. With\n"
-"a service running, restart it instead: its start does the same.\n"
-"--json prints the \"program\" object of status --json and \"upgraded\".\n";
+"With a service running: have it re-read its config and rules (SIGHUP),\n"
+"and wait until it has applied them (exit 0) or refused them (exit 1,\n"
+"with its reason); --json: {\"service\", \"config\", \"reloaded\"}.\n"
+"\n"
+"Without one: swap this build's programs in for the pinned ones of another\n"
+"build (after a package upgrade), on every attached device, keeping each\n"
+"pinned map whose layout (type, key and value size, max_entries, flags,\n"
+"and the value's BTF type) is unchanged, so the clients' counts survive;\n"
+"a map whose layout changed is recreated empty and named. Nothing to do\n"
+"when the programs are this build's. A running service's restart does the\n"
+"same. --json prints the \"program\" object of status --json and\n"
+"\"upgraded\".\n";
+
+/* A service reloads in well under a second; one that takes longer is
+ * reported, not waited for without end.
+ */
+#define RELOAD_WAIT_MS	10000
+
+/* reload with a service running: its SIGHUP, and what became of it. */
+static int reload_service(void)
+{
+	const struct timespec poll = { .tv_nsec = 20 * 1000000L };
+	struct sl_service_state before, now;
+	unsigned waited;
+	bool applied;
+
+	if (sl_service_state_read(&before) || !before.pid) {
+		pr_error("a service holds the pins but has published no state yet; try again");
+		return SL_EXIT_FAIL;
+	}
+	if (kill((pid_t)before.pid, SIGHUP)) {
+		pr_error("cannot signal the service (pid %u): %s", before.pid,
+			 strerror(errno));
+		return SL_EXIT_FAIL;
+	}
+	for (waited = 0;; waited += 20) {
+		if (!sl_service_state_read(&now) &&
+		    now.reloads_applied + now.reloads_refused !=
+		    before.reloads_applied + before.reloads_refused)
+			break;
+		if (waited >= RELOAD_WAIT_MS) {
+			pr_error("the service (pid %u) did not answer the reload in 10 s",
+				 before.pid);
+			return SL_EXIT_FAIL;
+		}
+		nanosleep(&poll, NULL);
+	}
+	applied = now.reloads_applied != before.reloads_applied;
+	if (!applied) {
+		pr_error("the service (pid %u) refused the reload: %.*s: %.*s; it runs on what it had",
+			 now.pid, (int)sizeof(now.last_refused_file),
+			 now.last_refused_file, (int)sizeof(now.last_refused_error),
+			 now.last_refused_error);
+		return SL_EXIT_FAIL;
+	}
+	if (sl_json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "service", json_object_new_int64(now.pid));
+		json_object_object_add(o, "config", json_object_new_string_len(
+			now.config, strnlen(now.config, sizeof(now.config))));
+		json_object_object_add(o, "reloaded", json_object_new_boolean(1));
+		sl_print_json(o);
+	} else {
+		printf("reloaded %.*s (service pid %u)\n", (int)sizeof(now.config),
+		       now.config, now.pid);
+	}
+	return SL_EXIT_OK;
+}
 
 int do_reload(int argc, char **argv)
 {
@@ -176,7 +249,6 @@ int do_reload(int argc, char **argv)
 		{ 0 },
 	};
 	struct sl_load_opts lo = {};
-	struct sl_service_state svc;
 	struct sl_build_rec rec;
 	uint64_t n;
 	int c, err;
@@ -194,16 +266,18 @@ int do_reload(int argc, char **argv)
 		return SL_EXIT_OK;
 	if (sl_require_bpffs())
 		return SL_EXIT_FAIL;
-	/* the service holds the maps and the check program it opened: it
-	 * would go on with the old ones
-	 */
-	if (!sl_service_state_read(&svc) && svc.pid &&
-	    (!kill((pid_t)svc.pid, 0) || errno == EPERM)) {
-		pr_error("a service runs (pid %u): restart it, its start swaps the programs",
-			 svc.pid);
+	err = sl_writer_lock();
+	if (err)
 		return SL_EXIT_FAIL;
+	/* the service holds the maps and the check program it opened: a
+	 * swap under it would leave it on the old ones; it reloads itself
+	 */
+	if (sl_service_holds_pins()) {
+		sl_writer_unlock();
+		return reload_service();
 	}
 	err = sl_upgrade_pinned(&lo, &rec);
+	sl_writer_unlock();
 	if (err)
 		return SL_EXIT_FAIL;
 	if (sl_json) {

@@ -178,16 +178,17 @@ static void print_clients(FILE *f, const struct top_row *rows, size_t nrows)
 	char buf[96];
 	size_t i;
 
+	/* the columns of query, in its order and with its numbers */
 	fprintf(f, "%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
-		"USED", "LIMIT", "REMAINING", "RETRY_AFTER");
+		"LIMIT", "USED", "REMAINING", "RETRY_AFTER");
 	for (i = 0; i < nrows; i++)
 		fprintf(f, "%-32s %-20s %10llu %10llu %10llu %11llus\n",
 			sl_format_client(&rows[i].key, rows[i].rule, buf, sizeof(buf)),
 			rows[i].rule->name,
+			(unsigned long long)sl_rule_quota(rows[i].rule),
 			(unsigned long long)rows[i].view.used,
-			(unsigned long long)rows[i].rule->limit,
 			(unsigned long long)rows[i].view.remaining,
-			(unsigned long long)(rows[i].view.retry_after_ms + 999) / 1000);
+			(unsigned long long)sl_retry_after_s(&rows[i].view));
 }
 
 /* ---- --watch ---- */

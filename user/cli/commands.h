@@ -35,6 +35,9 @@ int do_events(int argc, char **argv);
 int do_replay(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_reload(int argc, char **argv);
+int do_reset(int argc, char **argv);
+/* Zero the counters (reset --stats, stats --reset): an exit code. */
+int sl_reset_stats(void);
 
 /* Print a JSON document (honours --pretty, except in a stream: see
  * sl_json_stream) and release it.

@@ -39,13 +39,17 @@ static const char main_help[] =
 "  detach DEV | --all  detach; the pins go with the last device\n"
 "  status              attached devices, rules, client table fill\n"
 "  rules check FILE    validate a YAML rule file\n"
-"  rules apply FILE    replace the running rules atomically\n"
+"  rules apply FILE [--dry-run]\n"
+"                      replace the running rules atomically\n"
 "  rules list          the running rules\n"
 "  stats               per-rule and global counters\n"
 "  top [-n N] [--watch] the clients with the highest current counts (--watch: live)\n"
 "  events              follow the drop events: a client's first drop per window\n"
 "  query ADDR [--rule NAME] [--port N]\n"
 "                      limit, used, remaining and Retry-After of a client\n"
+"  reset ADDR [--rule NAME] [--port N] | --stats\n"
+"                      forget a client's state (it passes again at once),\n"
+"                      or zero the counters\n"
 "  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
 "  run --check --config FILE\n"
 "                      validate the config and its rule file, touching nothing\n"
@@ -244,6 +248,7 @@ static const struct {
 	{ "replay", do_replay, false },
 	{ "run", do_run, true },
 	{ "reload", do_reload, true },
+	{ "reset", do_reset, true },
 	{ "version", do_version, true },
 };
 
@@ -351,11 +356,14 @@ static int trailing_options(int argc, char **argv, int cmd,
  */
 static int finish(int ret)
 {
+	json_object *err;
 	char fallback[64];
 
 	snprintf(fallback, sizeof(fallback), "%s failed",
 		 sl_command ? sl_command : "slicelimit");
-	sl_error_flush(ret, fallback);
+	err = sl_error_take(ret, fallback);
+	if (err)
+		sl_print_json(err);
 	/* output lost (a full disk, a closed pipe) is a failure */
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "%sslicelimit: cannot write the output: %s\n",

@@ -21,12 +21,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include "core/btf_same.h"
 #include "core/build_id.h"
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/loader.h"
 #include "core/parse.h"
 #include "core/instance_maps.h"
+#include "core/pin_lock.h"
+#include "core/made_record.h"
 #include "slicelimit.skel.h"
 
 #define SL_PROG_XDP_PIN		SL_PIN_DIR "/prog_xdp"
@@ -174,7 +177,8 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
 
 	if (mkdir(SL_PIN_DIR, 0700) && errno != EEXIST) {
 		err = -errno;
-		pr_error("cannot create %s: %s", SL_PIN_DIR, strerror(errno));
+		pr_error("cannot create %s: %s%s", SL_PIN_DIR, strerror(-err),
+			 sl_privilege_hint(err));
 		return err;
 	}
 	skel = slicelimit_bpf__open_opts(&open_opts);
@@ -195,6 +199,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
 		pr_error("cannot load the BPF programs: %s%s", strerror(-err),
 			 err == -EINVAL && had_pins ?
 			 " (maps pinned under " SL_PIN_DIR " may have other sizes: run 'slicelimit detach --all' first; -v shows libbpf's log)" :
+			 err == -EPERM || err == -EACCES ? sl_privilege_hint(err) :
 			 " (-v shows libbpf's log)");
 		goto err_destroy;
 	}
@@ -240,6 +245,7 @@ static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 							    XDP_MODE_SKB;
 	struct xdp_multiprog *mp;
 	struct xdp_program *xp;
+	bool had_dir;
 	__u32 id = 0;
 	int err;
 
@@ -260,6 +266,7 @@ static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 			 strerror(-err));
 		return err;
 	}
+	had_dir = !access(sl_xdp_dir(), F_OK);
 	err = xdp_program__attach(xp, ifindex, xmode, 0);
 	if (err) {
 		pr_error("%s: cannot attach in %s mode: %s%s", dev,
@@ -282,6 +289,8 @@ static int attach_xdp(int ifindex, const char *dev, int prog_fd,
 		xdp_multiprog__close(mp);
 	}
 	xdp_program__close(xp);
+	if (!had_dir && !access(sl_xdp_dir(), F_OK))
+		sl_made_xdp_dir();
 	return 0;
 }
 
@@ -299,6 +308,7 @@ static int detach_xdp(int ifindex, const char *dev, int prog_fd,
 		err = xdp_program__detach(xp, ifindex, xmode, 0);
 		xdp_program__close(xp);
 	}
+	sl_made_tidy_xdp_dir();
 	return err;
 }
 
@@ -310,11 +320,36 @@ static void tc_hook_init(struct bpf_tc_hook *hook, int ifindex)
 	hook->attach_point = BPF_TC_INGRESS;
 }
 
+/* The clsact qdisc goes with both its hooks. */
+static void destroy_clsact(int ifindex)
+{
+	struct bpf_tc_hook hook;
+
+	tc_hook_init(&hook, ifindex);
+	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+	bpf_tc_hook_destroy(&hook);
+}
+
+/* Has the device a clsact qdisc? Asked by making one: if that works
+ * there was none, and the one made goes again.
+ */
+static bool has_clsact(int ifindex)
+{
+	struct bpf_tc_hook hook;
+
+	tc_hook_init(&hook, ifindex);
+	if (bpf_tc_hook_create(&hook))
+		return true;	/* -EEXIST; or it cannot be asked: say yes */
+	destroy_clsact(ifindex);
+	return false;
+}
+
 static int attach_tc(int ifindex, const char *dev, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
 		    .priority = SL_TC_PRIORITY, .prog_fd = prog_fd);
 	struct bpf_tc_hook hook;
+	bool made;
 	int err;
 
 	tc_hook_init(&hook, ifindex);
@@ -324,23 +359,35 @@ static int attach_tc(int ifindex, const char *dev, int prog_fd)
 			 strerror(-err));
 		return err;
 	}
+	made = !err;
 	err = bpf_tc_attach(&hook, &tc);
 	if (err) {
 		pr_error("%s: cannot attach at TC ingress: %s", dev,
 			 strerror(-err));
+		if (made)
+			destroy_clsact(ifindex);
 		return err;
 	}
+	if (made)
+		sl_made_clsact(ifindex);
 	return 0;
 }
 
+/* Our filter off the device, and the clsact qdisc with it when an
+ * attach of ours created it: a detach leaves the device as it was.
+ */
 static int detach_tc(int ifindex)
 {
 	LIBBPF_OPTS(bpf_tc_opts, tc, .handle = SL_TC_HANDLE,
 		    .priority = SL_TC_PRIORITY);
 	struct bpf_tc_hook hook;
+	int err;
 
 	tc_hook_init(&hook, ifindex);
-	return bpf_tc_detach(&hook, &tc);
+	err = bpf_tc_detach(&hook, &tc);
+	if ((!err || err == -ENOENT) && sl_made_take_clsact(ifindex))
+		destroy_clsact(ifindex);
+	return err;
 }
 
 static void warn_clients_ignored(const struct sl_maps *m, unsigned clients)
@@ -469,7 +516,7 @@ static int detach_one(const struct sl_maps *m, __u32 ifindex,
 	if (found && !strcmp(name, rec->name)) {
 		if (rec->mode == SL_MODE_TC) {
 			err = detach_tc(ifindex);
-			if (err == -ENOENT)
+			if (err == -ENOENT || (err == -EINVAL && !has_clsact(ifindex)))
 				err = 0;	/* already gone from the device */
 		} else {
 			fd = bpf_obj_get(SL_PROG_XDP_PIN);
@@ -520,8 +567,8 @@ int sl_detach(const char *dev)
 		return err;
 	}
 	if (err) {
-		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
 		return err;
 	}
 	err = -ENOENT;
@@ -587,8 +634,20 @@ int sl_detach_all(void)
 	err = sl_require_bpffs();
 	if (err)
 		return err;
-	if (sl_maps_open_pinned(&m))
-		return sl_unpin_all();	/* a partial pin dir: clean it */
+	if (sl_maps_open_pinned(&m)) {
+		sl_unpin_all();	/* a partial pin dir: clean it */
+		pr_error("nothing is attached (nothing is pinned under %s)",
+			 SL_PIN_DIR);
+		return -ENOENT;
+	}
+	if (devices_empty(&m)) {
+		sl_maps_close(&m);
+		/* rules applied before any attach: their pins go all the same */
+		err = sl_unpin_all();
+		pr_error("nothing is attached%s", err ? "" :
+			 " (the pins of rules applied without a device are removed)");
+		return -ENOENT;
+	}
 	while (!bpf_map_get_next_key(m.devices, NULL, &key)) {
 		if (bpf_map_lookup_elem(m.devices, &key, &rec))
 			break;
@@ -616,6 +675,11 @@ int sl_unpin_all(void)
 	DIR *d;
 	int err = 0;
 
+	/* a service's instance outlives a device detached under it (--force) */
+	if (sl_service_holds_pins()) {
+		pr_warn("the pins under %s stay: a service holds them", SL_PIN_DIR);
+		return 0;
+	}
 	d = opendir(SL_PIN_DIR);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
@@ -644,7 +708,33 @@ int sl_unpin_all(void)
 /* Would libbpf reuse the pinned map at PATH for MAP (its checks in
  * map_is_reuse_compat)? 1 yes, 0 no (WHY says what differs), -errno.
  */
-static int pin_reusable(const struct bpf_map *map, const char *path,
+/* The pinned map's value type (its BTF, from the kernel) against this
+ * build's: the same size can hold other fields. A pin without BTF, or
+ * whose BTF cannot be read, is not known to match.
+ */
+static bool same_value_type(const struct bpf_map_info *info,
+			    const struct bpf_object *obj,
+			    const struct bpf_map *map)
+{
+	const struct btf *ours = bpf_object__btf(obj);
+	struct btf *theirs;
+	bool same;
+
+	if (!ours || !bpf_map__btf_value_type_id(map))
+		return true;	/* nothing of ours to compare: sizes decide */
+	if (!info->btf_id || !info->btf_value_type_id)
+		return false;
+	theirs = btf__load_from_kernel_by_id(info->btf_id);
+	if (!theirs)
+		return false;
+	same = sl_btf_same_type(theirs, info->btf_value_type_id, ours,
+				bpf_map__btf_value_type_id(map));
+	btf__free(theirs);
+	return same;
+}
+
+static int pin_reusable(const struct bpf_object *obj,
+			const struct bpf_map *map, const char *path,
 			char *why, size_t len)
 {
 	struct bpf_map_info info = {};
@@ -670,6 +760,8 @@ static int pin_reusable(const struct bpf_map *map, const char *path,
 	else if (info.map_flags != bpf_map__map_flags(map))
 		snprintf(why, len, "flags %#x -> %#x", info.map_flags,
 			 bpf_map__map_flags(map));
+	else if (!same_value_type(&info, obj, map))
+		snprintf(why, len, "value type (BTF) changed");
 	close(fd);
 	return err ? err : !why[0];
 }
@@ -835,7 +927,7 @@ static int set_aside_changed_maps(struct slicelimit_bpf *skel,
 
 		if (!path)
 			continue;
-		r = pin_reusable(map, path, why, sizeof(why));
+		r = pin_reusable(skel->obj, map, path, why, sizeof(why));
 		if (r == 1) {
 			rec->maps_kept++;
 		} else if (r == 0) {
@@ -864,6 +956,7 @@ static int set_aside_changed_maps(struct slicelimit_bpf *skel,
 static int swap_devices(struct slicelimit_bpf *skel, struct upgrade_devices *d,
 			int old_xdp, int old_tc)
 {
+	bool swapped[SL_MAX_UPGRADE_DEVICES] = {};
 	struct sl_maps m;
 	unsigned i;
 	int err;
@@ -890,7 +983,35 @@ static int swap_devices(struct slicelimit_bpf *skel, struct upgrade_devices *d,
 		err = swap_device(d->ifindex[i], rec, old_fd, new_fd);
 		if (err)
 			break;
+		swapped[i] = true;
 		bpf_map_update_elem(m.devices, &d->ifindex[i], rec, BPF_ANY);
+	}
+	/* the failed one: an XDP swap through libxdp detaches before it
+	 * attaches, and may have left the device with no program at all
+	 */
+	if (err && d->recs[i].mode != SL_MODE_TC &&
+	    !xdp_prog_on(d->ifindex[i], d->recs[i].mode) &&
+	    !attach_xdp(d->ifindex[i], d->recs[i].name, old_xdp, d->recs[i].mode))
+		pr_notice("%s: put back on the old program", d->recs[i].name);
+	/* half way: the devices already swapped go back to the old programs,
+	 * which stay pinned, on the maps the failed upgrade puts back
+	 */
+	while (err && i--) {
+		struct sl_device *rec = &d->recs[i];
+		int new_fd = rec->mode == SL_MODE_TC ?
+			     bpf_program__fd(skel->progs.sl_tc) :
+			     bpf_program__fd(skel->progs.sl_xdp);
+		int old_fd = rec->mode == SL_MODE_TC ? old_tc : old_xdp;
+
+		if (!swapped[i])
+			continue;
+		if (swap_device(d->ifindex[i], rec, new_fd, old_fd)) {
+			pr_error("%s: runs this build's program on maps that are not pinned; detach and attach it again",
+				 rec->name);
+			continue;
+		}
+		bpf_map_update_elem(m.devices, &d->ifindex[i], rec, BPF_ANY);
+		pr_notice("%s: put back on the old program", rec->name);
 	}
 	sl_maps_close(&m);
 	return err;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cli/commands.h"
 #include "core/log.h"
 
 int sl_verbose;
@@ -41,6 +41,13 @@ static void keep_problem(json_object *p)
 	json_object_array_add(problems, p);
 }
 
+const char *sl_privilege_hint(int err)
+{
+	return err == -EPERM || err == -EACCES ?
+	       " (slicelimit needs root, or CAP_BPF and CAP_NET_ADMIN; XDP through libxdp also CAP_SYS_ADMIN)" :
+	       "";
+}
+
 static bool log_journal;
 
 void sl_log_init(void)
@@ -69,12 +76,34 @@ const char *sl_log_prefix(int priority)
 	       prefix[priority] : "";
 }
 
+/* One line to stderr in one write(2): lines of the service's threads
+ * never interleave (stderr is unbuffered: a stdio call is a write each).
+ * A line longer than the buffer is cut, its newline kept.
+ */
+static void write_line(int priority, const char *prefix, const char *msg)
+{
+	char line[1280];
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s%s%s\n", sl_log_prefix(priority),
+		     prefix, msg);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	fflush(stderr);		/* anything stdio holds goes first */
+	if (write(STDERR_FILENO, line, n) < 0)
+		return;		/* nowhere to say it */
+}
+
 static void report(const char *fmt, va_list ap)
 {
 	char msg[1024];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "%sslicelimit: %s\n", sl_log_prefix(SL_LOG_ERR), msg);
+	write_line(SL_LOG_ERR, "slicelimit: ", msg);
 	if (!sl_json)
 		return;
 	if (!first_error) {
@@ -112,11 +141,12 @@ void pr_error_problems(json_object *list, const char *fmt, ...)
 	json_object_put(list);
 }
 
-void sl_error_flush(int exit_code, const char *fallback)
+json_object *sl_error_take(int exit_code, const char *fallback)
 {
-	if (sl_json && exit_code != SL_EXIT_OK && !answered) {
-		json_object *o = json_object_new_object();
+	json_object *o = NULL;
 
+	if (sl_json && exit_code != SL_EXIT_OK && !answered) {
+		o = json_object_new_object();
 		json_object_object_add(o, "error", json_object_new_string(
 			first_error ? first_error : fallback));
 		if (problems) {
@@ -126,7 +156,6 @@ void sl_error_flush(int exit_code, const char *fallback)
 		if (problems_left_off)
 			json_object_object_add(o, "problems_left_off",
 					       json_object_new_int64(problems_left_off));
-		sl_print_json(o);
 	}
 	free(first_error);
 	first_error = NULL;
@@ -134,6 +163,7 @@ void sl_error_flush(int exit_code, const char *fallback)
 	problems = NULL;
 	problems_left_off = 0;
 	answered = false;
+	return o;
 }
 
 #define SL_PR(name, level, priority, prefix)					\
@@ -141,14 +171,14 @@ void name(const char *fmt, ...)						\
 {									\
 	va_list ap;							\
 									\
+	char msg[1024];							\
+									\
 	if (sl_verbose < (level))					\
 		return;							\
-	fputs(sl_log_prefix(priority), stderr);				\
-	fputs(prefix, stderr);						\
 	va_start(ap, fmt);						\
-	vfprintf(stderr, fmt, ap);					\
+	vsnprintf(msg, sizeof(msg), fmt, ap);				\
 	va_end(ap);							\
-	fputc('\n', stderr);						\
+	write_line(priority, prefix, msg);				\
 }
 SL_PR(pr_warn, 0, SL_LOG_WARNING, "slicelimit: warning: ")
 SL_PR(pr_notice, 0, SL_LOG_NOTICE, "slicelimit: ")

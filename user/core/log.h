@@ -23,7 +23,7 @@ extern bool sl_json_stream;
 
 /* Errors go to stderr once, at the command boundary. With --json they are
  * also kept, and a failed command prints one object on stdout when it
- * ends (sl_error_flush, called by sl_main):
+ * ends (sl_main prints what sl_error_take gives it):
  *   {"error": FIRST MESSAGE, "problems": [{...}, ...]}
  * "problems" is there when there is more than the first message: the
  * lists given to pr_error_problems, then {"message": M} for each later
@@ -37,15 +37,19 @@ void pr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct json_object;
 void pr_error_problems(struct json_object *problems, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* At the end of a command: under --json and a non-zero exit_code, print
- * the error object ({"error": fallback} when nothing was reported); then
- * forget every kept error.
+/* At the end of a command: under --json and a non-zero exit_code, the
+ * error object ({"error": fallback} when nothing was reported) for the
+ * caller to print and release, else NULL; every kept error is forgotten.
  */
-void sl_error_flush(int exit_code, const char *fallback);
+struct json_object *sl_error_take(int exit_code, const char *fallback);
 /* A failing command that printed its own JSON answer (run --check's
- * {"ok": false, ...}): sl_error_flush prints no error object after it.
+ * {"ok": false, ...}): sl_error_take gives no error object after it.
  */
 void sl_error_answered(void);
+/* " (slicelimit needs root, ...)" after an error that is EPERM or
+ * EACCES, else "": what a refused load or open should say.
+ */
+const char *sl_privilege_hint(int err);
 /* Syslog priorities of the lines on stderr. */
 enum {
 	SL_LOG_ERR = 3,

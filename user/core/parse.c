@@ -32,15 +32,27 @@ int sl_parse_duration_ms(const char *s, uint64_t *ms)
 		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 },
 		{ "d", 86400000 },
 	};
+	static const char digits[] = "0123456789";
+	size_t i, n;
 	char *end;
 	double v;
-	size_t i;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* DIGITS[.DIGITS]UNIT and nothing else: strtod would also take a
+	 * sign, space, hex ("0x10s"), an exponent ("1e3s") and "inf"
+	 */
+	n = s ? strspn(s, digits) : 0;
+	if (!n)
 		return -EINVAL;
+	if (s[n] == '.') {
+		size_t frac = strspn(s + n + 1, digits);
+
+		if (!frac)
+			return -EINVAL;
+		n += 1 + frac;
+	}
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v))
+	if (errno || end != s + n || !isfinite(v))
 		return -EINVAL;
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		double r;
@@ -144,9 +156,9 @@ int sl_parse_host_port(const char *s, char *host, size_t size,
 
 int sl_parse_prefix(const char *s, struct sl_addr *addr, unsigned *len128)
 {
-	char buf[INET6_ADDRSTRLEN + 8], *slash, *end;
+	char buf[INET6_ADDRSTRLEN + 8], *slash;
 	struct sl_addr masked;
-	unsigned long bits;
+	uint64_t bits;
 	bool v4;
 
 	if (strlen(s) >= sizeof(buf))
@@ -162,9 +174,8 @@ int sl_parse_prefix(const char *s, struct sl_addr *addr, unsigned *len128)
 		*len128 = 128;
 		return 0;
 	}
-	errno = 0;
-	bits = strtoul(slash + 1, &end, 10);
-	if (errno || end == slash + 1 || *end || bits > (v4 ? 32u : 128u))
+	/* digits only: strtoul would take "+8" and " 8" */
+	if (sl_parse_uint(slash + 1, 0, v4 ? 32 : 128, &bits))
 		return -EINVAL;
 	*len128 = v4 ? 96 + bits : bits;
 	masked = *addr;

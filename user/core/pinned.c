@@ -24,8 +24,8 @@ int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
 		return err;
 	}
 	if (err) {
-		pr_error("cannot open the pins under %s: %s", SL_PIN_DIR,
-			 strerror(-err));
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
 		return err;
 	}
 	err = sl_rules_read_live(m, rules, nr, cfg);

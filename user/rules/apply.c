@@ -16,7 +16,9 @@ int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,
 			  const struct sl_load_opts *opts, bool *loaded,
 			  struct sl_maps *m)
 {
+	struct sl_config cfg;
 	int xdp_fd, tc_fd, err;
+	__u32 before;
 
 	*loaded = false;
 	if (opts) {
@@ -32,10 +34,18 @@ int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,
 			 strerror(-err));
 		goto err_unpin;
 	}
+	before = sl_rules_read_config(m, &cfg) ? 0 : cfg.rules_epoch;
 	err = sl_rules_apply(m, rs);
 	if (err) {
-		pr_error("%s: cannot apply: %s; the running rules are unchanged",
-			 path, strerror(-err));
+		/* the switch is the apply's middle step: past it, the new rules
+		 * run, and only the removed rules' clients are left over
+		 */
+		if (!sl_rules_read_config(m, &cfg) && cfg.rules_epoch != before)
+			pr_error("%s: applied (epoch %u), but the clients of the removed rules could not all be forgotten: %s",
+				 path, cfg.rules_epoch, strerror(-err));
+		else
+			pr_error("%s: cannot apply: %s; the running rules are unchanged",
+				 path, strerror(-err));
 		goto err_maps;
 	}
 	return 0;

@@ -114,6 +114,22 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 	return true;
 }
 
+/* The fleet's key signs every sync message: anyone who can read it can
+ * forge a peer's counts. A key others may read is refused, as ssh refuses
+ * such a private key; one that is missing is reported when sync starts.
+ */
+static void check_key_mode(const struct sl_yctx *c, const struct sl_ynode *v,
+			   const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || !(st.st_mode & (S_IRGRP | S_IROTH)))
+		return;
+	sl_yaml_bad(c, v, "sync.key_file", "'%s' is readable by %s (mode %04o): chmod 600 it",
+		    path, st.st_mode & S_IROTH ? "every user" : "its group",
+		    (unsigned)(st.st_mode & 07777));
+}
+
 /* The Redis password, from a file only the service's user may read: the
  * config names the file, never the secret, so the config can be shown,
  * versioned and world-readable while the password is not. One line; a
@@ -315,8 +331,10 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	if (central && sc->backend != SL_SYNC_REDIS)
 		sl_yaml_bad(c, central, "sync.layout", "central needs backend: redis (checks are decided in the store; a UDP mesh has none)");
 	if ((v = sl_yaml_get(y, "key_file")) &&
-	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text))
+	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text)) {
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
+		check_key_mode(c, v, text);
+	}
 	if (sc->backend == SL_SYNC_UDP)
 		read_sync_udp(c, y, sc);
 	else

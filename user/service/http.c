@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/clock.h"
+#include "service/healthz.h"
 #include "service/http.h"
 #include "service/metrics.h"
 #include "sl_key.h"
@@ -229,6 +230,26 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 	return ret;
 }
 
+/* 200 {"status": "ok"}, or 503 {"status": "unavailable", "reason"}. */
+static enum MHD_Result handle_healthz(struct sl_http *h, struct MHD_Connection *c)
+{
+	json_object *o = json_object_new_object();
+	enum MHD_Result ret;
+	char reason[128];
+	bool ok = sl_healthz(h->checker->maps, reason, sizeof(reason));
+	unsigned status = ok ? 200 : 503;
+
+	json_object_object_add(o, "status",
+			       json_object_new_string(ok ? "ok" : "unavailable"));
+	if (!ok)
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	ret = send_text(c, status, "application/json",
+			json_object_to_json_string(o), NULL);
+	json_object_put(o);
+	sl_http_stats_count(&h->stats, status);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			      const char *url, const char *method,
 			      const char *version, const char *upload,
@@ -265,6 +286,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	} else if (!strncmp(url, "/v1/clients/", 12)) {
 		if (get || !strcmp(method, "HEAD"))
 			return handle_check(h, c, arg(c, "rule"), url + 12, false);
+	} else if (!strcmp(url, "/healthz")) {
+		if (get || !strcmp(method, "HEAD"))
+			return handle_healthz(h, c);
 	} else if (!strcmp(url, "/metrics")) {
 		if (get || !strcmp(method, "HEAD")) {
 			char *text;
@@ -286,7 +310,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			return ret;
 		}
 	} else {
-		return send_error(h, c, 404, "no such endpoint: /v1/check, /v1/clients/KEY, /metrics");
+		return send_error(h, c, 404, "no such endpoint: /v1/check, /v1/clients/KEY, /healthz, /metrics");
 	}
 	return send_error(h, c, 405, "method not allowed");
 }

@@ -8,9 +8,13 @@
  * the next start adopts the pinned state rather than attaching twice.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/build_id.h"
@@ -21,9 +25,11 @@
 #include "service/http.h"
 #include "core/loader.h"
 #include "core/instance_maps.h"
+#include "core/pin_lock.h"
 #include "rules/rules.h"
 #include "service/service.h"
 #include "service/state.h"
+#include "service/sync_watch.h"
 #include "sync/thread.h"
 
 /* Attach what the config names and is not attached yet, and note in st
@@ -48,7 +54,7 @@ static int attach_devices(const struct sl_service_config *cfg,
 		if (sl_is_attached(d->name)) {
 			if (how == SL_SERVICE_NONE) {
 				how = SL_SERVICE_ADOPTED;
-				pr_info("%s: already attached: adopted", d->name);
+				pr_notice("%s: already attached: adopted", d->name);
 			}
 		} else {
 			err = sl_attach(d->name, d->mode, &lo);
@@ -56,7 +62,7 @@ static int attach_devices(const struct sl_service_config *cfg,
 				goto err_detach;
 			fresh[i] = true;
 			how = SL_SERVICE_ATTACHED;
-			pr_info("%s: attached (%s)", d->name, sl_mode_name(d->mode));
+			pr_notice("%s: attached (%s)", d->name, sl_mode_name(d->mode));
 		}
 		snprintf(held[i].name, sizeof(held[i].name), "%s", d->name);
 		held[i].how = how;
@@ -104,6 +110,13 @@ static void refused(struct sl_service_state *st, const char *file,
 	publish(st);
 }
 
+static __u32 applied_epoch(const struct sl_maps *m)
+{
+	struct sl_config c;
+
+	return sl_rules_read_config(m, &c) ? 0 : c.rules_epoch;
+}
+
 static bool config_has_device(const struct sl_service_config *cfg,
 			      const char *name)
 {
@@ -115,13 +128,36 @@ static bool config_has_device(const struct sl_service_config *cfg,
 	return false;
 }
 
+/* A reload that failed after attaching: the devices it attached go
+ * again, and the service holds what it held before (st = before, its
+ * counters kept), so that stop() finds every device it must detach.
+ */
+static void put_back_devices(struct sl_service_state *st,
+			     const struct sl_service_state *before)
+{
+	unsigned i;
+
+	for (i = st->nr_devices; i--;) {
+		if (st->dev[i].how != SL_SERVICE_ATTACHED ||
+		    sl_service_device_how(before, st->dev[i].name) != SL_SERVICE_NONE)
+			continue;
+		if (!sl_detach(st->dev[i].name))
+			pr_notice("%s: detached again (the reload failed)",
+				  st->dev[i].name);
+	}
+	memcpy(st->dev, before->dev, sizeof(st->dev));
+	st->nr_devices = before->nr_devices;
+}
+
 /* SIGHUP: everything new is checked before anything changes; the rule
- * file is read once, checked and then applied.
+ * file is read once, checked and then applied. *epoch becomes the
+ * applied rules' epoch.
  */
 static void reload(const char *path, struct sl_service_config *cfg,
-		   struct sl_service_state *st)
+		   struct sl_service_state *st, __u32 *epoch)
 {
 	struct sl_service_config next;
+	struct sl_service_state before;
 	struct sl_ruleset rs;
 	struct sl_maps m;
 	unsigned i;
@@ -141,21 +177,32 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		pr_warn("http.listen changed: takes effect at the next start");
 	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
 		pr_warn("sync changed: takes effect at the next start");
+	if (next.clients != cfg->clients)
+		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
+	before = *st;
 	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
 		refused(st, path, "cannot attach the new devices");
 		goto out;
 	}
-	for (i = 0; i < cfg->nr_devices; i++)
-		if (!config_has_device(&next, cfg->devices[i].name))
-			sl_detach(cfg->devices[i].name);
 	/* the pins are there: the devices hold them */
 	if (sl_rules_apply_pinned(next.rules_path, &rs, NULL, &loaded, &m)) {
+		put_back_devices(st, &before);
 		refused(st, next.rules_path, "cannot apply");
 		goto out;
 	}
+	*epoch = applied_epoch(&m);
 	sl_maps_close(&m);
-	pr_notice("%s: applied %u rules", next.rules_path, rs.nr);
+	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
+		  rs.nr == 1 ? "" : "s");
+	/* the devices the config no longer names go once the new rules run */
+	for (i = 0; i < cfg->nr_devices; i++) {
+		if (config_has_device(&next, cfg->devices[i].name))
+			continue;
+		if (!sl_detach(cfg->devices[i].name))
+			pr_notice("%s: detached (not in %s any more)",
+				  cfg->devices[i].name, path);
+	}
 	/* keep the listener and the sync we have */
 	next.sync = cfg->sync;
 	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
@@ -163,10 +210,26 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	next.http_enabled = cfg->http_enabled;
 	*cfg = next;
 	st->reloads_applied++;
+	/* what it manages is its config's again */
+	st->changed_ms = 0;
+	st->changed[0] = '\0';
 	publish(st);
 	pr_notice("%s: reloaded", path);
 out:
 	sl_rules_free(&rs);
+}
+
+/* The store's URL as status shows it: without the userinfo a URL may
+ * carry (redis://user:secret@host).
+ */
+static void public_url(const char *url, char *out, size_t len)
+{
+	const char *at = strrchr(url, '@'), *scheme = strstr(url, "://");
+
+	if (at && scheme && scheme < at)
+		snprintf(out, len, "%.*s%s", (int)(scheme + 3 - url), url, at + 1);
+	else
+		snprintf(out, len, "%s", url);
 }
 
 /* What one run of the service holds, in the order it takes it. */
@@ -180,6 +243,9 @@ struct run {
 	struct sl_central *central;
 	struct sl_http *http;
 	struct sl_sync_service *sync;
+	__u32 epoch;		/* of the rules it applied last */
+	__u64 missing;		/* bit i: st.dev[i] found detached */
+	struct sl_sync_watch sync_watch;
 };
 
 /* The config and the rules read (once, and checked before anything is
@@ -209,7 +275,9 @@ static int start(const char *path, struct run *r)
 				    &r->m);
 	if (err)
 		goto out;
-	pr_notice("%s: applied %u rules", r->cfg.rules_path, rs.nr);
+	r->epoch = applied_epoch(&r->m);
+	pr_notice("%s: applied %u rule%s", r->cfg.rules_path, rs.nr,
+		  rs.nr == 1 ? "" : "s");
 	err = attach_devices(&r->cfg, &r->st);
 	if (err)
 		goto err_maps;
@@ -312,16 +380,72 @@ static void stop(struct run *r)
 	sl_service_state_unpin();
 	if (!r->cfg.keep_attached) {
 		for (i = 0; i < r->cfg.nr_devices; i++)
-			sl_detach(r->cfg.devices[i].name);
-		sl_unpin_if_unused();
+			if (!sl_detach(r->cfg.devices[i].name))
+				pr_notice("%s: detached", r->cfg.devices[i].name);
+		if (access(SL_PIN_DIR, F_OK))
+			pr_notice("unpinned %s", SL_PIN_DIR);
+		else if (!sl_unpin_if_unused() && access(SL_PIN_DIR, F_OK))
+			pr_notice("unpinned %s", SL_PIN_DIR);
 	} else {
 		pr_warn("keep_attached: the programs stay attached and enforcing");
 	}
 }
 
+/* What the service manages, changed by another command (--force): said
+ * once per change, in the log and in status, until a reload puts its
+ * config back.
+ */
+static void changed_under(struct run *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void changed_under(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->st.changed, sizeof(r->st.changed), fmt, ap);
+	va_end(ap);
+	r->st.changed_ms = sl_now_tai_ms();
+	pr_warn("changed under the service: %s; 'slicelimit reload' puts %s back",
+		r->st.changed, r->st.config);
+	publish(&r->st);
+}
+
+static void watch_ownership(struct run *r)
+{
+	__u32 epoch = applied_epoch(&r->m), i;
+
+	if (epoch && epoch != r->epoch) {
+		changed_under(r, "the rules were replaced (epoch %u, the service applied %u)",
+			      epoch, r->epoch);
+		r->epoch = epoch;
+	}
+	for (i = 0; i < r->st.nr_devices && i < SL_MAX_DEVICES; i++) {
+		bool gone = !sl_is_attached(r->st.dev[i].name);
+
+		if (gone && !(r->missing & (1ULL << i)))
+			changed_under(r, "%s was detached", r->st.dev[i].name);
+		r->missing = gone ? r->missing | (1ULL << i) :
+				    r->missing & ~(1ULL << i);
+	}
+}
+
+/* The service's name in the error of a second one: from its state. */
+static void already_running(void)
+{
+	struct sl_service_state other;
+
+	if (sl_service_state_read(&other) || !other.pid)
+		pr_error("already running (another service holds %s)", SL_PIN_DIR);
+	else
+		pr_error("already running (pid %u, config %.*s)", other.pid,
+			 (int)sizeof(other.config), other.config);
+}
+
 int sl_service_run(const char *path)
 {
+	const struct timespec watch = { .tv_sec = 1 };
 	struct run r = { .check_fd = -1 };
+	char full[PATH_MAX];
 	sigset_t sigs;
 	int sig, err;
 
@@ -336,9 +460,22 @@ int sl_service_run(const char *path)
 	/* a peer or Redis gone mid-write must not end the service */
 	signal(SIGPIPE, SIG_IGN);
 
-	err = start(path, &r);
+	err = sl_writer_lock();
 	if (err)
 		return err;
+	err = sl_service_lock();
+	if (err) {
+		if (err == -EBUSY)
+			already_running();
+		sl_writer_unlock();
+		return err;
+	}
+	if (!realpath(path, full) || strlen(full) >= sizeof(r.st.config))
+		snprintf(full, sizeof(full), "%s", path);
+	memcpy(r.st.config, full, sizeof(r.st.config) - 1);
+	err = start(path, &r);
+	if (err)
+		goto err_locks;
 	err = open_checker(&r);
 	if (err)
 		goto err_detach;
@@ -348,18 +485,47 @@ int sl_service_run(const char *path)
 	/* before the API answers: whoever sees it up sees this run's state */
 	r.st.pid = getpid();
 	r.st.check_central = r.central != NULL;
+	if (r.cfg.sync.enabled && r.cfg.sync.backend == SL_SYNC_REDIS)
+		public_url(r.cfg.sync.url, r.st.sync_url,
+				    sizeof(r.st.sync_url));
 	r.st.started_ms = sl_now_tai_ms();
 	publish(&r.st);
 	err = start_http(&r);
 	if (err)
 		goto err_state;
 	start_sync(&r);
+	sl_writer_unlock();
 
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
-	while (!sigwait(&sigs, &sig) && sig == SIGHUP)
-		reload(path, &r.cfg, &r.st);
+	for (;;) {
+		sig = sigtimedwait(&sigs, NULL, &watch);
+		if (sig < 0) {
+			if (errno == EAGAIN) {
+				watch_ownership(&r);
+				if (r.sync)
+					sl_sync_watch(&r.sync_watch, &r.m,
+						      r.st.sync_url[0] ? r.st.sync_url : NULL,
+						      sl_now_tai_ms());
+			}
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			break;
+		}
+		if (sig != SIGHUP)
+			break;
+		if (sl_writer_lock()) {
+			refused(&r.st, path, "cannot lock the pins");
+			continue;	/* reported; the next SIGHUP tries again */
+		}
+		reload(path, &r.cfg, &r.st, &r.epoch);
+		r.missing = 0;
+		sl_writer_unlock();
+	}
 	pr_notice("stopping on signal %d", sig);
+	sl_writer_lock();	/* reported if not taken: stop regardless */
 	stop(&r);
+	sl_service_unlock();
+	sl_writer_unlock();
 	return 0;
 
 err_state:
@@ -373,5 +539,8 @@ err_detach:
 	sl_maps_close(&r.m);
 	if (r.loaded)
 		sl_unpin_if_unused();
+err_locks:
+	sl_service_unlock();
+	sl_writer_unlock();
 	return err;
 }

@@ -59,6 +59,7 @@ int sl_service_status_read(__u64 now_ms, struct sl_service_status *s)
 	s->running = !kill((pid_t)st->pid, 0) || errno == EPERM;
 	s->started_ago_ms = ms_ago(st->started_ms, now_ms);
 	s->last_refused_ago_ms = ms_ago(st->last_refused_ms, now_ms);
+	s->changed_ago_ms = ms_ago(st->changed_ms, now_ms);
 	return 0;
 }
 
@@ -76,13 +77,17 @@ static json_object *string_field(const char *f, size_t size)
 json_object *sl_service_status_to_json(const struct sl_service_status *s)
 {
 	const struct sl_service_state *st = &s->st;
-	json_object *o, *last = NULL;
+	json_object *o, *last = NULL, *changed = NULL;
 
 	if (!st->pid)
 		return NULL;
 	o = json_object_new_object();
 	json_object_object_add(o, "pid", json_object_new_int64(st->pid));
 	json_object_object_add(o, "running", json_object_new_boolean(s->running));
+	json_object_object_add(o, "config", string_field(st->config,
+							 sizeof(st->config)));
+	json_object_object_add(o, "redis_url", st->sync_url[0] ?
+			       string_field(st->sync_url, sizeof(st->sync_url)) : NULL);
 	sl_json_add_u64(o, "started_ms_ago", s->started_ago_ms);
 	sl_json_add_u64(o, "reloads_applied", st->reloads_applied);
 	sl_json_add_u64(o, "reloads_refused", st->reloads_refused);
@@ -97,6 +102,13 @@ json_object *sl_service_status_to_json(const struct sl_service_status *s)
 		sl_json_add_u64(last, "ms_ago", s->last_refused_ago_ms);
 	}
 	json_object_object_add(o, "last_refused", last);
+	if (st->changed_ms) {
+		changed = json_object_new_object();
+		json_object_object_add(changed, "what", string_field(
+			st->changed, sizeof(st->changed)));
+		sl_json_add_u64(changed, "ms_ago", s->changed_ago_ms);
+	}
+	json_object_object_add(o, "changed_under_it", changed);
 	return o;
 }
 
@@ -106,8 +118,10 @@ void sl_service_status_print(const struct sl_service_status *s)
 
 	if (!st->pid)
 		return;
-	printf("service:  pid %u (%s), reloads: %llu applied, %llu refused, checks: %s\n",
-	       st->pid, s->running ? "running" : "gone",
+	printf("service:  pid %u (%s), config %.*s\n", st->pid,
+	       s->running ? "running" : "gone", (int)sizeof(st->config),
+	       st->config);
+	printf("          reloads: %llu applied, %llu refused, checks: %s\n",
 	       (unsigned long long)st->reloads_applied,
 	       (unsigned long long)st->reloads_refused,
 	       check_mode(st));
@@ -116,4 +130,8 @@ void sl_service_status_print(const struct sl_service_status *s)
 		       (unsigned long long)s->last_refused_ago_ms,
 		       (int)sizeof(st->last_refused_file), st->last_refused_file,
 		       (int)sizeof(st->last_refused_error), st->last_refused_error);
+	if (st->changed_ms)
+		printf("          changed under it %llu ms ago: %.*s ('slicelimit reload' puts its config back)\n",
+		       (unsigned long long)s->changed_ago_ms,
+		       (int)sizeof(st->changed), st->changed);
 }

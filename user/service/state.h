@@ -42,6 +42,13 @@ struct sl_service_state {
 	__u32 check_central;	/* /v1/check decided in the store (layout
 				 * central), else in this node's kernel */
 	__u32 pad;
+	char config[256];	/* the config file it runs, as a full path */
+	__u64 changed_ms;	/* TAI: when another command last changed
+				 * what it manages (--force); 0: never since
+				 * its start or last reload */
+	char changed[128];	/* what that command changed */
+	char sync_url[256];	/* the Redis store it syncs through, its
+				 * userinfo left out; "": none */
 };
 
 /* Write st to the pin, creating it (or replacing one of another layout).
@@ -67,6 +74,7 @@ struct sl_service_status {
 	bool running;			/* st.pid is alive */
 	__u64 started_ago_ms;
 	__u64 last_refused_ago_ms;
+	__u64 changed_ago_ms;
 };
 
 /* 0, or -ENOENT when no service has published one (s all zero then). */

@@ -11,6 +11,7 @@
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
+#include "sync/client_hash.h"
 #include "sync/engine.h"
 
 /* What this node last reported of a client, per peer slice: the next
@@ -53,6 +54,7 @@ struct sl_sync {
 	struct peer_seen seen[SL_MAX_PEERS];
 
 	struct sent_client *table;	/* open addressing, power of two */
+	struct sl_client_hash hash;	/* its keyed hash */
 	size_t cap, used, max_cap;
 
 	struct rule_ref *rules;		/* live rules */
@@ -191,7 +193,9 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 				 sl_map_capacity(m->clients_log)))
 		s->max_cap *= 2;
 	s->table = calloc(s->cap, sizeof(*s->table));
-	err = s->table ? sl_sync_refresh_rules(s) : -ENOMEM;
+	err = s->table ? sl_client_hash_init(&s->hash) : -ENOMEM;
+	if (!err)
+		err = sl_sync_refresh_rules(s);
 	if (!err && !(s->changed = sl_changed_open(m)))
 		err = -errno;
 	if (!err && bpf_map_update_elem(m->sync, &zero, &s->conf, BPF_ANY))
@@ -231,21 +235,11 @@ int sl_sync_publish(struct sl_sync *s, uint64_t now_ms)
 
 /* ---- sending ---- */
 
-static size_t key_hash(const struct sl_client_key *k)
-{
-	const unsigned char *p = (const void *)k;
-	uint64_t h = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
-static struct sent_client *table_slot(struct sent_client *t, size_t cap,
+static struct sent_client *table_slot(const struct sl_client_hash *h,
+				      struct sent_client *t, size_t cap,
 				      const struct sl_client_key *k)
 {
-	size_t i = key_hash(k) & (cap - 1);
+	size_t i = sl_client_hash(h, k) & (cap - 1);
 
 	while (t[i].in_use && memcmp(&t[i].key, k, sizeof(*k)))
 		i = (i + 1) & (cap - 1);
@@ -270,7 +264,7 @@ static int table_rebuild(struct sl_sync *s, __u64 now_ms, __u64 keep_ms)
 
 		if (!c->in_use || now_ms - c->changed_ms > keep_ms)
 			continue;
-		*table_slot(t, cap, &c->key) = *c;
+		*table_slot(&s->hash, t, cap, &c->key) = *c;
 		used++;
 	}
 	free(s->table);
@@ -342,10 +336,17 @@ static struct sent_client *changed_client(struct sl_sync *s,
 					  const struct sl_client_key *key,
 					  __u32 accepted)
 {
-	struct sent_client *c = table_slot(s->table, s->cap, key);
+	struct sent_client *c = table_slot(&s->hash, s->table, s->cap, key);
 
 	if (c->in_use && c->accepted == accepted)
 		return NULL;
+	/* a live state's accept counter only grows: one that went back is a
+	 * new state (the client was reset or evicted, then came again), whose
+	 * slices start from zero; what was sent of the old one says nothing
+	 * of it
+	 */
+	if (c->in_use && (__s32)(accepted - c->accepted) < 0)
+		memset(c->sent, 0, sizeof(c->sent));
 	if (!c->in_use) {
 		/* room is kept free (see table_rebuild); without it, not
 		 * tracking the client is safe: its units are not sent

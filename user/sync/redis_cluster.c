@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Redis Cluster: the slot map, the connection per master, and following
- * MOVED and ASK to the master they name.
+ * Redis Cluster: connecting (the URL's server, else the nodes the last
+ * map named), the slot map, the connection per master, and following
+ * MOVED and ASK to the master they name. Built on redis_link.c (one
+ * connection, the outage), which never calls back here.
  *
  * Redis Cluster: a script call touches one slot only if its keys share
  * one, and must go to the master serving it. At connect the URL's
@@ -301,4 +303,82 @@ int redis_redirect_node(struct sl_redis *r, const redisReply *x)
 	seed_add(r, host, port);
 	r->nr_nodes++;
 	return i;
+}
+
+/* Connect: the URL's server, or if it is gone (a Cluster master that
+ * failed over), each node the last map named, until one answers (for
+ * about an interval; the next attempt starts from the URL again); a
+ * Cluster's map is read there. The index's node is opened at once, so
+ * a server that refuses the scripts is an outage now.
+ */
+int redis_connect(struct sl_redis *r, uint64_t now_ms)
+{
+	char first[sizeof(r->why)] = "";
+	redisContext *c = NULL;
+	const char *host = r->host;
+	int port = r->port, ret = -1;
+	unsigned i;
+
+	uint64_t until = sl_now_mono_ms() + r->interval_ms;
+
+	redis_drop_all(r);
+	/* the seeds are tried for one interval at most (each connection
+	 * waits half of one): the round stays bounded when many are gone
+	 */
+	for (i = 0; i <= r->nr_seeds && (!i || sl_now_mono_ms() < until); i++) {
+		if (i) {
+			host = r->seeds[i - 1].host;
+			port = r->seeds[i - 1].port;
+		}
+		r->why[0] = 0;
+		c = redis_open_ctx(r, host, port);
+		if (c) {
+			ret = redis_read_map(r, c, host, port);
+			if (ret >= 0)
+				break;
+			redisFree(c);
+			c = NULL;
+		}
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", r->why);
+	}
+	if (ret < 0) {
+		const char *why = first[0] ? first : r->why;
+
+		redis_went_down(r, now_ms, strncmp(why, "AUTH", 4) ?
+				"unreachable" : "refused the login", why);
+		return -EIO;
+	}
+	if (!ret) {
+		/* standalone: the server that answered serves every slot */
+		r->cluster = false;
+		snprintf(r->nodes[0].a.host, sizeof(r->nodes[0].a.host), "%s",
+			 host);
+		r->nodes[0].a.port = port;
+		r->nodes[0].c = c;
+		r->nr_nodes = 1;
+		r->c = c;
+		if (redis_load_scripts(r)) {
+			redis_went_down(r, now_ms, "unreachable", r->c->err ?
+					r->c->errstr : r->why);
+			return -EIO;
+		}
+	} else if (redis_use_slot(r, redis_index_slot())) {
+		redis_went_down(r, now_ms, "unreachable", r->why);
+		return -EIO;
+	}
+	r->up = true;
+	r->store.up = true;
+	if (r->ever_up)
+		r->store.reconnects++;
+	if (r->down_logged)
+		pr_notice("sync: redis at %s reachable again%s", r->where,
+			  r->cluster ? " (Cluster)" : "");
+	else
+		pr_info("sync: redis at %s connected%s", r->where,
+			r->cluster ? " (Cluster)" : "");
+	r->ever_up = true;
+	r->down_logged = false;
+	r->backoff_ms = 0;
+	return 0;
 }

@@ -7,8 +7,9 @@
  *   redis_index.c    the index of clients pushed lately, and the cursor
  *   redis_command.c  a script call: arguments, NOSCRIPT/MOVED/ASK
  *   redis_scripts.c  the Lua scripts (user/sync/lua/) loaded at connect
- *   redis_cluster.c  the Cluster slot map and the connection per master
- *   redis_link.c     connecting, AUTH, and the outage with its backoff
+ *   redis_cluster.c  connecting, the Cluster slot map, the connection per
+ *                    master (built on redis_link.c, never the other way)
+ *   redis_link.c     one connection, AUTH, and the outage with its backoff
  *   redis_expiry.c   how long the hashes and the index keep a push
  *   redis_keys.c     the client hash names, ids and their Cluster slot
  */
@@ -165,11 +166,11 @@ void redis_drop_all(struct sl_redis *r);
 void redis_went_down(struct sl_redis *r, uint64_t now_ms, const char *what,
 		     const char *reason);
 redisContext *redis_open_ctx(struct sl_redis *r, const char *host, int port);
-int redis_connect(struct sl_redis *r, uint64_t now_ms);
 void redis_reply_failed(struct sl_redis *r, uint64_t now_ms,
 			const redisReply *x);
 
 /* redis_cluster.c */
+int redis_connect(struct sl_redis *r, uint64_t now_ms);
 int redis_read_map(struct sl_redis *r, redisContext *c, const char *asked,
 		   int asked_port);
 int redis_use_node(struct sl_redis *r, unsigned i);

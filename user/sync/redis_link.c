@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The connection to the store: connecting (and finding a Cluster again),
- * logging in, and the outage when anything fails.
+ * One connection to the store (opened with its timeouts, logged in), and
+ * the outage when anything fails. It knows nothing of Cluster: finding
+ * the masters and connecting through them is redis_cluster.c's, which
+ * builds on this file (one direction).
  *
  * An unreachable or misbehaving store is a peer outage: the round stops at
  * the first error, the context is dropped, and reconnects are tried with a
@@ -131,84 +133,6 @@ int sl_redis_auth(redisContext *c, const char *user, const char *pass,
 	}
 	freeReplyObject(x);
 	return err;
-}
-
-/* Connect: the URL's server, or if it is gone (a Cluster master that
- * failed over), each node the last map named, until one answers (for
- * about an interval; the next attempt starts from the URL again); a
- * Cluster's map is read there. The index's node is opened at once, so
- * a server that refuses the scripts is an outage now.
- */
-int redis_connect(struct sl_redis *r, uint64_t now_ms)
-{
-	char first[sizeof(r->why)] = "";
-	redisContext *c = NULL;
-	const char *host = r->host;
-	int port = r->port, ret = -1;
-	unsigned i;
-
-	uint64_t until = sl_now_mono_ms() + r->interval_ms;
-
-	redis_drop_all(r);
-	/* the seeds are tried for one interval at most (each connection
-	 * waits half of one): the round stays bounded when many are gone
-	 */
-	for (i = 0; i <= r->nr_seeds && (!i || sl_now_mono_ms() < until); i++) {
-		if (i) {
-			host = r->seeds[i - 1].host;
-			port = r->seeds[i - 1].port;
-		}
-		r->why[0] = 0;
-		c = redis_open_ctx(r, host, port);
-		if (c) {
-			ret = redis_read_map(r, c, host, port);
-			if (ret >= 0)
-				break;
-			redisFree(c);
-			c = NULL;
-		}
-		if (!first[0])
-			snprintf(first, sizeof(first), "%s", r->why);
-	}
-	if (ret < 0) {
-		const char *why = first[0] ? first : r->why;
-
-		redis_went_down(r, now_ms, strncmp(why, "AUTH", 4) ?
-				"unreachable" : "refused the login", why);
-		return -EIO;
-	}
-	if (!ret) {
-		/* standalone: the server that answered serves every slot */
-		r->cluster = false;
-		snprintf(r->nodes[0].a.host, sizeof(r->nodes[0].a.host), "%s",
-			 host);
-		r->nodes[0].a.port = port;
-		r->nodes[0].c = c;
-		r->nr_nodes = 1;
-		r->c = c;
-		if (redis_load_scripts(r)) {
-			redis_went_down(r, now_ms, "unreachable", r->c->err ?
-					r->c->errstr : r->why);
-			return -EIO;
-		}
-	} else if (redis_use_slot(r, redis_index_slot())) {
-		redis_went_down(r, now_ms, "unreachable", r->why);
-		return -EIO;
-	}
-	r->up = true;
-	r->store.up = true;
-	if (r->ever_up)
-		r->store.reconnects++;
-	if (r->down_logged)
-		pr_notice("sync: redis at %s reachable again%s", r->where,
-			  r->cluster ? " (Cluster)" : "");
-	else
-		pr_info("sync: redis at %s connected%s", r->where,
-			r->cluster ? " (Cluster)" : "");
-	r->ever_up = true;
-	r->down_logged = false;
-	r->backoff_ms = 0;
-	return 0;
 }
 
 /* A reply that is neither the answer nor a reason: the connection state

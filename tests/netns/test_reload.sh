@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Secrets and reloads:
+#
+#   1. The sync key_file is refused when its group or other users may read
+#      it (run --check names the field), accepted at mode 0600.
+#   2. A reload whose rule apply fails (the new rules need more rule ids
+#      than are free beside the running ones) puts back the device it had
+#      attached: the service holds what it held, the rules are unchanged,
+#      the reload counts as refused; `slicelimit reload` exits 1 with the
+#      service's reason.
+#   3. A reload that drops a device and adds one: the new one attached,
+#      the old one detached once the new rules run; the stop then detaches
+#      what the service holds now and unpins.
+#
+# Usage: test_reload.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
+set -u
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
+sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+sl_need curl tc
+
+API=http://127.0.0.1:8080
+
+# rules_file FILE PREFIX N: N rules named PREFIX0.. on one port
+rules_file() {
+	local i
+	{
+		echo "rules:"
+		for i in $(seq 0 $(($3 - 1))); do
+			printf '  - { name: %s%d, protocol: udp, ports: 9000, limit: 10 }\n' "$2" "$i"
+		done
+	} >"$1"
+}
+
+config() {		# FILE RULES DEVICE...
+	local f=$1 r=$2 d
+	shift 2
+	{
+		echo "devices:"
+		for d; do echo "  - $d"; done
+		echo "rules: $r"
+		echo "http:"
+		echo "  listen: 127.0.0.1:8080"
+	} >"$f"
+}
+
+devices() { sl -j status | json_get "sorted(x['device'] for x in d['devices'])"; }
+tc_filters() {		# DEV: our TC filters on DEV's ingress
+	in_server tc -j filter show dev "$1" ingress 2>/dev/null |
+		json_get "len([f for f in d if f.get('options', {}).get('bpf_name', '').startswith('sl_tc')])" 2>/dev/null || echo 0
+}
+
+test_key_file_mode() {
+	local out
+	rules_file "$SL_TMP/small.yaml" r 2
+	(umask 022; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
+	cat >"$SL_TMP/sync.yaml" <<EOF
+rules: $SL_TMP/small.yaml
+sync:
+  node: 1
+  listen: $SRV4:7400
+  peers: [${CLIENT4[0]}:7400]
+  key_file: $SL_TMP/sync.key
+EOF
+	out=$("$SL_BIN" -j run --check --config "$SL_TMP/sync.yaml" 2>/dev/null)
+	tap_eq "run --check of a sync key at mode 0644 (the README's recipe without umask): refused, the field named" \
+		"$(printf '%s' "$out" | json_get "[d['ok'], [p['field'] for p in d['problems']]]")" \
+		'[false, ["sync.key_file"]]'
+	chmod 640 "$SL_TMP/sync.key"
+	out=$("$SL_BIN" -j run --check --config "$SL_TMP/sync.yaml" 2>/dev/null)
+	tap_eq "... at mode 0640 (its group may read it): refused" \
+		"$(printf '%s' "$out" | json_get "d['ok']")" False
+	chmod 600 "$SL_TMP/sync.key"
+	out=$("$SL_BIN" -j run --check --config "$SL_TMP/sync.yaml" 2>/dev/null)
+	tap_eq "... at mode 0600: valid" "$(printf '%s' "$out" | json_get "d['ok']")" True
+}
+
+test_failed_reload_puts_devices_back() {
+	local e0 rc=0
+	rules_file "$SL_TMP/rules.yaml" r 1024
+	rules_file "$SL_TMP/other.yaml" s 1024
+	config "$SL_TMP/config.yaml" "$SL_TMP/rules.yaml" "{ name: $VETH_S, mode: xdp-generic }"
+	sl_bg SVC nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
+		--config "$SL_TMP/config.yaml" 2>"$SL_TMP/svc.log"
+	sl_service_wait "$SVC" "$SL_TMP/svc.log"
+	e0=$(sl -j status | json_get "d['rules_epoch']")
+	# lo too, and 1024 rules of other names: no free ids beside the running
+	config "$SL_TMP/config.yaml" "$SL_TMP/other.yaml" \
+		"{ name: $VETH_S, mode: xdp-generic }" "{ name: lo, mode: tc }"
+	kill -HUP "$SVC"
+	wait_state "s['reloads_refused']" 1 ||
+		tap_fail "the SIGHUP whose apply fails is counted refused within 5 s"
+	tap_eq "... the device it attached is detached again: the service holds $VETH_S only, no filter on lo" \
+		"$(devices)/$(tc_filters lo)/$(service_state "[x for x in [s['reloads_applied'], s['reloads_refused']]]")" \
+		"[\"$VETH_S\"]/0/[0, 1]"
+	tap_eq "... the running rules unchanged (epoch, r0 first)" \
+		"$(sl -j status | json_get "d['rules_epoch']")/$(sl -j rules list | json_get "d['rules'][0]['name']")" \
+		"$e0/r0"
+	sl -j reload >"$SL_TMP/reload.json" 2>/dev/null || rc=$?
+	tap_eq "slicelimit reload of the same: exit 1 with the service's reason, refused twice now" \
+		"$rc/$(json_get "'cannot apply' in d['error']" "$SL_TMP/reload.json")/$(service_state "s['reloads_refused']")/$(devices)" \
+		"1/True/2/[\"$VETH_S\"]"
+}
+
+test_reload_swaps_devices() {
+	local rc=0
+	config "$SL_TMP/config.yaml" "$SL_TMP/rules.yaml" "{ name: lo, mode: tc }"
+	sl -j reload >/dev/null 2>&1 || rc=$?
+	tap_eq "slicelimit reload, config dropping $VETH_S and adding lo: exit 0, lo attached (its filter there), $VETH_S detached" \
+		"$rc/$(devices)/$(tc_filters lo)/$(in_server ip -j -d link show "$VETH_S" | json_get "'xdp' in d[0]")" \
+		"0/[\"lo\"]/1/False"
+	sl_stop "$SVC"
+	tap_eq "the stop detaches what the service holds now (lo) and unpins" \
+		"$STOP_RC/$(tc_filters lo)/$(pins_gone)" "0/0/gone"
+}
+
+main() {
+	local t0=$SECONDS
+	sl_claim_pins 30
+	sl_netns_setup
+	test_key_file_mode
+	test_failed_reload_puts_devices_back
+	test_reload_swaps_devices
+	tap_elapsed "$t0" 60
+	tap_done
+}
+
+sl_run main

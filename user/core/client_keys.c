@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "core/aggregate.h"
+#include "core/client_keys.h"
+#include "core/grow.h"
+#include "sl_algo.h"
+#include "sl_key.h"
+
+struct collect {
+	struct sl_client_key want;	/* any port */
+	struct sl_client_key *keys;
+	size_t nr, cap;
+};
+
+static int collect_ports(void *ctx, const struct sl_client_key *key,
+			 const void *state, __u32 value_size)
+{
+	struct collect *c = ctx;
+
+	(void)state;
+	(void)value_size;
+	if (key->rule_id != c->want.rule_id ||
+	    memcmp(&key->addr, &c->want.addr, sizeof(key->addr)))
+		return 0;
+	if (sl_grow((void **)&c->keys, &c->cap, c->nr + 1, sizeof(*key)))
+		return -ENOMEM;
+	c->keys[c->nr++] = *key;
+	return 0;
+}
+
+int sl_client_keys(const struct sl_maps *m, const struct sl_rule *rule,
+		   const struct sl_addr *addr, bool has_port, __u16 port,
+		   struct sl_client_key **keys, size_t *nr)
+{
+	int fd = sl_state_fd(m, rule->algorithm);
+	__u32 size = sl_state_size(rule->algorithm);
+	struct collect c = {};
+	void *state;
+	int err;
+
+	*keys = NULL;
+	*nr = 0;
+	sl_client_key_make(&c.want, rule, addr, has_port ? port : 0);
+	if (!rule->key_by_port || has_port) {
+		state = malloc(size);
+		if (!state)
+			return -ENOMEM;
+		err = bpf_map_lookup_elem(fd, &c.want, state) ? -errno : 0;
+		free(state);
+		if (err)
+			return err == -ENOENT ? 0 : err;
+		*keys = malloc(sizeof(c.want));
+		if (!*keys)
+			return -ENOMEM;
+		**keys = c.want;
+		*nr = 1;
+		return 0;
+	}
+	err = sl_for_each_client_in(m, fd, size, collect_ports, &c);
+	if (err) {
+		free(c.keys);
+		return err;
+	}
+	*keys = c.keys;
+	*nr = c.nr;
+	return 0;
+}
