@@ -191,15 +191,20 @@ SL_INLINE __u64 sl_layout_limit(__u64 limit, const struct sl_sync_conf *sc)
 }
 
 /* The rule as the node enforces it under the layout: split-quota divides
- * the limit, and a bucket's refill too (its capacity is the limit).
+ * the limit, and a bucket's refill too (its capacity is the limit). A
+ * bucket's idle time is how long it takes to refill, so it grows with
+ * the slower refill: kept at the whole rule's, a node's bucket would be
+ * taken for full (its state reset) long before it is.
  */
 SL_INLINE void sl_layout_params(struct sl_params *p,
 				const struct sl_sync_conf *sc)
 {
 	p->limit = sl_layout_limit(p->limit, sc);
 	if (p->algorithm == SL_ALGO_TOKEN_BUCKET && sc &&
-	    sc->layout == SL_LAYOUT_SPLIT_QUOTA && sc->nodes > 1)
+	    sc->layout == SL_LAYOUT_SPLIT_QUOTA && sc->nodes > 1) {
 		p->token_ns *= sc->nodes;
+		p->idle_ms = (p->limit * p->token_ns + 999999) / 1000000;
+	}
 }
 
 /* Layouts that add a peer view to the node's count. */
