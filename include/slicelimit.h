@@ -331,6 +331,9 @@ struct sl_sync_conf {
 				 * client's units count as unknown to the
 				 * peers since its last change */
 	__u64 round_ms;		/* model/TAI ms the share round began */
+	__u32 live_rank;	/* bounded: this node's place among the live
+				 * nodes, 0..live_nodes - 1, by node id */
+	__u32 pad;
 };
 
 /* Peers' counts of a client, in slices of sl_peer_slice_ms(window),
@@ -347,7 +350,11 @@ struct sl_sync_conf {
 struct sl_peer_slot {
 	__u32 slice;		/* first_ms / sl_peer_slice_ms(window) */
 	__u32 first_ms;		/* earliest first accept merged (wrapping) */
-	__u32 count;
+	__u32 count;		/* units merged; bounded: the own included */
+	__u32 own;		/* bounded: this node's part of count, as it
+				 * sent it */
+	__u32 last_ms;		/* latest merge: no unit of the slot was
+				 * accepted after it (wrapping) */
 };
 
 /* Hash sl_peer_view keyed by sl_client_key, written by userspace only

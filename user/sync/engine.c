@@ -176,6 +176,7 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->conf.round = 1;
 	s->conf.share_round = 1;
 	s->conf.live_nodes = o->nodes;
+	s->conf.live_rank = o->nodes ? (o->node + o->nodes - 1) % o->nodes : 0;
 	s->st.node = o->node;
 	s->st.layout = o->layout;
 	s->st.interval_ms = o->interval_ms;
@@ -311,6 +312,8 @@ struct bins {
 	__u64 sent_until_ms;	/* adopting: later pieces are not sent yet */
 	bool adopting;
 	bool held_back;		/* adopting: some pieces were not sent yet */
+	bool bounded;		/* the sums under bounded: sl_bounded_start */
+	__u64 prev_ms, now_ms;	/* the round before, and this one */
 	struct bin slot[SL_PEER_SLOTS];
 };
 
@@ -394,6 +397,10 @@ static void add_gains(struct sl_sync *s, const struct sl_client_key *key,
 			continue;	/* slices only grow until they leave */
 		e.start_ms = s->to == SL_SYNC_TO_STORE ?
 			     now->first_ms / b->ps * b->ps : now->first_ms;
+		if (b->bounded)
+			e.start_ms = sl_bounded_start(now->first_ms,
+						      b->prev_ms, b->now_ms,
+						      b->ps);
 		e.units = now->count - was->count;
 		was->count = now->count;
 		out_add(s, &e);
@@ -434,6 +441,10 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	b.ps = sl_peer_slice_of(&p);
 	b.adopting = !s->out;
 	b.sent_until_ms = s->sent_until_ms;
+	b.bounded = s->o.layout == SL_LAYOUT_BOUNDED &&
+		    s->to == SL_SYNC_TO_PEERS && sl_peer_sums(&p);
+	b.prev_ms = s->prev_ms;
+	b.now_ms = now_ms;
 	sl_state_pieces(state, &p, now_ms, bin_piece, &b);
 	add_gains(s, key, r, c, &b);
 	/* units accepted while no service ran: the next round must look */
@@ -568,18 +579,26 @@ static int syncing_table_of(void *ctx, const struct sl_client_key *key,
  * nothing can be known, and the fleet is taken to be up; a store of
  * totals (Redis) is all the peers at once.
  */
-static __u32 live_nodes(const struct sl_sync *s)
+static __u32 live_nodes(const struct sl_sync *s, __u32 *rank)
 {
 	__u32 n = 1, i;
 
+	/* until the peers are known, node ids 1..nodes are taken to be
+	 * the ranks; two nodes that share one pass a unit each where one
+	 * would, which the bound's unit per node covers
+	 */
+	*rank = s->o.nodes ? (s->o.node + s->o.nodes - 1) % s->o.nodes : 0;
 	if (s->to == SL_SYNC_TO_STORE)
 		return s->o.nodes;
 	if (s->st.rounds < 2)
 		return s->o.nodes;
+	*rank = 0;
 	for (i = 0; i < s->st.nr_peers; i++)
 		if (s->st.peer[i].messages &&
-		    s->st.peer[i].last_heard_ms >= s->before_prev_ms)
+		    s->st.peer[i].last_heard_ms >= s->before_prev_ms) {
 			n++;
+			*rank += s->st.peer[i].node < s->o.node;
+		}
 	return n;
 }
 
@@ -592,7 +611,7 @@ static int collect_clients(struct sl_sync *s)
 	 * made before this write is in the ring already
 	 */
 	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
-	s->conf.live_nodes = live_nodes(s);
+	s->conf.live_nodes = live_nodes(s, &s->conf.live_rank);
 	s->st.live_nodes = s->conf.live_nodes;
 	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
 		return -errno;
@@ -665,6 +684,9 @@ static int collect(struct sl_sync *s, uint64_t now_ms,
 	return err;
 }
 
+static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
+		      __u64 now_ms);
+
 int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
 			    struct sl_sync_entries *out)
@@ -685,6 +707,7 @@ int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
 		return err;
 	s->datagrams.nr = 0;
 	err = collect(s, now_ms, SL_SYNC_TO_PEERS, &s->datagrams);
+	merge_own(s, &s->datagrams, now_ms);
 	sl_wire_send(&s->sender, now_ms, s->datagrams.e, s->datagrams.nr,
 		     emit, ctx, &sent);
 	s->st.sent_messages += sent.messages;
@@ -777,10 +800,11 @@ static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
 }
 
 /* Add (or with `set`, make) the peers' units of one client slice in the
- * peer view; the predictive layout's round counts what was added.
+ * peer view, `how` as sl_peer_merge_piece takes it; the predictive
+ * layout's round counts what was added.
  */
 static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
-			bool set, __u64 now_ms)
+			bool set, __u64 now_ms, int how)
 {
 	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
 	struct sl_peer_view v, was;
@@ -811,7 +835,9 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 			slot->count = 0;
 		}
 	}
-	added = sl_peer_merge_rule(&v, &p, e->start_ms, e->units, now_ms);
+	added = sl_peer_merge_piece(&v, sl_peer_slice_of(&p),
+				    sl_peer_keep_ms(&p), e->start_ms, e->units,
+				    now_ms, how);
 	if (added <= before && set)
 		added = 0;
 	else if (set)
@@ -831,6 +857,22 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	if (memcmp(&v, &was, sizeof(v)) &&
 	    bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
 		s->st.view_full++;
+}
+
+/* bounded: what the round sent goes into the node's own view too, merged
+ * by the rule its peers merge it by, so that every node's view holds the
+ * same units with the same times, and every node computes the same base
+ * (include/sl_peer.h).
+ */
+static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
+		      __u64 now_ms)
+{
+	size_t i;
+
+	if (s->o.layout != SL_LAYOUT_BOUNDED)
+		return;
+	for (i = 0; i < l->nr; i++)
+		merge_entry(s, &l->e[i], false, now_ms, SL_MERGE_OWN);
 }
 
 int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
@@ -876,7 +918,7 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 		return SL_SYNC_REPLAYED;
 	}
 	for (i = 0; i < h.count; i++)
-		merge_entry(s, &e[i], false, now_ms);
+		merge_entry(s, &e[i], false, now_ms, 0);
 	peer->last_heard_ms = now_ms;
 	peer->lag_ms = now_ms > h.sent_ms ? now_ms - h.sent_ms : 0;
 	peer->messages++;
@@ -892,7 +934,7 @@ void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		merge_entry(s, &e[i], true, now_ms);
+		merge_entry(s, &e[i], true, now_ms, 0);
 }
 
 void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st)
