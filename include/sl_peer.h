@@ -99,11 +99,11 @@
  *  - rounding: while R is more than one unit per node, a share rounds
  *    up, out of the room less one unit per node, so the shares still add
  *    up to at most R and every node passes at least one unit a round.
- *    Below that the units go one a node, in turns every node agrees on
- *    (share_round + live_rank): R nodes pass one each this round, the
- *    next R the next one. Until the peers are known the ranks are the
- *    node ids; two nodes on one rank pass a unit each where one would:
- *    the slack is one unit per node.
+ *    From one unit per node down to one unit, every node passes one
+ *    unit a round: base + hidden + nodes, at most 1.1 * limit - 1 +
+ *    nodes. That is the slack: one unit per node, whatever the limit (a
+ *    limit of 1 on 8 nodes passes up to 8 once, when a client sends to
+ *    all 8 in one round), and no node waits for a unit the fleet has.
  *  - shares follow where a client's units are in the view (the last
  *    window): a client that sticks to one node gets 9/10 of the room
  *    there, plus its tenth; one spread over 8 nodes an eighth on each.
@@ -596,23 +596,23 @@ SL_INLINE void sl_bounded_inputs(struct sl_bounded_in *in, struct sl_tally *t,
 }
 
 /* What node i may accept in a round (the bound at the top): its share of
- * the room, out of `own_base` of `base` known units, among `nodes`; a room
- * of at most one unit per node goes one unit a node, in turns.
+ * the room, out of `own_base` of `base` known units, among the live
+ * nodes; a room of at most one unit per node, one unit.
  */
 SL_INLINE __u64 sl_bounded_allowance(__u64 room, __u64 own_base, __u64 base,
 				     const struct sl_sync_conf *sc)
 {
-	__u32 nodes = sc->live_nodes;
+	__u32 nodes = sc->live_nodes ? sc->live_nodes : 1;
 	__u64 share;
 
 	if (!room)
 		return 0;
 	if (room <= nodes)
-		/* every node agrees on the turns (the round, its rank):
-		 * `room` nodes pass one unit this round, the next `room`
-		 * the next round
+		/* every node may pass one: the fleet passes at most
+		 * base + hidden + nodes = 1.1 * limit - room + nodes, within
+		 * the bound's unit per node
 		 */
-		return (sc->share_round + sc->live_rank) % nodes < room;
+		return 1;
 	if (!base || own_base > base) {
 		share = 65536 / nodes;
 	} else {
@@ -679,23 +679,24 @@ SL_INLINE int sl_peer_allows(const struct sl_tally *t,
 }
 
 /* bounded, the sums: the start a round sends a piece's new units with.
- * They were accepted since the previous round (`prev_ms`), by `now_ms`,
- * which can be long after the piece's first accept (a record open for
- * a while): sent from its first accept, its slot would hold units
- * accepted far later than the slot's slice, which a slot's ring life
- * does not cover. Sent from no earlier than the slice of now, every slot
- * holds units merged within its own slice, accepted at most an interval
- * before it: counted while the slot's first is inside the window, a
- * unit is counted for at most an interval after it left (the NFR-2 cost
- * below), and held as hidden until the slice's end leaves the window,
- * which is when the ring takes the slot over.
+ * They were accepted since the previous round (`prev_ms`), by the
+ * client's last accept (`last_ms`), which can be long after the piece's
+ * first accept (a record open for a while): sent from its first accept,
+ * its slot would hold units accepted far later than the slot's slice,
+ * which a slot's ring life does not cover. Sent from no earlier than the
+ * slice of the last accept, every slot holds units accepted by the end
+ * of its own slice and at most an interval before its first: counted
+ * while the slot's first is inside the window, a unit is counted for at
+ * most an interval after it left (the NFR-2 cost below), and held as
+ * hidden until the slice's end leaves the window, which is when the
+ * ring takes the slot over.
  */
-SL_INLINE __u64 sl_bounded_start(__u64 first_ms, __u64 prev_ms, __u64 now_ms,
+SL_INLINE __u64 sl_bounded_start(__u64 first_ms, __u64 prev_ms, __u64 last_ms,
 				 __u64 ps)
 {
-	__u64 start = now_ms / ps * ps;
+	__u64 start = last_ms / ps * ps;
 
-	if (prev_ms > start)
+	if (prev_ms > start && prev_ms <= last_ms)
 		start = prev_ms;
 	return first_ms > start ? first_ms : start;
 }
@@ -819,9 +820,9 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 
 /* Earliest time >= now at which a request of `units` may be accepted. The
  * verdict can only change at the tally's next_expiry_ms, or in the bounded
- * layout at the next round (due an interval after this one began; its
- * shares are taken to be this round's), so walk those. The kernel caches
- * the first step.
+ * layout at the next round (due an interval after this one began, and
+ * every interval after; the view is taken to stay as it is), so walk
+ * those. The kernel caches the first step.
  */
 SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   const struct sl_peer_view *v,
@@ -830,13 +831,12 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   __u64 now_ms, __u32 units)
 {
 	__u64 at = now_ms, projected, room, next_round = SL_NEVER;
-	struct sl_sync_conf next = { 0 };
+	struct sl_sync_conf round = { 0 };
 	struct sl_tally t;
 	int step;
 
-	if (sc && sc->layout == SL_LAYOUT_BOUNDED) {
-		next = *sc;
-		next.share_round = sc->share_round + 1;
+	if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->interval_ms) {
+		round = *sc;
 		next_round = sc->round_ms + sc->interval_ms;
 		/* a round overdue (the service late): the next within an
 		 * interval, as far as anyone can tell
@@ -845,9 +845,17 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 			next_round = now_ms + sc->interval_ms;
 	}
 	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
+		/* a round passed: its shares are taken at its start, and
+		 * the client has no units of it yet
+		 */
+		while (at >= next_round) {
+			round.share_round++;
+			round.round_ms = next_round;
+			next_round += sc->interval_ms;
+		}
 		projected = sl_tally_node_peers(&t, state, v, p,
-						at >= next_round ? &next : sc,
-						at, &room);
+						next_round == SL_NEVER ? sc :
+						&round, at, &room);
 		if (sl_peer_allows(&t, p, projected, room, units))
 			return at;
 		if (room < units && next_round > at &&

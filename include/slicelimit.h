@@ -331,9 +331,6 @@ struct sl_sync_conf {
 				 * client's units count as unknown to the
 				 * peers since its last change */
 	__u64 round_ms;		/* model/TAI ms the share round began */
-	__u32 live_rank;	/* bounded: this node's place among the live
-				 * nodes, 0..live_nodes - 1, by node id */
-	__u32 pad;
 };
 
 /* Peers' counts of a client, in slices of sl_peer_slice_ms(window),

@@ -176,7 +176,6 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->conf.round = 1;
 	s->conf.share_round = 1;
 	s->conf.live_nodes = o->nodes;
-	s->conf.live_rank = o->nodes ? (o->node + o->nodes - 1) % o->nodes : 0;
 	s->st.node = o->node;
 	s->st.layout = o->layout;
 	s->st.interval_ms = o->interval_ms;
@@ -313,7 +312,8 @@ struct bins {
 	bool adopting;
 	bool held_back;		/* adopting: some pieces were not sent yet */
 	bool bounded;		/* the sums under bounded: sl_bounded_start */
-	__u64 prev_ms, now_ms;	/* the round before, and this one */
+	__u64 prev_ms;		/* the round before */
+	__u64 last_ms;		/* the client's last accept */
 	struct bin slot[SL_PEER_SLOTS];
 };
 
@@ -399,7 +399,7 @@ static void add_gains(struct sl_sync *s, const struct sl_client_key *key,
 			     now->first_ms / b->ps * b->ps : now->first_ms;
 		if (b->bounded)
 			e.start_ms = sl_bounded_start(now->first_ms,
-						      b->prev_ms, b->now_ms,
+						      b->prev_ms, b->last_ms,
 						      b->ps);
 		e.units = now->count - was->count;
 		was->count = now->count;
@@ -444,7 +444,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	b.bounded = s->o.layout == SL_LAYOUT_BOUNDED &&
 		    s->to == SL_SYNC_TO_PEERS && sl_peer_sums(&p);
 	b.prev_ms = s->prev_ms;
-	b.now_ms = now_ms;
+	b.last_ms = last_ms;
 	sl_state_pieces(state, &p, now_ms, bin_piece, &b);
 	add_gains(s, key, r, c, &b);
 	/* units accepted while no service ran: the next round must look */
@@ -579,26 +579,18 @@ static int syncing_table_of(void *ctx, const struct sl_client_key *key,
  * nothing can be known, and the fleet is taken to be up; a store of
  * totals (Redis) is all the peers at once.
  */
-static __u32 live_nodes(const struct sl_sync *s, __u32 *rank)
+static __u32 live_nodes(const struct sl_sync *s)
 {
 	__u32 n = 1, i;
 
-	/* until the peers are known, node ids 1..nodes are taken to be
-	 * the ranks; two nodes that share one pass a unit each where one
-	 * would, which the bound's unit per node covers
-	 */
-	*rank = s->o.nodes ? (s->o.node + s->o.nodes - 1) % s->o.nodes : 0;
 	if (s->to == SL_SYNC_TO_STORE)
 		return s->o.nodes;
 	if (s->st.rounds < 2)
 		return s->o.nodes;
-	*rank = 0;
 	for (i = 0; i < s->st.nr_peers; i++)
 		if (s->st.peer[i].messages &&
-		    s->st.peer[i].last_heard_ms >= s->before_prev_ms) {
+		    s->st.peer[i].last_heard_ms >= s->before_prev_ms)
 			n++;
-			*rank += s->st.peer[i].node < s->o.node;
-		}
 	return n;
 }
 
@@ -611,7 +603,7 @@ static int collect_clients(struct sl_sync *s)
 	 * made before this write is in the ring already
 	 */
 	s->conf.round = s->conf.round + 1 ? s->conf.round + 1 : 1;
-	s->conf.live_nodes = live_nodes(s, &s->conf.live_rank);
+	s->conf.live_nodes = live_nodes(s);
 	s->st.live_nodes = s->conf.live_nodes;
 	if (bpf_map_update_elem(s->maps.sync, &zero, &s->conf, BPF_ANY))
 		return -errno;
