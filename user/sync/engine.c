@@ -677,7 +677,7 @@ static int collect(struct sl_sync *s, uint64_t now_ms,
 }
 
 static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
-		      __u64 now_ms);
+		      size_t from, __u64 now_ms);
 
 int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
@@ -685,8 +685,13 @@ int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 {
 	/* rules that cannot be read: no round at all */
 	int err = sl_sync_refresh_rules(s);
+	size_t from = out->nr;
 
-	return err ? err : collect(s, now_ms, to, out);
+	if (err)
+		return err;
+	err = collect(s, now_ms, to, out);
+	merge_own(s, out, from, now_ms);
+	return err;
 }
 
 int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
@@ -699,7 +704,7 @@ int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
 		return err;
 	s->datagrams.nr = 0;
 	err = collect(s, now_ms, SL_SYNC_TO_PEERS, &s->datagrams);
-	merge_own(s, &s->datagrams, now_ms);
+	merge_own(s, &s->datagrams, 0, now_ms);
 	sl_wire_send(&s->sender, now_ms, s->datagrams.e, s->datagrams.nr,
 		     emit, ctx, &sent);
 	s->st.sent_messages += sent.messages;
@@ -822,9 +827,12 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 
 		ps = sl_peer_slice_of(&p);
 		slot = &v.slot[(e->start_ms / ps) % SL_PEER_SLOTS];
+		/* the store's totals are the other nodes': the own part
+		 * (bounded) stays
+		 */
 		if (slot->slice == (__u32)(e->start_ms / ps)) {
-			before = slot->count;
-			slot->count = 0;
+			before = slot->count - slot->own;
+			slot->count = slot->own;
 		}
 	}
 	added = sl_peer_merge_piece(&v, sl_peer_slice_of(&p),
@@ -857,13 +865,13 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
  * (include/sl_peer.h).
  */
 static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
-		      __u64 now_ms)
+		      size_t from, __u64 now_ms)
 {
 	size_t i;
 
 	if (s->o.layout != SL_LAYOUT_BOUNDED)
 		return;
-	for (i = 0; i < l->nr; i++)
+	for (i = from; i < l->nr; i++)
 		merge_entry(s, &l->e[i], false, now_ms, SL_MERGE_OWN);
 }
 
