@@ -539,20 +539,9 @@ struct sl_bounded_in {
  * sent them), so every node computes the same base; `expiry_ms` lowered
  * to when the room next grows. The shares are of the round's start: as
  * slices age inside the round the room grows, but the shares still add
- * up to one.
+ * up to one. The kernel walks the same steps with bpf_loop
+ * (bpf/limit.h, sl_round_room).
  */
-SL_INLINE void sl_fleet_done(struct sl_bounded_in *in, __u64 *expiry_ms,
-			     const struct sl_fleet_walk *now,
-			     const struct sl_fleet_walk *start)
-{
-	in->base = now->base;
-	in->hidden = now->hidden;
-	in->share_own = start->own;
-	in->share_base = start->base;
-	if (now->expiry_ms < *expiry_ms)
-		*expiry_ms = now->expiry_ms;
-}
-
 #ifndef __BPF__
 SL_INLINE void sl_fleet_inputs(struct sl_bounded_in *in, __u64 *expiry_ms,
 			       const struct sl_peer_view *v,
@@ -568,7 +557,12 @@ SL_INLINE void sl_fleet_inputs(struct sl_bounded_in *in, __u64 *expiry_ms,
 	if (sl_fleet_start(&start, v, p, sc->round_ms))
 		for (i = 0; i < SL_PEER_SLOTS; i++)
 			sl_fleet_slot(&start, i);
-	sl_fleet_done(in, expiry_ms, &now, &start);
+	in->base = now.base;
+	in->hidden = now.hidden;
+	in->share_own = start.own;
+	in->share_base = start.base;
+	if (now.expiry_ms < *expiry_ms)
+		*expiry_ms = now.expiry_ms;
 }
 #endif
 
