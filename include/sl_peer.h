@@ -873,8 +873,8 @@ SL_INLINE __u64 sl_accept_at_ms(const void *state,
 /* The slices of a client's state: (start_ms, units) of what
  * still counts at now_ms, for the sender. sliding: each live record, from
  * its first accept; sliding-plain and sliding-counter: each slot, from its
- * slice start (the counter's weighted slice too); fixed: the window, from
- * its start; sliding-log: each accept, at its time; token-bucket: the own
+ * slice start (the counter's weighted slice too); fixed: the window, and
+ * the one before, from its start; sliding-log: each accept, at its time; token-bucket: the own
  * units of each peer slice in the horizon, from its start.
  */
 typedef void (*sl_piece_fn)(void *ctx, __u64 start_ms, __u32 units);
@@ -940,8 +940,15 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 	} else if (p->algorithm == SL_ALGO_FIXED) {
 		const struct sl_client *c = state;
 
-		if (c->fixed.count && c->fixed.window == now_ms / p->window_ms)
-			fn(ctx, c->fixed.window * p->window_ms,
+		__u64 w = now_ms / p->window_ms;
+
+		/* the window before too: what it gained since the last
+		 * round may still be inside the sliding window (the sender
+		 * sends only gains; a peer ignores what starts too early)
+		 */
+		if (c->fixed.count && (c->fixed.window == w ||
+				       c->fixed.window + 1 == w))
+			fn(ctx, (__u64)c->fixed.window * p->window_ms,
 			   c->fixed.count);
 	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
 		const struct sl_client_log *c = state;

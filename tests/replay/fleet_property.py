@@ -289,7 +289,7 @@ def cases():
     plan = [(2, 50, 1000), (2, 1000, 60000), (3, 200, 10000),
             (3, 10000, 3600000), (8, 200, 60000), (8, 50, 2000),
             (32, 2000, 60000)]
-    per = 4 if QUICK else int(os.environ.get("FLEET_PER", "30"))
+    per = 4 if QUICK else int(os.environ.get("FLEET_PER", "80"))
     out = []
     for layout in LAYOUTS:
         for nodes, interval, window in plan:
