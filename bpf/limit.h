@@ -228,6 +228,72 @@ struct sl_request {
 	__u32 units;
 };
 
+static long sl_fleet_step(__u32 i, void *data)
+{
+	struct sl_fleet_walk *w = data;
+
+	if (w->v)
+		sl_fleet_slot(w, i);
+	return 0;
+}
+
+/* bounded, the sums: the round's room (sl_bounded_room, at most INT_MAX)
+ * from the fleet's view of the client; `t` learns when the room grows.
+ * Verified on its own, and called from sl_decide after sl_peer_verdict:
+ * its walks of the view beside the peers' tally of every algorithm take
+ * the verifier past its limit in one function, and one call deeper the
+ * chain's stack past 512 bytes.
+ */
+__noinline int sl_round_room(const struct sl_client_key *key_arg,
+			     const struct sl_params *p,
+			     const struct sl_sync_conf *sc,
+			     const struct sl_request *rq,
+			     struct sl_tally *t)
+{
+	struct sl_client_key key_copy;
+	const struct sl_peer_view *v;
+	struct sl_fleet_walk w;
+	__u32 share_own, share_base;
+	__u64 room;
+
+	if (!key_arg || !p || !sc || !rq || !t)
+		return 0;
+	/* on the stack, as in sl_tally_node() */
+	key_copy = *key_arg;
+	v = bpf_map_lookup_elem(&sl_peer_view, &key_copy);
+	/* at the round's start first, for the shares; then now */
+	if (sl_fleet_start(&w, v, p, sc->round_ms))
+		bpf_loop(SL_PEER_SLOTS, sl_fleet_step, &w, 0);
+	share_own = w.own;
+	share_base = w.base;
+	if (sl_fleet_start(&w, v, p, rq->now_ms))
+		bpf_loop(SL_PEER_SLOTS, sl_fleet_step, &w, 0);
+	if (w.expiry_ms < t->next_expiry_ms)
+		t->next_expiry_ms = w.expiry_ms;
+	room = sl_bounded_room_of(p, sc, w.base, w.hidden, share_own,
+				  share_base, rq->since, rq->now_ms);
+	return room < 0x7fffffff ? room : 0x7fffffff;
+}
+
+/* bounded, the counter's exact slices and the bucket's level: the room
+ * from the node's own tally (`own_used`) less its round, plus the peers'
+ * (`peers_used`); at most INT_MAX. On its own for the stack, as above.
+ */
+__noinline int sl_tally_room(const struct sl_params *p,
+			     const struct sl_sync_conf *sc,
+			     const struct sl_request *rq, __u64 own_used,
+			     __u64 peers_used)
+{
+	__u64 room;
+
+	if (!p || !sc || !rq)
+		return 0;
+	own_used = own_used > rq->since ? own_used - rq->since : 0;
+	room = sl_bounded_room_of(p, sc, own_used + peers_used, 0, own_used,
+				  own_used + peers_used, rq->since, rq->now_ms);
+	return room < 0x7fffffff ? room : 0x7fffffff;
+}
+
 __noinline int sl_peer_verdict(const struct sl_client_key *key_arg,
 			       const struct sl_params *p,
 			       const struct sl_sync_conf *sc,
@@ -255,8 +321,11 @@ __noinline int sl_peer_verdict(const struct sl_client_key *key_arg,
 			own = bpf_map_lookup_elem(&sl_clients, key);
 		projected = sl_peer_tally_algo(t, v, own, p, sc, rq->now_ms);
 	}
-	room = sl_bounded_room(p, sc, own_used, t->used - own_used, rq->since,
-			       rq->now_ms);
+	/* the sums' room is sl_decide's to add (sl_round_room) */
+	if (sc->layout != SL_LAYOUT_BOUNDED || sl_peer_sums(p))
+		room = SL_NEVER;
+	else
+		room = sl_tally_room(p, sc, rq, own_used, t->used - own_used);
 	return (sl_peer_allows(t, p, projected, room, rq->units) ? SL_FITS : 0) |
 	       (room ? 0 : SL_ROUND_SPENT);
 }
@@ -391,6 +460,14 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		rq.since = sl_round_units(own, sc);
 		rq.units = units;
 		verdict = sl_peer_verdict(key, &p, sc, &rq, &t);
+		if (sc->layout == SL_LAYOUT_BOUNDED && sl_peer_sums(&p)) {
+			int room = sl_round_room(key, &p, sc, &rq, &t);
+
+			if ((__u32)room < units)
+				verdict &= ~SL_FITS;
+			if (!room)
+				verdict |= SL_ROUND_SPENT;
+		}
 	} else {
 		verdict = sl_tally_allows(&t, &p, units) ? SL_FITS : 0;
 	}

@@ -53,56 +53,83 @@
  * The bound of `bounded`. The service bumps sl_sync_conf.round as it
  * sends, and share_round once that round is settled; a node's units of
  * the current share round (round_units in the client's header) are what
- * its peers do not know yet. At any instant of a round,
- * node i sees base = (own count - own round units) + peers' counts: what
- * every node knew when the round began, aged alike, so the same on every
- * node. Its room is R = 1.1 * limit - base, and it accepts in the round
- * while (besides its own check of own + peers' count against the limit)
+ * no view holds yet. Every node merges what it sends into its own view
+ * too, by the rule its peers merge it by (its part of a slot in `own`),
+ * so once a round is delivered every node's view holds the same units
+ * with the same times. For the sums (sliding, sliding-plain, fixed,
+ * sliding-log; sl_fleet_tally), at any instant t node i reads from it
+ *	base = units of the slots whose first accept is inside the window,
+ *	hidden = units of the slots whose first left it but whose last
+ *		 merge did not,
+ * the same on every node, and its room R = 1.1 * limit - base - hidden.
+ * It accepts in the round while (besides its own check of own + peers'
+ * count against the limit)
  *	round_units + units <= R * share_i,
- *	share_i = 9/10 * own_base_i / base + 1/10 * 1 / live nodes
- * (with no base yet, the first contact: 1 / live nodes each). The shares
- * of the live nodes add up to at most 1, so what the fleet accepts in a
- * round adds up to at most R, and the fleet's count stays within
- * 1.1 * limit (NFR-1) at every instant, however a client spreads its
- * requests. Counts are the algorithm's: for sliding, the units of the
- * slice that straddles the window's start are not counted (at most
- * limit / 10, include/sl_algo.h), which a burst never leaves.
+ *	share_i = 9/10 * own_i / base_0 + 1/10 * 1 / live nodes
+ * with own_i and base_0 read at the round's start (with no base, the
+ * first contact: 1 / live nodes each).
+ * NFR-1: every unit the fleet accepted inside (t - W, t] is in a view
+ * (base or hidden: its slot's last merge came after it) or in some
+ * node's round_units. The shares of the live nodes add up to at most 1,
+ * and R only grows inside a round (slots move from base to hidden, and
+ * leave only when their last merge does), so the round's units add up
+ * to at most R at every instant: the fleet's count stays within
+ * base + hidden + R = 1.1 * limit, however a client spreads its requests
+ * and however every algorithm's own straddling slice hides its part
+ * (the view counts the hidden part in full, fleet-wide, for the room).
  * What the proof assumes, and what each assumption costs:
- *  - a base that does not age inside the round. When part of it leaves
- *    the window mid-round, R grows by what left, and the shares move to
- *    the nodes whose units remain; a node that took its larger share
- *    before keeps what it took, so the round can pass R by part of
- *    that. Not bounded here: the replay figures (docs/ACCURACY.md) measure it.
+ *  - every slot holds only units merged in its own slice, accepted at
+ *    most an interval before it (sl_bounded_start): so a slot's units
+ *    have all left the window when the ring takes its slot over. The
+ *    price: a slot counts while its first is inside the window, and its
+ *    first can be up to an interval later than its earliest unit, so a
+ *    unit can be counted for an interval after it left (NFR-2 below).
  *  - one round for all: every node's messages of a round reach every
  *    other node before the round is settled. The service runs rounds on
  *    TAI multiples of the interval, the same instants on every node, and
  *    settles each a quarter interval later (sl_sync_settle: share_round
- *    follows round); until then a node's units of the round before
- *    still count as its own, unknown to the peers. Replay delivers at
- *    once and settles at once. A message later than the settling lets
- *    its sender's units of that round be counted by nobody for a round:
- *    at most one round's share of the room more.
- *  - rounding: a share rounds up, out of the room less one unit per
- *    node, so the shares still add up to at most the room and every
- *    node passes at least one unit while the room holds one per node.
- *    Below that a share rounds down, but a first contact gets at least
- *    one unit: a limit below the node count passes up to one unit per
- *    node.
- *  - shares follow a client's window counts (where its traffic was in
- *    the last window): a client that sticks to one node gets 9/10 of
- *    the room there, plus its tenth; one spread over 8 nodes an eighth
- *    on each. The tenth spread evenly is the floor that lets a node with
- *    no count yet start.
+ *    follows round). Replay delivers at once and settles at once. Units
+ *    accepted between a round's send and its settling are in no view and
+ *    no round for that round; so are a late message's: at most what the
+ *    shares pass in that time more.
+ *  - an interval shorter than the window: a piece is sent the round
+ *    after its accept; a record that leaves the window before that
+ *    round is sent while its slice has a slot, and one retired before
+ *    the round reads it (its slot reused by a new record) is not.
+ *  - rounding: while R is more than one unit per node, a share rounds
+ *    up, out of the room less one unit per node, so the shares still add
+ *    up to at most R and every node passes at least one unit a round.
+ *    From one unit per node down to one unit, every node passes one
+ *    unit a round: base + hidden + nodes, at most 1.1 * limit - 1 +
+ *    nodes. That is the slack: one unit per node, whatever the limit (a
+ *    limit of 1 on 8 nodes passes up to 8 once, when a client sends to
+ *    all 8 in one round), and no node waits for a unit the fleet has.
+ *  - shares follow where a client's units are in the view (the last
+ *    window): a client that sticks to one node gets 9/10 of the room
+ *    there, plus its tenth; one spread over 8 nodes an eighth on each.
+ *    The tenth spread evenly is the floor that lets a node with no
+ *    count yet start.
  *  - a node that hears no peer for two rounds decides alone (live_nodes
  *    1): own count plus what its view still holds against the full
  *    limit, as delayed sync (NFR-3). So does a node whose service has
- *    settled no round for SL_BOUNDED_STALE intervals (killed, or stalled):
- *    the kernel keeps enforcing, without the shares. Two halves of a partition each
- *    enforce the limit: the bound holds within each half.
- * The price is NFR-2 on the first round of a client only: a node cannot
- * tell a client's first burst from the first step of an all-node burst,
- * so it passes 1.1 / live nodes of the limit and rejects the rest until
- * the next round shows where the client is.
+ *    settled no round for SL_BOUNDED_STALE intervals (killed, or
+ *    stalled): the kernel keeps enforcing, without the shares. Two halves
+ *    of a partition each enforce the limit: the bound holds within each.
+ * The weighted counter (exact slices) and the token bucket are not sums:
+ * their base is the node's own tally less its round plus the peers'
+ * counts (sl_bounded_inputs), as before the view held the own part; the
+ * bound above is not proven for them (docs/ACCURACY.md measures them).
+ * NFR-2: the room is what the fleet has left of 1.1 * limit less what
+ * the view may hide, so a client within the limit finds R at least its
+ * demand while the hidden slots' units that already left are at most
+ * limit / 10: a hidden slot spans a peer slice and an interval, so a
+ * client at its limit that spreads its units evenly over time can be
+ * held for part of an interval when the peer slice and the interval
+ * together pass a tenth of the window. A node cannot tell a client's
+ * first burst from the first step of an all-node burst, so a first
+ * contact passes 1.1 / live nodes of the limit and the rest follows at
+ * the next round, when the shares show where the client is; a client
+ * that moves to another node gets a tenth of the room there for a round.
  */
 #ifndef SL_PEER_H
 #define SL_PEER_H
@@ -181,15 +208,20 @@ SL_INLINE __u64 sl_layout_limit(__u64 limit, const struct sl_sync_conf *sc)
 }
 
 /* The rule as the node enforces it under the layout: split-quota divides
- * the limit, and a bucket's refill too (its capacity is the limit).
+ * the limit, and a bucket's refill too (its capacity is the limit). A
+ * bucket's idle time is how long it takes to refill, so it grows with
+ * the slower refill: kept at the whole rule's, a node's bucket would be
+ * taken for full (its state reset) long before it is.
  */
 SL_INLINE void sl_layout_params(struct sl_params *p,
 				const struct sl_sync_conf *sc)
 {
 	p->limit = sl_layout_limit(p->limit, sc);
 	if (p->algorithm == SL_ALGO_TOKEN_BUCKET && sc &&
-	    sc->layout == SL_LAYOUT_SPLIT_QUOTA && sc->nodes > 1)
+	    sc->layout == SL_LAYOUT_SPLIT_QUOTA && sc->nodes > 1) {
 		p->token_ns *= sc->nodes;
+		p->idle_ms = (p->limit * p->token_ns + 999999) / 1000000;
+	}
 }
 
 /* Layouts that add a peer view to the node's count. */
@@ -245,9 +277,9 @@ SL_INLINE __u64 sl_peer_tally(struct sl_tally *t, const struct sl_peer_view *v,
 		if (!s->count || back >= SL_PEER_SLOTS)
 			continue;
 		age = sl_u32_since(s->first_ms, (__u32)now_ms);
-		if (age >= p->window_ms)
+		if (age >= p->window_ms || s->count <= s->own)
 			continue;
-		t->used += s->count;
+		t->used += s->count - s->own;
 		sl_tally_expiry(t, now_ms + (p->window_ms - age));
 	}
 	return sl_peer_projected(t, v, sc, now_ms);
@@ -279,9 +311,9 @@ SL_INLINE __u64 sl_peer_tally_counter(struct sl_tally *t,
 		__u32 back = d - s->slice;	/* wrapping: ahead is huge */
 
 		if (back < n)
-			full += s->count;
+			full += s->count - s->own;
 		else if (back == n)
-			oldest += s->count;
+			oldest += s->count - s->own;
 	}
 	if (full || oldest) {
 		own_w = t->aux * (S - e) / S;
@@ -334,8 +366,8 @@ SL_INLINE __u64 sl_peer_tally_bucket(struct sl_tally *t,
 		const struct sl_peer_slot *s = &v->slot[i];
 		__u64 drain = now_ns - (first - k) * ps * 1000000;
 
-		if (s->count && s->slice == slice) {
-			cum += s->count;
+		if (s->count > s->own && s->slice == slice) {
+			cum += s->count - s->own;
 			peers = 1;
 		}
 		if (own && own->bucket.slot[i].slice == slice)
@@ -412,47 +444,187 @@ SL_INLINE __u64 sl_mul_q16_up(__u64 x, __u64 q)
 	return (x >> 16) * q + (((x & 0xffff) * q + 0xffff) >> 16);
 }
 
-/* What node i may accept in a round (the bound at the top): its share of
- * the room, out of `own_base` of `base` known units, among `nodes`.
+/* Algorithms whose count is a sum of units in the window, which the
+ * bounded layout takes the fleet's of from the view alone (sl_fleet_tally):
+ * sliding, sliding-plain, fixed, sliding-log, and the counter whose slices
+ * do not fit the view (its peers' part is the sliding lower bound).
  */
-SL_INLINE __u64 sl_bounded_allowance(__u64 limit, __u64 own_base,
-				     __u64 base, __u32 nodes)
+SL_INLINE int sl_peer_sums(const struct sl_params *p)
 {
-	__u64 room, share, a;
+	return !sl_peer_counter_exact(p) &&
+	       p->algorithm != SL_ALGO_TOKEN_BUCKET;
+}
 
-	if (base >= limit)
+/* bounded, the sums: what the view holds of the fleet's units at now.
+ * `base`: units of the slots whose earliest first accept is inside the
+ * window, every node's (a lower bound, as sl_peer_tally's); `own`: this
+ * node's part of it; `hidden`: units of the slots whose first accept
+ * left the window but whose last merge did not, which may still hold
+ * units inside it (every unit of a slot was accepted by its last merge);
+ * `expiry_ms`: when the first of those last merges leaves (the room
+ * grows). One slot a step: the kernel walks it with bpf_loop.
+ */
+struct sl_fleet_walk {
+	const struct sl_peer_view *v;
+	__u64 now_ms;
+	__u64 expiry_ms;
+	__u32 window_ms;
+	__u32 base, own, hidden;	/* saturating: past 2^32 the room is 0 */
+};
+
+SL_INLINE void sl_add_sat(__u32 *sum, __u32 x)
+{
+	*sum = *sum + x < *sum ? ~(__u32)0 : *sum + x;
+}
+
+SL_INLINE void sl_fleet_slot(struct sl_fleet_walk *w, __u32 i)
+{
+	const struct sl_peer_slot *s = &w->v->slot[i & (SL_PEER_SLOTS - 1)];
+	__u32 now_slice = w->now_ms / w->v->slice_ms, age;
+
+	/* a slice ahead of now or a ring's length behind: not in it */
+	if (!s->count || now_slice - s->slice >= SL_PEER_SLOTS)
+		return;
+	age = sl_u32_since(s->last_ms, (__u32)w->now_ms);
+	if (age >= w->window_ms)
+		return;		/* every unit of it left */
+	if (w->now_ms + (w->window_ms - age) < w->expiry_ms)
+		w->expiry_ms = w->now_ms + (w->window_ms - age);
+	if (sl_u32_since(s->first_ms, (__u32)w->now_ms) < w->window_ms) {
+		sl_add_sat(&w->base, s->count);
+		sl_add_sat(&w->own, s->own < s->count ? s->own : s->count);
+	} else {
+		sl_add_sat(&w->hidden, s->count);
+	}
+}
+
+/* The walk's start: nothing counted, unless the view was made under this
+ * window's slices (returns 0 then: nothing to walk).
+ */
+SL_INLINE int sl_fleet_start(struct sl_fleet_walk *w,
+			     const struct sl_peer_view *v,
+			     const struct sl_params *p, __u64 now_ms)
+{
+	w->v = v;
+	w->now_ms = now_ms;
+	w->window_ms = p->window_ms;
+	w->base = w->own = w->hidden = 0;
+	w->expiry_ms = SL_NEVER;
+	return v && v->slice_ms && v->slice_ms == sl_peer_slice_ms(p->window_ms);
+}
+
+/* What sl_bounded_room weighs: the fleet's known units at now (`base`),
+ * what they may hide (`hidden`), and the share's parts, taken at the
+ * start of the round (`share_own` of `share_base`).
+ */
+struct sl_bounded_in {
+	__u64 base;
+	__u64 hidden;
+	__u64 share_own;
+	__u64 share_base;
+};
+
+/* The inputs of sl_bounded_room for the sums, from the view, where every
+ * node holds every node's units merged by one rule (their own as they
+ * sent them), so every node computes the same base; `expiry_ms` lowered
+ * to when the room next grows. The shares are of the round's start: as
+ * slices age inside the round the room grows, but the shares still add
+ * up to one. The kernel walks the same steps with bpf_loop
+ * (bpf/limit.h, sl_round_room).
+ */
+#ifndef __BPF__
+SL_INLINE void sl_fleet_inputs(struct sl_bounded_in *in, __u64 *expiry_ms,
+			       const struct sl_peer_view *v,
+			       const struct sl_params *p,
+			       const struct sl_sync_conf *sc, __u64 now_ms)
+{
+	struct sl_fleet_walk now, start;
+	__u32 i;
+
+	if (sl_fleet_start(&now, v, p, now_ms))
+		for (i = 0; i < SL_PEER_SLOTS; i++)
+			sl_fleet_slot(&now, i);
+	if (sl_fleet_start(&start, v, p, sc->round_ms))
+		for (i = 0; i < SL_PEER_SLOTS; i++)
+			sl_fleet_slot(&start, i);
+	in->base = now.base;
+	in->hidden = now.hidden;
+	in->share_own = start.own;
+	in->share_base = start.base;
+	if (now.expiry_ms < *expiry_ms)
+		*expiry_ms = now.expiry_ms;
+}
+#endif
+
+/* The inputs of sl_bounded_room. The counter's exact slices and the
+ * bucket's level are not sums: they take the node's own tally
+ * (`own_used`) less its round's units, plus the peers'.
+ */
+SL_INLINE void sl_bounded_inputs(struct sl_bounded_in *in, struct sl_tally *t,
+				 const struct sl_peer_view *v,
+				 const struct sl_params *p,
+				 const struct sl_sync_conf *sc,
+				 __u64 own_used, __u64 peers_used,
+				 __u32 since, __u64 now_ms)
+{
+#ifndef __BPF__
+	if (sl_peer_sums(p)) {
+		sl_fleet_inputs(in, &t->next_expiry_ms, v, p, sc, now_ms);
+		return;
+	}
+#endif
+	in->share_own = own_used > since ? own_used - since : 0;
+	in->share_base = in->share_own + peers_used;
+	in->base = in->share_base;
+	in->hidden = 0;
+}
+
+/* What node i may accept in a round (the bound at the top): its share of
+ * the room, out of `own_base` of `base` known units, among the live
+ * nodes; a room of at most one unit per node, one unit.
+ */
+SL_INLINE __u64 sl_bounded_allowance(__u64 room, __u64 own_base, __u64 base,
+				     const struct sl_sync_conf *sc)
+{
+	__u32 nodes = sc->live_nodes ? sc->live_nodes : 1;
+	__u64 share;
+
+	if (!room)
 		return 0;
-	room = limit - base;
-	if (!base) {
+	if (room <= nodes)
+		/* every node may pass one: the fleet passes at most
+		 * base + hidden + nodes = 1.1 * limit - room + nodes, within
+		 * the bound's unit per node
+		 */
+		return 1;
+	if (!base || own_base > base) {
 		share = 65536 / nodes;
 	} else {
 		if (base >> 40) {	/* own_base * 2^16 must not wrap */
 			own_base >>= 24;
 			base >>= 24;
 		}
-		share = ((SL_BOUNDED_EVEN - 1) * (own_base * 65536 / base) +
+		share = ((SL_BOUNDED_EVEN - 1) * (own_base * 65536 /
+						  (base ? base : 1)) +
 			 65536 / nodes) / SL_BOUNDED_EVEN;
 	}
 	/* every share rounds up, out of a room with one unit per node set
 	 * aside, so that the shares still add up to the room and a node
 	 * whose share is a fraction of a unit still passes one
 	 */
-	if (room > nodes)
-		return sl_mul_q16_up(room - nodes, share);
-	a = room * share >> 16;	/* room <= nodes < 2^32: no overflow */
-	return a || base ? a : 1;	/* a first contact passes one unit */
+	return sl_mul_q16_up(room - nodes, share);
 }
 
-/* bounded: units the node may still accept in this round, given its own
- * tally (`own_used`, round units included) and the peers' counted units;
- * SL_NEVER where no share applies (other layouts, a node alone).
+/* bounded: units the node may still accept in this round, `since` its
+ * units of the round already; SL_NEVER where no share applies (other
+ * layouts, a node alone).
  */
-SL_INLINE __u64 sl_bounded_room(const struct sl_params *p,
-				const struct sl_sync_conf *sc,
-				__u64 own_used, __u64 peers_used, __u32 since,
-				__u64 now_ms)
+SL_INLINE __u64 sl_bounded_room_of(const struct sl_params *p,
+				   const struct sl_sync_conf *sc,
+				   __u64 base, __u64 hidden, __u64 share_own,
+				   __u64 share_base, __u32 since, __u64 now_ms)
 {
-	__u64 own_base, a;
+	__u64 quota = p->limit + p->limit / SL_BOUNDED_SLACK, a;
 
 	if (!sc || sc->layout != SL_LAYOUT_BOUNDED || sc->live_nodes <= 1)
 		return SL_NEVER;
@@ -462,11 +634,18 @@ SL_INLINE __u64 sl_bounded_room(const struct sl_params *p,
 	 */
 	if (now_ms >= sl_bounded_stale_at(sc))
 		return SL_NEVER;
-	own_base = own_used > since ? own_used - since : 0;
-	a = sl_bounded_allowance(p->limit + p->limit / SL_BOUNDED_SLACK,
-				 own_base, own_base + peers_used,
-				 sc->live_nodes);
+	a = quota > base + hidden ? quota - base - hidden : 0;
+	a = sl_bounded_allowance(a, share_own, share_base, sc);
 	return a > since ? a - since : 0;
+}
+
+SL_INLINE __u64 sl_bounded_room(const struct sl_params *p,
+				const struct sl_sync_conf *sc,
+				const struct sl_bounded_in *in, __u32 since,
+				__u64 now_ms)
+{
+	return sl_bounded_room_of(p, sc, in->base, in->hidden, in->share_own,
+				  in->share_base, since, now_ms);
 }
 
 /* The verdict with peers: the lower bound against the limit, in the
@@ -483,26 +662,61 @@ SL_INLINE int sl_peer_allows(const struct sl_tally *t,
 	       units <= round_room;
 }
 
-/* Add units whose earliest first accept was at `start_ms` (TAI) to a peer
- * view. Units too old to count any more are ignored; the slot of an older
- * slice is taken over. Returns the units added.
+/* bounded, the sums: the start a round sends a piece's new units with.
+ * They were accepted since the previous round (`prev_ms`), by the
+ * client's last accept (`last_ms`), which can be long after the piece's
+ * first accept (a record open for a while): sent from its first accept,
+ * its slot would hold units accepted far later than the slot's slice,
+ * which a slot's ring life does not cover. Sent from no earlier than the
+ * slice of the last accept, every slot holds units accepted by the end
+ * of its own slice and at most an interval before its first: counted
+ * while the slot's first is inside the window, a unit is counted for at
+ * most an interval after it left (the NFR-2 cost below), and held as
+ * hidden until the slice's end leaves the window, which is when the
+ * ring takes the slot over.
  */
-SL_INLINE __u32 sl_peer_merge_at(struct sl_peer_view *v, __u64 ps,
-				 __u64 keep_ms, __u64 start_ms, __u32 units,
-				 __u64 now_ms)
+SL_INLINE __u64 sl_bounded_start(__u64 first_ms, __u64 prev_ms, __u64 last_ms,
+				 __u64 ps)
 {
-	__u32 slice = start_ms / ps, room;
-	struct sl_peer_slot *s = &v->slot[slice % SL_PEER_SLOTS];
+	__u64 start = last_ms / ps * ps;
+
+	if (prev_ms > start && prev_ms <= last_ms)
+		start = prev_ms;
+	return first_ms > start ? first_ms : start;
+}
+
+/* How sl_peer_merge_piece adds (bounded): the node's own units as it
+ * sent them, counted in `own` as well.
+ */
+enum {
+	SL_MERGE_OWN = 1,
+};
+
+/* Add units whose earliest first accept was at `start_ms` (TAI) to a peer
+ * view, merged at now_ms (no unit of it was accepted later). Units too
+ * old to count any more are ignored; the slot of an older slice is taken
+ * over. Returns the units added.
+ */
+SL_INLINE __u32 sl_peer_merge_piece(struct sl_peer_view *v, __u64 ps,
+				    __u64 keep_ms, __u64 start_ms,
+				    __u32 units, __u64 now_ms, int how)
+{
+	__u32 slice, room;
+	struct sl_peer_slot *s;
 	int i;
 
 	if (start_ms + keep_ms <= now_ms)
 		return 0;	/* already out of the window */
 	if (start_ms > now_ms + SL_PEER_MAX_AHEAD_MS)
 		return 0;	/* a clock gone wrong, or a forgery */
+	slice = start_ms / ps;
+	s = &v->slot[slice % SL_PEER_SLOTS];
 	if (v->slice_ms != ps) {
 		/* made under another window: start over */
-		for (i = 0; i < SL_PEER_SLOTS; i++)
+		for (i = 0; i < SL_PEER_SLOTS; i++) {
 			v->slot[i].count = 0;
+			v->slot[i].own = 0;
+		}
 		v->slice_ms = ps;
 		v->round_units = 0;
 	}
@@ -515,14 +729,27 @@ SL_INLINE __u32 sl_peer_merge_at(struct sl_peer_view *v, __u64 ps,
 		s->slice = slice;
 		s->first_ms = (__u32)start_ms;
 		s->count = 0;
+		s->own = 0;
+		s->last_ms = (__u32)now_ms;
 	} else if ((__s32)((__u32)start_ms - s->first_ms) < 0) {
 		s->first_ms = (__u32)start_ms;	/* the earliest counts */
 	}
+	if ((__s32)((__u32)now_ms - s->last_ms) > 0)
+		s->last_ms = (__u32)now_ms;
 	room = ~(__u32)0 - s->count;	/* saturate: never wrap to a small count */
 	if (units > room)
 		units = room;
 	s->count += units;
+	if (how & SL_MERGE_OWN)
+		s->own += units;
 	return units;
+}
+
+SL_INLINE __u32 sl_peer_merge_at(struct sl_peer_view *v, __u64 ps,
+				 __u64 keep_ms, __u64 start_ms, __u32 units,
+				 __u64 now_ms)
+{
+	return sl_peer_merge_piece(v, ps, keep_ms, start_ms, units, now_ms, 0);
 }
 
 /* The same in the slices of sliding, sliding-plain, fixed, sliding-log. */
@@ -555,7 +782,9 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 				    const struct sl_sync_conf *sc,
 				    __u64 now_ms, __u64 *round_room)
 {
+	struct sl_bounded_in in;
 	__u64 own, projected;
+	__u32 since;
 
 	sl_tally_state(t, state, p, now_ms);
 	*round_room = SL_NEVER;
@@ -565,16 +794,19 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
 	projected = v ? sl_peer_tally_algo(t, v, p->algorithm ==
 					   SL_ALGO_TOKEN_BUCKET ? state : NULL,
 					   p, sc, now_ms) : 0;
-	*round_room = sl_bounded_room(p, sc, own, t->used - own,
-				      sl_round_units(state, sc), now_ms);
+	if (sc->layout != SL_LAYOUT_BOUNDED)
+		return projected;
+	since = sl_round_units(state, sc);
+	sl_bounded_inputs(&in, t, v, p, sc, own, t->used - own, since, now_ms);
+	*round_room = sl_bounded_room(p, sc, &in, since, now_ms);
 	return projected;
 }
 
 /* Earliest time >= now at which a request of `units` may be accepted. The
  * verdict can only change at the tally's next_expiry_ms, or in the bounded
- * layout at the next round (due an interval after this one began; its
- * shares are taken to be this round's), so walk those. The kernel caches
- * the first step.
+ * layout at the next round (due an interval after this one began, and
+ * every interval after; the view is taken to stay as it is), so walk
+ * those. The kernel caches the first step.
  */
 SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   const struct sl_peer_view *v,
@@ -583,13 +815,12 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   __u64 now_ms, __u32 units)
 {
 	__u64 at = now_ms, projected, room, next_round = SL_NEVER;
-	struct sl_sync_conf next = { 0 };
+	struct sl_sync_conf round = { 0 };
 	struct sl_tally t;
 	int step;
 
-	if (sc && sc->layout == SL_LAYOUT_BOUNDED) {
-		next = *sc;
-		next.share_round = sc->share_round + 1;
+	if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->interval_ms) {
+		round = *sc;
 		next_round = sc->round_ms + sc->interval_ms;
 		/* a round overdue (the service late): the next within an
 		 * interval, as far as anyone can tell
@@ -598,9 +829,17 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 			next_round = now_ms + sc->interval_ms;
 	}
 	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
+		/* a round passed: its shares are taken at its start, and
+		 * the client has no units of it yet
+		 */
+		while (at >= next_round) {
+			round.share_round++;
+			round.round_ms = next_round;
+			next_round += sc->interval_ms;
+		}
 		projected = sl_tally_node_peers(&t, state, v, p,
-						at >= next_round ? &next : sc,
-						at, &room);
+						next_round == SL_NEVER ? sc :
+						&round, at, &room);
 		if (sl_peer_allows(&t, p, projected, room, units))
 			return at;
 		if (room < units && next_round > at &&
@@ -624,8 +863,8 @@ SL_INLINE __u64 sl_accept_at_ms(const void *state,
 /* The slices of a client's state: (start_ms, units) of what
  * still counts at now_ms, for the sender. sliding: each live record, from
  * its first accept; sliding-plain and sliding-counter: each slot, from its
- * slice start (the counter's weighted slice too); fixed: the window, from
- * its start; sliding-log: each accept, at its time; token-bucket: the own
+ * slice start (the counter's weighted slice too); fixed: the window, and
+ * the one before, from its start; sliding-log: each accept, at its time; token-bucket: the own
  * units of each peer slice in the horizon, from its start.
  */
 typedef void (*sl_piece_fn)(void *ctx, __u64 start_ms, __u32 units);
@@ -658,11 +897,22 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 	if (p->algorithm == SL_ALGO_SLIDING) {
 		const struct sl_client *c = state;
 
-		for (i = 0; i < SL_RECORDS; i++)
-			if (sl_record_live(&c->rec[i], p, now_ms))
-				fn(ctx, now_ms - sl_record_age(&c->rec[i],
-							       now_ms),
-				   c->rec[i].count);
+		__u64 ps = sl_peer_slice_ms(p->window_ms);
+
+		/* a record that left the window since the last round may
+		 * have gained units before it left: it is sent while its
+		 * slice has its own slot (what it gained goes out with a
+		 * later start, sl_bounded_start)
+		 */
+		for (i = 0; i < SL_RECORDS; i++) {
+			__u64 first = now_ms - sl_record_age(&c->rec[i],
+							     now_ms);
+
+			if (c->rec[i].count &&
+			    (sl_record_live(&c->rec[i], p, now_ms) ||
+			     now_ms / ps - first / ps < SL_PEER_SLOTS))
+				fn(ctx, first, c->rec[i].count);
+		}
 	} else if (sl_uses_slots(p->algorithm)) {
 		const struct sl_client_plain *c = state;
 		__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
@@ -679,11 +929,15 @@ SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 		}
 	} else if (p->algorithm == SL_ALGO_FIXED) {
 		const struct sl_client *c = state;
-
 		__u64 w = now_ms / p->window_ms;
+		__u32 back = (__u32)w - c->fixed.slice;	/* wrapping */
 
-		if (c->fixed.count && c->fixed.slice == (__u32)w)
-			fn(ctx, w * p->window_ms, c->fixed.count);
+		/* the window before too: what it gained since the last
+		 * round may still be inside the sliding window (the sender
+		 * sends only gains; a peer ignores what starts too early)
+		 */
+		if (c->fixed.count && back <= 1)
+			fn(ctx, (w - back) * p->window_ms, c->fixed.count);
 	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
 		const struct sl_client_log *c = state;
 		__u32 at;

@@ -394,7 +394,11 @@ struct sl_sync_conf {
 struct sl_peer_slot {
 	__u32 slice;		/* first_ms / sl_peer_slice_ms(window) */
 	__u32 first_ms;		/* earliest first accept merged (wrapping) */
-	__u32 count;
+	__u32 count;		/* units merged; bounded: the own included */
+	__u32 own;		/* bounded: this node's part of count, as it
+				 * sent it */
+	__u32 last_ms;		/* latest merge: no unit of the slot was
+				 * accepted after it (wrapping) */
 };
 
 /* Hash sl_peer_view keyed by sl_client_key, written by userspace only

@@ -203,6 +203,65 @@ static void test_bounded_node_takes_its_share_per_round(void **st)
  *     5 of 10 sent;
  *   T + 600: A is not live, B decides alone: 100 - 40 - 1 - 5 = 54.
  */
+/* Two bounded nodes each send and merge one round: A accepted 30 of a
+ * client, B 20. Each merges what it sent into its own view too, so both
+ * views hold the same 50 units with the same first and last times (A's
+ * own part 30, B's 20), and both read base 50. Then, limit L = 100, room
+ * 110 - 50 = 60, less one unit per node 58:
+ *   A: share (9 * (30 * 65536 / 50) + 32768) / 10 = (9 * 39321 + 32768)
+ *      / 10 = 38665; 58 * 38665 / 65536 = 34.2, up: 35;
+ *   B: (9 * 26214 + 32768) / 10 = 26869; 58 * 26869 / 65536 = 23.8, up:
+ *      24; 35 + 24 = 59, within the room.
+ * Before the view held the own part, A's base was its exact 30 plus the
+ * peers' 20 while B's was 20 plus 30: the same here, but aged by two
+ * rules (see fleet-aged-slice-8nodes.trace).
+ */
+static void test_bounded_nodes_read_one_view(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	struct sl_peer_view va, vb;
+	struct sl_client_key k;
+	struct dgrams da, db;
+	unsigned i;
+
+	sl_sync_free(f->sa);
+	sl_sync_free(f->sb);
+	f->sa = engine(&f->a, SL_LAYOUT_BOUNDED, NODE_A, 200, 2, f->inc_a);
+	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
+	assert_int_equal(send_udp(&f->a, &who, f->now, 30, NULL), 30);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 10, 20, NULL), 20);
+	collect(f->sa, f->now + 200, &da);
+	collect(f->sb, f->now + 200, &db);
+	for (i = 0; i < da.n; i++)
+		assert_int_equal(sl_sync_receive(f->sb, da.msg[i], da.len[i],
+						 "192.0.2.1", f->now + 200),
+				 SL_SYNC_MERGED);
+	for (i = 0; i < db.n; i++)
+		assert_int_equal(sl_sync_receive(f->sa, db.msg[i], db.len[i],
+						 "192.0.2.2", f->now + 200),
+				 SL_SYNC_MERGED);
+	assert_int_equal(sl_sync_settle(f->sa, f->now + 200), 0);
+	assert_int_equal(sl_sync_settle(f->sb, f->now + 200), 0);
+
+	k = key_of(&f->rule_a, &who);
+	assert_int_equal(bpf_map_lookup_elem(f->a.maps.peer_view, &k, &va), 0);
+	k = key_of(&f->rule_b, &who);
+	assert_int_equal(bpf_map_lookup_elem(f->b.maps.peer_view, &k, &vb), 0);
+	assert_int_equal(view_sum(&va), 50);
+	for (i = 0; i < SL_PEER_SLOTS; i++) {
+		assert_int_equal(va.slot[i].count, vb.slot[i].count);
+		if (!va.slot[i].count)
+			continue;
+		assert_int_equal(va.slot[i].first_ms, vb.slot[i].first_ms);
+		assert_int_equal(va.slot[i].last_ms, vb.slot[i].last_ms);
+		assert_int_equal(va.slot[i].own + vb.slot[i].own,
+				 va.slot[i].count);
+	}
+	assert_int_equal(send_udp(&f->a, &who, f->now + 200, 100, NULL), 35);
+	assert_int_equal(send_udp(&f->b, &who, f->now + 200, 100, NULL), 24);
+}
+
 static void test_bounded_node_alone_after_two_silent_rounds(void **st)
 {
 	struct fixture *f = *st;
@@ -243,6 +302,7 @@ int main(void)
 		T(test_split_quota_four_nodes_accepts_limit_over_four),
 		T(test_predictive_counts_projected_20_at_half_interval),
 		T(test_bounded_node_takes_its_share_per_round),
+		T(test_bounded_nodes_read_one_view),
 		T(test_bounded_node_alone_after_two_silent_rounds),
 		T(test_bounded_service_gone_node_decides_alone),
 	};

@@ -270,14 +270,15 @@ prog_id() {		# I: the XDP program on node I's data device
 	ip -n "${NS_N[$1]}" -j link show data | json_get "d[0].get('xdp', {}).get('prog', {}).get('id')"
 }
 
-# peer_units I ADDR: the units node I's peer view holds of ADDR (all its
-# slices), from a bpftool dump of the pinned map
+# peer_units I ADDR: the units node I's peer view holds of ADDR from its
+# peers (all its slices; under bounded the view holds the node's own too,
+# as "own"), from a bpftool dump of the pinned map
 peer_units() {
 	in_node "$1" bpftool -j map dump pinned "$SL_PIN/sl_peer_view" |
 		"$SL_PY" -c '
 import ipaddress, json, sys
 want = list(ipaddress.IPv6Address("::ffff:" + sys.argv[1]).packed)
-print(sum(s["count"] for e in json.load(sys.stdin)
+print(sum(s["count"] - s.get("own", 0) for e in json.load(sys.stdin)
           if e["formatted"]["key"]["addr"]["byte"] == want
           for s in e["formatted"]["value"]["slot"]))' "$2"
 }

@@ -7,7 +7,12 @@
  * next one, and the next round is due an interval after it ran, as a
  * daemon that sleeps an interval after each round would do. This is the
  * design study's rule ("if t - last_sync >= interval, sync at t"), which
- * its Model B figures depend on. A trace can instead give the schedule
+ * its Model B figures depend on. After a whole interval without a request,
+ * though, the round that fell due an interval after the last one runs at
+ * its own time, as a daemon's would, before the next request's: a trace
+ * that goes quiet for a window must not have its last accepts reach the
+ * peers only a window later (the study's client never pauses for an
+ * interval, so its figures stay). A trace can instead give the schedule
  * itself with "T_MS sync" lines. "cut", "heal" and "join" lines take a
  * node off the mesh and back, or start its service late (user/replay/trace.h).
  */
@@ -36,6 +41,8 @@ struct nodes_run {
 	size_t nr_out, cap_out;
 	unsigned collecting;
 	__u64 last_sync_ms;
+	__u64 last_request_ms;
+	bool pending;		/* requests decided since the last round */
 	bool scheduled;		/* the trace gives the rounds: "T_MS sync" */
 	__u32 lcg;
 };
@@ -159,13 +166,25 @@ static int before_request(void *ctx, const struct sl_trace_req *r, size_t i,
 		run->st->messages++;	/* every request touches it */
 		return 0;
 	}
+	if (exchanges(run->o) && !run->scheduled && run->pending &&
+	    r->t_ms - run->last_request_ms >= run->o->interval_ms &&
+	    run->last_sync_ms + run->o->interval_ms < r->t_ms) {
+		/* quiet for an interval: the round due after the last one */
+		run->last_sync_ms += run->o->interval_ms;
+		err = sync_round(run, run->last_sync_ms);
+		if (err)
+			return err;
+	}
 	if (exchanges(run->o) && !run->scheduled &&
 	    r->t_ms - run->last_sync_ms >= run->o->interval_ms) {
 		err = sync_round(run, r->t_ms);
 		if (err)
 			return err;
 		run->last_sync_ms = r->t_ms;
+		run->pending = false;
 	}
+	run->last_request_ms = r->t_ms;
+	run->pending = true;
 	return 0;
 }
 

@@ -176,9 +176,16 @@ struct run {
 	struct sl_rule *rules;
 	unsigned nr_rules;
 	__u64 *before;		/* each rule's counters at the start */
-	__u64 *moved;		/* with fn: at the last request, node 0 */
+	__u64 *moved;		/* with fn: each node's rule counters at its
+				 * last request, nr_rules + 1 per node */
 	struct sl_addr dst4, dst6;
 };
+
+/* Node k's rule counters as its last request left them. */
+static __u64 *run_moved(const struct run *run, unsigned k)
+{
+	return run->moved + (size_t)k * (run->nr_rules + 1);
+}
 
 /* The running rules, and their counters before the first request. */
 static int run_start(struct run *run)
@@ -198,11 +205,18 @@ static int run_start(struct run *run)
 	rules_decided(run->nodes, run->nr_nodes, run->rules, run->nr_rules,
 		      run->before);
 	if (run->fn) {
-		run->moved = calloc(run->nr_rules + 1, sizeof(*run->moved));
+		unsigned k;
+
+		/* per node: a node's counters move only with its own
+		 * requests, and are compared with its own last ones
+		 */
+		run->moved = calloc((size_t)run->nr_nodes * (run->nr_rules + 1),
+				    sizeof(*run->moved));
 		if (!run->moved)
 			return -ENOMEM;
-		rule_that_moved(&in->maps, run->rules, run->nr_rules,
-				run->moved);
+		for (k = 0; k < run->nr_nodes; k++)
+			rule_that_moved(&run->nodes[k]->maps, run->rules,
+					run->nr_rules, run_moved(run, k));
 	}
 	return 0;
 }
@@ -210,9 +224,10 @@ static int run_start(struct run *run)
 /* Request r through node `in`: counted for its client, and with fn its
  * decision told as that node sees it.
  */
-static int run_request(struct run *run, struct sl_instance *in,
+static int run_request(struct run *run, unsigned node,
 		       const struct sl_trace_req *r)
 {
+	struct sl_instance *in = run->nodes[node];
 	uint8_t pkt[SL_PACKET_MAX];
 	struct sl_replay_client *c;
 	__u32 verdict;
@@ -242,7 +257,7 @@ static int run_request(struct run *run, struct sl_instance *in,
 		struct sl_client_key key;
 
 		rule = rule_that_moved(&in->maps, run->rules, run->nr_rules,
-				       run->moved);
+				       run_moved(run, node));
 		if (rule) {
 			sl_client_key_make(&key, rule, &r->client,
 					   request_dport(r));
@@ -284,7 +299,6 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 {
 	struct run run = { .nodes = nodes, .nr_nodes = nr_nodes, .fn = fn,
 			   .ctx = ctx, .res = res };
-	struct sl_instance *in = nodes[0];
 	size_t i;
 	int err = 0;
 
@@ -301,11 +315,12 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			err = route->before(route->ctx, r, i, &node);
 			if (err)
 				break;
-			in = nodes[node < nr_nodes ? node : 0];
+			if (node >= nr_nodes)
+				node = 0;
 		}
 		if (r->sync || r->link)
 			continue;	/* not a request: route->before ran it */
-		err = run_request(&run, in, r);
+		err = run_request(&run, node, r);
 	}
 	err = run_end(&run, window_ms, err);
 out:

@@ -305,6 +305,9 @@ struct bins {
 	__u64 sent_until_ms;	/* adopting: later pieces are not sent yet */
 	bool adopting;
 	bool held_back;		/* adopting: some pieces were not sent yet */
+	bool bounded;		/* the sums under bounded: sl_bounded_start */
+	__u64 prev_ms;		/* the round before */
+	__u64 last_ms;		/* the client's last accept */
 	struct bin slot[SL_PEER_SLOTS];
 };
 
@@ -395,6 +398,10 @@ static void add_gains(struct sl_sync *s, const struct sl_client_key *key,
 			continue;	/* slices only grow until they leave */
 		e.start_ms = s->to == SL_SYNC_TO_STORE ?
 			     now->first_ms / b->ps * b->ps : now->first_ms;
+		if (b->bounded)
+			e.start_ms = sl_bounded_start(now->first_ms,
+						      b->prev_ms, b->last_ms,
+						      b->ps);
 		e.units = now->count - was->count;
 		was->count = now->count;
 		out_add(s, &e);
@@ -434,6 +441,10 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 	b.ps = sl_peer_slice_of(&p);
 	b.adopting = !s->out;
 	b.sent_until_ms = s->sent_until_ms;
+	b.bounded = s->o.layout == SL_LAYOUT_BOUNDED &&
+		    s->to == SL_SYNC_TO_PEERS && sl_peer_sums(&p);
+	b.prev_ms = s->prev_ms;
+	b.last_ms = last_ms;
 	sl_state_pieces(state, &p, now_ms, bin_piece, &b);
 	add_gains(s, key, r, c, &b);
 	/* units accepted while no service ran: the next round must look */
@@ -665,14 +676,22 @@ static int collect(struct sl_sync *s, uint64_t now_ms,
 	return err;
 }
 
+static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
+		      size_t from, __u64 now_ms);
+
 int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
 			    struct sl_sync_entries *out)
 {
 	/* rules that cannot be read: no round at all */
 	int err = sl_sync_refresh_rules(s);
+	size_t from = out->nr;
 
-	return err ? err : collect(s, now_ms, to, out);
+	if (err)
+		return err;
+	err = collect(s, now_ms, to, out);
+	merge_own(s, out, from, now_ms);
+	return err;
 }
 
 int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
@@ -685,6 +704,7 @@ int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
 		return err;
 	s->datagrams.nr = 0;
 	err = collect(s, now_ms, SL_SYNC_TO_PEERS, &s->datagrams);
+	merge_own(s, &s->datagrams, 0, now_ms);
 	sl_wire_send(&s->sender, now_ms, s->datagrams.e, s->datagrams.nr,
 		     emit, ctx, &sent);
 	s->st.sent_messages += sent.messages;
@@ -777,10 +797,11 @@ static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
 }
 
 /* Add (or with `set`, make) the peers' units of one client slice in the
- * peer view; the predictive layout's round counts what was added.
+ * peer view, `how` as sl_peer_merge_piece takes it; the predictive
+ * layout's round counts what was added.
  */
 static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
-			bool set, __u64 now_ms)
+			bool set, __u64 now_ms, int how)
 {
 	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
 	struct sl_peer_view v, was;
@@ -806,12 +827,17 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 
 		ps = sl_peer_slice_of(&p);
 		slot = &v.slot[(e->start_ms / ps) % SL_PEER_SLOTS];
+		/* the store's totals are the other nodes': the own part
+		 * (bounded) stays
+		 */
 		if (slot->slice == (__u32)(e->start_ms / ps)) {
-			before = slot->count;
-			slot->count = 0;
+			before = slot->count - slot->own;
+			slot->count = slot->own;
 		}
 	}
-	added = sl_peer_merge_rule(&v, &p, e->start_ms, e->units, now_ms);
+	added = sl_peer_merge_piece(&v, sl_peer_slice_of(&p),
+				    sl_peer_keep_ms(&p), e->start_ms, e->units,
+				    now_ms, how);
 	if (added <= before && set)
 		added = 0;
 	else if (set)
@@ -831,6 +857,22 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	if (memcmp(&v, &was, sizeof(v)) &&
 	    bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
 		s->st.view_full++;
+}
+
+/* bounded: what the round sent goes into the node's own view too, merged
+ * by the rule its peers merge it by, so that every node's view holds the
+ * same units with the same times, and every node computes the same base
+ * (include/sl_peer.h).
+ */
+static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
+		      size_t from, __u64 now_ms)
+{
+	size_t i;
+
+	if (s->o.layout != SL_LAYOUT_BOUNDED)
+		return;
+	for (i = from; i < l->nr; i++)
+		merge_entry(s, &l->e[i], false, now_ms, SL_MERGE_OWN);
 }
 
 int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
@@ -876,7 +918,7 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 		return SL_SYNC_REPLAYED;
 	}
 	for (i = 0; i < h.count; i++)
-		merge_entry(s, &e[i], false, now_ms);
+		merge_entry(s, &e[i], false, now_ms, 0);
 	peer->last_heard_ms = now_ms;
 	peer->lag_ms = now_ms > h.sent_ms ? now_ms - h.sent_ms : 0;
 	peer->messages++;
@@ -892,7 +934,7 @@ void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		merge_entry(s, &e[i], true, now_ms);
+		merge_entry(s, &e[i], true, now_ms, 0);
 }
 
 void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st)
