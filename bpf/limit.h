@@ -43,6 +43,11 @@ enum sl_decision {
 static const struct sl_client sl_zero_client;
 static const struct sl_client_plain sl_zero_plain;
 static const struct sl_client_log sl_zero_log;
+/* The peer view of a client no peer counted. Never written, but not
+ * const: the verifier takes a global function's pointer argument as
+ * writable memory, which read-only data is not.
+ */
+static struct sl_peer_view sl_zero_view;
 
 /* The client's state under the rule's algorithm, created if missing.
  * NOEXIST: a racing insert on another CPU must not be overwritten (that
@@ -80,8 +85,8 @@ static __always_inline void *sl_state_get(__u32 algorithm,
  */
 struct sl_slots_ctx {
 	const struct sl_client_plain *c;
-	struct sl_params p;
-	struct sl_tally t;
+	const struct sl_params *p;
+	struct sl_tally *t;
 	__u64 now_ms;
 };
 
@@ -90,53 +95,52 @@ static long sl_tally_slot(__u32 i, void *data)
 	struct sl_slots_ctx *ctx = data;
 
 	if (ctx->c)
-		sl_plain_slot_tally(&ctx->t, &ctx->c->slot[i & (SL_MAX_PLAIN_SLICES - 1)],
-				    &ctx->p, ctx->now_ms);
+		sl_plain_slot_tally(ctx->t, &ctx->c->slot[i & (SL_MAX_PLAIN_SLICES - 1)],
+				    ctx->p, ctx->now_ms);
 	return 0;
 }
 
-/* The client's tally. Global functions (this one, and the three below) are
- * verified once each, on their own: together they would exceed what the
- * verifier explores in one program. Each branch looks up the map of its
- * own value type, which the verifier checks every access against.
+/* The client's tally, into `t`. Global functions (this one, and the
+ * others below) are verified once each, on their own: together they would
+ * exceed what the verifier explores in one program. Each branch looks up
+ * the map of its own value type, which the verifier checks every access
+ * against. The slot walk's context holds pointers, not copies: on 6.1 the
+ * stack of the whole call chain must fit 512 bytes.
  */
 __noinline int sl_tally_node(const struct sl_client_key *key_arg,
 			     const struct sl_params *p, __u64 now_ms,
-			     struct sl_tally *out)
+			     struct sl_tally *t)
 {
 	struct sl_client_key key_copy;
 	const struct sl_client_key *key = &key_copy;
-	/* one tally for every branch, the slot walk's: on 6.1 the stack of
-	 * the whole call chain must fit 512 bytes
-	 */
 	struct sl_slots_ctx ctx;
 
-	if (!key_arg || !p || !out)
+	if (!key_arg || !p || !t)
 		return -1;
 	/* a map key from the stack: the 6.1 verifier takes none from a
 	 * global function's argument
 	 */
 	key_copy = *key_arg;
-	sl_tally_init(&ctx.t);
+	sl_tally_init(t);
 	if (sl_uses_slots(p->algorithm)) {
-		ctx.p = *p;
+		ctx.p = p;
+		ctx.t = t;
 		ctx.now_ms = now_ms;
 		ctx.c = bpf_map_lookup_elem(&sl_clients_plain, key);
-		if (ctx.c && sl_hdr_tally(&ctx.t, (const void *)ctx.c, p, now_ms))
+		if (ctx.c && sl_hdr_tally(t, (const void *)ctx.c, p, now_ms))
 			bpf_loop(SL_MAX_PLAIN_SLICES, sl_tally_slot, &ctx, 0);
 	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
 		const struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
 
 		if (c)
-			sl_client_log_tally(&ctx.t, c, p, now_ms);
+			sl_client_log_tally(t, c, p, now_ms);
 	} else {
 		const struct sl_client *c = bpf_map_lookup_elem(&sl_clients, key);
 
 		if (c)
-			sl_client_tally(&ctx.t, c, p, now_ms);
+			sl_client_tally(t, c, p, now_ms);
 	}
-	sl_tally_finish(&ctx.t, p, now_ms);
-	*out = ctx.t;
+	sl_tally_finish(t, p, now_ms);
 	return 0;
 }
 
@@ -208,20 +212,15 @@ __noinline int sl_charge_state(const struct sl_client_key *key_arg,
 	return 1;
 }
 
-/* The verdict with the peers (include/sl_peer.h) on a node's finished
- * tally `t`, which gains the peers' counted units: SL_FITS if the
- * request fits, and SL_ROUND_SPENT when the bounded layout's round has no
- * room left. Without a peer
- * view entry (no peer counted this client yet) the peers add nothing,
- * but the round's share still holds. Here rather than in sl_decide: on
- * 6.1 the whole call chain's stack must fit 512 bytes.
+/* How a request stands with the peers: SL_FITS if it fits, and
+ * SL_ROUND_SPENT when the bounded layout's round has no room left.
  */
 enum {
 	SL_FITS = 1,
 	SL_ROUND_SPENT = 2,
 };
 
-/* A request as sl_peer_verdict weighs it (BPF functions take 5 args). */
+/* A request as the peers' functions weigh it (BPF functions take 5 args). */
 struct sl_request {
 	__u64 now_ms;
 	__u32 since;		/* the client's units of the share round */
@@ -244,23 +243,18 @@ static long sl_fleet_step(__u32 i, void *data)
  * the verifier past its limit in one function, and one call deeper the
  * chain's stack past 512 bytes.
  */
-__noinline int sl_round_room(const struct sl_client_key *key_arg,
+__noinline int sl_round_room(const struct sl_peer_view *v,
 			     const struct sl_params *p,
 			     const struct sl_sync_conf *sc,
 			     const struct sl_request *rq,
 			     struct sl_tally *t)
 {
-	struct sl_client_key key_copy;
-	const struct sl_peer_view *v;
 	struct sl_fleet_walk w;
 	__u32 share_own, share_base;
 	__u64 room;
 
-	if (!key_arg || !p || !sc || !rq || !t)
+	if (!v || !p || !sc || !rq || !t)
 		return 0;
-	/* on the stack, as in sl_tally_node() */
-	key_copy = *key_arg;
-	v = bpf_map_lookup_elem(&sl_peer_view, &key_copy);
 	/* at the round's start first, for the shares; then now */
 	if (sl_fleet_start(&w, v, p, sc->round_ms))
 		bpf_loop(SL_PEER_SLOTS, sl_fleet_step, &w, 0);
@@ -294,40 +288,32 @@ __noinline int sl_tally_room(const struct sl_params *p,
 	return room < 0x7fffffff ? room : 0x7fffffff;
 }
 
-__noinline int sl_peer_verdict(const struct sl_client_key *key_arg,
+/* The verdict with the peers (include/sl_peer.h) on a node's finished
+ * tally `t`, which gains the peers' counted units; the bounded layout's
+ * room is sl_decide's to weigh. `v` is the client's peer view (a zero one
+ * when no peer counted it: the peers then add nothing) and `own` its
+ * state, both found by sl_decide: a global function's key argument would
+ * need a copy on the stack for 6.1, whose call chain must fit 512 bytes.
+ */
+__noinline int sl_peer_verdict(const struct sl_peer_view *v,
+			       const struct sl_client *own,
 			       const struct sl_params *p,
-			       const struct sl_sync_conf *sc,
 			       const struct sl_request *rq,
 			       struct sl_tally *t)
 {
-	struct sl_client_key key_copy;
-	const struct sl_client_key *key = &key_copy;
-	const struct sl_client *own = NULL;
-	const struct sl_peer_view *v = NULL;
-	__u64 own_used, projected = 0, room;
+	const struct sl_sync_conf *sc;
+	__u64 projected;
+	__u32 zero = 0;
 
-	if (!key_arg || !p || !sc || !rq || !t)
+	if (!v || !own || !p || !rq || !t)
 		return SL_FITS;
-	/* on the stack, as in sl_tally_node() */
-	key_copy = *key_arg;
-	own_used = t->used;
-	if (sl_peer_layout_counts(sc))
-		v = bpf_map_lookup_elem(&sl_peer_view, key);
-	if (v) {
-		/* a bucket's level is the fleet's: its own slices with the
-		 * peers'
-		 */
-		if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
-			own = bpf_map_lookup_elem(&sl_clients, key);
-		projected = sl_peer_tally_algo(t, v, own, p, sc, rq->now_ms);
-	}
-	/* the sums' room is sl_decide's to add (sl_round_room) */
-	if (sc->layout != SL_LAYOUT_BOUNDED || sl_peer_sums(p))
-		room = SL_NEVER;
-	else
-		room = sl_tally_room(p, sc, rq, own_used, t->used - own_used);
-	return (sl_peer_allows(t, p, projected, room, rq->units) ? SL_FITS : 0) |
-	       (room ? 0 : SL_ROUND_SPENT);
+	sc = bpf_map_lookup_elem(&sl_sync, &zero);
+	if (!sc)
+		return SL_FITS;
+	/* a bucket's level is the fleet's: its own slices with the peers' */
+	projected = sl_peer_tally_algo(t, v, p->algorithm == SL_ALGO_TOKEN_BUCKET ?
+					     own : NULL, p, sc, rq->now_ms);
+	return sl_peer_allows(t, p, projected, SL_NEVER, rq->units) ? SL_FITS : 0;
 }
 
 /* Count an accept in the client's rounds. The first accept of a sync
@@ -419,33 +405,68 @@ static __always_inline int sl_block_holds(const struct sl_client_hdr *own,
 	       sl_cache_before((__u32)word);
 }
 
+/* The verdict on a node that syncs: with the peers' part, and under
+ * bounded within the round's room.
+ */
+static __always_inline int sl_verdict_synced(const struct sl_client_key *key,
+					     const struct sl_client_hdr *own,
+					     const struct sl_params *p,
+					     const struct sl_sync_conf *sc,
+					     struct sl_request *rq,
+					     struct sl_tally *t, __u32 units)
+{
+	const struct sl_peer_view *v = NULL;
+	__u64 own_used = t->used;
+	int verdict, room;
+
+	if (sl_peer_layout_counts(sc))
+		v = bpf_map_lookup_elem(&sl_peer_view, key);
+	if (!v)
+		v = &sl_zero_view;
+	rq->since = sl_round_units(own, sc);
+	rq->units = units;
+	verdict = sl_peer_verdict(v, (const struct sl_client *)own, p, rq, t);
+	if (sc->layout != SL_LAYOUT_BOUNDED)
+		return verdict;
+	if (sl_peer_sums(p))
+		room = sl_round_room(v, p, sc, rq, t);
+	else
+		room = sl_tally_room(p, sc, rq, own_used, t->used - own_used);
+	if ((__u32)room < units)
+		verdict &= ~SL_FITS;
+	if (!room)
+		verdict |= SL_ROUND_SPENT;
+	return verdict;
+}
+
+/* A client's verdict on `units`. `p` is the caller's own copy of the
+ * rule's parameters, which the layout adjusts in place: a copy here would
+ * sit on the deepest call chain, whose stack 6.1 limits to 512 bytes.
+ */
 __noinline int sl_decide(const struct sl_client_key *key_arg,
-			 const struct sl_params *rule_params, __u32 epoch,
-			 __u32 units)
+			 struct sl_params *p, __u32 epoch, __u32 units)
 {
 	struct sl_client_key key_copy;
 	const struct sl_client_key *key = &key_copy;
 	const struct sl_sync_conf *sc;
 	struct sl_client_hdr *own;
-	struct sl_params p;
 	struct sl_tally t;
 	struct sl_request rq;
 	int verdict;
 	__u32 zero = 0;
 	__u64 gen;
 
-	if (!key_arg || !rule_params)
+	if (!key_arg || !p)
 		return SL_FAIL_OPEN;
 	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
-	p = *rule_params;
 	sc = bpf_map_lookup_elem(&sl_sync, &zero);
 	if (!sl_syncs(sc))
 		sc = NULL;
 	if (sc)
-		sl_layout_params(&p, sc);
+		sl_layout_params(p, sc);
 	gen = sl_generation(epoch, sc);
-	own = sl_state_get(p.algorithm, key);
+	own = sl_state_get(p->algorithm, key);
 	if (!own)
 		return SL_FAIL_OPEN;
 	/* the over-limit path ends here: a lookup and a compare, no write,
@@ -455,22 +476,11 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		return SL_OVER;
 
 	rq.now_ms = sl_now_ms();
-	sl_tally_node(key, &p, rq.now_ms, &t);
-	if (sc) {
-		rq.since = sl_round_units(own, sc);
-		rq.units = units;
-		verdict = sl_peer_verdict(key, &p, sc, &rq, &t);
-		if (sc->layout == SL_LAYOUT_BOUNDED && sl_peer_sums(&p)) {
-			int room = sl_round_room(key, &p, sc, &rq, &t);
-
-			if ((__u32)room < units)
-				verdict &= ~SL_FITS;
-			if (!room)
-				verdict |= SL_ROUND_SPENT;
-		}
-	} else {
-		verdict = sl_tally_allows(&t, &p, units) ? SL_FITS : 0;
-	}
+	sl_tally_node(key, p, rq.now_ms, &t);
+	if (sc)
+		verdict = sl_verdict_synced(key, own, p, sc, &rq, &t, units);
+	else
+		verdict = sl_tally_allows(&t, p, units) ? SL_FITS : 0;
 	if (!(verdict & SL_FITS)) {
 		/* cache only "nothing fits": with unit bytes a smaller packet
 		 * may still fit where this one did not. Only the counted
@@ -480,7 +490,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		 * holds), so the cache stays a lower bound of the blocked
 		 * time, while a projection falls again at the next merge.
 		 */
-		if (!sl_tally_allows(&t, &p, 1) || verdict & SL_ROUND_SPENT) {
+		if (!sl_tally_allows(&t, p, 1) || verdict & SL_ROUND_SPENT) {
 			__u64 until = t.next_expiry_ms;
 
 			/* a spent round's block ends where its shares go
@@ -495,10 +505,10 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 				sl_block_word(gen, sl_cache_until(rq.now_ms,
 								  until));
 		}
-		sl_drop_event(own, key, &p, &t, rq.now_ms);
+		sl_drop_event(own, key, p, &t, rq.now_ms);
 		return SL_OVER;
 	}
-	if (!sl_charge_state(key, &p, &t, rq.now_ms, units))
+	if (!sl_charge_state(key, p, &t, rq.now_ms, units))
 		return SL_OVER;
 	/* whatever block was cached is over: this request fitted */
 	if (SL_LOAD(own->blocked_until))
