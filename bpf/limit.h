@@ -19,6 +19,7 @@
 #include "maps.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "sl_newcomer.h"
 #include "sl_peer.h"
 
 enum sl_decision {
@@ -32,34 +33,51 @@ static const struct sl_client sl_zero_client;
 static const struct sl_client_plain sl_zero_plain;
 static const struct sl_client_log sl_zero_log;
 
-/* The client's state under the rule's algorithm, created if missing.
- * NOEXIST: a racing insert on another CPU must not be overwritten (that
- * would zero what it counted); look up whatever won.
- */
-static __always_inline void *sl_state_get(__u32 algorithm,
-					  const struct sl_client_key *key)
+/* The client state map of the rule's algorithm, and its zero state. */
+static __always_inline void *sl_state_map(__u32 algorithm, const void **zero)
 {
-	void *map = &sl_clients;
-	const void *zero = &sl_zero_client;
+	if (sl_uses_slots(algorithm)) {
+		*zero = &sl_zero_plain;
+		return &sl_clients_plain;
+	}
+	if (algorithm == SL_ALGO_SLIDING_LOG) {
+		*zero = &sl_zero_log;
+		return &sl_clients_log;
+	}
+	*zero = &sl_zero_client;
+	return &sl_clients;
+}
+
+/* sl_admit's answer when the key has a state now (look it up). */
+enum {
+	SL_ADMITTED = 3,
+};
+
+int sl_admit(const struct sl_client_key *key_arg, const struct sl_params *p,
+	     const struct sl_sync_conf *sc, __u32 units);
+
+/* The client's state under the rule's algorithm, or NULL and *verdict:
+ * a key the tables do not hold goes through probation first (sl_admit),
+ * which decides a newcomer's first packet itself.
+ */
+static __always_inline void *sl_state_get(const struct sl_params *p,
+					  const struct sl_sync_conf *sc,
+					  const struct sl_client_key *key,
+					  __u32 units, int *verdict)
+{
+	const void *zero;
+	void *map = sl_state_map(p->algorithm, &zero);
 	void *c;
 
-	if (sl_uses_slots(algorithm)) {
-		map = &sl_clients_plain;
-		zero = &sl_zero_plain;
-	} else if (algorithm == SL_ALGO_SLIDING_LOG) {
-		map = &sl_clients_log;
-		zero = &sl_zero_log;
-	}
 	c = bpf_map_lookup_elem(map, key);
 	if (c)
 		return c;
-	if (!bpf_map_update_elem(map, key, zero, BPF_NOEXIST)) {
-		struct sl_global_stats *gs = sl_cpu_stats();
-
-		if (gs)
-			gs->new_clients++;
-	}
-	return bpf_map_lookup_elem(map, key);
+	*verdict = sl_admit(key, p, sc, units);
+	if (*verdict != SL_ADMITTED)
+		return NULL;
+	c = bpf_map_lookup_elem(map, key);
+	*verdict = SL_FAIL_OPEN;	/* if even that found none */
+	return c;
 }
 
 /* The slots of sliding-plain and sliding-counter, one bpf_loop body: the
@@ -192,6 +210,103 @@ __noinline int sl_charge_cpu(const struct sl_client_key *key_arg,
 	return 0;
 }
 
+/* A key's state, created. NOEXIST: a racing insert on another CPU must
+ * not be overwritten (that would zero what it counted). 0 when this call
+ * created it.
+ */
+static __always_inline int sl_state_create(__u32 algorithm,
+					   const struct sl_client_key *key)
+{
+	const void *zero;
+	void *map = sl_state_map(algorithm, &zero);
+	struct sl_global_stats *gs;
+
+	if (bpf_map_update_elem(map, key, zero, BPF_NOEXIST))
+		return -1;
+	gs = sl_cpu_stats();
+	if (gs)
+		gs->new_clients++;
+	return 0;
+}
+
+/* Admission of a key the client tables do not hold (include/
+ * sl_newcomer.h): SL_ACCEPT, its first packet accepted on probation; or
+ * SL_ADMITTED, it has a state now: it came back while on probation (its
+ * first accept charged into the new state at that accept's time), or
+ * the peers count it, or its packet does not fit an empty state (then
+ * the full decision judges it, as for any client).
+ */
+__noinline int sl_admit(const struct sl_client_key *key_arg,
+			const struct sl_params *p,
+			const struct sl_sync_conf *sc, __u32 units)
+{
+	struct sl_client_key key_copy;
+	const struct sl_client_key *key = &key_copy;
+	const struct sl_newcomer_conf *conf;
+	struct sl_newcomer_bucket *b;
+	struct sl_global_stats *gs;
+	struct sl_newcomer first = { 0 };
+	struct sl_tally empty;
+	__u64 h, now_ms;
+	__u32 idx, tag, zero = 0;
+	int way, fits, written = 0, displaced = 0;
+
+	if (!key_arg || !p)
+		return SL_FAIL_OPEN;
+	/* on the stack, as in sl_tally_node() */
+	key_copy = *key_arg;
+	conf = bpf_map_lookup_elem(&sl_newcomer_conf, &zero);
+	if (!conf || !conf->buckets)
+		goto create;
+	/* a key the peers count is no one-packet source */
+	if (sl_peer_layout_counts(sc) && bpf_map_lookup_elem(&sl_peer_view, key))
+		goto create;
+	h = sl_newcomer_hash(key, conf->seed);
+	idx = sl_newcomer_index(h, conf->buckets);
+	tag = sl_newcomer_tag(h);
+	b = bpf_map_lookup_elem(&sl_newcomers, &idx);
+	if (!b)
+		goto create;
+	sl_tally_init(&empty);
+	fits = sl_tally_allows(&empty, p, units);
+	now_ms = sl_now_ms();
+
+	bpf_spin_lock(&b->lock);
+	way = sl_newcomer_find(b, tag);
+	if (way >= 0 && way < SL_NEWCOMER_WAYS) {
+		first = b->way[way];
+		b->way[way].tag = 0;	/* promoted once, by one CPU */
+	} else if (fits) {
+		way = sl_newcomer_victim(b) & (SL_NEWCOMER_WAYS - 1);
+		displaced = b->way[way].tag != 0;
+		b->way[way].tag = tag;
+		b->way[way].units = units;
+		b->way[way].first_ms = now_ms;
+		written = 1;
+	}
+	bpf_spin_unlock(&b->lock);
+
+	gs = sl_cpu_stats();
+	if (written) {
+		if (gs) {
+			gs->newcomers++;
+			gs->newcomers_displaced += displaced;
+		}
+		return SL_ACCEPT;
+	}
+	if (!first.tag)
+		goto create;
+	if (gs)
+		gs->promoted++;
+	/* the first accept, replayed at its own time into the empty state */
+	if (!sl_state_create(p->algorithm, key))
+		sl_charge_cpu(key, p, &empty, first.first_ms, first.units);
+	return SL_ADMITTED;
+create:
+	sl_state_create(p->algorithm, key);
+	return SL_ADMITTED;
+}
+
 /* The verdict with the peers (include/sl_peer.h) on a node's finished
  * tally `t`, which gains the peers' counted units: SL_FITS if the
  * request fits, and SL_ROUND_SPENT when the bounded layout's round has no
@@ -309,9 +424,9 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	} else {
 		sc = NULL;
 	}
-	own = sl_state_get(p.algorithm, key);
+	own = sl_state_get(&p, sc, key, units, &verdict);
 	if (!own)
-		return SL_FAIL_OPEN;
+		return verdict;
 	/* the over-limit path ends here: a lookup and a compare, no write,
 	 * and no exact clock read (bpf/clock.h)
 	 */
