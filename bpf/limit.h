@@ -248,8 +248,8 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 	struct sl_newcomer first = { 0 };
 	struct sl_tally empty;
 	__u64 h, now_ms;
-	__u32 idx, tag, zero = 0;
-	int way, fits, written = 0, displaced = 0;
+	__u32 idx, tag, r, zero = 0;
+	int way, free, fits, written = 0, displaced = 0;
 
 	if (!key_arg || !p)
 		return SL_FAIL_OPEN;
@@ -270,15 +270,17 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 	sl_tally_init(&empty);
 	fits = sl_tally_allows(&empty, p, units);
 	now_ms = sl_now_ms();
+	r = bpf_get_prandom_u32();	/* no helper call under the lock */
 
 	bpf_spin_lock(&b->lock);
-	way = sl_newcomer_find(b, tag);
+	way = sl_newcomer_find(b, tag, &free);
 	if (way >= 0 && way < SL_NEWCOMER_WAYS) {
 		first = b->way[way];
 		b->way[way].tag = 0;	/* promoted once, by one CPU */
 	} else if (fits) {
-		way = sl_newcomer_victim(b) & (SL_NEWCOMER_WAYS - 1);
-		displaced = b->way[way].tag != 0;
+		displaced = free < 0;
+		way = (displaced ? sl_newcomer_victim(b, r) : free) &
+		      (SL_NEWCOMER_WAYS - 1);
 		b->way[way].tag = tag;
 		b->way[way].units = units;
 		b->way[way].first_ms = now_ms;

@@ -14,12 +14,12 @@
  * with eviction, which is what every spoofed packet paid before.
  *
  * What it does not promise: a newcomer whose way is overwritten before its
- * second packet comes back (the flood writes into its bucket
+ * second packet comes back (the flood writes into its bucket about
  * SL_NEWCOMER_WAYS times first) has that packet decided as a first one
  * again: accepted if it fits an empty state. With B buckets and a flood
  * of R new sources per second, a way is overwritten after about
- * SL_NEWCOMER_WAYS * B / R seconds (the oldest way is the one
- * replaced); a client whose packets come closer together than that is
+ * SL_NEWCOMER_WAYS * B / R seconds (the older of two ways picked at
+ * random is the one replaced); a client whose packets come closer together than that is
  * promoted and limited as usual. One slower than that, during the flood,
  * is limited by the aggregate rules stacked over its prefix (a
  * `continue` rule keyed by /24, /16 or the whole port), which cap the
@@ -73,37 +73,38 @@ SL_INLINE __u32 sl_newcomer_tag(__u64 h)
 	return (__u32)h ? (__u32)h : 1;	/* 0 marks a free way */
 }
 
-/* The way holding `tag`, or -1. */
+/* One pass over the ways: the way holding `tag`, or -1; and in *free the
+ * first free way, or -1.
+ */
 SL_INLINE int sl_newcomer_find(const struct sl_newcomer_bucket *b,
-			       __u32 tag)
+			       __u32 tag, int *free)
 {
 	int i;
 
-	SL_UNROLL
-	for (i = 0; i < SL_NEWCOMER_WAYS; i++)
-		if (b->way[i].tag == tag)
+	*free = -1;
+	for (i = 0; i < SL_NEWCOMER_WAYS; i++) {
+		__u32 t = b->way[i].tag;
+
+		if (t == tag)
 			return i;
+		if (!t && *free < 0)
+			*free = i;
+	}
 	return -1;
 }
 
-/* The way a new entry takes: a free one, else the one written longest
- * ago (a flood then replaces its own entries first, in order).
+/* The way a new entry takes in a full bucket: the older of two picked by
+ * `r` (random). Not simply the oldest: keys that take turns in one full
+ * bucket, more of them than it has ways, would each replace the next
+ * one's entry before it comes back, so none would ever be found; a
+ * random pick lets some survive, and their promotion frees ways.
  */
-SL_INLINE int sl_newcomer_victim(const struct sl_newcomer_bucket *b)
+SL_INLINE int sl_newcomer_victim(const struct sl_newcomer_bucket *b, __u32 r)
 {
-	__u64 oldest = ~0ULL;
-	int i, v = 0;
+	int x = r & (SL_NEWCOMER_WAYS - 1);
+	int y = (r >> 8) & (SL_NEWCOMER_WAYS - 1);
 
-	SL_UNROLL
-	for (i = 0; i < SL_NEWCOMER_WAYS; i++) {
-		if (!b->way[i].tag)
-			return i;
-		if (b->way[i].first_ms < oldest) {
-			oldest = b->way[i].first_ms;
-			v = i;
-		}
-	}
-	return v;
+	return b->way[y].first_ms < b->way[x].first_ms ? y : x;
 }
 
 #endif /* SL_NEWCOMER_H */

@@ -288,7 +288,7 @@ struct sl_global_stats {
  * sl_newcomer.h): array sl_newcomers of buckets, each a few ways of one
  * newcomer's first accept, found by a keyed hash of the client key.
  */
-#define SL_NEWCOMER_WAYS	4
+#define SL_NEWCOMER_WAYS	8	/* a power of two */
 
 struct sl_newcomer {
 	__u32 tag;		/* the key's hash (never 0); 0: free */

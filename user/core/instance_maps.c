@@ -150,9 +150,12 @@ void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 
 __u32 sl_newcomer_buckets(unsigned clients)
 {
-	__u32 n = (clients ? clients : SL_DEFAULT_CLIENTS) / SL_NEWCOMER_WAYS;
+	__u32 ways = clients ? clients : SL_DEFAULT_CLIENTS;
 
-	return n ? n : 1;
+	/* a small table's few keys must not crowd one bucket either */
+	if (ways < SL_NEWCOMER_MIN_WAYS)
+		ways = SL_NEWCOMER_MIN_WAYS;
+	return ways / SL_NEWCOMER_WAYS;
 }
 
 int sl_newcomers_init(const struct sl_maps *m)

@@ -46,7 +46,8 @@ int sl_require_bpffs(void);
 
 /* Size the client tables of an object before load: sl_clients and
  * sl_peer_view to `clients` (0: default), sl_changed to an eighth of
- * them, sl_newcomers to a way per client; sl_clients_plain and
+ * them, sl_newcomers to a way per client (at least 65,536);
+ * sl_clients_plain and
  * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes (at most
  * their default capacity, and at most `clients` when given).
  * Deterministic, so pinned maps are reused.
@@ -55,8 +56,9 @@ int sl_require_bpffs(void);
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients);
 
 /* Buckets of sl_newcomers for a client table of `clients` (0: default):
- * a probation way per client.
+ * a probation way per client, and at least SL_NEWCOMER_MIN_WAYS.
  */
+#define SL_NEWCOMER_MIN_WAYS	65536u
 __u32 sl_newcomer_buckets(unsigned clients);
 
 /* After a load: give a new probation table its random hash seed and its
