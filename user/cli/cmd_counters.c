@@ -31,7 +31,10 @@ static const char stats_help[] =
 "exempt), dropped_bytes the dropped ones. Global counters: packets,\n"
 "non_ip, malformed, fragments, no_rule, fail_open, new_clients (client\n"
 "states created: evicted = created - live), events_lost (drop events a\n"
-"full ring buffer refused).\n";
+"full ring buffer refused), newcomers (first packets of keys without a\n"
+"state, counted on probation instead), promoted (keys that came back on\n"
+"probation and got their state), newcomers_displaced (probation entries\n"
+"overwritten before their key came back: a spoofed flood shows here).\n";
 
 static const char query_help[] =
 "Usage: slicelimit query ADDR [--rule NAME] [--port N] [--json]\n"
@@ -52,14 +55,18 @@ static void rule_stats_print(const char *name, const struct sl_rule_stats *rs)
 static void global_stats_print(const struct sl_global_stats *gs)
 {
 	printf("\npackets %llu  non_ip %llu  malformed %llu  fragments %llu  no_rule %llu  fail_open %llu\n"
-	       "new clients %llu  events lost %llu\n",
+	       "new clients %llu  events lost %llu\n"
+	       "newcomers %llu  promoted %llu  newcomers displaced %llu\n",
 	       (unsigned long long)gs->packets, (unsigned long long)gs->non_ip,
 	       (unsigned long long)gs->malformed,
 	       (unsigned long long)gs->fragments,
 	       (unsigned long long)gs->no_rule,
 	       (unsigned long long)gs->fail_open,
 	       (unsigned long long)gs->new_clients,
-	       (unsigned long long)gs->events_lost);
+	       (unsigned long long)gs->events_lost,
+	       (unsigned long long)gs->newcomers,
+	       (unsigned long long)gs->promoted,
+	       (unsigned long long)gs->newcomers_displaced);
 }
 
 /* Each rule's counters, read once and printed or added to arr (--json). */

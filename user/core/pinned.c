@@ -108,6 +108,9 @@ json_object *sl_global_stats_to_json(const struct sl_global_stats *gs)
 	sl_json_add_u64(g, "fail_open", gs->fail_open);
 	sl_json_add_u64(g, "new_clients", gs->new_clients);
 	sl_json_add_u64(g, "events_lost", gs->events_lost);
+	sl_json_add_u64(g, "newcomers", gs->newcomers);
+	sl_json_add_u64(g, "promoted", gs->promoted);
+	sl_json_add_u64(g, "newcomers_displaced", gs->newcomers_displaced);
 	return g;
 }
 
