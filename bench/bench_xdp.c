@@ -116,7 +116,7 @@ static int touch_clients(struct sl_instance *in, unsigned first, unsigned n,
 {
 	struct sl_addr src, dst;
 	uint8_t pkt[SL_PACKET_MAX];
-	unsigned i;
+	unsigned i, k;
 	size_t len;
 
 	addr("192.0.2.1", &dst);
@@ -126,8 +126,12 @@ static int touch_clients(struct sl_instance *in, unsigned first, unsigned n,
 
 		memcpy(&src.byte[12], &v, 4);
 		len = sl_packet_udp(pkt, &src, &dst, 1234, port, 18);
-		if (sl_instance_run(in, false, 0, pkt, len, times, NULL, NULL))
-			return -1;
+		/* single runs: a repeat re-links the program into the XDP
+		 * dispatcher, which can wait for an RCU grace period
+		 */
+		for (k = 0; k < times; k++)
+			if (sl_instance_run(in, false, 0, pkt, len, 1, NULL, NULL))
+				return -1;
 	}
 	return 0;
 }
@@ -142,27 +146,110 @@ static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
 
 /* The new-source path: every packet from a source never seen before, as
  * in a spoofed random-source flood. One run per packet (a repeat would
- * replay a known source), the median of NEW_PACKETS per round; each
- * table is first given NEW_PREFILL sources, more than it holds, so that
- * every measured packet meets a full table, as it does in a flood. The
- * cases run interleaved, like the others, and side by side with the
+ * replay a known source), the median of new_packets() per round; each
+ * table is first filled from userspace with NEW_PREFILL entries, more
+ * than it holds, so that every measured packet meets a full table, as it
+ * does in a flood (filled from userspace: 1.2 million runs would take
+ * longer than the rest of the benchmark).
+ * The cases run interleaved, like the others, and side by side with the
  * floors: XDP_DROP run the same way (what one run costs) and the bare
  * counter's insert (floor_count's LRU insert with eviction).
  */
 #define NEW_PREFILL	300000u
-#define NEW_PACKETS	20000u
 
 struct new_case {
 	const char *name;
 	int prog_fd;
 	__u8 net;		/* sources net.x.y.z, never repeated */
 	__u32 verdict;
+	int (*fill)(void *ctx);	/* the table full before the first round */
+	void *ctx;
 	__u32 next;		/* the next source's host part */
 	double ns[MAX_ROUNDS];
 };
 
 static struct new_case new_cases[4];
 static int nr_new_cases;
+
+/* Packets per case and round: a fiftieth of --packets' (20,000 by default). */
+static unsigned new_packets(void)
+{
+	return packets / 50;
+}
+
+/* The bare counter's table: NEW_PREFILL sources 200.x.y.z. */
+static int fill_floor(void *ctx)
+{
+	struct floor_bpf *fl = ctx;
+	int fd = bpf_map__fd(fl->maps.floor_sources), cpus = libbpf_num_possible_cpus();
+	__u64 *zero = calloc(cpus > 0 ? cpus : 1, sizeof(__u64));
+	__u32 i, key;
+
+	if (!zero)
+		return -ENOMEM;
+	for (i = 0; i < NEW_PREFILL; i++) {
+		key = htonl(200u << 24 | i);
+		if (bpf_map_update_elem(fd, &key, zero, BPF_ANY)) {
+			free(zero);
+			return -errno;
+		}
+	}
+	free(zero);
+	return 0;
+}
+
+static int fill_states(void *ctx);
+
+/* The client table full of known clients, as where probation protects
+ * them, and every probation way taken, by entries as young as the
+ * measured ones.
+ */
+static int fill_probation(void *ctx)
+{
+	struct sl_instance *in = ctx;
+	struct sl_newcomer_bucket b;
+	__u32 i, w, buckets = sl_map_capacity(in->maps.newcomers);
+
+	if (fill_states(in))
+		return -EINVAL;
+	memset(&b, 0, sizeof(b));
+	for (i = 0; i < buckets; i++) {
+		for (w = 0; w < SL_NEWCOMER_WAYS; w++)
+			b.way[w] = (struct sl_newcomer){
+				.tag = (i * SL_NEWCOMER_WAYS + w) | 1,
+				.units = 1, .first_ms = 1000000 };
+		if (bpf_map_update_elem(in->maps.newcomers, &i, &b, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* NEW_PREFILL client states 200.x.y.z under the instance's first rule. */
+static int fill_states(void *ctx)
+{
+	struct sl_instance *in = ctx;
+	struct sl_client zero_state;
+	struct sl_client_key key;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	__u32 i, v;
+	unsigned nr;
+
+	if (sl_rules_read_live(&in->maps, &rules, &nr, &cfg) || !nr)
+		return -ENOENT;
+	memset(&zero_state, 0, sizeof(zero_state));
+	memset(&key, 0, sizeof(key));
+	key.rule_id = rules[0].id;
+	free(rules);
+	key.addr.byte[10] = key.addr.byte[11] = 0xff;
+	for (i = 0; i < NEW_PREFILL; i++) {
+		v = htonl(200u << 24 | i);
+		memcpy(&key.addr.byte[12], &v, 4);
+		if (bpf_map_update_elem(in->maps.clients, &key, &zero_state, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
 
 /* n packets from fresh sources through c; the median duration, or -1. */
 static double fresh_sources_ns(struct new_case *c, unsigned n, double *buf)
@@ -193,27 +280,32 @@ static double fresh_sources_ns(struct new_case *c, unsigned n, double *buf)
 	return buf[n / 2];
 }
 
-static void add_new_case(const char *name, int fd, __u8 net, __u32 verdict)
+static void add_new_case(const char *name, int fd, __u8 net, __u32 verdict,
+			 int (*fill)(void *), void *ctx)
 {
 	new_cases[nr_new_cases++] = (struct new_case){
-		.name = name, .prog_fd = fd, .net = net, .verdict = verdict };
+		.name = name, .prog_fd = fd, .net = net, .verdict = verdict,
+		.fill = fill, .ctx = ctx };
 }
 
-/* Prefill, then nr_rounds interleaved rounds; each case's medians sorted. */
+/* Fill, then nr_rounds interleaved rounds; each case's medians sorted. */
 static int run_new_sources(void)
 {
-	double *buf = calloc(NEW_PREFILL, sizeof(double));
+	double *buf = calloc(new_packets(), sizeof(double));
 	int r, i;
 
 	if (!buf)
 		return -ENOMEM;
 	for (i = 0; i < nr_new_cases; i++)
-		if (fresh_sources_ns(&new_cases[i], NEW_PREFILL, buf) < 0)
+		if (new_cases[i].fill && new_cases[i].fill(new_cases[i].ctx)) {
+			fprintf(stderr, "%s: cannot fill its table\n",
+				new_cases[i].name);
 			goto err;
+		}
 	for (r = 0; r < nr_rounds; r++)
 		for (i = 0; i < nr_new_cases; i++) {
 			new_cases[i].ns[r] = fresh_sources_ns(&new_cases[i],
-							      NEW_PACKETS, buf);
+							      new_packets(), buf);
 			if (new_cases[i].ns[r] < 0)
 				goto err;
 		}
@@ -232,8 +324,8 @@ static void print_new_sources(void)
 	int i;
 
 	printf("\nnew sources, one run per packet, median of %u per round, %d interleaved rounds,\n"
-	       "every table first given %u sources (full, as in a flood)\n\n",
-	       NEW_PACKETS, nr_rounds, NEW_PREFILL);
+	       "every table first filled with %u entries (full, as in a flood)\n\n",
+	       new_packets(), nr_rounds, NEW_PREFILL);
 	printf("%-52s %8s %8s %8s %10s %10s\n", "case", "median", "min", "max",
 	       "x XDP_DROP", "x insert");
 	for (i = 0; i < nr_new_cases; i++) {
@@ -672,12 +764,15 @@ static void add_cases(struct bench *b)
 		 XDP_DROP, &b->many);
 
 	add_new_case("floor: XDP_DROP only", bpf_program__fd(b->fl->progs.floor_drop),
-		     11, XDP_DROP);
+		     11, XDP_DROP, NULL, NULL);
 	add_new_case("floor: bare counter's insert (LRU, full)",
-		     bpf_program__fd(b->fl->progs.floor_count), 12, XDP_DROP);
-	add_new_case("new source: probation (ways full), sliding", fd, 13, XDP_PASS);
+		     bpf_program__fd(b->fl->progs.floor_count), 12, XDP_DROP,
+		     fill_floor, b->fl);
+	add_new_case("new source: probation (ways full), sliding", fd, 13,
+		     XDP_PASS, fill_probation, &b->base);
 	add_new_case("new source: a state at once (LRU, full), sliding",
-		     bpf_program__fd(b->open.skel->progs.sl_xdp), 14, XDP_PASS);
+		     bpf_program__fd(b->open.skel->progs.sl_xdp), 14, XDP_PASS,
+		     fill_states, &b->open);
 }
 
 /* Every case, nr_rounds interleaved rounds; each case's durations sorted. */

@@ -210,105 +210,6 @@ __noinline int sl_charge_cpu(const struct sl_client_key *key_arg,
 	return 0;
 }
 
-/* A key's state, created. NOEXIST: a racing insert on another CPU must
- * not be overwritten (that would zero what it counted). 0 when this call
- * created it.
- */
-static __always_inline int sl_state_create(__u32 algorithm,
-					   const struct sl_client_key *key)
-{
-	const void *zero;
-	void *map = sl_state_map(algorithm, &zero);
-	struct sl_global_stats *gs;
-
-	if (bpf_map_update_elem(map, key, zero, BPF_NOEXIST))
-		return -1;
-	gs = sl_cpu_stats();
-	if (gs)
-		gs->new_clients++;
-	return 0;
-}
-
-/* Admission of a key the client tables do not hold (include/
- * sl_newcomer.h): SL_ACCEPT, its first packet accepted on probation; or
- * SL_ADMITTED, it has a state now: it came back while on probation (its
- * first accept charged into the new state at that accept's time), or
- * the peers count it, or its packet does not fit an empty state (then
- * the full decision judges it, as for any client).
- */
-__noinline int sl_admit(const struct sl_client_key *key_arg,
-			const struct sl_params *p,
-			const struct sl_sync_conf *sc, __u32 units)
-{
-	struct sl_client_key key_copy;
-	const struct sl_client_key *key = &key_copy;
-	const struct sl_newcomer_conf *conf;
-	struct sl_newcomer_bucket *b;
-	struct sl_global_stats *gs;
-	struct sl_newcomer first = { 0 };
-	struct sl_tally empty;
-	__u64 h, now_ms;
-	__u32 idx, tag, r, zero = 0;
-	int way, free, fits, written = 0, displaced = 0;
-
-	if (!key_arg || !p)
-		return SL_FAIL_OPEN;
-	/* on the stack, as in sl_tally_node() */
-	key_copy = *key_arg;
-	conf = bpf_map_lookup_elem(&sl_newcomer_conf, &zero);
-	if (!conf || !conf->buckets)
-		goto create;
-	/* a key the peers count is no one-packet source */
-	if (sl_peer_layout_counts(sc) && bpf_map_lookup_elem(&sl_peer_view, key))
-		goto create;
-	h = sl_newcomer_hash(key, conf->seed);
-	idx = sl_newcomer_index(h, conf->buckets);
-	tag = sl_newcomer_tag(h);
-	b = bpf_map_lookup_elem(&sl_newcomers, &idx);
-	if (!b)
-		goto create;
-	sl_tally_init(&empty);
-	fits = sl_tally_allows(&empty, p, units);
-	now_ms = sl_now_ms();
-	r = bpf_get_prandom_u32();	/* no helper call under the lock */
-
-	bpf_spin_lock(&b->lock);
-	way = sl_newcomer_find(b, tag, &free);
-	if (way >= 0 && way < SL_NEWCOMER_WAYS) {
-		first = b->way[way];
-		b->way[way].tag = 0;	/* promoted once, by one CPU */
-	} else if (fits) {
-		displaced = free < 0;
-		way = (displaced ? sl_newcomer_victim(b, r) : free) &
-		      (SL_NEWCOMER_WAYS - 1);
-		b->way[way].tag = tag;
-		b->way[way].units = units;
-		b->way[way].first_ms = now_ms;
-		written = 1;
-	}
-	bpf_spin_unlock(&b->lock);
-
-	gs = sl_cpu_stats();
-	if (written) {
-		if (gs) {
-			gs->newcomers++;
-			gs->newcomers_displaced += displaced;
-		}
-		return SL_ACCEPT;
-	}
-	if (!first.tag)
-		goto create;
-	if (gs)
-		gs->promoted++;
-	/* the first accept, replayed at its own time into the empty state */
-	if (!sl_state_create(p->algorithm, key))
-		sl_charge_cpu(key, p, &empty, first.first_ms, first.units);
-	return SL_ADMITTED;
-create:
-	sl_state_create(p->algorithm, key);
-	return SL_ADMITTED;
-}
-
 /* The verdict with the peers (include/sl_peer.h) on a node's finished
  * tally `t`, which gains the peers' counted units: SL_FITS if the
  * request fits, and SL_ROUND_SPENT when the bounded layout's round has no
@@ -392,6 +293,114 @@ static __always_inline void sl_note_round(struct sl_client_hdr *own,
 		if (gs)
 			gs->changed_lost++;
 	}
+}
+
+/* A key's state, created. NOEXIST: a racing insert on another CPU must
+ * not be overwritten (that would zero what it counted). 0 when this call
+ * created it.
+ */
+static __always_inline int sl_state_create(__u32 algorithm,
+					   const struct sl_client_key *key)
+{
+	const void *zero;
+	void *map = sl_state_map(algorithm, &zero);
+	struct sl_global_stats *gs;
+
+	if (bpf_map_update_elem(map, key, zero, BPF_NOEXIST))
+		return -1;
+	gs = sl_cpu_stats();
+	if (gs)
+		gs->new_clients++;
+	return 0;
+}
+
+/* Admission of a key the client tables do not hold (include/
+ * sl_newcomer.h): SL_ACCEPT, its first packet accepted on probation; or
+ * SL_ADMITTED, it has a state now: it came back while on probation (its
+ * first accept charged into the new state at that accept's time), or
+ * the peers count it, or its packet does not fit an empty state (then
+ * the full decision judges it, as for any client).
+ */
+__noinline int sl_admit(const struct sl_client_key *key_arg,
+			const struct sl_params *p,
+			const struct sl_sync_conf *sc, __u32 units)
+{
+	struct sl_client_key key_copy;
+	const struct sl_client_key *key = &key_copy;
+	const struct sl_newcomer_conf *conf;
+	struct sl_newcomer_bucket *b;
+	struct sl_global_stats *gs;
+	struct sl_client_hdr *own;
+	const void *zero_state;
+	struct sl_newcomer first = { 0 };
+	struct sl_tally empty;
+	__u64 h, now_ms;
+	__u32 idx, tag, r, zero = 0;
+	int way, free, fits, written = 0, displaced = 0;
+
+	if (!key_arg || !p)
+		return SL_FAIL_OPEN;
+	/* on the stack, as in sl_tally_node() */
+	key_copy = *key_arg;
+	conf = bpf_map_lookup_elem(&sl_newcomer_conf, &zero);
+	if (!conf || !conf->buckets)
+		goto create;
+	/* a key the peers count is no one-packet source */
+	if (sl_peer_layout_counts(sc) && bpf_map_lookup_elem(&sl_peer_view, key))
+		goto create;
+	h = sl_newcomer_hash(key, conf->seed);
+	idx = sl_newcomer_index(h, conf->buckets);
+	tag = sl_newcomer_tag(h);
+	b = bpf_map_lookup_elem(&sl_newcomers, &idx);
+	if (!b)
+		goto create;
+	sl_tally_init(&empty);
+	fits = sl_tally_allows(&empty, p, units);
+	now_ms = sl_now_ms();
+	r = bpf_get_prandom_u32();	/* no helper call under the lock */
+
+	bpf_spin_lock(&b->lock);
+	way = sl_newcomer_find(b, tag, &free);
+	if (way >= 0 && way < SL_NEWCOMER_WAYS) {
+		first = b->way[way];
+		b->way[way].tag = 0;	/* promoted once, by one CPU */
+	} else if (fits) {
+		displaced = free < 0;
+		way = (displaced ? sl_newcomer_victim(b, r) : free) &
+		      (SL_NEWCOMER_WAYS - 1);
+		b->way[way].tag = tag;
+		b->way[way].units = units;
+		b->way[way].first_ms = now_ms;
+		written = 1;
+	}
+	bpf_spin_unlock(&b->lock);
+
+	gs = sl_cpu_stats();
+	if (written) {
+		if (gs) {
+			gs->newcomers++;
+			gs->newcomers_displaced += displaced;
+		}
+		return SL_ACCEPT;
+	}
+	if (!first.tag)
+		goto create;
+	if (gs)
+		gs->promoted++;
+	/* the first accept, replayed at its own time into the empty state;
+	 * the peers know nothing of it yet: it counts in the share round
+	 */
+	if (!sl_state_create(p->algorithm, key)) {
+		sl_charge_cpu(key, p, &empty, first.first_ms, first.units);
+		own = bpf_map_lookup_elem(sl_state_map(p->algorithm, &zero_state),
+					  key);
+		if (own && sc)
+			sl_note_round(own, key, sc, first.units);
+	}
+	return SL_ADMITTED;
+create:
+	sl_state_create(p->algorithm, key);
+	return SL_ADMITTED;
 }
 
 __noinline int sl_decide(const struct sl_client_key *key_arg,
