@@ -482,14 +482,15 @@ static void test_flood_spoofed_sources_never_reject_compliant_clients(void **sta
 /* ---- 2. clients known before a flood keep their state --------------------
  *
  * Rule limit 100 per 10 minutes (the issue's reproduction); the table
- * holds 4,096 clients, and the flood is 20,000 one-packet sources, five
- * times that, between the clients' two bursts, spread over CPUs 0 and 1.
+ * holds 4,096 clients (and 65,536 probation ways), and the flood is
+ * 100,000 one-packet sources, more than both, between the clients' two
+ * bursts, spread over CPUs 0 and 1.
  * Before probation the flood evicted both clients: the one over its limit
  * passed 100 more (200 of 300 in one window), the compliant one started
  * counting afresh.
  */
 #define KNOWN_LIMIT	100u
-#define KNOWN_FLOOD	20000u
+#define KNOWN_FLOOD	100000u
 
 static const char known_rules[] =
 	"rules:\n"
@@ -548,11 +549,13 @@ static void test_flood_client_over_limit_before_stays_limited_after(void **state
 	unsigned before, after;
 	struct sl_global_stats gs;
 
-	assert_true(KNOWN_FLOOD > 4 * f->capacity);
+	assert_true(KNOWN_FLOOD > f->capacity);
+	assert_true(KNOWN_FLOOD > sl_map_capacity(f->in.maps.newcomers) *
+				  SL_NEWCOMER_WAYS);
 	sl_test_apply(&f->in, known_rules);
 	before = burst(f, &a, 150, T0);
 	spoofed_flood(f, KNOWN_FLOOD, T0 + 1000);
-	after = burst(f, &a, 150, T0 + 10000);
+	after = burst(f, &a, 150, T0 + 15000);
 	gs = sl_test_global_stats(&f->in);
 	print_message("over its limit: %u of 150 passed before the flood of %u "
 		      "sources (table %u), %u of 150 after; newcomers %llu, "
@@ -577,7 +580,7 @@ static void test_flood_compliant_client_known_before_never_rejected_after(void *
 	before = burst(f, &a, 60, T0);
 	spoofed_flood(f, KNOWN_FLOOD, T0 + 1000);
 	/* its count goes on where it was: 40 more reach the limit... */
-	after = burst(f, &a, 40, T0 + 10000);
+	after = burst(f, &a, 40, T0 + 15000);
 	assert_int_equal(used_of(f, &a, T0 + 20000), KNOWN_LIMIT);
 	/* ...and the next one is over it */
 	over = burst(f, &a, 1, T0 + 20000);
