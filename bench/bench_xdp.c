@@ -6,7 +6,10 @@
  * instance), then all are measured in interleaved rounds, so that noise
  * from a shared machine falls on all of them alike. We print the median,
  * min and max over ROUNDS of the kernel's per-packet mean over REPEAT
- * packets, on CPU 0, and the median's ratio to each floor.
+ * packets, on CPU 0, and the median's ratio to each floor. Then the
+ * new-source path (a spoofed flood's): one run per packet, each from a
+ * source never seen, beside the bare counter's insert; before and with
+ * probation (include/sl_newcomer.h).
  *
  * --rounds, --packets and --clients shrink the run for slow machines (the
  * many-CPU bed in bench/cpus/ runs it under TCG); --json prints one object
@@ -107,13 +110,13 @@ static void add_case(const char *name, int fd, const char *src, __u16 port,
 		sl_instance_run(warm, false, 0, c->pkt, c->len, 1, NULL, NULL);
 }
 
-/* One packet from each of n sources (10.x.y.z): the table holds n. */
+/* `times` packets in a row from each of n sources (10.x.y.z). */
 static int touch_clients(struct sl_instance *in, unsigned first, unsigned n,
-			 __u16 port)
+			 __u16 port, unsigned times)
 {
 	struct sl_addr src, dst;
 	uint8_t pkt[SL_PACKET_MAX];
-	unsigned i;
+	unsigned i, k;
 	size_t len;
 
 	addr("192.0.2.1", &dst);
@@ -123,47 +126,216 @@ static int touch_clients(struct sl_instance *in, unsigned first, unsigned n,
 
 		memcpy(&src.byte[12], &v, 4);
 		len = sl_packet_udp(pkt, &src, &dst, 1234, port, 18);
-		if (sl_instance_run(in, false, 0, pkt, len, 1, NULL, NULL))
-			return -1;
+		/* single runs: a repeat re-links the program into the XDP
+		 * dispatcher, which can wait for an RCU grace period
+		 */
+		for (k = 0; k < times; k++)
+			if (sl_instance_run(in, false, 0, pkt, len, 1, NULL, NULL))
+				return -1;
 	}
 	return 0;
 }
 
-/* Clients 10.0.0.1 .. n, one packet each. */
+/* Clients 10.0.0.1 .. n with a state each: a new key's first packet
+ * only puts it on probation, its second gives it a state.
+ */
 static int fill_clients(struct sl_instance *in, unsigned n, __u16 port)
 {
-	return touch_clients(in, 0, n, port);
+	return touch_clients(in, 0, n, port, 2);
 }
 
-/* ns of the insert path: a packet from a client the table has not seen,
- * one run each (repeat would replay a known client), median of n.
+/* The new-source path: every packet from a source never seen before, as
+ * in a spoofed random-source flood. One run per packet (a repeat would
+ * replay a known source), the median of new_packets() per round; each
+ * table is first filled from userspace with NEW_PREFILL entries, more
+ * than it holds, so that every measured packet meets a full table, as it
+ * does in a flood (filled from userspace: 1.2 million runs would take
+ * longer than the rest of the benchmark).
+ * The cases run interleaved, like the others, and side by side with the
+ * floors: XDP_DROP run the same way (what one run costs) and the bare
+ * counter's insert (floor_count's LRU insert with eviction).
  */
-static double new_client_ns(struct sl_instance *in, unsigned n)
+#define NEW_PREFILL	300000u
+
+struct new_case {
+	const char *name;
+	int prog_fd;
+	__u8 net;		/* sources net.x.y.z, never repeated */
+	__u32 verdict;
+	int (*fill)(void *ctx);	/* the table full before the first round */
+	void *ctx;
+	__u32 next;		/* the next source's host part */
+	double ns[MAX_ROUNDS];
+};
+
+static struct new_case new_cases[4];
+static int nr_new_cases;
+
+/* Packets per case and round: a fiftieth of --packets' (20,000 by default). */
+static unsigned new_packets(void)
+{
+	return packets / 50;
+}
+
+/* The bare counter's table: NEW_PREFILL sources 200.x.y.z. */
+static int fill_floor(void *ctx)
+{
+	struct floor_bpf *fl = ctx;
+	int fd = bpf_map__fd(fl->maps.floor_sources), cpus = libbpf_num_possible_cpus();
+	__u64 *zero = calloc(cpus > 0 ? cpus : 1, sizeof(__u64));
+	__u32 i, key;
+
+	if (!zero)
+		return -ENOMEM;
+	for (i = 0; i < NEW_PREFILL; i++) {
+		key = htonl(200u << 24 | i);
+		if (bpf_map_update_elem(fd, &key, zero, BPF_ANY)) {
+			free(zero);
+			return -errno;
+		}
+	}
+	free(zero);
+	return 0;
+}
+
+static int fill_states(void *ctx);
+
+/* The client table full of known clients, as where probation protects
+ * them, and every probation way taken, by entries as young as the
+ * measured ones.
+ */
+static int fill_probation(void *ctx)
+{
+	struct sl_instance *in = ctx;
+	struct sl_newcomer_bucket b;
+	__u32 i, w, buckets = sl_map_capacity(in->maps.newcomers);
+
+	if (fill_states(in))
+		return -EINVAL;
+	memset(&b, 0, sizeof(b));
+	for (i = 0; i < buckets; i++) {
+		for (w = 0; w < SL_NEWCOMER_WAYS; w++)
+			b.way[w] = (struct sl_newcomer){
+				.tag = (i * SL_NEWCOMER_WAYS + w) | 1,
+				.units = 1, .first_ms = 1000000 };
+		if (bpf_map_update_elem(in->maps.newcomers, &i, &b, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* NEW_PREFILL client states 200.x.y.z under the instance's first rule. */
+static int fill_states(void *ctx)
+{
+	struct sl_instance *in = ctx;
+	struct sl_client zero_state;
+	struct sl_client_key key;
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	__u32 i, v;
+	unsigned nr;
+
+	if (sl_rules_read_live(&in->maps, &rules, &nr, &cfg) || !nr)
+		return -ENOENT;
+	memset(&zero_state, 0, sizeof(zero_state));
+	memset(&key, 0, sizeof(key));
+	key.rule_id = rules[0].id;
+	free(rules);
+	key.addr.byte[10] = key.addr.byte[11] = 0xff;
+	for (i = 0; i < NEW_PREFILL; i++) {
+		v = htonl(200u << 24 | i);
+		memcpy(&key.addr.byte[12], &v, 4);
+		if (bpf_map_update_elem(in->maps.clients, &key, &zero_state, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* n packets from fresh sources through c; the median duration, or -1. */
+static double fresh_sources_ns(struct new_case *c, unsigned n, double *buf)
 {
 	struct sl_addr src, dst;
 	uint8_t pkt[SL_PACKET_MAX];
-	double *ns = calloc(n, sizeof(*ns)), med;
 	unsigned i;
-	__u32 d;
-	size_t len;
 
-	if (!ns)
-		return 0;
 	addr("192.0.2.1", &dst);
-	addr("10.200.0.0", &src);
+	addr("10.0.0.0", &src);
 	for (i = 0; i < n; i++) {
-		__u32 v = htonl(0x0ac80000 + 1 + i);
+		__u32 v = htonl((__u32)c->net << 24 | (++c->next & 0xffffff));
+		size_t len;
 
 		memcpy(&src.byte[12], &v, 4);
 		len = sl_packet_udp(pkt, &src, &dst, 1234, 5000, 18);
-		if (sl_instance_run(in, false, 0, pkt, len, 1, NULL, &d))
-			d = 0;
-		ns[i] = d;
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = pkt,
+			    .data_size_in = len);
+		if (bpf_prog_test_run_opts(c->prog_fd, &opts) ||
+		    opts.retval != c->verdict) {
+			fprintf(stderr, "%s: run failed or verdict %u, expected %u\n",
+				c->name, opts.retval, c->verdict);
+			return -1;
+		}
+		buf[i] = opts.duration;
 	}
-	qsort(ns, n, sizeof(*ns), cmp_double);
-	med = ns[n / 2];
-	free(ns);
-	return med;
+	qsort(buf, n, sizeof(*buf), cmp_double);
+	return buf[n / 2];
+}
+
+static void add_new_case(const char *name, int fd, __u8 net, __u32 verdict,
+			 int (*fill)(void *), void *ctx)
+{
+	new_cases[nr_new_cases++] = (struct new_case){
+		.name = name, .prog_fd = fd, .net = net, .verdict = verdict,
+		.fill = fill, .ctx = ctx };
+}
+
+/* Fill, then nr_rounds interleaved rounds; each case's medians sorted. */
+static int run_new_sources(void)
+{
+	double *buf = calloc(new_packets(), sizeof(double));
+	int r, i;
+
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < nr_new_cases; i++)
+		if (new_cases[i].fill && new_cases[i].fill(new_cases[i].ctx)) {
+			fprintf(stderr, "%s: cannot fill its table\n",
+				new_cases[i].name);
+			goto err;
+		}
+	for (r = 0; r < nr_rounds; r++)
+		for (i = 0; i < nr_new_cases; i++) {
+			new_cases[i].ns[r] = fresh_sources_ns(&new_cases[i],
+							      new_packets(), buf);
+			if (new_cases[i].ns[r] < 0)
+				goto err;
+		}
+	for (i = 0; i < nr_new_cases; i++)
+		qsort(new_cases[i].ns, nr_rounds, sizeof(double), cmp_double);
+	free(buf);
+	return 0;
+err:
+	free(buf);
+	return -EINVAL;
+}
+
+static void print_new_sources(void)
+{
+	const double *drop = new_cases[0].ns, *insert = new_cases[1].ns;
+	int i;
+
+	printf("\nnew sources, one run per packet, median of %u per round, %d interleaved rounds,\n"
+	       "every table first filled with %u entries (full, as in a flood)\n\n",
+	       new_packets(), nr_rounds, NEW_PREFILL);
+	printf("%-52s %8s %8s %8s %10s %10s\n", "case", "median", "min", "max",
+	       "x XDP_DROP", "x insert");
+	for (i = 0; i < nr_new_cases; i++) {
+		const double *ns = new_cases[i].ns;
+
+		printf("%-52s %6.0fns %6.0fns %6.0fns %10.2f %10.2f\n",
+		       new_cases[i].name, ns[nr_rounds / 2], ns[0],
+		       ns[nr_rounds - 1], ns[nr_rounds / 2] / drop[nr_rounds / 2],
+		       ns[nr_rounds / 2] / insert[nr_rounds / 2]);
+	}
 }
 
 /* An aggregation pass: every client's tally, read with batched lookups
@@ -263,7 +435,7 @@ static void bench_sync(struct sl_instance *agg)
 	for (r = 0; r < nr_rounds; r++) {
 		now += 200;
 		sl_instance_set_time(agg, now);
-		touch_clients(agg, 1000 * r, 1000, 5000);
+		touch_clients(agg, 1000 * r, 1000, 5000, 1);
 		rounds[r] = sync_round_ms(s, now, &w);
 	}
 	qsort(rounds, nr_rounds, sizeof(double), cmp_double);
@@ -348,6 +520,22 @@ static void print_json(const struct sl_instance *agg, double new_ns,
 		json_object_array_add(a, c);
 	}
 	json_object_object_add(o, "cases", a);
+	a = json_object_new_array();
+	for (i = 0; i < nr_new_cases; i++) {
+		const double *ns = new_cases[i].ns;
+
+		c = json_object_new_object();
+		json_object_object_add(c, "name", json_object_new_string(new_cases[i].name));
+		json_object_object_add(c, "median_ns", json_object_new_double(ns[nr_rounds / 2]));
+		json_object_object_add(c, "min_ns", json_object_new_double(ns[0]));
+		json_object_object_add(c, "max_ns", json_object_new_double(ns[nr_rounds - 1]));
+		json_object_object_add(c, "x_drop", json_object_new_double(
+			ns[nr_rounds / 2] / new_cases[0].ns[nr_rounds / 2]));
+		json_object_object_add(c, "x_insert", json_object_new_double(
+			ns[nr_rounds / 2] / new_cases[1].ns[nr_rounds / 2]));
+		json_object_array_add(a, c);
+	}
+	json_object_object_add(o, "new_sources", a);
 	json_object_object_add(o, "new_client_ns", json_object_new_double(new_ns));
 	c = json_object_new_object();
 	json_object_object_add(c, "clients", json_object_new_int64(agg_clients));
@@ -466,12 +654,23 @@ static int parse_args(int argc, char **argv,
 }
 
 /* The measured instances: base, and the 100,000-client (big), 1,000-rule
- * (many), 1,000-client (small), 200,000-client (agg) and TAI-clock ones.
+ * (many), 1,000-client (small), 200,000-client (agg) and TAI-clock ones,
+ * and one without probation (open: every new key gets a state at once,
+ * the path before probation).
  */
 struct bench {
 	struct floor_bpf *fl;
-	struct sl_instance base, big, many, small, agg, tai;
+	struct sl_instance base, big, many, small, agg, tai, open;
 };
+
+/* No probation: sl_newcomer_conf with no buckets. */
+static int no_probation(struct sl_instance *in)
+{
+	struct sl_newcomer_conf off = { 0 };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(in->maps.newcomer_conf, &zero, &off, BPF_ANY);
+}
 
 static int bench_open(struct bench *b, const struct sl_instance_opts *io_small)
 {
@@ -483,7 +682,8 @@ static int bench_open(struct bench *b, const struct sl_instance_opts *io_small)
 	    sl_instance_open(&b->big, &io) ||
 	    sl_instance_open(&b->many, io_small) ||
 	    sl_instance_open(&b->small, io_small) ||
-	    sl_instance_open(&b->agg, &io) || sl_instance_open(&b->tai, &prod)) {
+	    sl_instance_open(&b->agg, &io) || sl_instance_open(&b->tai, &prod) ||
+	    sl_instance_open(&b->open, io_small) || no_probation(&b->open)) {
 		fprintf(stderr, "cannot load the programs (root? bpffs?)\n");
 		return -ENOENT;
 	}
@@ -492,6 +692,7 @@ static int bench_open(struct bench *b, const struct sl_instance_opts *io_small)
 	sl_instance_set_time(&b->many, 1000000);
 	sl_instance_set_time(&b->small, 1000000);
 	sl_instance_set_time(&b->agg, 1000000);
+	sl_instance_set_time(&b->open, 1000000);
 	return 0;
 }
 
@@ -511,6 +712,7 @@ static int bench_rules(struct bench *b)
 			i, 10000 + i);
 	strcat(yaml, "  - { name: sliding, protocol: udp, ports: 5000, limit: 10 }\n");
 	err = apply_yaml(&b->base, base_rules) || apply_yaml(&b->big, base_rules) ||
+	      apply_yaml(&b->open, base_rules) ||
 	      apply_yaml(&b->many, yaml) || apply_yaml(&b->small, base_rules) ||
 	      apply_yaml(&b->agg, base_rules) || apply_yaml(&b->tai, base_rules) ||
 	      fill_clients(&b->big, 100000, 5000) ||
@@ -560,6 +762,17 @@ static void add_cases(struct bench *b)
 	add_case("over limit: sliding, 1,000 rules",
 		 bpf_program__fd(b->many.skel->progs.sl_xdp), "198.51.100.7", 5000,
 		 XDP_DROP, &b->many);
+
+	add_new_case("floor: XDP_DROP only", bpf_program__fd(b->fl->progs.floor_drop),
+		     11, XDP_DROP, NULL, NULL);
+	add_new_case("floor: bare counter's insert (LRU, full)",
+		     bpf_program__fd(b->fl->progs.floor_count), 12, XDP_DROP,
+		     fill_floor, b->fl);
+	add_new_case("new source: probation (ways full), sliding", fd, 13,
+		     XDP_PASS, fill_probation, &b->base);
+	add_new_case("new source: a state at once (LRU, full), sliding",
+		     bpf_program__fd(b->open.skel->progs.sl_xdp), 14, XDP_PASS,
+		     fill_states, &b->open);
 }
 
 /* Every case, nr_rounds interleaved rounds; each case's durations sorted. */
@@ -660,9 +873,10 @@ int main(int argc, char **argv)
 		return 1;
 	print_cases();
 
-	new_ns = new_client_ns(&b.base, 20000);
-	printf("\n%-40s %6.0fns (one run per packet, median of 20,000 new sources)\n",
-	       "new client (insert), sliding", new_ns);
+	if (run_new_sources())
+		return 1;
+	print_new_sources();
+	new_ns = new_cases[2].ns[nr_rounds / 2];
 	for (r = 0; r < nr_rounds; r++)
 		agg_ms[r] = aggregate_ms(&b.agg, &agg_clients);
 	qsort(agg_ms, nr_rounds, sizeof(double), cmp_double);
@@ -678,6 +892,7 @@ int main(int argc, char **argv)
 		print_json(&b.agg, new_ns, agg_ms, agg_clients, json);
 		fclose(json);
 	}
+	sl_instance_close(&b.open);
 	sl_instance_close(&b.tai);
 	sl_instance_close(&b.agg);
 	sl_instance_close(&b.small);

@@ -2,7 +2,9 @@
 /*
  * Floors for the benchmarks, measured in the same run as slicelimit: the
  * cheapest XDP program there is, and the bare per-source counter that any
- * per-client limiter must at least do.
+ * per-client limiter must at least do. Fed a new source every packet,
+ * floor_count is the bare counter's insert path (an LRU insert, with
+ * eviction once the table is full): the floor of a spoofed flood.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>

@@ -31,6 +31,7 @@
 #include "maps.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "sl_newcomer.h"
 #include "sl_peer.h"
 
 enum sl_decision {
@@ -49,34 +50,38 @@ static const struct sl_client_log sl_zero_log;
  */
 static struct sl_peer_view sl_zero_view;
 
-/* The client's state under the rule's algorithm, created if missing.
- * NOEXIST: a racing insert on another CPU must not be overwritten (that
- * would zero what it counted); look up whatever won.
- */
-static __always_inline void *sl_state_get(__u32 algorithm,
-					  const struct sl_client_key *key)
+/* The client state map of the rule's algorithm, and its zero state. */
+static __always_inline void *sl_state_map(__u32 algorithm, const void **zero)
 {
-	void *map = &sl_clients;
-	const void *zero = &sl_zero_client;
-	void *c;
-
 	if (sl_uses_slots(algorithm)) {
-		map = &sl_clients_plain;
-		zero = &sl_zero_plain;
-	} else if (algorithm == SL_ALGO_SLIDING_LOG) {
-		map = &sl_clients_log;
-		zero = &sl_zero_log;
+		*zero = &sl_zero_plain;
+		return &sl_clients_plain;
 	}
-	c = bpf_map_lookup_elem(map, key);
-	if (c)
-		return c;
-	if (!bpf_map_update_elem(map, key, zero, BPF_NOEXIST)) {
-		struct sl_global_stats *gs = sl_cpu_stats();
+	if (algorithm == SL_ALGO_SLIDING_LOG) {
+		*zero = &sl_zero_log;
+		return &sl_clients_log;
+	}
+	*zero = &sl_zero_client;
+	return &sl_clients;
+}
 
-		if (gs)
-			gs->new_clients++;
-	}
-	return bpf_map_lookup_elem(map, key);
+/* A key's state, created. NOEXIST: a racing insert on another CPU must
+ * not be overwritten (that would zero what it counted). 0 when this call
+ * created it.
+ */
+static __always_inline int sl_state_create(__u32 algorithm,
+					   const struct sl_client_key *key)
+{
+	const void *zero;
+	void *map = sl_state_map(algorithm, &zero);
+	struct sl_global_stats *gs;
+
+	if (bpf_map_update_elem(map, key, zero, BPF_NOEXIST))
+		return -1;
+	gs = sl_cpu_stats();
+	if (gs)
+		gs->new_clients++;
+	return 0;
 }
 
 /* The slots of sliding-plain and sliding-counter, one bpf_loop body: the
@@ -303,11 +308,10 @@ __noinline int sl_peer_verdict(const struct sl_peer_view *v,
 {
 	const struct sl_sync_conf *sc;
 	__u64 projected;
-	__u32 zero = 0;
 
 	if (!v || !own || !p || !rq || !t)
 		return SL_FITS;
-	sc = bpf_map_lookup_elem(&sl_sync, &zero);
+	sc = sl_sync_conf();
 	if (!sc)
 		return SL_FITS;
 	/* a bucket's level is the fleet's: its own slices with the peers' */
@@ -439,6 +443,133 @@ static __always_inline int sl_verdict_synced(const struct sl_client_key *key,
 	return verdict;
 }
 
+/* sl_admit's answers beside SL_ACCEPT and SL_FAIL_OPEN: the key has a
+ * state now (look it up), and it was promoted: its first accept, in
+ * `first`, is still to be charged into the new state.
+ */
+enum {
+	SL_ADMITTED = 3,
+	SL_PROMOTED = 4,
+};
+
+/* Admission of a key the client tables do not hold (include/
+ * sl_newcomer.h): SL_ACCEPT, its first packet accepted on probation; or
+ * SL_PROMOTED, it came back while on probation, with its first accept
+ * in `first` (when and how many units); or SL_ADMITTED, it has a state
+ * now: the peers count it, or its packet does not fit an empty state
+ * (then the full decision judges it, as for any client). It charges
+ * nothing itself: sl_decide does, one call less deep.
+ */
+__noinline int sl_admit(const struct sl_client_key *key_arg,
+			const struct sl_params *p,
+			const struct sl_sync_conf *sc, __u32 units,
+			struct sl_request *first_out)
+{
+	struct sl_client_key key_copy;
+	const struct sl_client_key *key = &key_copy;
+	const struct sl_newcomer_conf *conf;
+	struct sl_newcomer_bucket *b;
+	struct sl_global_stats *gs;
+	struct sl_newcomer first = { 0 };
+	struct sl_tally empty;
+	__u64 h, now_ms;
+	__u32 idx, tag, r, zero = 0;
+	int way, free, fits, written = 0, displaced = 0;
+
+	if (!key_arg || !p || !first_out)
+		return SL_FAIL_OPEN;
+	/* on the stack, as in sl_tally_node() */
+	key_copy = *key_arg;
+	conf = bpf_map_lookup_elem(&sl_newcomer_conf, &zero);
+	if (!conf || !conf->buckets)
+		goto create;
+	/* a key the peers count is no one-packet source */
+	if (sl_peer_layout_counts(sc) && bpf_map_lookup_elem(&sl_peer_view, key))
+		goto create;
+	h = sl_newcomer_hash(key, conf->seed);
+	idx = sl_newcomer_index(h, conf->buckets);
+	tag = sl_newcomer_tag(h);
+	b = bpf_map_lookup_elem(&sl_newcomers, &idx);
+	if (!b)
+		goto create;
+	sl_tally_init(&empty);
+	fits = sl_tally_allows(&empty, p, units);
+	now_ms = sl_now_ms();
+	r = bpf_get_prandom_u32();	/* no helper call under the lock */
+
+	bpf_spin_lock(&b->lock);
+	way = sl_newcomer_find(b, tag, &free);
+	if (way >= 0 && way < SL_NEWCOMER_WAYS) {
+		first = b->way[way];
+		b->way[way].tag = 0;	/* promoted once, by one CPU */
+	} else if (fits) {
+		displaced = free < 0;
+		way = (displaced ? sl_newcomer_victim(b, r) : free) &
+		      (SL_NEWCOMER_WAYS - 1);
+		b->way[way].tag = tag;
+		b->way[way].units = units;
+		b->way[way].first_ms = now_ms;
+		written = 1;
+	}
+	bpf_spin_unlock(&b->lock);
+
+	gs = sl_cpu_stats();
+	if (written) {
+		if (gs) {
+			gs->newcomers++;
+			gs->newcomers_displaced += displaced;
+		}
+		return SL_ACCEPT;
+	}
+	if (!first.tag)
+		goto create;
+	if (gs)
+		gs->promoted++;
+	if (sl_state_create(p->algorithm, key))
+		return SL_ADMITTED;	/* another CPU made it first */
+	first_out->now_ms = first.first_ms;
+	first_out->units = first.units;
+	return SL_PROMOTED;
+create:
+	sl_state_create(p->algorithm, key);
+	return SL_ADMITTED;
+}
+
+/* The client's state under the rule's algorithm, or NULL and *verdict: a
+ * key the tables do not hold goes through probation first (sl_admit),
+ * which decides a newcomer's first packet itself. A promoted key's first
+ * accept is charged at its own time into the empty state (no unit lost,
+ * no time moved), and, the peers knowing nothing of it yet, counted in
+ * the share round. `t` and `rq` are the caller's, used here as scratch.
+ */
+static __always_inline struct sl_client_hdr *
+sl_state_get(const struct sl_client_key *key, const struct sl_params *p,
+	     const struct sl_sync_conf *sc, __u32 units, struct sl_tally *t,
+	     struct sl_request *rq, int *verdict)
+{
+	const void *zero;
+	void *map = sl_state_map(p->algorithm, &zero);
+	struct sl_client_hdr *own;
+	int admitted;
+
+	own = bpf_map_lookup_elem(map, key);
+	if (own)
+		return own;
+	admitted = sl_admit(key, p, sc, units, rq);
+	*verdict = admitted;
+	if (admitted != SL_ADMITTED && admitted != SL_PROMOTED)
+		return NULL;
+	*verdict = SL_FAIL_OPEN;	/* if even that finds none */
+	if (admitted == SL_PROMOTED) {
+		sl_tally_init(t);
+		sl_charge_state(key, p, t, rq->now_ms, rq->units);
+	}
+	own = bpf_map_lookup_elem(map, key);
+	if (own && sc && admitted == SL_PROMOTED)
+		sl_note_round(own, key, sc, rq->units);
+	return own;
+}
+
 /* A client's verdict on `units`. `p` is the caller's own copy of the
  * rule's parameters, which the layout adjusts in place: a copy here would
  * sit on the deepest call chain, whose stack 6.1 limits to 512 bytes.
@@ -453,22 +584,21 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	struct sl_tally t;
 	struct sl_request rq;
 	int verdict;
-	__u32 zero = 0;
 	__u64 gen;
 
 	if (!key_arg || !p)
 		return SL_FAIL_OPEN;
 	/* on the stack, as in sl_tally_node() */
 	key_copy = *key_arg;
-	sc = bpf_map_lookup_elem(&sl_sync, &zero);
+	sc = sl_sync_conf();
 	if (!sl_syncs(sc))
 		sc = NULL;
 	if (sc)
 		sl_layout_params(p, sc);
 	gen = sl_generation(epoch, sc);
-	own = sl_state_get(p->algorithm, key);
+	own = sl_state_get(key, p, sc, units, &t, &rq, &verdict);
 	if (!own)
-		return SL_FAIL_OPEN;
+		return verdict;
 	/* the over-limit path ends here: a lookup and a compare, no write,
 	 * and no exact clock read (bpf/clock.h)
 	 */

@@ -129,6 +129,31 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_clients_log SEC(".maps");
 
+/* Keys on probation (include/sl_newcomer.h): a key the client tables do
+ * not hold is written here at its first packet and gets a state only
+ * when it comes back, so one-packet sources never evict known clients.
+ * A plain array, every CPU's: an entry is a write under the bucket's
+ * lock, no allocation and no LRU list. Sized by the loader, a way per
+ * client of sl_clients; sl_newcomer_conf says how many buckets (0: no
+ * probation).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SL_DEFAULT_CLIENTS / SL_NEWCOMER_WAYS);
+	__type(key, __u32);
+	__type(value, struct sl_newcomer_bucket);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_newcomers SEC(".maps");
+
+/* Written by userspace only, once: the probation hash's seed and size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_newcomer_conf);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_newcomer_conf SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SL_MAX_RULES);
@@ -237,6 +262,14 @@ static __always_inline struct sl_global_stats *sl_cpu_stats(void)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&sl_global_stats, &zero);
+}
+
+/* The service's sync conf (an array of one: NULL only to the verifier). */
+static __always_inline const struct sl_sync_conf *sl_sync_conf(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sl_sync, &zero);
 }
 
 /* The live generation's config, or NULL. */

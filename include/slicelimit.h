@@ -9,6 +9,7 @@
 #define SLICELIMIT_H
 
 #include <linux/types.h>
+#include <linux/bpf.h>	/* struct bpf_spin_lock */
 
 #define SL_PIN_DIR		"/sys/fs/bpf/slicelimit"
 
@@ -286,6 +287,15 @@ struct sl_global_stats {
 	__u64 long_chains_dropped; /* of those, dropped: a rule matched their
 				 * addresses */
 	__u64 icmp_control;	/* ICMP errors, ND, MLD: passed, never limited */
+	__u64 newcomers;	/* first packets of keys the client tables do
+				 * not hold, counted on probation
+				 * (sl_newcomers) instead of creating a state */
+	__u64 promoted;		/* keys seen again on probation: moved into
+				 * the client tables with what they were
+				 * charged there */
+	__u64 newcomers_displaced;	/* probation entries overwritten by a
+					 * later newcomer before their key came
+					 * back: a spoofed flood shows here */
 };
 
 /* LRU hash sl_frags: what a datagram's first fragment was decided, for
@@ -319,6 +329,34 @@ struct sl_proto_rules {
 	__u32 valid;
 	struct sl_bitmap tcp;
 	struct sl_bitmap udp;
+};
+
+/* Probation of the keys the client tables do not hold (include/
+ * sl_newcomer.h): array sl_newcomers of buckets, each a few ways of one
+ * newcomer's first accept, found by a keyed hash of the client key.
+ */
+#define SL_NEWCOMER_WAYS	8	/* a power of two */
+
+struct sl_newcomer {
+	__u32 tag;		/* the key's hash (never 0); 0: free */
+	__u32 units;		/* what its first packet was charged */
+	__u64 first_ms;		/* model/TAI ms of that packet */
+};
+
+struct sl_newcomer_bucket {
+	struct bpf_spin_lock lock;	/* the ways change under it only */
+	__u32 pad;
+	struct sl_newcomer way[SL_NEWCOMER_WAYS];
+};
+
+/* Array sl_newcomer_conf, one entry, written by userspace once, when the
+ * tables are created: the hash key and the number of buckets. 0 buckets:
+ * no probation, every new key gets a state at once.
+ */
+struct sl_newcomer_conf {
+	__u64 seed;		/* random; keys the bucket hash */
+	__u32 buckets;		/* sl_newcomers' max_entries */
+	__u32 pad;
 };
 
 /* Ring buffer sl_events: the first drop of a client in a window (not one

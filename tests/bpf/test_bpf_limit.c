@@ -275,9 +275,13 @@ static void test_limit_key_ipv4_prefix_24_shares_allowance(void **state)
 			fail_msg("row %u: %s -> %u: expected %s", i, rows[i].src,
 				 rows[i].dport, verdict_name(rows[i].want));
 	}
-	/* 192.0.2.0/24, 192.0.3.0/24, 2001:db8:1::/48, 2001:db8:2::/48 */
-	assert_int_equal(clients_of(f, id_of(f, "net")), 4);
-	assert_int_equal(clients_of(f, id_of(f, "host")), 2);
+	/* states: 192.0.2.0/24 and 2001:db8:1::/48 (each seen again), and
+	 * host 192.0.2.1; on probation, seen once: 192.0.3.0/24,
+	 * 2001:db8:2::/48 and host 192.0.2.2
+	 */
+	assert_int_equal(clients_of(f, id_of(f, "net")), 2);
+	assert_int_equal(clients_of(f, id_of(f, "host")), 1);
+	assert_int_equal(sl_test_newcomers_held(&f->in), 3);
 }
 
 /* A per-address rule that continues into a per-/24 aggregate rule: each
@@ -418,8 +422,10 @@ static void test_limit_per_port_keys_separate_ports(void **state)
 			fail_msg("row %u: port %u: expected %s", i,
 				 rows[i].dport, verdict_name(rows[i].want));
 	}
-	assert_int_equal(clients_of(f, id_of(f, "per-port")), 3);
+	/* ports 1000 and 1001 have states; 1010, seen once, is on probation */
+	assert_int_equal(clients_of(f, id_of(f, "per-port")), 2);
 	assert_int_equal(clients_of(f, id_of(f, "shared")), 1);
+	assert_int_equal(sl_test_newcomers_held(&f->in), 1);
 }
 
 int main(void)

@@ -131,7 +131,7 @@ static void bad_reply_round(const struct bad_reply *c)
 	fx.now += 10000;
 	if (c->push) {
 		x = new_client(NET_API);
-		assert_int_equal(send_n(&fx.a, &x, 1), 1);
+		assert_int_equal(send_n(&fx.a, &x, 2), 2);	/* the 2nd gives it a state */
 	}
 	errors = status(&fx.a)->backend_errors;
 	took = round_on(&fx.a);
@@ -175,7 +175,7 @@ static void test_redis_crossslot_makes_batches_per_slot(void **st)
 	set_fake(FAKE_CLUSTER, NULL);
 	for (i = 0; i < CLIENTS; i++) {
 		x = new_client(NET_BULK);
-		assert_int_equal(send_n(&fx.a, &x, 1), 1);
+		assert_int_equal(send_n(&fx.a, &x, 2), 2);	/* the 2nd gives it a state */
 		bulk_key(&x, key, sizeof(key));
 		if (!slot_seen[ref_slot(key, strlen(key))])
 			slots++;
@@ -206,7 +206,7 @@ static void test_redis_slow_store_defers_pushes_to_next_round(void **st)
 	set_fake(FAKE_SLOW, NULL);
 	for (i = 0; i < CLIENTS; i++) {
 		x = new_client(NET_API);
-		assert_int_equal(send_n(&fx.a, &x, 1), 1);
+		assert_int_equal(send_n(&fx.a, &x, 2), 2);	/* the 2nd gives it a state */
 	}
 	took = round_on(&fx.a);
 	after_first = fx.fake->keys_answered;

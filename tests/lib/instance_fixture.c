@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
 #include "core/instance.h"
 #include "core/instance_maps.h"
 #include "rules/rules.h"
@@ -70,6 +71,20 @@ struct sl_global_stats sl_test_global_stats(struct sl_instance *in)
 	assert_int_equal(sl_percpu_sum_u64(&in->maps, in->maps.global_stats,
 					   0, &gs, sizeof(gs)), 0);
 	return gs;
+}
+
+unsigned sl_test_newcomers_held(struct sl_instance *in)
+{
+	struct sl_newcomer_bucket b;
+	__u32 i, buckets = sl_map_capacity(in->maps.newcomers);
+	unsigned n = 0, w;
+
+	for (i = 0; i < buckets; i++) {
+		assert_int_equal(bpf_map_lookup_elem(in->maps.newcomers, &i, &b), 0);
+		for (w = 0; w < SL_NEWCOMER_WAYS; w++)
+			n += b.way[w].tag != 0;
+	}
+	return n;
 }
 
 struct sl_rule_stats sl_test_rule_stats(struct sl_instance *in, __u32 id)

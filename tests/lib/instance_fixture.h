@@ -38,6 +38,9 @@ struct sl_global_stats sl_test_global_stats(struct sl_instance *in);
 struct sl_rule_stats sl_test_rule_stats(struct sl_instance *in, __u32 id);
 struct sl_rule sl_test_live_rule(struct sl_instance *in, const char *name);
 
+/* Keys on probation (sl_newcomers): seen once, no state yet. */
+unsigned sl_test_newcomers_held(struct sl_instance *in);
+
 /* Load the program once before a group's tests, so a verifier refusal is
  * reported once rather than by every test; setup and teardown are the
  * group's own per-test pair.

@@ -34,7 +34,12 @@ static const char stats_help[] =
 "exempt), dropped_bytes the dropped ones. Global counters: packets,\n"
 "non_ip, malformed, fragments, no_rule, fail_open, new_clients (client\n"
 "states created: evicted = created - live), events_lost (drop events a\n"
-"full ring buffer refused).\n"
+"full ring buffer refused), newcomers (first packets of keys without a\n"
+"state, counted on probation instead), promoted (keys that came back on\n"
+"probation and got their state), newcomers_displaced (probation entries\n"
+"overwritten before their key came back: a spoofed flood shows here),\n"
+"frag_* and long_chains* (odd packet shapes, slicelimit-rules(5)),\n"
+"icmp_control (ICMP errors and link control: never limited).\n"
 "--reset zeroes them all (as 'reset --stats'); stats then shows when\n"
 "(\"reset_ms_ago\", null when never).\n";
 
@@ -58,14 +63,18 @@ static void rule_stats_print(const char *name, const struct sl_rule_stats *rs)
 static void global_stats_print(const struct sl_global_stats *gs)
 {
 	printf("\npackets %llu  non_ip %llu  malformed %llu  fragments %llu  no_rule %llu  fail_open %llu\n"
-	       "new clients %llu  events lost %llu\n",
+	       "new clients %llu  events lost %llu\n"
+	       "newcomers %llu  promoted %llu  newcomers displaced %llu\n",
 	       (unsigned long long)gs->packets, (unsigned long long)gs->non_ip,
 	       (unsigned long long)gs->malformed,
 	       (unsigned long long)gs->fragments,
 	       (unsigned long long)gs->no_rule,
 	       (unsigned long long)gs->fail_open,
 	       (unsigned long long)gs->new_clients,
-	       (unsigned long long)gs->events_lost);
+	       (unsigned long long)gs->events_lost,
+	       (unsigned long long)gs->newcomers,
+	       (unsigned long long)gs->promoted,
+	       (unsigned long long)gs->newcomers_displaced);
 	printf("fragments: first %llu  later %llu (dropped %llu)  without first %llu\n"
 	       "long ipv6 chains %llu (dropped %llu)  icmp control %llu\n",
 	       (unsigned long long)gs->frag_first,

@@ -7,6 +7,7 @@
 #include "core/client_view.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "sl_newcomer.h"
 #include "sl_peer.h"
 
 /* The layout and the peers' part of a client, as the kernel reads them;
@@ -26,6 +27,34 @@ static bool read_peers(const struct sl_maps *m,
 	return true;
 }
 
+/* A key without a state may be on probation (include/sl_newcomer.h):
+ * its first accept, charged into `state` as the kernel will charge it
+ * when the key comes back.
+ */
+static void read_probation(const struct sl_maps *m, const struct sl_params *p,
+			   const struct sl_client_key *key, void *state)
+{
+	struct sl_newcomer_conf conf;
+	struct sl_newcomer_bucket b;
+	struct sl_tally empty;
+	__u32 zero = 0, idx;
+	int way, free;
+	__u64 h;
+
+	if (m->newcomer_conf < 0 ||
+	    bpf_map_lookup_elem(m->newcomer_conf, &zero, &conf) || !conf.buckets)
+		return;
+	h = sl_newcomer_hash(key, conf.seed);
+	idx = sl_newcomer_index(h, conf.buckets);
+	if (bpf_map_lookup_elem(m->newcomers, &idx, &b))
+		return;
+	way = sl_newcomer_find(&b, sl_newcomer_tag(h), &free);
+	if (way < 0)
+		return;
+	sl_tally_init(&empty);
+	sl_charge(state, p, &empty, b.way[way].first_ms, b.way[way].units);
+}
+
 int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 			const struct sl_client_key *key, __u64 now_ms,
 			struct sl_client_view *v)
@@ -35,17 +64,19 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	struct sl_sync_conf sc;
 	struct sl_params p;
 	struct sl_tally t;
-	bool peers;
+	bool peers, found;
 	__u64 at, projected, room, round_room;
 
 	if (!state)
 		return -ENOMEM;
-	/* no entry: a client never seen, or evicted; both start fresh */
-	bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
+	/* no entry: a client on probation, never seen, or evicted */
+	found = !bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
 	sl_params_from_rule(&p, rule);
 	peers = read_peers(m, key, &sc, &pv);
 	if (peers)
 		sl_layout_params(&p, &sc);
+	if (!found)
+		read_probation(m, &p, key, state);
 	projected = sl_tally_node_peers(&t, state, peers ? &pv : NULL,
 					&p, peers ? &sc : NULL, now_ms,
 					&round_room);

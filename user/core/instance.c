@@ -29,6 +29,12 @@ int sl_instance_open(struct sl_instance *in, const struct sl_instance_opts *o)
 		return err;
 	}
 	sl_maps_from_object(&in->maps, in->skel->obj);
+	err = sl_newcomers_init(&in->maps);
+	if (err) {
+		slicelimit_bpf__destroy(in->skel);
+		in->skel = NULL;
+		return err;
+	}
 	return 0;
 }
 

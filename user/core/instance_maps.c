@@ -4,6 +4,7 @@
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -16,7 +17,7 @@
 	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
 	X(clients_log) X(rule_stats) \
 	X(global_stats) X(devices) X(sync) X(peer_view) \
-	X(sync_status) X(changed)
+	X(sync_status) X(changed) X(newcomers) X(newcomer_conf)
 
 int sl_require_bpffs(void)
 {
@@ -139,10 +140,64 @@ void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 				 clients ? clients : SL_DEFAULT_CLIENTS);
 	size_changed_ring(bpf_object__find_map_by_name(obj, "sl_changed"),
 			  clients ? clients : SL_DEFAULT_CLIENTS);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_newcomers"),
+				 sl_newcomer_buckets(clients));
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_plain"),
 		       clients);
 	size_to_budget(bpf_object__find_map_by_name(obj, "sl_clients_log"),
 		       clients);
+}
+
+__u32 sl_newcomer_buckets(unsigned clients)
+{
+	__u32 ways = clients ? clients : SL_DEFAULT_CLIENTS;
+
+	/* a small table's few keys must not crowd one bucket either */
+	if (ways < SL_NEWCOMER_MIN_WAYS)
+		ways = SL_NEWCOMER_MIN_WAYS;
+	return ways / SL_NEWCOMER_WAYS;
+}
+
+/* A fresh seed: the probation hash finds none of the keys it held. */
+static int newcomers_seed(const struct sl_maps *m, __u32 buckets)
+{
+	struct sl_newcomer_conf conf;
+	__u32 zero = 0;
+
+	memset(&conf, 0, sizeof(conf));
+	if (getrandom(&conf.seed, sizeof(conf.seed), 0) != sizeof(conf.seed))
+		return -errno;
+	conf.buckets = buckets;
+	if (bpf_map_update_elem(m->newcomer_conf, &zero, &conf, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sl_newcomers_forget(const struct sl_maps *m)
+{
+	struct sl_newcomer_conf conf;
+	__u32 zero = 0;
+
+	if (m->newcomer_conf < 0)
+		return 0;
+	if (bpf_map_lookup_elem(m->newcomer_conf, &zero, &conf))
+		return -errno;
+	return conf.buckets ? newcomers_seed(m, conf.buckets) : 0;
+}
+
+int sl_newcomers_init(const struct sl_maps *m)
+{
+	struct sl_newcomer_conf conf;
+	__u32 zero = 0, buckets;
+
+	if (bpf_map_lookup_elem(m->newcomer_conf, &zero, &conf))
+		return -errno;
+	if (conf.buckets)
+		return 0;	/* made by an earlier load: keep its hash */
+	buckets = sl_map_capacity(m->newcomers);
+	if (!buckets)
+		return -ENOENT;
+	return newcomers_seed(m, buckets);
 }
 
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm)

@@ -30,6 +30,8 @@ struct sl_maps {
 	int sync_status;	/* sl_sync_status: sync health */
 	int changed;		/* sl_changed: keys of clients accepted since
 				 * the last sync round */
+	int newcomers;		/* sl_newcomers: keys on probation */
+	int newcomer_conf;	/* sl_newcomer_conf: its hash seed and size */
 	int nr_cpus;		/* possible CPUs: values of a per-CPU array */
 	bool owned;		/* fds were opened here and must be closed */
 };
@@ -44,13 +46,30 @@ int sl_require_bpffs(void);
 
 /* Size the client tables of an object before load: sl_clients and
  * sl_peer_view to `clients` (0: default), sl_changed to an eighth of
- * them; sl_clients_plain and
+ * them, sl_newcomers to a way per client (at least 65,536);
+ * sl_clients_plain and
  * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes (at most
  * their default capacity, and at most `clients` when given).
  * Deterministic, so pinned maps are reused.
  */
 #define SL_WIDE_STATE_BUDGET	(64u << 20)
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients);
+
+/* Buckets of sl_newcomers for a client table of `clients` (0: default):
+ * a probation way per client, and at least SL_NEWCOMER_MIN_WAYS.
+ */
+#define SL_NEWCOMER_MIN_WAYS	65536u
+__u32 sl_newcomer_buckets(unsigned clients);
+
+/* After a load: give a new probation table its random hash seed and its
+ * size (sl_newcomer_conf); a table made by an earlier load keeps its own.
+ */
+int sl_newcomers_init(const struct sl_maps *m);
+/* Forget every key on probation (a new hash seed): a removed rule's id,
+ * reused, must not inherit a first accept. Each such key then has its
+ * next packet taken for a first one.
+ */
+int sl_newcomers_forget(const struct sl_maps *m);
 
 /* The client state map of an algorithm (see sl_state_size()). */
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm);

@@ -158,6 +158,21 @@ static int open_pinned_programs(int *xdp_fd, int *tc_fd)
 	return 0;
 }
 
+/* The probation table's seed, once loaded; without it every new key
+ * gets a state at once, as before probation.
+ */
+static void init_newcomers(struct slicelimit_bpf *skel)
+{
+	struct sl_maps m;
+	int err;
+
+	sl_maps_from_object(&m, skel->obj);
+	err = sl_newcomers_init(&m);
+	if (err)
+		pr_warn("cannot set up the probation of new clients (%s): they get a state at their first packet",
+			strerror(-err));
+}
+
 int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
 		   bool *loaded)
 {
@@ -203,6 +218,7 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
 			 " (-v shows libbpf's log)");
 		goto err_destroy;
 	}
+	init_newcomers(skel);
 	err = pin_programs(skel, "programs");
 	if (err)
 		goto err_unpin_maps;
@@ -1065,6 +1081,7 @@ int sl_upgrade_pinned(const struct sl_load_opts *opts, struct sl_build_rec *out)
 			 strerror(-err));
 		goto err_restore;
 	}
+	init_newcomers(skel);
 	err = swap_devices(skel, &devs, old_xdp, old_tc);
 	if (err)
 		goto err_restore;

@@ -2,12 +2,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/grow.h"
 #include "core/parse.h"
 #include "core/request_packet.h"
 #include "cli/progress.h"
+#include "replay/client_index.h"
 #include "replay/replay.h"
 #include "rules/rules.h"
 #include "sl_key.h"
@@ -18,17 +20,22 @@ struct accepts {
 	size_t nr, cap;
 };
 
+/* The index of the client at `a` in res, added (with its accept times)
+ * if it is new; first-seen order is the order the output promises.
+ */
 static int client_index(struct sl_replay_result *res, struct accepts **acc,
-			size_t *cap, const struct sl_addr *a)
+			size_t *cap, struct sl_client_index *ix,
+			const struct sl_addr *a)
 {
-	size_t i, cap_acc = *cap;
+	const size_t stride = sizeof(*res->client);
+	size_t cap_acc = *cap;
+	long i;
 
-	/* traces have few distinct clients per run; a scan keeps first-seen
-	 * order, which is the order the output promises
-	 */
-	for (i = res->nr; i-- > 0;)
-		if (!memcmp(&res->client[i].addr, a, sizeof(*a)))
-			return i;
+	_Static_assert(offsetof(struct sl_replay_client, addr) == 0,
+		       "the index reads each client's address at its start");
+	i = sl_client_index_find(ix, res->client, stride, a);
+	if (i >= 0)
+		return i;
 	/* the two grow alike: one capacity for both */
 	if (sl_grow((void **)acc, &cap_acc, res->nr + 1, sizeof(**acc)) ||
 	    sl_grow((void **)&res->client, cap, res->nr + 1,
@@ -37,6 +44,8 @@ static int client_index(struct sl_replay_result *res, struct accepts **acc,
 	memset(&res->client[res->nr], 0, sizeof(res->client[0]));
 	memset(&(*acc)[res->nr], 0, sizeof((*acc)[0]));
 	res->client[res->nr].addr = *a;
+	if (sl_client_index_add(ix, res->client, stride, res->nr))
+		return -ENOMEM;
 	return res->nr++;
 }
 
@@ -173,6 +182,7 @@ struct run {
 	struct sl_replay_result *res;
 	struct accepts *acc;	/* one per client of res */
 	size_t cap_clients;	/* of res->client and acc alike */
+	struct sl_client_index index;	/* res->client by address */
 	struct sl_rule *rules;
 	unsigned nr_rules;
 	__u64 *before;		/* each rule's counters at the start */
@@ -234,7 +244,8 @@ static int run_request(struct run *run, unsigned node,
 	size_t len;
 	int idx, err;
 
-	idx = client_index(run->res, &run->acc, &run->cap_clients, &r->client);
+	idx = client_index(run->res, &run->acc, &run->cap_clients, &run->index,
+			   &r->client);
 	if (idx < 0)
 		return idx;
 	c = &run->res->client[idx];
@@ -325,6 +336,7 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 	err = run_end(&run, window_ms, err);
 out:
 	free(run.acc);
+	sl_client_index_free(&run.index);
 	free(run.before);
 	free(run.moved);
 	free(run.rules);

@@ -532,6 +532,9 @@ static int forget_clients(const struct sl_maps *m,
 	/* peers' counts too: a reused id must not inherit them */
 	if (!err && m->peer_view >= 0)
 		err = forget_clients_in(m->peer_view, removed);
+	/* and the keys on probation, which a reused id would find */
+	if (!err)
+		err = sl_newcomers_forget(m);
 	return err;
 }
 

@@ -238,12 +238,20 @@ static void packet_metrics(struct text *t, const struct sl_maps *m)
 			"slicelimit_clients_created_total %llu\n"
 			"# HELP slicelimit_events_lost_total Drop events a full ring buffer refused.\n"
 			"# TYPE slicelimit_events_lost_total counter\n"
-			"slicelimit_events_lost_total %llu\n",
+			"slicelimit_events_lost_total %llu\n"
+			"# HELP slicelimit_newcomers_total Keys without a client state, by what their packet did on probation: written (a first packet), promoted (came back: a state made), displaced (an entry overwritten before its key came back).\n"
+			"# TYPE slicelimit_newcomers_total counter\n"
+			"slicelimit_newcomers_total{outcome=\"written\"} %llu\n"
+			"slicelimit_newcomers_total{outcome=\"promoted\"} %llu\n"
+			"slicelimit_newcomers_total{outcome=\"displaced\"} %llu\n",
 		    (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
 		    (unsigned long long)gs.malformed, (unsigned long long)gs.fragments,
 		    (unsigned long long)gs.no_rule, (unsigned long long)gs.fail_open,
 		    (unsigned long long)gs.new_clients,
-		    (unsigned long long)gs.events_lost);
+		    (unsigned long long)gs.events_lost,
+		    (unsigned long long)gs.newcomers,
+		    (unsigned long long)gs.promoted,
+		    (unsigned long long)gs.newcomers_displaced);
 		put(t, "# HELP slicelimit_fragments_total IP fragments, by how they were decided.\n"
 			"# TYPE slicelimit_fragments_total counter\n"
 			"slicelimit_fragments_total{kind=\"first\"} %llu\n"
