@@ -486,6 +486,12 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 	/* a key the peers count is no one-packet source */
 	if (sl_peer_layout_counts(sc) && bpf_map_lookup_elem(&sl_peer_view, key))
 		goto create;
+	/* bounded shares the fleet's room by what each node's states hold:
+	 * an accept on probation is in none of them and reaches no peer,
+	 * so a fleet that shares a room gives every key a state at once
+	 */
+	if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->live_nodes > 1)
+		goto create;
 	h = sl_newcomer_hash(key, conf->seed);
 	idx = sl_newcomer_index(h, conf->buckets);
 	tag = sl_newcomer_tag(h);

@@ -18,7 +18,7 @@ tmp=$(mktemp -d /tmp/slicelimit-progress.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 failed=0
-N=300000	# 1.5 to 4 s here: a redraw or more
+N=1500000	# 3 to 5 s here: a redraw or more
 
 ok() { echo "ok - $1"; }
 not_ok() {		# DESC DIAGNOSTIC...
