@@ -13,7 +13,7 @@ usage: bounded.py SLICELIMIT [--table]
 import random
 import sys
 
-from replay_json import replay_json
+from replay_json import longest_hold, replay_json
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 TABLE = "--table" in sys.argv
@@ -127,25 +127,6 @@ def check_over_limit():
 
 
 # ---- clients within the limit: what bounded costs them -----------------
-
-def longest_hold(ds):
-    """The longest a client was held back (tests/replay/fleet_property.py):
-    over each run of rejections, from its first to its last, then to the
-    next accept or the last one's Retry-After, whichever is sooner."""
-    hold, i = 0, 0
-    while i < len(ds):
-        if ds[i]["accepted"]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < len(ds) and not ds[j + 1]["accepted"]:
-            j += 1
-        h = ds[j]["retry_after_ms"]
-        if j + 1 < len(ds):
-            h = min(h, ds[j + 1]["t_ms"] - ds[j]["t_ms"])
-        hold = max(hold, ds[j]["t_ms"] - ds[i]["t_ms"] + h)
-        i = j + 1
-    return hold
 
 
 def rejects_of(decisions, client):

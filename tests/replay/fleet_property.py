@@ -42,6 +42,8 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from replay_json import longest_hold
+
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 SEED = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 20261201
 QUICK = "--quick" in sys.argv
@@ -216,26 +218,6 @@ def run(case):
     for x in res["decisions"]:
         decided.setdefault(x["client"], []).append(x)
     return case, clients, decided
-
-
-def longest_hold(ds):
-    """The longest a client was held back: over each run of rejections,
-    from its first to its last, and then to the next accept or what the
-    last one's Retry-After said, whichever is sooner."""
-    hold, i = 0, 0
-    while i < len(ds):
-        if ds[i]["accepted"]:
-            i += 1
-            continue
-        j = i
-        while j + 1 < len(ds) and not ds[j + 1]["accepted"]:
-            j += 1
-        h = ds[j]["retry_after_ms"]
-        if j + 1 < len(ds):
-            h = min(h, ds[j + 1]["t_ms"] - ds[j]["t_ms"])
-        hold = max(hold, ds[j]["t_ms"] - ds[i]["t_ms"] + h)
-        i = j + 1
-    return hold
 
 
 def check(case, clients, decided, stats):
