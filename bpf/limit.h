@@ -509,12 +509,19 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 		first = b->way[way];
 		b->way[way].tag = 0;	/* promoted once, by one CPU */
 	} else if (fits) {
+		__u32 slot;
+
 		displaced = free < 0;
-		way = (displaced ? sl_newcomer_victim(b, r) : free) &
-		      (SL_NEWCOMER_WAYS - 1);
-		b->way[way].tag = tag;
-		b->way[way].units = units;
-		b->way[way].first_ms = now_ms;
+		slot = displaced ? sl_newcomer_victim(b, r) : free;
+		/* the compiler knows the mask is redundant and drops it;
+		 * 6.1's verifier cannot tell, so hide the value from the
+		 * compiler and keep the mask
+		 */
+		__asm__ volatile("" : "+r"(slot));
+		slot &= SL_NEWCOMER_WAYS - 1;
+		b->way[slot].tag = tag;
+		b->way[slot].units = units;
+		b->way[slot].first_ms = now_ms;
 		written = 1;
 	}
 	bpf_spin_unlock(&b->lock);
