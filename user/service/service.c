@@ -419,6 +419,11 @@ static void watch_ownership(struct run *r)
 			      epoch, r->epoch);
 		r->epoch = epoch;
 	}
+	/* the device records are pinned: with the pin directory out of
+	 * reach (bpffs unmounted for a while) nothing can be told of them
+	 */
+	if (access(SL_PIN_DIR, F_OK))
+		return;
 	for (i = 0; i < r->st.nr_devices && i < SL_MAX_DEVICES; i++) {
 		bool gone = !sl_is_attached(r->st.dev[i].name);
 
@@ -500,14 +505,19 @@ int sl_service_run(const char *path)
 	for (;;) {
 		sig = sigtimedwait(&sigs, NULL, &watch);
 		if (sig < 0) {
-			if (errno == EAGAIN) {
+			/* the watches below may leave errno changed: a failed
+			 * read must not end the service
+			 */
+			int wait_err = errno;
+
+			if (wait_err == EAGAIN) {
 				watch_ownership(&r);
 				if (r.sync)
 					sl_sync_watch(&r.sync_watch, &r.m,
 						      r.st.sync_url[0] ? r.st.sync_url : NULL,
 						      sl_now_tai_ms());
 			}
-			if (errno == EAGAIN || errno == EINTR)
+			if (wait_err == EAGAIN || wait_err == EINTR)
 				continue;
 			break;
 		}
