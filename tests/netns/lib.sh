@@ -3,6 +3,7 @@
 #
 #   sl_init SLICELIMIT [SL_TRAFFIC]   names, temp dir, cleanup trap, tools
 #   sl_need TOOL...                   bail out unless every TOOL is on PATH
+#   fake_old_build                    the pinned build record made another build's
 #   sl_api_code / sl_service_wait     the service's API, from the server
 #   sl_run FUNCTION                   run the script's body, clean up after
 #   sl_netns_setup                    client and server namespaces + veth
@@ -393,4 +394,16 @@ sl_cleanup() {
 		[ -e "/run/netns/$ns" ] && ip netns del "$ns"
 	done
 	rm -rf "$SL_TMP"
+}
+
+# another build's id in the record: its first byte flipped
+fake_old_build() {
+	local val
+	val=$(bpftool -j map lookup pinned "$SL_PIN/sl_build" key 0 0 0 0 |
+		"$SL_PY" -c 'import json, sys
+v = [int(x, 16) for x in json.load(sys.stdin)["value"]]
+v[0] ^= 0xff
+print(" ".join(str(x) for x in v))') || return 1
+	# shellcheck disable=SC2086
+	bpftool map update pinned "$SL_PIN/sl_build" key 0 0 0 0 value $val
 }

@@ -126,18 +126,6 @@ prog_gone() {		# ID: "gone" once no program has it (bounded: 3 s)
 	echo there
 }
 
-# another build's id in the record: its first byte flipped
-fake_old_build() {
-	local val
-	val=$(bpftool -j map lookup pinned "$SL_PIN/sl_build" key 0 0 0 0 |
-		"$SL_PY" -c 'import json, sys
-v = [int(x, 16) for x in json.load(sys.stdin)["value"]]
-v[0] ^= 0xff
-print(" ".join(str(x) for x in v))') || return 1
-	# shellcheck disable=SC2086
-	bpftool map update pinned "$SL_PIN/sl_build" key 0 0 0 0 value $val
-}
-
 test_upgrade_swaps_program_keeps_counts() {
 	local svc prog1 before this old st
 	start_service svc "$SL_TMP/svc1.log"

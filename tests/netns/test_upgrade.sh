@@ -26,18 +26,6 @@ rules:
   - { name: flood, protocol: udp, ports: 7001, limit: 100 }
 EOF
 
-# another build's id in the record: its first byte flipped
-fake_old_build() {
-	local val
-	val=$(bpftool -j map lookup pinned "$SL_PIN/sl_build" key 0 0 0 0 |
-		"$SL_PY" -c 'import json, sys
-v = [int(x, 16) for x in json.load(sys.stdin)["value"]]
-v[0] ^= 0xff
-print(" ".join(str(x) for x in v))') || return 1
-	# shellcheck disable=SC2086
-	bpftool map update pinned "$SL_PIN/sl_build" key 0 0 0 0 value $val
-}
-
 # btf_map PATH VALUE_SIZE: pin at PATH a one-entry array of __u32 keys and
 # VALUE_SIZE-byte values whose BTF value type is struct sl_other { __u8
 # bytes[VALUE_SIZE]; }: every size of the real map, another type
