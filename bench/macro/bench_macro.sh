@@ -26,6 +26,15 @@
 #    queues, so the receiver runs on both CPUs at once); what passes,
 #    counted by each mechanism's own counters, against what is due.
 #
+# Refusing a table: before it writes RESULTS, summary.py checks the floors
+# of the run. A calibration case first runs the XDP_DROP floor with the
+# generator on every CPU of ACC_CPUS. Then the single-CPU XDP_DROP floor of
+# every throughput group must reach FLOOR_MIN_MPPS and FLOOR_MIN_SHARE of
+# the calibration's Mpps per generator CPU; every floor case must show
+# softirq time; and every case's receiver must have taken in RX_MIN_SHARE
+# of what the generator sent. If not, it says why on stderr, leaves RESULTS
+# as it was and exits 1 (and so does `make bench`).
+#
 # The run happens in a private mount namespace with a bpffs of its own
 # (slicelimit's pins are not the host's) and in two network namespaces
 # named after our pid; the firewall rules live in our namespaces only and
@@ -34,7 +43,9 @@
 # Settings (environment): ROUNDS (3), SECS (1), NS ("1 1000 100000
 # 1000000"), V6_NS (1000), CLIENTS (every table's size; by default
 # 262,144, slicelimit's default, doubled until it holds N + N/32), GEN_CPUS (0),
-# ACC_ROUNDS (3), ACC_SECS (5), ACC_CPUS (0,1),
+# ACC_ROUNDS (3), ACC_SECS (5), ACC_CPUS (0,1), CAL_SECS (1),
+# FLOOR_MIN_MPPS (0.5), FLOOR_MIN_SHARE (0.2), RX_MIN_SHARE (0.5): the
+# plausibility bounds (see "Refusing a table" below),
 # MECHS ("slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"),
 # ACC_MECHS ("sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy").
 
@@ -70,6 +81,7 @@ GEN_CPUS=${GEN_CPUS:-0}
 ACC_ROUNDS=${ACC_ROUNDS:-3}
 ACC_SECS=${ACC_SECS:-5}
 ACC_CPUS=${ACC_CPUS:-0,1}
+CAL_SECS=${CAL_SECS:-1}
 MECHS=${MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"}
 ACC_MECHS=${ACC_MECHS-"sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy"}
 
@@ -407,6 +419,24 @@ case_line() {
 			($12 - $6) / e / 1e6, $13 - $7, ($8 - $2) * 1e9 / hz / (rx ? rx : 1) }'
 }
 
+# ---- 0. calibration ----
+
+# what the generator and the XDP_DROP floor reach on every CPU of
+# ACC_CPUS, for summary.py's plausibility check of the floors
+cal_case() {
+	local a b out
+	CPUS_NOW=$ACC_CPUS BASE4=$SRC4 SIZE=262144 MODE_NOW=tput
+	mech_up xdp-drop 4 tput || { echo "bench_macro: calibration: setup failed" >&2; return 1; }
+	a=$(snapshot xdp-drop 4)
+	# shellcheck disable=SC2046
+	out=$(in_c $(gen_cmd 4 1000 "$ACC_CPUS" --seconds "$CAL_SECS")) ||
+		echo "bench_macro: calibration: generator failed" >&2
+	b=$(snapshot xdp-drop 4)
+	mech_down xdp-drop 4
+	printf 'cal\t4\t1000\txdp-drop\t1\t%s\t%s\t%s\n' "$out" "$a" "$b" >>"$TMP/data.tsv"
+	log "calibration: XDP_DROP, generator on CPUs $ACC_CPUS: $(case_line "$out" "$a" "$b")"
+}
+
 # ---- 2. accuracy ----
 
 acc_case() {		# ROUND MECH INDEX
@@ -432,6 +462,7 @@ body() {
 	t0=$(date +%s)
 	netns_setup
 	log "veth $VC -> $VS (2 queues), generator CPUs $GEN_CPUS, $ROUNDS rounds x ${SECS}s per case"
+	cal_case
 	for r in $(seq 1 "$ROUNDS"); do
 		for n in $NS; do
 			for m in $MECHS; do
@@ -462,6 +493,11 @@ body() {
 		"slicelimit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
 		"settings=$ROUNDS interleaved rounds x ${SECS}s per throughput case (after 2N+200000 warm-up packets), generator CPU(s) $GEN_CPUS; table sizes ${CLIENTS:-262144 for N <= 100000, 1048576 for N = 1000000}; accuracy $ACC_ROUNDS rounds x ${ACC_SECS}s on CPUs $ACC_CPUS"
 		"clk_tck=$(getconf CLK_TCK)"
+		"gen_cpus=$GEN_CPUS"
+		"cal_cpus=$ACC_CPUS"
+		"floor_min_mpps=${FLOOR_MIN_MPPS:-0.5}"
+		"floor_min_share=${FLOOR_MIN_SHARE:-0.2}"
+		"rx_min_share=${RX_MIN_SHARE:-0.5}"
 		"elapsed=$(( $(date +%s) - t0 ))"
 	)
 	"$PY" "$MACRO_DIR/summary.py" "$TMP" "$RESULTS" "${RUN_INFO[@]}"

@@ -26,7 +26,7 @@ NAMES = {
     "ipt-legacy": "iptables-legacy hashlimit, raw",
 }
 
-tput, acc = {}, {}
+tput, acc, cal = {}, {}, {}
 with open(os.path.join(tmp, "data.tsv")) as f:
     for line in f:
         kind, fam, n, mech, rnd, gen, a, b = line.rstrip("\n").split("\t")
@@ -48,13 +48,51 @@ with open(os.path.join(tmp, "data.tsv")) as f:
             "ns": (b[0] - a[0]) * 1e9 / clk / rx if rx else float("nan"),
             "ns_all": (b[1] - a[1]) * 1e9 / clk / rx if rx else float("nan"),
         }
-        d = tput if kind == "tput" else acc
+        row["zero_softirq"] = b[0] == a[0]
+        d = {"tput": tput, "acc": acc, "cal": cal}[kind]
         d.setdefault((int(fam), int(n)), {}).setdefault(mech, []).append(row)
 
 
 def med(rows, k):
     v = sorted(r[k] for r in rows)
     return statistics.median(v), v[0], v[-1]
+
+
+def implausible():
+    """Why the run's floors say the traffic did not flow as it should
+    (a list, empty if the table can be written)."""
+    why = []
+    floors = ("xdp-drop", "floor-count")
+    ncpu = lambda k: len(info.get(k, "0").split(","))
+    per_cpu = None
+    cal_rows = cal.get((4, 1000), {}).get("xdp-drop")
+    if cal_rows:
+        per_cpu = med(cal_rows, "rx_mpps")[0] / ncpu("cal_cpus")
+    elif tput:
+        why.append("no calibration case (XDP_DROP on every CPU of ACC_CPUS) to check the floors against")
+    bound = float(info.get("floor_min_mpps", 0.5))
+    if per_cpu is not None:
+        bound = max(bound, float(info.get("floor_min_share", 0.2)) * per_cpu * ncpu("gen_cpus"))
+    for kind, d in (("throughput", tput), ("accuracy", acc), ("calibration", cal)):
+        for (fam, n), mechs in sorted(d.items()):
+            where = f"{kind}, IPv{fam}, N = {n}"
+            if kind == "throughput" and "xdp-drop" not in mechs:
+                why.append(f"{where}: no XDP_DROP floor measured")
+            for mech, rows in sorted(mechs.items()):
+                if kind == "throughput" and mech == "xdp-drop":
+                    m = med(rows, "rx_mpps")[0]
+                    if m < bound:
+                        why.append(f"{where}: the XDP_DROP floor received {m:.3f} Mpps, "
+                                   f"below the bound of {bound:.3f} Mpps (FLOOR_MIN_MPPS, or "
+                                   f"FLOOR_MIN_SHARE of the calibration's "
+                                   f"{per_cpu or 0:.3f} Mpps per CPU)")
+                for r in rows:
+                    if mech in floors and r["zero_softirq"]:
+                        why.append(f"{where}: {mech}: no softirq time at all for {r['rx']} packets")
+                    if r["rx"] < float(info.get("rx_min_share", 0.5)) * r["sent"]:
+                        why.append(f"{where}: {mech}: the receiver took in {r['rx']} of the "
+                                   f"{r['sent']} packets sent (RX_MIN_SHARE)")
+    return why
 
 
 def fmt(t, prec):
@@ -158,5 +196,13 @@ for path in sorted(glob.glob(os.path.join(tmp, "cmd.*"))):
 
 text = "\n".join(out) + "\n"
 sys.stdout.write(text)
-with open(results, "w") as f:
+why = implausible()
+if why:
+    for w in why:
+        print(f"bench_macro: implausible: {w}", file=sys.stderr)
+    print(f"bench_macro: the traffic did not flow as it should; {results} left as it was",
+          file=sys.stderr)
+    sys.exit(1)
+with open(results + ".tmp", "w") as f:
     f.write(text)
+os.replace(results + ".tmp", results)
