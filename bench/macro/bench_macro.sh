@@ -82,6 +82,10 @@ ACC_ROUNDS=${ACC_ROUNDS:-3}
 ACC_SECS=${ACC_SECS:-5}
 ACC_CPUS=${ACC_CPUS:-0,1}
 CAL_SECS=${CAL_SECS:-1}
+SPOOF_MECHS=${SPOOF_MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"}
+SPOOF_BITS=${SPOOF_BITS:-24}
+SPOOF_BASE4=10.0.0.0	# spoofed sources: 10.0.0.0 + a random number below 2^SPOOF_BITS
+WEB_LIMIT=${WEB_LIMIT:-5000}
 MECHS=${MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"}
 ACC_MECHS=${ACC_MECHS-"sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy"}
 
@@ -204,6 +208,13 @@ sl_rules() {		# MODE MECH
 	tput/*) echo '  - { name: flood, protocol: udp, ports: 9, limit: 1, window: 60s }' ;;
 	acc/sl-bucket) echo '  - { name: flood, protocol: udp, ports: 9, limit: 60, window: 6s, algorithm: token-bucket, bucket_capacity: 60, refill_per_s: 10 }' ;;
 	acc/sl-sliding) echo '  - { name: flood, protocol: udp, ports: 9, limit: 600, window: 60s }' ;;
+	spoof/* | tcp/*)
+		# README's answer to a spoofed flood: each address its own
+		# limit, the port a total; tcp adds the real clients' rule
+		echo '  - { name: flood, protocol: udp, ports: 9, limit: 1, window: 60s, continue: true }'
+		echo '  - { name: port-cap, protocol: udp, ports: 9, limit: 1000, window: 1s, key: { ipv4_prefix: 0, ipv6_prefix: 0 } }'
+		[ "$1" = tcp ] && echo "  - { name: web, protocol: tcp, ports: 80, limit: $WEB_LIMIT, window: 1s }"
+		;;
 	esac
 }
 
@@ -215,9 +226,12 @@ nft_file() {		# MECH FAMILY MODE
 	else
 		fam=inet hook="type filter hook prerouting priority -300;"
 	fi
-	if [ "$3" = tput ]; then
+	if [ "$3" = tput ] || [ "$3" = spoof ]; then
 		limit="limit rate over 1/minute burst 1 packets"
 		pass_match="udp dport 9"
+		# the spoofed flood: the port's total as well (sl_rules)
+		[ "$3" = spoof ] && pass_match="udp dport 9 limit rate over 1000/second burst 1000 packets counter name \"c_drop\" drop
+			udp dport 9"
 	else
 		limit="limit rate over 10/second burst 60 packets"
 		pass_match="$ip saddr $SRC_ACC"
@@ -244,7 +258,7 @@ ipt_cmd() {		# MECH FAMILY: the iptables binary
 }
 
 ipt_args() {		# MODE FAMILY: the hashlimit rule
-	if [ "$1" = tput ]; then
+	if [ "$1" = tput ] || [ "$1" = spoof ]; then
 		echo "-m hashlimit --hashlimit-name slm$2 --hashlimit-mode srcip --hashlimit-above 1/minute --hashlimit-burst 1 --hashlimit-htable-size $SIZE --hashlimit-htable-max $SIZE -j DROP"
 	else
 		echo "-m hashlimit --hashlimit-name slma$2 --hashlimit-mode srcip --hashlimit-above 10/second --hashlimit-burst 60 -j DROP"
@@ -287,7 +301,16 @@ EOF"
 	ipt-*)
 		b=$(ipt_cmd "$mech" "$fam")
 		# shellcheck disable=SC2046
-		in_s "$b" -t raw -A PREROUTING $(ipt_args "$mode" "$fam") &&
+		in_s "$b" -t raw -A PREROUTING $(ipt_args "$mode" "$fam") || return 1
+		if [ "$mode" = spoof ]; then
+			# the port's total as well (sl_rules)
+			in_s "$b" -t raw -A PREROUTING -p udp --dport 9 -m limit --limit 1000/second --limit-burst 1000 -j ACCEPT &&
+			in_s "$b" -t raw -A PREROUTING -p udp --dport 9 -j DROP || return 1
+			note_cmd "$mode.$mech.$fam" "$b -t raw -A PREROUTING $(ipt_args "$mode" "$fam")
+$b -t raw -A PREROUTING -p udp --dport 9 -m limit --limit 1000/second --limit-burst 1000 -j ACCEPT
+$b -t raw -A PREROUTING -p udp --dport 9 -j DROP"
+			return 0
+		fi
 		in_s "$b" -t raw -A PREROUTING -p udp --dport 9
 		note_cmd "$mode.$mech.$fam" "$b -t raw -A PREROUTING $(ipt_args "$mode" "$fam")
 $b -t raw -A PREROUTING -p udp --dport 9     # counts what passes"
@@ -321,6 +344,12 @@ veth_counts() {
 
 mech_counts() {
 	local mech=$1 fam=$2 b
+	if [ "$MODE_NOW" = spoof ] && [ "$mech" != xdp-drop ] && [ "$mech" != floor-count ]; then
+		# one counting rule for every mechanism and whatever rule
+		# dropped: passed = what reached UDP (see nft below)
+		veth_counts | { read -r rx _; p=$(stack_passed "$fam"); echo "$((rx - p)) $p"; }
+		return
+	fi
 	case $mech in
 	slicelimit | sl-*)
 		# the rule's object in json-c's compact output (python would
@@ -370,11 +399,13 @@ snapshot() {		# MECH FAMILY: "SOFTIRQ_GEN SOFTIRQ_ALL RX XDPDROP DROPPED PASSED"
 	echo "$(softirq_ticks "$CPUS_NOW") $(veth_counts) $(mech_counts "$1" "$2")"
 }
 
-gen_cmd() {		# FAMILY N CPUS --seconds S | --packets P
-	local fam=$1 n=$2 cpus=$3 src=$SRC4 dst=$SRV4
+gen_cmd() {		# FAMILY N CPUS --seconds S | --packets P; N = spoof: random sources
+	local fam=$1 n=$2 cpus=$3 src=$SRC4 dst=$SRV4 who
 	shift 3
 	if [ "$fam" = 6 ]; then src=$SRC6 dst=$SRV6; fi
-	echo "$GEN gen --dev $VC --dst-mac $DST_MAC --src $src --dst $dst --base4 ${BASE4:-$SRC4} --clients $n --cpus $cpus --hold-dev $VH $*"
+	who="--base4 ${BASE4:-$SRC4} --clients $n"
+	[ "$n" = spoof ] && who="--base4 $SPOOF_BASE4 --spoof $SPOOF_BITS"
+	echo "$GEN gen --dev $VC --dst-mac $DST_MAC --src $src --dst $dst $who --cpus $cpus --hold-dev $VH $*"
 }
 
 # table_size N: the size of every mechanism's per-source table for N
@@ -417,6 +448,31 @@ case_line() {
 		awk -v hz="$CLK_TCK" '{ e = $1 / 1e9; rx = $10 - $4
 		printf "rx %.2f Mpps, dropped %.2f Mpps, passed %d, softirq %.0f ns/pkt\n", rx / e / 1e6,
 			($12 - $6) / e / 1e6, $13 - $7, ($8 - $2) * 1e9 / hz / (rx ? rx : 1) }'
+}
+
+# ---- 3. spoofed flood ----
+
+spoof_case() {		# ROUND MECH
+	local r=$1 mech=$2 a b out
+	CPUS_NOW=$GEN_CPUS SIZE=262144 MODE_NOW=spoof
+	if ! mech_up "$mech" 4 spoof; then
+		echo "bench_macro: spoof $mech: setup failed" >&2
+		mech_down "$mech" 4 2>/dev/null
+		return 1
+	fi
+	# fill every table (and slicelimit's probation ways) first
+	# shellcheck disable=SC2046
+	in_c $(gen_cmd 4 spoof "$GEN_CPUS" --packets $((2 * SIZE + 200000))) >/dev/null ||
+		echo "bench_macro: spoof $mech: warm-up failed" >&2
+	a=$(snapshot "$mech" 4)
+	note_cmd "gen.spoof" "nsenter --net=/run/netns/$NS_C $(gen_cmd 4 spoof "$GEN_CPUS" --seconds "$SECS")"
+	# shellcheck disable=SC2046
+	out=$(in_c $(gen_cmd 4 spoof "$GEN_CPUS" --seconds "$SECS")) ||
+		echo "bench_macro: spoof $mech: generator failed" >&2
+	b=$(snapshot "$mech" 4)
+	mech_down "$mech" 4
+	printf 'spoof\t4\t%s\t%s\t%s\t%s\t%s\t%s\n' "$((1 << SPOOF_BITS))" "$mech" "$r" "$out" "$a" "$b" >>"$TMP/data.tsv"
+	log "$(printf 'round %s spoofed flood %-14s ' "$r" "$mech")$(case_line "$out" "$a" "$b")"
 }
 
 # ---- 0. calibration ----
@@ -474,6 +530,9 @@ body() {
 				[ "$m" = floor-count ] && continue	# IPv4 only
 				tput_case "$r" 6 "$n" "$m"
 			done
+		done
+		for m in $SPOOF_MECHS; do
+			spoof_case "$r" "$m"
 		done
 	done
 	log "accuracy: ${ACC_SECS}s floods from one source on CPUs $ACC_CPUS, $ACC_ROUNDS rounds"

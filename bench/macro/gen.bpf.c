@@ -27,6 +27,10 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 nr_clients = 1;
+/* nonzero: every frame gets a random source of 2^spoof_bits (base4 + a
+ * random number below it; IPv6: in the /64 prefix), as a spoofed flood
+ * has, instead of the next of nr_clients */
+const volatile __u32 spoof_bits = 0;
 const volatile __u32 base4 = 0x0ac80000;	/* 10.200.0.0 */
 
 struct {
@@ -64,7 +68,10 @@ int gen_tx(struct xdp_md *ctx)
 	ctr = bpf_map_lookup_elem(&gen_ctr, &zero);
 	if (!ctr)
 		return XDP_ABORTED;
-	idx = (__u32)((*ctr)++ % nr_clients);
+	if (spoof_bits)
+		idx = bpf_get_prandom_u32() & (__u32)((1ull << spoof_bits) - 1);
+	else
+		idx = (__u32)((*ctr)++ % nr_clients);
 
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = (void *)(eth + 1);

@@ -4,14 +4,16 @@
  *
  *   sl-macro gen --dev DEV --dst-mac MAC --src ADDR --dst ADDR
  *                [--clients N] [--cpus 0,1] (--seconds S | --packets P)
- *                [--base4 A.B.C.D] [--hold-dev DEV2]
+ *                [--base4 A.B.C.D] [--hold-dev DEV2] [--spoof BITS]
  *      Sends UDP frames (port 9) out of DEV (in the current network
  *      namespace) with BPF_PROG_TEST_RUN + BPF_F_TEST_XDP_LIVE_FRAMES: one
  *      thread pinned to each CPU of --cpus runs gen.bpf.c's gen_tx over
  *      large batches (ctx_in.ingress_ifindex = DEV, so XDP_TX leaves by
  *      DEV and lands on its veth peer). The source address walks over
  *      --clients addresses (from --base4 for IPv4; the /64 prefix for IPv6,
- *      from --src). Bounded by --seconds or by --packets (in all).
+ *      from --src); with --spoof, every frame gets a random one of
+ *      2^BITS addresses instead (a spoofed flood: every packet a new
+ *      source, as good as). Bounded by --seconds or by --packets (in all).
  *      Prints {"sent": N, "elapsed_ns": N, "threads": N, "calls": N} on
  *      stdout.
  *
@@ -261,14 +263,15 @@ static int cmd_gen(int argc, char **argv)
 		{ "src", 1, 0, 's' }, { "dst", 1, 0, 't' },
 		{ "clients", 1, 0, 'n' }, { "cpus", 1, 0, 'c' },
 		{ "seconds", 1, 0, 'S' }, { "packets", 1, 0, 'P' },
-		{ "base4", 1, 0, 'b' }, { "hold-dev", 1, 0, 'H' }, { 0 }
+		{ "base4", 1, 0, 'b' }, { "hold-dev", 1, 0, 'H' },
+		{ "spoof", 1, 0, 'R' }, { 0 }
 	};
 	const char *dev = NULL, *mac = NULL, *src = NULL, *dst = NULL;
 	const char *cpus = "0", *base4 = "10.200.0.0", *hold = NULL;
 	struct worker w[MAX_THREADS];
 	double seconds = 0;
 	uint64_t packets = 0;
-	unsigned long clients = 1;
+	unsigned long clients = 1, spoof = 0;
 	struct gen_bpf *skel;
 	struct in_addr b4;
 	int o, nr = 0, hold_idx = 0, rc;
@@ -286,13 +289,14 @@ static int cmd_gen(int argc, char **argv)
 		case 'P': packets = strtoull(optarg, NULL, 0); break;
 		case 'b': base4 = optarg; break;
 		case 'H': hold = optarg; break;
+		case 'R': spoof = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
 	if (!dev || !mac || !src || !dst || !clients || (!seconds == !packets) ||
-	    inet_pton(AF_INET, base4, &b4) != 1) {
+	    spoof > 32 || inet_pton(AF_INET, base4, &b4) != 1) {
 		fprintf(stderr, "gen: need --dev --dst-mac --src --dst, --clients >= 1, "
-			"and one of --seconds/--packets\n");
+			"--spoof <= 32, and one of --seconds/--packets\n");
 		return 2;
 	}
 	ifindex = if_nametoindex(dev);
@@ -309,6 +313,7 @@ static int cmd_gen(int argc, char **argv)
 		return 1;
 	skel->rodata->nr_clients = clients;
 	skel->rodata->base4 = ntohl(b4.s_addr);
+	skel->rodata->spoof_bits = spoof;
 	if (gen_bpf__load(skel)) {
 		fprintf(stderr, "gen: cannot load gen_tx\n");
 		return 1;
