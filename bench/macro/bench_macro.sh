@@ -35,6 +35,18 @@
 # of what the generator sent. If not, it says why on stderr, leaves RESULTS
 # as it was and exits 1 (and so does `make bench`).
 #
+# 3. A spoofed flood, in the same rounds: every frame a random source of
+#    2^SPOOF_BITS (10.0.0.0/8), far more than the tables hold, through
+#    slicelimit (per source 1/60s, continue, and 1000/s for the port, as
+#    README advises against such a flood), the bare counter's insert path
+#    (floor_count), XDP_DROP, the nft meters and hashlimit (each with the
+#    same 1000/s total after it).
+# 4. Real TCP clients (curl, a new connection per request, TCP_RATE/s)
+#    to nginx in the receiving namespace, slicelimit attached with the
+#    rules of 3 and a per-source tcp 80 rule the clients keep within;
+#    TCP_ROUNDS rounds of TCP_REQS requests quiet, then the same during
+#    the spoofed flood: answered requests and their latency.
+#
 # The run happens in a private mount namespace with a bpffs of its own
 # (slicelimit's pins are not the host's) and in two network namespaces
 # named after our pid; the firewall rules live in our namespaces only and
@@ -46,7 +58,9 @@
 # ACC_ROUNDS (3), ACC_SECS (5), ACC_CPUS (0,1), CAL_SECS (1),
 # FLOOR_MIN_MPPS (0.5), FLOOR_MIN_SHARE (0.2), RX_MIN_SHARE (0.5): the
 # plausibility bounds (see "Refusing a table" below),
-# MECHS ("slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"),
+# MECHS and SPOOF_MECHS ("slicelimit xdp-drop floor-count nft-netdev
+# nft-inet ipt-hashlimit"), SPOOF_BITS (24), TCP_ROUNDS (2, 0: none),
+# TCP_REQS (300), TCP_RATE (100), WEB_LIMIT (5000),
 # ACC_MECHS ("sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy").
 
 # shellcheck disable=SC2015 # "A && B || die": die exits
@@ -86,6 +100,9 @@ SPOOF_MECHS=${SPOOF_MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet i
 SPOOF_BITS=${SPOOF_BITS:-24}
 SPOOF_BASE4=10.0.0.0	# spoofed sources: 10.0.0.0 + a random number below 2^SPOOF_BITS
 WEB_LIMIT=${WEB_LIMIT:-5000}
+TCP_ROUNDS=${TCP_ROUNDS:-2}
+TCP_REQS=${TCP_REQS:-300}
+TCP_RATE=${TCP_RATE:-100}
 MECHS=${MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"}
 ACC_MECHS=${ACC_MECHS-"sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy"}
 
@@ -97,6 +114,7 @@ VS=${P}s0
 VH=${P}h0		# the generator's holding device (sending namespace)
 SRV4=10.77.0.1
 SRV6=fd77::1
+CLI4=10.77.0.2		# the real TCP clients (curl) in the sending namespace
 SRC4=10.200.0.0		# IPv4 sources: 10.200.0.0 + i
 SRC6=2001:db8::1	# IPv6 sources: 2001:db8:i::1 (i in the /64 prefix)
 CLK_TCK=$(getconf CLK_TCK)
@@ -186,6 +204,7 @@ netns_setup() {
 	in_s sysctl -qw net.ipv6.conf.all.accept_ra=0 net.ipv6.conf.default.accept_ra=0
 	ip -n "$NS_S" addr add "$SRV4/24" dev "$VS"
 	ip -n "$NS_S" addr add "$SRV6/64" dev "$VS" nodad
+	ip -n "$NS_C" addr add "$CLI4/24" dev "$VC"	# the real TCP clients'
 	ip -n "$NS_C" link set "$VC" up && ip -n "$NS_S" link set "$VS" up || die "link up"
 	# NAPI on the receiving veth without an XDP program (netfilter cases):
 	# veth runs NAPI, and so can take XDP frames, when GRO is on
@@ -213,7 +232,9 @@ sl_rules() {		# MODE MECH
 		# limit, the port a total; tcp adds the real clients' rule
 		echo '  - { name: flood, protocol: udp, ports: 9, limit: 1, window: 60s, continue: true }'
 		echo '  - { name: port-cap, protocol: udp, ports: 9, limit: 1000, window: 1s, key: { ipv4_prefix: 0, ipv6_prefix: 0 } }'
-		[ "$1" = tcp ] && echo "  - { name: web, protocol: tcp, ports: 80, limit: $WEB_LIMIT, window: 1s }"
+		if [ "$1" = tcp ]; then
+			echo "  - { name: web, protocol: tcp, ports: 80, limit: $WEB_LIMIT, window: 1s }"
+		fi
 		;;
 	esac
 }
@@ -344,7 +365,8 @@ veth_counts() {
 
 mech_counts() {
 	local mech=$1 fam=$2 b
-	if [ "$MODE_NOW" = spoof ] && [ "$mech" != xdp-drop ] && [ "$mech" != floor-count ]; then
+	if { [ "$MODE_NOW" = spoof ] || [ "$MODE_NOW" = tcp ]; } &&
+		[ "$mech" != xdp-drop ] && [ "$mech" != floor-count ]; then
 		# one counting rule for every mechanism and whatever rule
 		# dropped: passed = what reached UDP (see nft below)
 		veth_counts | { read -r rx _; p=$(stack_passed "$fam"); echo "$((rx - p)) $p"; }
@@ -475,6 +497,83 @@ spoof_case() {		# ROUND MECH
 	log "$(printf 'round %s spoofed flood %-14s ' "$r" "$mech")$(case_line "$out" "$a" "$b")"
 }
 
+# ---- 4. real TCP clients during a spoofed flood ----
+
+# nginx in the receiving namespace, one process, serving one small file
+nginx_up() {
+	local i
+	mkdir -p "$TMP/www" "$TMP/nginx" || return 1
+	head -c 612 /dev/zero | tr '\0' x >"$TMP/www/f"
+	cat >"$TMP/nginx.conf" <<-EOF
+	daemon off;
+	master_process off;
+	worker_processes 1;
+	pid $TMP/nginx/pid;
+	error_log $TMP/nginx/error.log;
+	events { worker_connections 1024; }
+	http {
+		access_log off;
+		client_body_temp_path $TMP/nginx/body;
+		proxy_temp_path $TMP/nginx/proxy;
+		fastcgi_temp_path $TMP/nginx/fastcgi;
+		uwsgi_temp_path $TMP/nginx/uwsgi;
+		scgi_temp_path $TMP/nginx/scgi;
+		server { listen $SRV4:80; root $TMP/www; }
+	}
+	EOF
+	in_s nginx -p "$TMP/nginx" -c "$TMP/nginx.conf" &
+	NGINX=$!
+	for i in $(seq 1 50); do
+		in_c curl -s -o /dev/null --max-time 1 "http://$SRV4/f" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+nginx_down() {
+	[ -n "${NGINX:-}" ] || return 0
+	kill "$NGINX" 2>/dev/null
+	wait "$NGINX" 2>/dev/null
+	NGINX=""
+}
+
+# TCP_REQS requests at TCP_RATE/s, each on a connection of its own
+# (Connection: close), each bounded to 2 s; one "ROUND PHASE CODE SECONDS"
+# line per request in tcp.tsv (code 000: no answer)
+tcp_clients() {		# ROUND PHASE
+	in_c curl -s --rate "$TCP_RATE/s" --connect-timeout 2 --max-time 2 \
+		-H 'Connection: close' -o /dev/null -w "$1\t$2\t%{http_code}\t%{time_total}\n" \
+		"http://$SRV4/f?[1-$TCP_REQS]" >>"$TMP/tcp.tsv"
+}
+
+tcp_part() {
+	local r flood secs a b out
+	MODE_NOW=tcp CPUS_NOW=$GEN_CPUS SIZE=262144
+	nginx_up || { echo "bench_macro: tcp: nginx does not answer" >&2; nginx_down; return 1; }
+	mech_up slicelimit 4 tcp || { echo "bench_macro: tcp: setup failed" >&2; nginx_down; return 1; }
+	note_cmd "tcp.clients" "nsenter --net=/run/netns/$NS_C curl -s --rate $TCP_RATE/s --connect-timeout 2 --max-time 2 -H 'Connection: close' -o /dev/null -w '%{http_code} %{time_total}\n' 'http://$SRV4/f?[1-$TCP_REQS]'
+nsenter --net=/run/netns/$NS_S nginx -p DIR -c nginx.conf   # master_process off, one worker, a 612-byte file"
+	secs=$(( TCP_REQS / TCP_RATE + 3 ))
+	note_cmd "tcp.flood" "nsenter --net=/run/netns/$NS_C $(gen_cmd 4 spoof "$GEN_CPUS" --seconds "$secs")   # while the clients run"
+	for r in $(seq 1 "$TCP_ROUNDS"); do
+		tcp_clients "$r" quiet
+		a=$(snapshot slicelimit 4)
+		# shellcheck disable=SC2046
+		in_c $(gen_cmd 4 spoof "$GEN_CPUS" --seconds "$secs") >"$TMP/flood.json" &
+		flood=$!
+		sleep 0.5
+		tcp_clients "$r" flood
+		wait "$flood" || echo "bench_macro: tcp: the flood's generator failed" >&2
+		b=$(snapshot slicelimit 4)
+		out=$(cat "$TMP/flood.json")
+		printf 'flood\t4\t%s\tslicelimit\t%s\t%s\t%s\t%s\n' "$((1 << SPOOF_BITS))" "$r" "$out" "$a" "$b" >>"$TMP/data.tsv"
+		log "tcp round $r: $(awk -v r="$r" '$1 == r { n[$2]++; if ($3 == 200) ok[$2]++ }
+			END { printf "quiet %d/%d, flood %d/%d answered", ok["quiet"], n["quiet"], ok["flood"], n["flood"] }' "$TMP/tcp.tsv"); flood $(case_line "$out" "$a" "$b")"
+	done
+	mech_down slicelimit 4
+	nginx_down
+}
+
 # ---- 0. calibration ----
 
 # what the generator and the XDP_DROP floor reach on every CPU of
@@ -535,6 +634,10 @@ body() {
 			spoof_case "$r" "$m"
 		done
 	done
+	if [ "$TCP_ROUNDS" -gt 0 ]; then
+		log "real TCP clients: $TCP_ROUNDS rounds of $TCP_REQS requests at $TCP_RATE/s, quiet then during a spoofed flood"
+		tcp_part
+	fi
 	log "accuracy: ${ACC_SECS}s floods from one source on CPUs $ACC_CPUS, $ACC_ROUNDS rounds"
 	for r in $(seq 1 "$ACC_ROUNDS"); do
 		i=0
@@ -553,6 +656,10 @@ body() {
 		"settings=$ROUNDS interleaved rounds x ${SECS}s per throughput case (after 2N+200000 warm-up packets), generator CPU(s) $GEN_CPUS; table sizes ${CLIENTS:-262144 for N <= 100000, 1048576 for N = 1000000}; accuracy $ACC_ROUNDS rounds x ${ACC_SECS}s on CPUs $ACC_CPUS"
 		"clk_tck=$(getconf CLK_TCK)"
 		"gen_cpus=$GEN_CPUS"
+		"spoof_bits=$SPOOF_BITS"
+		"web_limit=$WEB_LIMIT"
+		"tcp_reqs=$TCP_REQS"
+		"tcp_rate=$TCP_RATE"
 		"cal_cpus=$ACC_CPUS"
 		"floor_min_mpps=${FLOOR_MIN_MPPS:-0.5}"
 		"floor_min_share=${FLOOR_MIN_SHARE:-0.2}"
