@@ -541,9 +541,25 @@ nginx_down() {
 # (Connection: close), each bounded to 2 s; one "ROUND PHASE CODE SECONDS"
 # line per request in tcp.tsv (code 000: no answer)
 tcp_clients() {		# ROUND PHASE
+	local a b
+	a=$(tcp_drops)
 	in_c curl -s --rate "$TCP_RATE/s" --connect-timeout 2 --max-time 2 \
 		-H 'Connection: close' -o /dev/null -w "$1\t$2\t%{http_code}\t%{time_total}\n" \
 		"http://$SRV4/f?[1-$TCP_REQS]" >>"$TMP/tcp.tsv"
+	b=$(tcp_drops)
+	echo "$1 $2 $a $b" | awk '{ printf "%s\t%s\t%d\t%d\t%d\n", $1, $2, $6 - $3, $7 - $4, $8 - $5 }' >>"$TMP/tcpdrops.tsv"
+}
+
+# "WEB_DROPPED RX_QUEUE_DROPS TX_DROPPED": what slicelimit's tcp 80 rule
+# dropped (the clients' own rule), the receiving veth's rx_queue_*_drops
+# and the sending veth's tx dropped (what either could not take or hand
+# over; the flood's frames as well as the clients')
+tcp_drops() {
+	echo "$(in_s "$SL_BIN" stats --json | grep -o '{"rule":"web",[^}]*}' |
+		sed -E 's/.*"dropped":([0-9]+).*/\1/')" \
+	     "$(in_s ethtool -S "$VS" | awk '/rx_queue_[0-9]+_drops:/ { d += $2 } END { print d + 0 }')" \
+	     "$(ip -n "$NS_C" -s -j link show dev "$VC" | grep -o '"tx":{[^}]*}' |
+		sed -E 's/.*"dropped":([0-9]+).*/\1/')"
 }
 
 tcp_part() {

@@ -61,6 +61,17 @@ if os.path.exists(os.path.join(tmp, "tcp.tsv")):
             if len(p) == 4:
                 tcp.setdefault(p[1], []).append((int(p[0]), p[2], float(p[3])))
 
+# what was dropped during each phase: {phase: [web rule, rx queues, tx]}
+tcp_drops = {}
+if os.path.exists(os.path.join(tmp, "tcpdrops.tsv")):
+    with open(os.path.join(tmp, "tcpdrops.tsv")) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 5:
+                d = tcp_drops.setdefault(p[1], [0, 0, 0])
+                for i in range(3):
+                    d[i] += int(p[2 + i])
+
 
 def pct(v, q):
     """The q-quantile of v (nearest rank)."""
@@ -230,10 +241,15 @@ the clients, curl in the sending namespace: {info.get('tcp_reqs', '?')} requests
 during the spoofed flood of 1b (random sources, the generator on CPU(s)
 {info.get('gen_cpus', '?')}, started 0.5 s before the clients, stopped after them); nginx and curl
 are not pinned. Latency = curl's time_total (connect + request + answer), all
-rounds pooled. Goal: no request lost, p99 during the flood <= 2 x quiet.""")
+rounds pooled. Goal: no request lost, p99 during the flood <= 2 x quiet.
+"web rule dropped": packets of the clients that slicelimit's own tcp 80
+rule dropped (0 if it never stood in their way); "rx queue drops": the
+receiving veth's rx_queue_*_drops; "tx dropped": the sending veth's (both
+count the flood's frames as well as the clients'; a client's SYN lost in
+either comes again after 1 s).""")
     out.append("")
-    out.append("| phase | answered / sent | success | p50 ms | p99 ms | max ms | flood rx Mpps | rounds |")
-    out.append("|---|---|---|---|---|---|---|---|")
+    out.append("| phase | answered / sent | success | p50 ms | p99 ms | max ms | web rule dropped | rx queue drops | tx dropped | flood rx Mpps | rounds |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     fl = flood.get((4, 1 << int(info.get("spoof_bits", 24))), {}).get("slicelimit", [])
     p99 = {}
     for phase in ("quiet", "flood"):
@@ -243,6 +259,7 @@ rounds pooled. Goal: no request lost, p99 during the flood <= 2 x quiet.""")
         fmpps = fmt(med(fl, "rx_mpps"), 2) if phase == "flood" and fl else "-"
         out.append(f"| {phase} | {len(ok)} / {len(reqs)} | {100.0 * len(ok) / max(1, len(reqs)):.2f} % | "
                    f"{pct(ok, 0.5) * 1e3:.2f} | {p99[phase]:.2f} | {max(ok, default=float('nan')) * 1e3:.2f} | "
+                   f"{' | '.join(str(x) for x in tcp_drops.get(phase, ['-'] * 3))} | "
                    f"{fmpps} | {len({r for r, _, _ in reqs})} |")
     out.append("")
     lost = sum(1 for _, c, _ in tcp.get("flood", []) if c != "200")
