@@ -669,7 +669,7 @@ body() {
 		"nft=$(nft -v)"
 		"iptables=$(iptables -V) / $(iptables-legacy -V)"
 		"slicelimit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
-		"settings=$ROUNDS interleaved rounds x ${SECS}s per throughput case (after 2N+200000 warm-up packets), generator CPU(s) $GEN_CPUS; table sizes ${CLIENTS:-262144 for N <= 100000, 1048576 for N = 1000000}; accuracy $ACC_ROUNDS rounds x ${ACC_SECS}s on CPUs $ACC_CPUS"
+		"settings=$ROUNDS interleaved rounds x ${SECS}s per throughput case (after 2N+200000 warm-up packets), generator CPU(s) $GEN_CPUS; table sizes ${CLIENTS:-262144 for N <= 100000, 1048576 for N = 1000000}; spoofed flood over 2^$SPOOF_BITS sources in the same rounds; real TCP clients $TCP_ROUNDS rounds x $TCP_REQS requests at $TCP_RATE/s; accuracy $ACC_ROUNDS rounds x ${ACC_SECS}s on CPUs $ACC_CPUS"
 		"clk_tck=$(getconf CLK_TCK)"
 		"gen_cpus=$GEN_CPUS"
 		"spoof_bits=$SPOOF_BITS"

@@ -159,8 +159,20 @@ fresh, 2N + 200,000 warm-up packets (every source seen and over its limit),
 counters read with the traffic stopped, SECS seconds of traffic, counters read
 again. Medians over the rounds (min–max in brackets); "x sl" = the median
 over slicelimit's median (rx Mpps: > 1 is faster than slicelimit; ns/pkt:
-< 1 is cheaper).""")
+< 1 is cheaper). The generator keeps its program attached (generic XDP) to a
+device of its own that no packet reaches: otherwise each of its test runs
+would put the program into the kernel's XDP dispatcher and take it out
+again, two RCU grace periods a call (see docs/MEASUREMENTS.md).""")
 out.append("")
+
+cal_rows = cal.get((4, 1000), {}).get("xdp-drop")
+if cal_rows:
+    out.append(f"""Checked before this file was written: the calibration (the XDP_DROP floor,
+the generator on CPUs {info.get('cal_cpus', '?')}) received {med(cal_rows, 'rx_mpps')[0]:.2f} Mpps; every single-CPU
+XDP_DROP floor below reached at least {info.get('floor_min_mpps', '?')} Mpps and {info.get('floor_min_share', '?')} of that per
+generator CPU, every floor case showed softirq time, and every receiver took
+in at least {info.get('rx_min_share', '?')} of what was sent (else the run fails and writes nothing).""")
+    out.append("")
 
 out.append("## 1. Throughput at the receiver")
 out.append("")
