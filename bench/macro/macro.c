@@ -21,10 +21,11 @@
  *      kernel's XDP dispatcher and takes it out again when it ends, and
  *      each change waits for an RCU grace period (bpf_prog_change_xdp ->
  *      bpf_dispatcher_change_prog -> synchronize_rcu): two grace periods
- *      per call, 20 ms and more on a small busy machine, whatever the
- *      batch. --hold-dev attaches gen_tx (generic XDP) to DEV2, a device
- *      no packet reaches (a dummy), for the whole run: the dispatcher
- *      then holds the program and the calls change nothing.
+ *      per call whatever the batch, long on a small busy machine.
+ *      --hold-dev attaches gen_tx (generic XDP) to DEV2, a device no
+ *      packet reaches (a dummy, or one end of a veth pair of its own), for
+ *      the whole run: the dispatcher then holds the program (it counts
+ *      references) and the calls change nothing.
  *
  *   sl-macro floor DEV drop|count [--max-entries N]
  *      Loads bench/floor.bpf.c (floor_sources resized to N, default
