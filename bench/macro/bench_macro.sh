@@ -129,6 +129,11 @@ log() { echo "# $*"; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (namespaces, XDP)"
 [ -x "$SL_BIN" ] || die "$1/slicelimit: no binary (make)"
+if [ "$TCP_ROUNDS" -gt 0 ]; then
+	for t in nginx curl; do
+		command -v "$t" >/dev/null || die "$t not found (apt-get install nginx curl, or TCP_ROUNDS=0)"
+	done
+fi
 for t in ip nsenter ethtool nft iptables ip6tables iptables-legacy clang bpftool gcc "$PY"; do
 	command -v "$t" >/dev/null || die "$t not found (apt-get install nftables iptables ethtool)"
 done
@@ -679,6 +684,7 @@ body() {
 		"spoof_bits=$SPOOF_BITS"
 		"web_limit=$WEB_LIMIT"
 		"tcp_reqs=$TCP_REQS"
+		"tcp_rounds=$TCP_ROUNDS"
 		"tcp_rate=$TCP_RATE"
 		"cal_cpus=$ACC_CPUS"
 		"floor_min_mpps=${FLOOR_MIN_MPPS:-0.5}"

@@ -100,6 +100,8 @@ def implausible():
     if per_cpu is not None:
         bound = max(bound, float(info.get("floor_min_share", 0.2)) * per_cpu * ncpu("gen_cpus"))
     single = ("throughput", "spoofed flood")
+    if int(info.get("tcp_rounds", 0)) > 0 and not tcp:
+        why.append("real TCP clients: no request was made (see the errors above)")
     if "quiet" in tcp and not any(c == "200" for _, c, _ in tcp["quiet"]):
         why.append("real TCP clients: not one request answered without a flood (nginx unreachable?)")
     for kind, d in (("throughput", tput), ("spoofed flood", spoof), ("accuracy", acc),
