@@ -362,6 +362,12 @@ struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO |
 			 MHD_USE_ERROR_LOG;
 	unsigned threads = worker_threads();
+	/* a pool of one is no pool: the option is left out (MHD warns) */
+	struct MHD_OptionItem pool[] = {
+		{ threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
+		  threads, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
 	if (!h)
 		return NULL;
@@ -370,7 +376,7 @@ struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
 		flags |= MHD_USE_IPv6;
 	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
 		MHD_OPTION_SOCK_ADDR, addr,
-		MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0,
+		MHD_OPTION_ARRAY, pool,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
 		MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
