@@ -2,7 +2,8 @@
 /*
  * Host unit tests of the HTTP API's result body (user/service/result_body.c):
  * the fast path writes the very bytes json-c writes, for keys made of every
- * byte value, at the edges of the integers, and when the buffer is short.
+ * byte value, at the edges of the integers, and when the buffer is short;
+ * its integers as printf writes them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,12 +85,33 @@ static void test_result_body_short_buffer_is_enospc(void **state)
 	assert_int_equal(sl_result_body_format(&b, buf, sizeof(buf)), -ENOSPC);
 }
 
+static void test_format_u64_i64_as_printf(void **state)
+{
+	const uint64_t u[] = { 0, 1, 9, 10, 99, 100, 4000000000, UINT64_MAX };
+	const int64_t v[] = { 0, -1, 1, -10, INT64_MAX, INT64_MIN };
+	char got[24], want[24];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		snprintf(want, sizeof(want), "%" PRIu64, u[i]);
+		assert_int_equal(sl_format_u64(u[i], got), strlen(want));
+		assert_string_equal(got, want);
+	}
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(want, sizeof(want), "%" PRId64, v[i]);
+		assert_int_equal(sl_format_i64(v[i], got), strlen(want));
+		assert_string_equal(got, want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_result_body_every_key_byte_as_json_c),
 		cmocka_unit_test(test_result_body_integer_edges_as_json_c),
 		cmocka_unit_test(test_result_body_short_buffer_is_enospc),
+		cmocka_unit_test(test_format_u64_i64_as_printf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,6 +75,30 @@ static __u64 seconds_up(__u64 ms)
 	return (ms + 999) / 1000;
 }
 
+/* "NAME";P1=V1;P2=V2 (a structured-field item with two parameters) in
+ * BUF (256 bytes): a rule name of at most 32, two numbers of 20 digits.
+ */
+static const char *sf_item(char *buf, const char *name, char p1, __u64 v1,
+			   char p2, __u64 v2)
+{
+	size_t n = strnlen(name, sizeof(((struct sl_rule *)0)->name));
+	char *p = buf;
+
+	*p++ = '"';
+	memcpy(p, name, n);
+	p += n;
+	*p++ = '"';
+	*p++ = ';';
+	*p++ = p1;
+	*p++ = '=';
+	p += sl_format_u64(v1, p);
+	*p++ = ';';
+	*p++ = p2;
+	*p++ = '=';
+	sl_format_u64(v2, p);
+	return buf;
+}
+
 /* The rate-limit headers and body of a check or client lookup. */
 static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 				   const char *key,
@@ -85,6 +109,7 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	__u64 limit = sl_rule_quota(rule);
 	__u64 retry = seconds_up(res->view.retry_after_ms);
 	__u64 reset = seconds_up(res->view.reset_ms);
+	__u64 until = res->allowed ? reset : retry;	/* RateLimit t= */
 	/* "decision" local: the central store could not answer (fail open) */
 	struct sl_result_body body = {
 		.allowed = res->allowed,
@@ -112,27 +137,20 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	/* IETF RateLimit header fields (structured fields) and the
 	 * widespread X-RateLimit-* trio
 	 */
-	snprintf(buf, sizeof(buf), "\"%s\";q=%llu;w=%llu", rule->name,
-		 (unsigned long long)limit,
-		 (unsigned long long)seconds_up(rule->window_ms));
-	MHD_add_response_header(r, "RateLimit-Policy", buf);
-	snprintf(buf, sizeof(buf), "\"%s\";r=%llu;t=%llu", rule->name,
-		 (unsigned long long)res->view.remaining,
-		 (unsigned long long)(res->allowed ? reset : retry));
-	MHD_add_response_header(r, "RateLimit", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)limit);
+	MHD_add_response_header(r, "RateLimit-Policy",
+		sf_item(buf, rule->name, 'q', limit, 'w', body.window_s));
+	MHD_add_response_header(r, "RateLimit",
+		sf_item(buf, rule->name, 'r', res->view.remaining, 't', until));
+	sl_format_u64(limit, buf);
 	MHD_add_response_header(r, "X-RateLimit-Limit", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)res->view.remaining);
+	sl_format_u64(res->view.remaining, buf);
 	MHD_add_response_header(r, "X-RateLimit-Remaining", buf);
-	snprintf(buf, sizeof(buf), "%llu",
-		 (unsigned long long)(res->allowed ? reset : retry));
+	sl_format_u64(until, buf);
 	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
-	MHD_add_response_header(r, "SliceLimit-Decision",
-				sl_check_decision_name(res->decision));
+	MHD_add_response_header(r, "SliceLimit-Decision", body.decision);
 	if (!res->allowed && status != 200) {
 		/* RFC 9110: delay-seconds, at least 1 */
-		snprintf(buf, sizeof(buf), "%llu",
-			 (unsigned long long)(retry ? retry : 1));
+		sl_format_u64(retry ? retry : 1, buf);
 		MHD_add_response_header(r, "Retry-After", buf);
 	}
 	ret = MHD_queue_response(c, status, r);

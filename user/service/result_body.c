@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
-#include <inttypes.h>
 #include <json-c/json.h>
-#include <stdio.h>
 #include <string.h>
 #include "service/result_body.h"
 
@@ -48,21 +46,87 @@ int sl_result_body_format_json_c(const struct sl_result_body *b, char *buf,
 	return (int)len;
 }
 
+/* A text being written into a buffer: full once it would not fit. */
+struct out {
+	char *p, *end;
+	bool full;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->full || (size_t)(o->end - o->p) <= n) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->p, s, n);
+	o->p += n;
+}
+
+static void put_str(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void put_i64(struct out *o, int64_t v)
+{
+	char digits[24];
+
+	put(o, digits, sl_format_i64(v, digits));
+}
+
+size_t sl_format_u64(uint64_t v, char *buf)
+{
+	char tmp[20];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
+size_t sl_format_i64(int64_t v, char *buf)
+{
+	if (v >= 0)
+		return sl_format_u64(v, buf);
+	buf[0] = '-';
+	/* the magnitude as unsigned: INT64_MIN has no positive int64 */
+	return 1 + sl_format_u64(-(uint64_t)v, buf + 1);
+}
+
 int sl_result_body_format(const struct sl_result_body *b, char *buf,
 			  size_t size)
 {
-	int n;
+	struct out o = { buf, buf + size, false };
 
 	if (!plain(b->rule) || !plain(b->key) || !plain(b->decision))
 		return sl_result_body_format_json_c(b, buf, size);
-	n = snprintf(buf, size,
-		     "{ \"allowed\": %s, \"rule\": \"%s\", \"key\": \"%s\", "
-		     "\"limit\": %" PRId64 ", \"window_s\": %" PRId64 ", "
-		     "\"used\": %" PRId64 ", \"remaining\": %" PRId64 ", "
-		     "\"reset_s\": %" PRId64 ", \"retry_after_s\": %" PRId64 ", "
-		     "\"decision\": \"%s\" }",
-		     b->allowed ? "true" : "false", b->rule, b->key, b->limit,
-		     b->window_s, b->used, b->remaining, b->reset_s,
-		     b->retry_after_s, b->decision);
-	return n < 0 ? -EINVAL : (size_t)n >= size ? -ENOSPC : n;
+	put_str(&o, b->allowed ? "{ \"allowed\": true, \"rule\": \"" :
+				 "{ \"allowed\": false, \"rule\": \"");
+	put_str(&o, b->rule);
+	put_str(&o, "\", \"key\": \"");
+	put_str(&o, b->key);
+	put_str(&o, "\", \"limit\": ");
+	put_i64(&o, b->limit);
+	put_str(&o, ", \"window_s\": ");
+	put_i64(&o, b->window_s);
+	put_str(&o, ", \"used\": ");
+	put_i64(&o, b->used);
+	put_str(&o, ", \"remaining\": ");
+	put_i64(&o, b->remaining);
+	put_str(&o, ", \"reset_s\": ");
+	put_i64(&o, b->reset_s);
+	put_str(&o, ", \"retry_after_s\": ");
+	put_i64(&o, b->retry_after_s);
+	put_str(&o, ", \"decision\": \"");
+	put_str(&o, b->decision);
+	put_str(&o, "\" }");
+	if (o.full)
+		return -ENOSPC;
+	*o.p = '\0';
+	return (int)(o.p - buf);
 }
