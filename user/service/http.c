@@ -359,9 +359,9 @@ static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 }
 
 /* One event loop per CPU the service may run on, as nginx's workers:
- * pinned to one CPU, one thread and no switches between its threads.
+ * pinned to one CPU, one thread and no switches between threads.
  */
-static unsigned worker_threads(void)
+static unsigned worker_threads(const struct sl_checker *checker)
 {
 	cpu_set_t set;
 	int n;
@@ -369,6 +369,11 @@ static unsigned worker_threads(void)
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return 2;
 	n = CPU_COUNT(&set);
+	/* a check decided in the central store waits on the network: never
+	 * fewer threads than the two the API always had
+	 */
+	if (checker->central && n < 2)
+		return 2;
 	return n < 1 ? 1 : n > SL_HTTP_MAX_THREADS ? SL_HTTP_MAX_THREADS : n;
 }
 
@@ -379,7 +384,7 @@ struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
 	/* turbo: read and write before asking epoll whether they would block */
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO |
 			 MHD_USE_ERROR_LOG;
-	unsigned threads = worker_threads();
+	unsigned threads = worker_threads(checker);
 	/* a pool of one is no pool: the option is left out (MHD warns) */
 	struct MHD_OptionItem pool[] = {
 		{ threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
