@@ -15,6 +15,12 @@
 # exits 1 if a case answered other than it should (a 4xx/5xx under the
 # limit, a 2xx over it, socket errors) or the service misbehaved.
 #
+# Two more cases measure the HTTP servers alone, with no limiter: a
+# libmicrohttpd server answering one fixed check answer (bench/http/
+# mhd_hello.c, started as the service starts its daemon, built here with
+# cc) against nginx's `return 200` of the same body. They say how much of
+# slicelimit's cost per request is libmicrohttpd's own.
+#
 # Settings (environment): DURATION (s, 3), ROUNDS (5), THREADS (2),
 # CONNS (32), KEYS (1000), SERVER_CPU (0), CLIENT_CPU (1).
 #
@@ -43,6 +49,7 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SL_BIN=$(readlink -f "$1/slicelimit")
 LUA=$BENCH_DIR/http_check.lua
 SUMMARY=$BENCH_DIR/http/summary.py
+HELLO_SRC=$BENCH_DIR/http/mhd_hello.c
 RESULTS=${RESULTS:-$BENCH_DIR/RESULTS-http.md}
 
 DURATION=${DURATION:-3}
@@ -56,6 +63,7 @@ WARMUP=2			# seconds, per server, not reported
 
 SL_PORT=8080
 NGX_PORT=8081
+HELLO_PORT=8082
 NS=slhttp$$			# our namespace: the pid makes it ours alone
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 
@@ -64,10 +72,11 @@ log() { echo "# $*"; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespace, BPF)"
 [ -x "$SL_BIN" ] || die "$1/slicelimit: no binary (make)"
-for t in wrk nginx ip nsenter unshare taskset timeout curl "$PY"; do
+for t in wrk nginx ip nsenter unshare taskset timeout curl cc pkg-config "$PY"; do
 	command -v "$t" >/dev/null || die "$t not found (make deps; wrk: apt-get install wrk)"
 done
-[ -r "$LUA" ] && [ -r "$SUMMARY" ] || die "missing $LUA or $SUMMARY"
+[ -r "$LUA" ] && [ -r "$SUMMARY" ] && [ -r "$HELLO_SRC" ] ||
+	die "missing $LUA, $SUMMARY or $HELLO_SRC"
 cpus=$(nproc)
 [ "$SERVER_CPU" -lt "$cpus" ] && [ "$CLIENT_CPU" -lt "$cpus" ] ||
 	die "SERVER_CPU/CLIENT_CPU must be below $cpus"
@@ -109,6 +118,7 @@ SL_PID=""			# the service
 SL_WRAP=""			# its wrapper (mount namespace, bpffs)
 NGX_PID=""
 NGX_WORKER=""			# nginx's one worker, whose CPU time we take
+HELLO_PID=""			# mhd_hello
 CLK_TCK=$(getconf CLK_TCK)
 FAILED=0
 
@@ -190,6 +200,11 @@ write_configs() {
 	        listen 127.0.0.1:$NGX_PORT;
 	        location = /under { limit_req zone=under burst=100000 nodelay; empty_gif; }
 	        location = /over  { limit_req zone=over; empty_gif; }
+	        # no limiter: the body of an allowed check, from memory
+	        location = /hello {
+	            default_type application/json;
+	            return 200 '{ "allowed": true, "rule": "api", "key": "client-00001", "limit": 4000000000, "window_s": 60, "used": 1, "remaining": 3999999999, "reset_s": 60, "retry_after_s": 0, "decision": "kernel" }';
+	        }
 	    }
 	}
 	EOF
@@ -230,10 +245,19 @@ start_servers() {
 		cat "$TMP/nginx/error.log" >&2
 		die "nginx did not answer on 127.0.0.1:$NGX_PORT"
 	}
+	cmd=(taskset -c "$SERVER_CPU" nsenter --net="/run/netns/$NS"
+	     "$TMP/mhd_hello" 127.0.0.1 "$HELLO_PORT")
+	printf '%q ' "${cmd[@]}" >"$TMP/cmd-mhd_hello"
+	"${cmd[@]}" >"$TMP/mhd_hello.log" 2>&1 &
+	HELLO_PID=$!
+	wait_http "http://127.0.0.1:$HELLO_PORT/" || {
+		cat "$TMP/mhd_hello.log" >&2
+		die "mhd_hello did not answer on 127.0.0.1:$HELLO_PORT"
+	}
 	NGX_WORKER=$(cat "/proc/$NGX_PID/task/$NGX_PID/children" 2>/dev/null)
 	NGX_WORKER=${NGX_WORKER%% *}
 	[ -n "$NGX_WORKER" ] || die "cannot find nginx's worker"
-	log "slicelimit pid $SL_PID, nginx pid $NGX_PID (worker $NGX_WORKER), both on CPU $SERVER_CPU; wrk on CPU $CLIENT_CPU"
+	log "slicelimit pid $SL_PID, nginx pid $NGX_PID (worker $NGX_WORKER), mhd_hello pid $HELLO_PID, all on CPU $SERVER_CPU; wrk on CPU $CLIENT_CPU"
 }
 
 # Both ends answer as they should before anything is measured.
@@ -247,6 +271,8 @@ sanity() {
 	expect_code "nginx under" 200 "$ngx/under?key=sanity"
 	expect_code "nginx over, 1st" 200 "$ngx/over?key=sanity"
 	expect_code "nginx over, 2nd" 429 "$ngx/over?key=sanity"
+	expect_code "nginx hello" 200 "$ngx/hello?key=sanity"
+	expect_code "mhd_hello" 200 "http://127.0.0.1:$HELLO_PORT/v1/check?rule=api&key=sanity"
 	in_ns curl -s -D - -o /dev/null "$sl/v1/check?rule=tight&key=sanity" \
 		>"$TMP/sl-429-headers.txt"
 	grep -qi '^Retry-After:' "$TMP/sl-429-headers.txt" ||
@@ -265,6 +291,8 @@ CASES=(
 	"sl-get-keys		sl	sl-get	api	$KEYS	under"
 	"ngx-get-keys		ngx	ngx-get	/under	$KEYS	under"
 	"sl-post-keys		sl	sl-post	api	$KEYS	under"
+	"mhd-hello		mhd	sl-get	api	1	under"
+	"ngx-hello		ngx	ngx-get	/hello	1	under"
 )
 
 # cpu_ms PID: the CPU time (user + system, all threads) PID has used
@@ -296,6 +324,8 @@ run_wrk() {
 	local port=$SL_PORT hc_arg=HC_RULE=$arg cmd srv=$SL_PID srv0 cli0
 	if [ "$server" = ngx ]; then
 		port=$NGX_PORT hc_arg=HC_PATH=$arg srv=$NGX_WORKER
+	elif [ "$server" = mhd ]; then
+		port=$HELLO_PORT srv=$HELLO_PID
 	fi
 	# timeout --foreground: stays in our process group (so the cleanup's
 	# kill reaches wrk), where plain timeout would start a group of its own
@@ -356,12 +386,18 @@ stop_servers() {
 	esac
 	kill -TERM "$NGX_PID" 2>/dev/null
 	wait "$NGX_PID"
+	kill -TERM "$HELLO_PID" 2>/dev/null
+	wait "$HELLO_PID"
 }
 
 body() {
 	local metrics
 	ip netns add "$NS" || die "ip netns add $NS"
 	ip -n "$NS" link set lo up || die "lo up in $NS"
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	cc -O2 -Wall -o "$TMP/mhd_hello" "$HELLO_SRC" \
+		$(pkg-config --cflags --libs libmicrohttpd) -lpthread ||
+		die "cannot build $HELLO_SRC (libmicrohttpd-dev: make deps)"
 	write_configs
 	start_servers
 	sanity

@@ -20,6 +20,8 @@ DESC = {
     "sl-get-keys": "slicelimit GET /v1/check, {keys} keys (Lua), under the limit",
     "ngx-get-keys": "nginx limit_req GET /under, {keys} keys (Lua), under the limit",
     "sl-post-keys": "slicelimit POST /v1/check JSON body, {keys} keys (Lua), under the limit",
+    "mhd-hello": "libmicrohttpd alone (bench/http/mhd_hello.c): a fixed check answer, no limiter",
+    "ngx-hello": "nginx alone: return 200 of the same body, no limiter",
 }
 
 # (label, slicelimit case, nginx case)
@@ -28,6 +30,7 @@ PAIRS = [
     ("over the limit, 1 key", "sl-get-over", "ngx-get-over"),
     ("under the limit, {keys} keys", "sl-get-keys", "ngx-get-keys"),
     ("under, {keys} keys: slicelimit POST JSON vs nginx GET", "sl-post-keys", "ngx-get-keys"),
+    ("the HTTP servers alone: libmicrohttpd vs nginx, no limiter", "mhd-hello", "ngx-hello"),
 ]
 
 
@@ -116,7 +119,7 @@ def main():
             s["rps_max"], fmt_us(s["p50"]), fmt_us(s["p99"]), s["srv_pct"], s["cpu_us"],
             s["cli_pct"], ans))
     out.append("")
-    out.append("| slicelimit / nginx | slicelimit req/s | nginx req/s | req/s ratio | slicelimit p99 | nginx p99 | p99 ratio | CPU per request ratio |")
+    out.append("| slicelimit / nginx (last row: the servers alone) | slicelimit req/s | nginx req/s | req/s ratio | slicelimit p99 | nginx p99 | p99 ratio | CPU per request ratio |")
     out.append("|---|---|---|---|---|---|---|---|")
     for label, a, b in PAIRS:
         if a not in stats or b not in stats:
@@ -187,7 +190,7 @@ def main():
     print(table)
 
     doc = [table, "### Commands", "", "```"]
-    for name in ["slicelimit", "nginx"] + order:
+    for name in ["slicelimit", "nginx", "mhd_hello"] + order:
         p = os.path.join(tmp, "cmd-" + name)
         if os.path.exists(p):
             with open(p) as f:

@@ -10,21 +10,12 @@
 #include "sl_newcomer.h"
 #include "sl_peer.h"
 
-/* The layout and the peers' part of a client, as the kernel reads them;
- * false when this instance does not sync.
- */
-static bool read_peers(const struct sl_maps *m,
-		       const struct sl_client_key *key,
-		       struct sl_sync_conf *sc, struct sl_peer_view *v)
+bool sl_client_view_sync_conf(const struct sl_maps *m, struct sl_sync_conf *sc)
 {
 	__u32 zero = 0;
 
-	if (m->sync < 0 || bpf_map_lookup_elem(m->sync, &zero, sc) ||
-	    sc->layout == SL_LAYOUT_LOCAL)
-		return false;
-	if (m->peer_view < 0 || bpf_map_lookup_elem(m->peer_view, key, v))
-		memset(v, 0, sizeof(*v));
-	return true;
+	return m->sync >= 0 && !bpf_map_lookup_elem(m->sync, &zero, sc) &&
+	       sc->layout != SL_LAYOUT_LOCAL;
 }
 
 /* A key without a state may be on probation (include/sl_newcomer.h):
@@ -59,12 +50,23 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 			const struct sl_client_key *key, __u64 now_ms,
 			struct sl_client_view *v)
 {
+	struct sl_sync_conf sc;
+
+	return sl_client_view_compute(m, rule, key, now_ms,
+				      sl_client_view_sync_conf(m, &sc) ? &sc : NULL,
+				      v);
+}
+
+int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
+			   const struct sl_client_key *key, __u64 now_ms,
+			   const struct sl_sync_conf *sc,
+			   struct sl_client_view *v)
+{
 	void *state = calloc(1, sl_state_size(rule->algorithm));
 	struct sl_peer_view pv;
-	struct sl_sync_conf sc;
 	struct sl_params p;
 	struct sl_tally t;
-	bool peers, found;
+	bool peers = sc != NULL, found;
 	__u64 at, projected, room, round_room;
 
 	if (!state)
@@ -72,13 +74,15 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	/* no entry: a client on probation, never seen, or evicted */
 	found = !bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
 	sl_params_from_rule(&p, rule);
-	peers = read_peers(m, key, &sc, &pv);
-	if (peers)
-		sl_layout_params(&p, &sc);
+	if (peers) {
+		if (m->peer_view < 0 || bpf_map_lookup_elem(m->peer_view, key, &pv))
+			memset(&pv, 0, sizeof(pv));
+		sl_layout_params(&p, sc);
+	}
 	if (!found)
 		read_probation(m, &p, key, state);
 	projected = sl_tally_node_peers(&t, state, peers ? &pv : NULL,
-					&p, peers ? &sc : NULL, now_ms,
+					&p, sc, now_ms,
 					&round_room);
 	v->used = t.used;
 	v->remaining = sl_remaining(&t, &p);
@@ -91,7 +95,7 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 	if (room < v->remaining)
 		v->remaining = room;
 	at = sl_accept_at_peers(state, peers ? &pv : NULL, &p,
-				peers ? &sc : NULL, now_ms, 1);
+				sc, now_ms, 1);
 	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
 	v->reset_ms = t.next_expiry_ms == SL_NEVER || t.next_expiry_ms < now_ms ?
 		      0 : t.next_expiry_ms - now_ms;

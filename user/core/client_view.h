@@ -5,6 +5,7 @@
 #ifndef SL_CLIENT_VIEW_H
 #define SL_CLIENT_VIEW_H
 
+#include <stdbool.h>
 #include "core/instance_maps.h"
 #include "slicelimit.h"
 
@@ -22,5 +23,16 @@ struct sl_client_view {
 int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 			const struct sl_client_key *key, __u64 now_ms,
 			struct sl_client_view *v);
+
+/* The layout the instance syncs with: false when it does not (local). */
+bool sl_client_view_sync_conf(const struct sl_maps *m, struct sl_sync_conf *sc);
+
+/* The same as sl_client_view_read with the layout already read (SC NULL:
+ * the instance does not sync), for a caller that keeps it.
+ */
+int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
+			   const struct sl_client_key *key, __u64 now_ms,
+			   const struct sl_sync_conf *sc,
+			   struct sl_client_view *v);
 
 #endif /* SL_CLIENT_VIEW_H */

@@ -16,19 +16,41 @@
 int sl_checker_init(struct sl_checker *c, int prog_fd,
 		    const struct sl_maps *maps)
 {
+	unsigned i;
+	int err;
+
 	memset(c, 0, sizeof(*c));
 	if (sodium_init() < 0)
 		return -EIO;
 	c->prog_fd = prog_fd;
 	c->maps = maps;
-	return -pthread_mutex_init(&c->lock, NULL);
+	atomic_init(&c->sync_stale, true);
+	err = -pthread_mutex_init(&c->rules_lock, NULL);
+	for (i = 0; !err && i < SL_CHECK_CLIENT_LOCKS; i++) {
+		err = -pthread_mutex_init(&c->client_lock[i], NULL);
+		if (err) {
+			while (i--)
+				pthread_mutex_destroy(&c->client_lock[i]);
+			pthread_mutex_destroy(&c->rules_lock);
+		}
+	}
+	return err;
 }
 
 void sl_checker_fini(struct sl_checker *c)
 {
+	unsigned i;
+
 	free(c->rules);
 	c->rules = NULL;
-	pthread_mutex_destroy(&c->lock);
+	for (i = 0; i < SL_CHECK_CLIENT_LOCKS; i++)
+		pthread_mutex_destroy(&c->client_lock[i]);
+	pthread_mutex_destroy(&c->rules_lock);
+}
+
+void sl_checker_sync_changed(struct sl_checker *c)
+{
+	atomic_store(&c->sync_stale, true);
 }
 
 void sl_check_key_addr(const char *key, struct sl_addr *addr, bool *raw)
@@ -45,7 +67,9 @@ void sl_check_key_addr(const char *key, struct sl_addr *addr, bool *raw)
 
 /* Read the rules once, and again only when the kernel says the epoch has
  * moved (sl_check answers XDP_ABORTED): a check costs two syscalls, not
- * four. ASK: look at the epoch first (no kernel program tells).
+ * four. ASK: look at the epoch first (no kernel program tells). The layout
+ * is read with them, and when the service says it wrote it. Under
+ * rules_lock.
  */
 static int refresh_rules(struct sl_checker *c, bool ask)
 {
@@ -54,6 +78,8 @@ static int refresh_rules(struct sl_checker *c, bool ask)
 	unsigned nr;
 	int err;
 
+	if (atomic_exchange(&c->sync_stale, false))
+		c->syncs = sl_client_view_sync_conf(c->maps, &c->sync);
 	if (c->epoch_known && !ask)
 		return 0;
 	err = sl_rules_reread(c->maps, !c->epoch_known, &c->epoch, &rules,
@@ -65,14 +91,81 @@ static int refresh_rules(struct sl_checker *c, bool ask)
 	c->nr_rules = nr;
 	c->cfg = cfg;
 	c->epoch_known = true;
+	c->syncs = sl_client_view_sync_conf(c->maps, &c->sync);
 	return 0;
 }
 
-/* Checks are serialised: two concurrent checks for a client's last unit
- * must not both pass, and in the kernel two decisions of one client's
- * shared state taken at the same instant on two CPUs can both take it
- * (include/sl_algo.h). Packets on other CPUs keep the kernel's own
- * allowance of one unit per CPU beyond the first.
+/* What a check needs of the named rule, copied out under rules_lock:
+ * the rule, its position and epoch, the layout. -ENOENT: no such rule
+ * (read again once, for a rule added since).
+ */
+struct rule_snapshot {
+	struct sl_rule rule;
+	unsigned position;
+	__u32 epoch;
+	struct sl_sync_conf sync;
+	bool syncs;
+};
+
+static int snapshot_rule(struct sl_checker *c, const char *name, bool ask,
+			 struct rule_snapshot *s)
+{
+	unsigned i, tries;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&c->rules_lock);
+	if (ask)
+		c->epoch_known = false;
+	for (tries = 0; tries < 2; tries++) {
+		err = refresh_rules(c, false);
+		if (err)
+			break;
+		err = -ENOENT;
+		for (i = 0; i < c->nr_rules; i++)
+			if (!strcmp(c->rules[i].name, name))
+				break;
+		if (i < c->nr_rules) {
+			s->rule = c->rules[i];
+			s->position = i;
+			s->epoch = c->epoch;
+			s->sync = c->sync;
+			s->syncs = c->syncs;
+			err = 0;
+			break;
+		}
+		c->epoch_known = false;	/* perhaps a rule added since */
+	}
+	pthread_mutex_unlock(&c->rules_lock);
+	return err;
+}
+
+static void forget_epoch(struct sl_checker *c)
+{
+	pthread_mutex_lock(&c->rules_lock);
+	c->epoch_known = false;
+	pthread_mutex_unlock(&c->rules_lock);
+}
+
+static pthread_mutex_t *client_lock(struct sl_checker *c,
+				    const struct sl_client_key *k)
+{
+	const unsigned char *p = (const void *)k;
+	__u64 h = 1469598103934665603ull;	/* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return &c->client_lock[(h ^ (h >> 32)) & (SL_CHECK_CLIENT_LOCKS - 1)];
+}
+
+/* Checks of one client are serialised: two concurrent checks for a
+ * client's last unit must not both pass, and in the kernel two decisions
+ * of one client's shared state taken at the same instant on two CPUs can
+ * both take it (include/sl_algo.h). Checks of other clients run at the
+ * same time on other threads (BPF_PROG_TEST_RUN is the caller's own run);
+ * packets on other CPUs keep the kernel's own allowance of one unit per
+ * CPU beyond the first. The view is read under the same lock, so that it
+ * is the state right after this check.
  */
 static int check_kernel(struct sl_checker *c, const char *rule,
 			const char *key, bool count,
@@ -82,69 +175,61 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = &req,
 		    .data_size_in = sizeof(req));
 	struct sl_client_key ckey;
+	struct rule_snapshot s;
+	pthread_mutex_t *lock;
+	unsigned tries;
 	bool raw;
-	unsigned i, tries;
-	int err = -ENOENT;
+	int err = -EAGAIN;
 
 	if (!key || !*key)
 		return -EINVAL;
 	sl_check_key_addr(key, &req.addr, &raw);
 	req.flags = raw ? SL_CHECK_RAW_KEY : 0;
 
-	pthread_mutex_lock(&c->lock);
-	/* a read-only lookup runs no program to learn of a new rule set */
-	if (!count)
-		c->epoch_known = false;
 	for (tries = 0; tries < 3; tries++) {
-		err = refresh_rules(c, false);
+		/* a read-only lookup runs no program to learn of a new
+		 * rule set: it asks
+		 */
+		err = snapshot_rule(c, rule, !count, &s);
 		if (err)
-			break;
-		err = -ENOENT;
-		for (i = 0; i < c->nr_rules; i++)
-			if (!strcmp(c->rules[i].name, rule))
-				break;
-		if (i == c->nr_rules) {
-			/* perhaps a rule added since we read them */
-			if (tries == 0) {
-				c->epoch_known = false;
-				continue;
-			}
-			break;
-		}
-		out->rule = c->rules[i];
-		req.position = i;
-		req.rules_epoch = c->epoch;
-		req.rule_id = c->rules[i].id;
-		err = 0;
-		if (!count) {
-			out->allowed = true;
-			break;
-		}
-		if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
-			err = -errno;
-			break;
-		}
-		if (opts.retval != XDP_ABORTED) {
-			out->allowed = opts.retval == XDP_PASS;
-			break;
-		}
-		c->epoch_known = false;	/* rules changed under us: again */
-		err = -EAGAIN;
-	}
-	if (!err) {
+			return err;
+		out->rule = s.rule;
 		if (raw) {
 			ckey.addr = req.addr;
-			ckey.rule_id = out->rule.id;
+			ckey.rule_id = s.rule.id;
 			ckey.dport = 0;
 		} else {
-			sl_client_key_make(&ckey, &out->rule, &req.addr, 0);
+			sl_client_key_make(&ckey, &s.rule, &req.addr, 0);
 		}
-		err = sl_client_view_read(c->maps, &out->rule, &ckey,
-					  sl_now_tai_ms(), &out->view);
+		lock = client_lock(c, &ckey);
+		pthread_mutex_lock(lock);
+		if (count) {
+			req.position = s.position;
+			req.rules_epoch = s.epoch;
+			req.rule_id = s.rule.id;
+			if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
+				err = -errno;
+				pthread_mutex_unlock(lock);
+				return err;
+			}
+			if (opts.retval == XDP_ABORTED) {
+				/* rules changed under us: again */
+				pthread_mutex_unlock(lock);
+				forget_epoch(c);
+				err = -EAGAIN;
+				continue;
+			}
+			out->allowed = opts.retval == XDP_PASS;
+		}
+		err = sl_client_view_compute(c->maps, &s.rule, &ckey,
+					     sl_now_tai_ms(),
+					     s.syncs ? &s.sync : NULL,
+					     &out->view);
+		pthread_mutex_unlock(lock);
 		if (!count)
 			out->allowed = out->view.remaining > 0;
+		return err;
 	}
-	pthread_mutex_unlock(&c->lock);
 	return err;
 }
 
@@ -236,8 +321,8 @@ static int live_rule(struct sl_checker *c, const char *name,
 	return -ENOENT;
 }
 
-/* The store decides; the checker's lock is not held meanwhile, so checks
- * of a node wait for each other only on the store's connection.
+/* The store decides; no checker lock is held meanwhile, so checks of a
+ * node wait for each other only on the store's connection.
  */
 static int check_central(struct sl_checker *c, const char *name,
 			 const char *key, bool count,
@@ -251,7 +336,7 @@ static int check_central(struct sl_checker *c, const char *name,
 
 	if (!key || !*key)
 		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
+	pthread_mutex_lock(&c->rules_lock);
 	err = live_rule(c, name, &out->rule, &pos);
 	sl_check_key_addr(key, &addr, &raw);
 	if (!err && !raw && out->rule.nr_exempt && exempt(c, &addr, pos)) {
@@ -260,10 +345,10 @@ static int check_central(struct sl_checker *c, const char *name,
 		out->view.remaining = sl_rule_quota(&out->rule);
 		out->allowed = true;
 		out->decision = SL_DECIDED_EXEMPT;
-		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_unlock(&c->rules_lock);
 		return 0;
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&c->rules_lock);
 	if (err)
 		return err;
 	n = sl_check_central_id(key, &out->rule, id, sizeof(id));

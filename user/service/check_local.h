@@ -14,20 +14,31 @@
 #define SL_CHECK_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include "service/check_central.h"
 #include "core/client_view.h"
 #include "core/instance_maps.h"
 
+/* Client locks: a power of two, enough that checks of different clients
+ * on as many threads as CPUs seldom share one.
+ */
+#define SL_CHECK_CLIENT_LOCKS	256
+
 struct sl_checker {
 	int prog_fd;			/* sl_check */
 	const struct sl_maps *maps;
-	pthread_mutex_t lock;		/* one check at a time: see check_local.c */
+	pthread_mutex_t rules_lock;	/* the rules, config and layout below */
 	struct sl_rule *rules;		/* the live rules, as of `epoch` */
 	unsigned nr_rules;
 	__u32 epoch;
 	bool epoch_known;
 	struct sl_config cfg;		/* of `epoch`: generation, exempt */
+	struct sl_sync_conf sync;	/* the layout, when `syncs` */
+	bool syncs;
+	atomic_bool sync_stale;		/* read the layout again */
+	/* one check of a client at a time: see check_local.c */
+	pthread_mutex_t client_lock[SL_CHECK_CLIENT_LOCKS];
 	struct sl_central *central;	/* NULL: every check in the kernel */
 };
 
@@ -51,6 +62,11 @@ struct sl_check_result {
 int sl_checker_init(struct sl_checker *c, int prog_fd,
 		    const struct sl_maps *maps);
 void sl_checker_fini(struct sl_checker *c);
+/* The instance's sync layout was written (the sync service started or
+ * stopped): the next check reads it again. Checks keep it otherwise, as
+ * the service writes it only then.
+ */
+void sl_checker_sync_changed(struct sl_checker *c);
 /* Decide checks in the central store from now on (owned by the caller). */
 void sl_checker_set_central(struct sl_checker *c, struct sl_central *central);
 

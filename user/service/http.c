@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#define _GNU_SOURCE
 #include <errno.h>
 #include <json-c/json.h>
 #include <microhttpd.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +12,11 @@
 #include "service/healthz.h"
 #include "service/http.h"
 #include "service/metrics.h"
+#include "service/result_body.h"
 #include "sl_key.h"
 
 #define SL_HTTP_MAX_BODY	4096
+#define SL_HTTP_MAX_THREADS	64
 
 struct sl_http {
 	struct MHD_Daemon *daemon;
@@ -26,6 +30,9 @@ struct request {
 	size_t len;
 	bool too_big;
 };
+
+/* The state of every request but a POST: nothing to allocate for it. */
+static struct request no_body;
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
 				 const char *type, const char *text,
@@ -68,6 +75,30 @@ static __u64 seconds_up(__u64 ms)
 	return (ms + 999) / 1000;
 }
 
+/* "NAME";P1=V1;P2=V2 (a structured-field item with two parameters) in
+ * BUF (256 bytes): a rule name of at most 32, two numbers of 20 digits.
+ */
+static const char *sf_item(char *buf, const char *name, char p1, __u64 v1,
+			   char p2, __u64 v2)
+{
+	size_t n = strnlen(name, sizeof(((struct sl_rule *)0)->name));
+	char *p = buf;
+
+	*p++ = '"';
+	memcpy(p, name, n);
+	p += n;
+	*p++ = '"';
+	*p++ = ';';
+	*p++ = p1;
+	*p++ = '=';
+	p += sl_format_u64(v1, p);
+	*p++ = ';';
+	*p++ = p2;
+	*p++ = '=';
+	sl_format_u64(v2, p);
+	return buf;
+}
+
 /* The rate-limit headers and body of a check or client lookup. */
 static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 				   const char *key,
@@ -78,55 +109,48 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	__u64 limit = sl_rule_quota(rule);
 	__u64 retry = seconds_up(res->view.retry_after_ms);
 	__u64 reset = seconds_up(res->view.reset_ms);
+	__u64 until = res->allowed ? reset : retry;	/* RateLimit t= */
+	/* "decision" local: the central store could not answer (fail open) */
+	struct sl_result_body body = {
+		.allowed = res->allowed,
+		.rule = rule->name,
+		.key = key,
+		.limit = limit,
+		.window_s = seconds_up(rule->window_ms),
+		.used = res->view.used,
+		.remaining = res->view.remaining,
+		.reset_s = reset,
+		.retry_after_s = res->allowed ? 0 : retry,
+		.decision = sl_check_decision_name(res->decision),
+	};
 	struct MHD_Response *r = NULL;
-	json_object *o = json_object_new_object();
 	enum MHD_Result ret;
-	char buf[256];
+	/* the longest: a key of 256 bytes and a rule name of 31, every
+	 * byte escaped to six (\u00XX), and six 20-digit numbers
+	 */
+	char text[4096], buf[256];
 
-	json_object_object_add(o, "allowed", json_object_new_boolean(res->allowed));
-	json_object_object_add(o, "rule", json_object_new_string(rule->name));
-	json_object_object_add(o, "key", json_object_new_string(key));
-	json_object_object_add(o, "limit", json_object_new_int64(limit));
-	json_object_object_add(o, "window_s", json_object_new_int64(seconds_up(rule->window_ms)));
-	json_object_object_add(o, "used", json_object_new_int64(res->view.used));
-	json_object_object_add(o, "remaining", json_object_new_int64(res->view.remaining));
-	json_object_object_add(o, "reset_s", json_object_new_int64(reset));
-	json_object_object_add(o, "retry_after_s",
-			       json_object_new_int64(res->allowed ? 0 : retry));
-	/* "local": the central store could not answer (fail open) */
-	json_object_object_add(o, "decision", json_object_new_string(
-		sl_check_decision_name(res->decision)));
-	if (send_text(c, status, "application/json",
-		      json_object_to_json_string(o), &r) != MHD_YES) {
-		json_object_put(o);
+	if (sl_result_body_format(&body, text, sizeof(text)) < 0 ||
+	    send_text(c, status, "application/json", text, &r) != MHD_YES)
 		return MHD_NO;
-	}
-	json_object_put(o);
 
 	/* IETF RateLimit header fields (structured fields) and the
 	 * widespread X-RateLimit-* trio
 	 */
-	snprintf(buf, sizeof(buf), "\"%s\";q=%llu;w=%llu", rule->name,
-		 (unsigned long long)limit,
-		 (unsigned long long)seconds_up(rule->window_ms));
-	MHD_add_response_header(r, "RateLimit-Policy", buf);
-	snprintf(buf, sizeof(buf), "\"%s\";r=%llu;t=%llu", rule->name,
-		 (unsigned long long)res->view.remaining,
-		 (unsigned long long)(res->allowed ? reset : retry));
-	MHD_add_response_header(r, "RateLimit", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)limit);
+	MHD_add_response_header(r, "RateLimit-Policy",
+		sf_item(buf, rule->name, 'q', limit, 'w', body.window_s));
+	MHD_add_response_header(r, "RateLimit",
+		sf_item(buf, rule->name, 'r', res->view.remaining, 't', until));
+	sl_format_u64(limit, buf);
 	MHD_add_response_header(r, "X-RateLimit-Limit", buf);
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)res->view.remaining);
+	sl_format_u64(res->view.remaining, buf);
 	MHD_add_response_header(r, "X-RateLimit-Remaining", buf);
-	snprintf(buf, sizeof(buf), "%llu",
-		 (unsigned long long)(res->allowed ? reset : retry));
+	sl_format_u64(until, buf);
 	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
-	MHD_add_response_header(r, "SliceLimit-Decision",
-				sl_check_decision_name(res->decision));
+	MHD_add_response_header(r, "SliceLimit-Decision", body.decision);
 	if (!res->allowed && status != 200) {
 		/* RFC 9110: delay-seconds, at least 1 */
-		snprintf(buf, sizeof(buf), "%llu",
-			 (unsigned long long)(retry ? retry : 1));
+		sl_format_u64(retry ? retry : 1, buf);
 		MHD_add_response_header(r, "Retry-After", buf);
 	}
 	ret = MHD_queue_response(c, status, r);
@@ -260,14 +284,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	bool get = !strcmp(method, "GET");
 	bool post = !strcmp(method, "POST");
 
-	if (!req) {	/* headers only so far */
-		req = calloc(1, sizeof(*req));
+	if (!req) {	/* headers only so far: only a POST has a body */
+		if (!post) {
+			*con_cls = &no_body;
+			return MHD_YES;
+		}
+		req = malloc(sizeof(*req));
 		if (!req)
 			return MHD_NO;
+		req->len = 0;
+		req->too_big = false;
 		*con_cls = req;
 		return MHD_YES;
 	}
 	if (*upload_size) {
+		/* only a POST reads its body; the others drop theirs */
+		if (req == &no_body) {
+			*upload_size = 0;
+			return MHD_YES;
+		}
 		if (req->len + *upload_size > SL_HTTP_MAX_BODY)
 			req->too_big = true;
 		else
@@ -318,16 +353,44 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	free(*con_cls);
+	if (*con_cls != &no_body)
+		free(*con_cls);
 	*con_cls = NULL;
+}
+
+/* One event loop per CPU the service may run on, as nginx's workers:
+ * pinned to one CPU, one thread and no switches between threads.
+ */
+static unsigned worker_threads(const struct sl_checker *checker)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 2;
+	n = CPU_COUNT(&set);
+	/* a check decided in the central store waits on the network: never
+	 * fewer threads than the two the API always had
+	 */
+	if (checker->central && n < 2)
+		return 2;
+	return n < 1 ? 1 : n > SL_HTTP_MAX_THREADS ? SL_HTTP_MAX_THREADS : n;
 }
 
 struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
 			      struct sl_checker *checker)
 {
 	struct sl_http *h = calloc(1, sizeof(*h));
-	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
+	/* turbo: read and write before asking epoll whether they would block */
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO |
 			 MHD_USE_ERROR_LOG;
+	unsigned threads = worker_threads(checker);
+	/* a pool of one is no pool: the option is left out (MHD warns) */
+	struct MHD_OptionItem pool[] = {
+		{ threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
+		  threads, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 
 	if (!h)
 		return NULL;
@@ -336,7 +399,7 @@ struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
 		flags |= MHD_USE_IPv6;
 	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
 		MHD_OPTION_SOCK_ADDR, addr,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+		MHD_OPTION_ARRAY, pool,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
 		MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,

@@ -499,6 +499,8 @@ int sl_service_run(const char *path)
 	if (err)
 		goto err_state;
 	start_sync(&r);
+	/* it wrote the layout the checks' client view follows */
+	sl_checker_sync_changed(&r.checker);
 	sl_writer_unlock();
 
 	pr_notice("running (pid %d): SIGHUP reloads, SIGTERM stops", getpid());
