@@ -16,12 +16,18 @@ predictive and bounded:
   - under bounded, the all-node burst (the limit, or the bucket's
     capacity, sent to each of the 8 nodes within 100 ms) gets at most
     1.1 x of what one node lets it have.
-Asserts on --json output; prints TAP lines. With --table, docs/ACCURACY.md's
-table.
+Every algorithm is a rule of one rule file (told apart by destination
+port) and its clients addresses of their own, so each layout is one
+replay of all of them: each node's copy of the program is loaded once per
+layout, not once per algorithm, which is where the time of a replay of 8
+nodes goes. Asserts on --json output; prints TAP lines. With --table,
+docs/ACCURACY.md's table.
 
 usage: fleet.py SLICELIMIT [--table]
 """
+import os
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from replay_json import replay_json
@@ -32,22 +38,23 @@ NODES = ["--nodes", "8", "--sync-interval", "200ms"]
 LAYOUTS = ("delayed-sync", "predictive", "bounded")
 failures = 0
 
-WINDOW = ["--limit", "600", "--window", "60s"]
-BUCKET = ["--algorithm", "token-bucket", "--limit", "60", "--bucket-capacity", "60",
-          "--refill-per-s", "10", "--window", "60s"]
+WINDOW = {"limit": 600, "window": "60s"}
+BUCKET = {"algorithm": "token-bucket", "limit": 60, "bucket_capacity": 60,
+          "refill_per_s": 10, "window": "60s"}
 # name, rule, over-limit rate, compliant rate (per second), burst per node
 ALGOS = [
     ("sliding", WINDOW, 90, 10, 600),
-    ("sliding-plain", WINDOW + ["--algorithm", "sliding-plain"], 90, 10, 600),
-    ("fixed", WINDOW + ["--algorithm", "fixed"], 90, 10, 600),
-    ("sliding-log", WINDOW + ["--algorithm", "sliding-log"], 90, 10, 600),
-    ("sliding-counter, 1 slice", WINDOW + ["--algorithm", "sliding-counter"], 90, 9, 600),
+    ("sliding-plain", {**WINDOW, "algorithm": "sliding-plain"}, 90, 10, 600),
+    ("fixed", {**WINDOW, "algorithm": "fixed"}, 90, 10, 600),
+    ("sliding-log", {**WINDOW, "algorithm": "sliding-log"}, 90, 10, 600),
+    ("sliding-counter, 1 slice", {**WINDOW, "algorithm": "sliding-counter"}, 90, 9, 600),
     ("sliding-counter, 12 slices",
-     WINDOW + ["--algorithm", "sliding-counter", "--slices", "12"], 90, 9, 600),
+     {**WINDOW, "algorithm": "sliding-counter", "slices": 12}, 90, 9, 600),
     ("sliding-counter, 60 slices",
-     WINDOW + ["--algorithm", "sliding-counter", "--slices", "60"], 90, 9, 600),
+     {**WINDOW, "algorithm": "sliding-counter", "slices": 60}, 90, 9, 600),
     ("token-bucket", BUCKET, 15, 9, 60),
 ]
+PORT0 = 1000     # algorithm a's rule matches port PORT0 + a
 
 
 def tap(ok, what):
@@ -68,21 +75,36 @@ def study_nodes(n):
     return out
 
 
-def trace(over, ok_rate, burst):
-    """Three clients (keys of their own, they do not meet). Two spread
-    over the nodes by their own run of the study's generator: the
-    over-limit one for 150 s from 1.7 s into a peer slice (windows free
-    up mid-slice), the compliant one for 120 s. The third sends `burst`
-    to each node within 100 ms. Requests at whole ms."""
+def client(a, role):
+    """Algorithm a's over-limit (1), compliant (2) or burst (3) client."""
+    return f"10.{a + 1}.0.{role}"
+
+
+def trace(a, over, ok_rate, burst):
+    """Algorithm a's three clients (keys of their own, they do not meet).
+    Two spread over the nodes by their own run of the study's generator:
+    the over-limit one for 150 s from 1.7 s into a peer slice (windows free
+    up mid-slice), the compliant one for 120 s. The third sends `burst` to
+    each node within 100 ms. Requests at whole ms, as (t, client, node,
+    port)."""
     reqs = []
-    for rate, seconds, start, addr in ((over, 150, 1700, "10.0.0.1"),
-                                       (ok_rate, 120, 0, "10.0.0.2")):
+    for rate, seconds, start, role in ((over, 150, 1700, 1),
+                                       (ok_rate, 120, 0, 2)):
         for i, node in enumerate(study_nodes(rate * seconds)):
-            reqs.append((start + i * 1000 // rate, f"{addr} {node}"))
-    reqs += [(i * 100 // (burst * 8), f"10.0.0.3 {i % 8}")
+            reqs.append((start + i * 1000 // rate, client(a, role), node,
+                         PORT0 + a))
+    reqs += [(i * 100 // (burst * 8), client(a, 3), i % 8, PORT0 + a)
              for i in range(burst * 8)]
-    reqs.sort(key=lambda r: r[0])
-    return [f"{t} {what}" for t, what in reqs]
+    return reqs
+
+
+def rules_yaml(path):
+    with open(path, "w") as f:
+        f.write("rules:\n")
+        for a, (name, rule, _, _, _) in enumerate(ALGOS):
+            f.write(f"  - name: r{a}\n    protocol: udp\n"
+                    f"    ports: {PORT0 + a}\n")
+            f.writelines(f"    {k}: {v}\n" for k, v in rule.items())
 
 
 def replay(lines, args):
@@ -91,22 +113,29 @@ def replay(lines, args):
 
 
 def main():
-    runs = {}
-    for name, rule, over, ok_rate, burst in ALGOS:
-        lines = trace(over, ok_rate, burst)
-        # one node: the same requests, without the node column (which
-        # a one-node replay would read as the CPU)
-        runs[(name, "1 node")] = ([" ".join(l.split()[:2]) for l in lines],
-                                  rule)
+    reqs = sorted(r for a, (_, _, over, ok_rate, burst) in enumerate(ALGOS)
+                  for r in trace(a, over, ok_rate, burst))
+    with tempfile.TemporaryDirectory() as d:
+        rules = os.path.join(d, "rules.yaml")
+        rules_yaml(rules)
+        # one node: the same requests, without the node column (which a
+        # one-node replay would read as the CPU)
+        runs = {"1 node": ([f"{t} {c} port={p}" for t, c, _, p in reqs],
+                           ["--rules", rules])}
+        lines = [f"{t} {c} {n} port={p}" for t, c, n, p in reqs]
         for layout in LAYOUTS:
-            runs[(name, layout)] = (lines, rule + NODES + ["--layout", layout])
-    try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            futs = {k: pool.submit(replay, *v) for k, v in runs.items()}
-            res = {k: f.result() for k, f in futs.items()}
-    except Exception as e:  # a crash is a failure, not a skip
-        tap(False, f"replay of every algorithm on 8 nodes: {e}")
-        return 1
+            runs[layout] = (lines, ["--rules", rules] + NODES +
+                            ["--layout", layout])
+        try:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                futs = {k: pool.submit(replay, *v) for k, v in runs.items()}
+                got = {k: f.result() for k, f in futs.items()}
+        except Exception as e:  # a crash is a failure, not a skip
+            tap(False, f"replay of every algorithm on 8 nodes: {e}")
+            return 1
+    # as (algorithm, run) -> {role: the client's result}
+    res = {(name, k): {r: got[k][client(a, r)] for r in (1, 2, 3)}
+           for a, (name, *_) in enumerate(ALGOS) for k in got}
 
     rows = ["| algorithm | over-limit client | 1 node: most in 60 s | " +
             " | ".join(f"8 nodes, {l}" for l in LAYOUTS) +
@@ -114,27 +143,27 @@ def main():
             " / ".join(LAYOUTS) + ") | burst to all 8 nodes: 1 node / bounded |",
             "|---|---|---|" + "---|" * len(LAYOUTS) + "---|---|"]
     for name, rule, over, ok_rate, burst in ALGOS:
-        one = res[(name, "1 node")]["10.0.0.1"]["max_in_window"]
+        one = res[(name, "1 node")][1]["max_in_window"]
         cells = []
         for layout in LAYOUTS:
-            got = res[(name, layout)]["10.0.0.1"]["max_in_window"]
+            got = res[(name, layout)][1]["max_in_window"]
             tap(got <= 1.1 * one,
                 f"{name}, {over}/s on 8 nodes, {layout}: at most {got} in any "
                 f"60 s, within 1.1 x of one node's {one}")
             cells.append(f"{got} ({got / one:.3f} x)")
         rejected = []
         for layout in LAYOUTS:
-            c = res[(name, layout)]["10.0.0.2"]
+            c = res[(name, layout)][2]
             tap(c["rejected"] == 0 and c["accepted"] == ok_rate * 120,
                 f"{name}, compliant {ok_rate}/s on 8 nodes, {layout}: "
                 f"{c['rejected']} of {c['sent']} rejected (none)")
             rejected.append(str(c["rejected"]))
-        b_one = res[(name, "1 node")]["10.0.0.3"]["max_in_window"]
-        b_got = res[(name, "bounded")]["10.0.0.3"]["max_in_window"]
+        b_one = res[(name, "1 node")][3]["max_in_window"]
+        b_got = res[(name, "bounded")][3]["max_in_window"]
         tap(b_got <= 1.1 * b_one,
             f"{name}, {burst} to each of 8 nodes in 100 ms, bounded: {b_got} "
             f"in any 60 s, within 1.1 x of one node's {b_one} (delayed sync: "
-            f"{res[(name, 'delayed-sync')]['10.0.0.3']['max_in_window']})")
+            f"{res[(name, 'delayed-sync')][3]['max_in_window']})")
         rows.append(f"| {name} | {over}/s | {one} | {' | '.join(cells)} | "
                     f"{ok_rate}/s: {' / '.join(rejected)} | {b_one} / {b_got} |")
     if TABLE:

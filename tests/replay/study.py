@@ -11,6 +11,7 @@ shows.
 usage: study.py SLICELIMIT [--table]
 """
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from replay_json import replay_json
 
@@ -287,8 +288,9 @@ def model_b_trace(study_schedule=None):
     return [f"{t} {what}" for t, _, what in reqs]
 
 
-def check_model_b():
-    from concurrent.futures import ThreadPoolExecutor
+def start_model_b(pool):
+    """Model B's replays (8 nodes each: most of this script's time), started
+    on pool; the one-node models run beside them."""
     runs = {("central",): ["--layout", "central"],
             ("split-quota",): ["--layout", "split-quota"]}
     for iv in (0.2, 1, 2, 5):
@@ -297,11 +299,13 @@ def check_model_b():
         runs[("exact", iv)] = ["--layout", "delayed-sync"] + dur
         runs[("predictive", iv)] = ["--layout", "predictive"] + dur
     plain = model_b_trace()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futs = {k: pool.submit(replay_nodes,
-                               model_b_trace(k[1]) if k[0] == "study" else plain,
-                               args) for k, args in runs.items()}
-        res = {k: f.result() for k, f in futs.items()}
+    return {k: pool.submit(replay_nodes,
+                           model_b_trace(k[1]) if k[0] == "study" else plain,
+                           args) for k, args in runs.items()}
+
+
+def check_model_b(futs):
+    res = {k: f.result() for k, f in futs.items()}
 
     def client(run, addr):
         return next(c for c in res[run]["clients"] if c["client"] == addr)
@@ -376,9 +380,11 @@ def check_model_b():
 
 def main():
     try:
-        check_model_a()
-        check_edges()
-        check_model_b()
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            model_b = start_model_b(pool)
+            check_model_a()
+            check_edges()
+            check_model_b(model_b)
         check_model_c()
     except Exception as e:  # a crash is a failure, not a skip
         tap(False, f"replay of the study's models: {e}")
