@@ -507,7 +507,8 @@ int sl_replay_trace(struct sl_instance *const *nodes,
 
 int do_replay(int argc, char **argv)
 {
-	struct sl_instance_opts io = { .model_clock = true };
+	/* a replay runs packets through sl_xdp only */
+	struct sl_instance_opts io = { .model_clock = true, .xdp_only = true };
 	struct sl_instance *nodes[SL_MAX_PEERS] = { NULL };
 	struct sl_replay_args a;
 	unsigned nr_inst, k;

@@ -22,6 +22,10 @@ int sl_instance_open(struct sl_instance *in, const struct sl_instance_opts *o)
 		bpf_map__set_pin_path(map, NULL);
 	in->skel->rodata->sl_use_model_clock = o && o->model_clock;
 	sl_size_state_maps(in->skel->obj, o ? o->clients : 0);
+	if (o && o->xdp_only) {
+		bpf_program__set_autoload(in->skel->progs.sl_tc, false);
+		bpf_program__set_autoload(in->skel->progs.sl_check, false);
+	}
 	err = slicelimit_bpf__load(in->skel);
 	if (err) {
 		slicelimit_bpf__destroy(in->skel);

@@ -21,6 +21,8 @@ struct sl_instance {
 struct sl_instance_opts {
 	unsigned clients;	/* client table capacity, 0: default */
 	bool model_clock;	/* decide on sl_instance_set_time(), not TAI */
+	bool xdp_only;		/* load sl_xdp alone: most of a load is the
+				 * verifier's, paid per program */
 };
 
 int sl_instance_open(struct sl_instance *in, const struct sl_instance_opts *o);
