@@ -67,6 +67,11 @@ static struct {
 static struct bench_case cases[MAX_CASES];
 static int nr_cases;
 
+/* --case: only the per-packet cases whose name holds it, beside the two
+ * floors, for a profile of one path; NULL: every case and section.
+ */
+static const char *only_case;
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -96,10 +101,13 @@ static int apply_yaml(struct sl_instance *in, const char *yaml)
 static void add_case(const char *name, int fd, const char *src, __u16 port,
 		     __u32 verdict, struct sl_instance *warm)
 {
-	struct bench_case *c = &cases[nr_cases++];
+	struct bench_case *c = &cases[nr_cases];
 	struct sl_addr s, d;
 	int i;
 
+	if (only_case && nr_cases >= 2 && !strstr(name, only_case))
+		return;
+	nr_cases++;
 	addr(src, &s);
 	addr(strchr(src, ':') ? "2001:db8:ffff::1" : "192.0.2.1", &d);
 	c->name = name;
@@ -582,7 +590,9 @@ static void usage(FILE *f)
 "  --clients N   client table of the instances that hold at most 21,000\n"
 "                clients, 32768..%d (default %d); the 100,000- and\n"
 "                200,000-client instances keep the default\n"
-"  --json        one JSON object on stdout; the report goes to stderr\n",
+"  --json        one JSON object on stdout; the report goes to stderr\n"
+"  --case TEXT   only the per-packet cases whose name holds TEXT, beside\n"
+"                the floors (to profile one path); no other section\n",
 		MAX_ROUNDS, MAX_ROUNDS, REPEAT, REPEAT, SL_DEFAULT_CLIENTS,
 		SL_DEFAULT_CLIENTS);
 }
@@ -598,6 +608,7 @@ static int parse_args(int argc, char **argv,
 		{ "packets", required_argument, NULL, 'p' },
 		{ "clients", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "case", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -629,6 +640,9 @@ static int parse_args(int argc, char **argv,
 				return 2;
 			}
 			io_small->clients = v;
+			break;
+		case 'C':
+			only_case = optarg;
 			break;
 		case 'j':
 			/* the report goes on, to stderr: the JSON alone on stdout */
@@ -872,6 +886,8 @@ int main(int argc, char **argv)
 	if (run_cases(json != NULL))
 		return 1;
 	print_cases();
+	if (only_case)
+		goto out;
 
 	if (run_new_sources())
 		return 1;
@@ -892,6 +908,7 @@ int main(int argc, char **argv)
 		print_json(&b.agg, new_ns, agg_ms, agg_clients, json);
 		fclose(json);
 	}
+out:
 	sl_instance_close(&b.open);
 	sl_instance_close(&b.tai);
 	sl_instance_close(&b.agg);
