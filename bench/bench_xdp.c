@@ -346,6 +346,90 @@ static void print_new_sources(void)
 	}
 }
 
+/* The data path's goals (issue 23, docs/MEASUREMENTS.md): each a case's
+ * median over a floor's median from the same run.
+ */
+enum goal_floor { FLOOR_DROP, FLOOR_COUNTER, FLOOR_INSERT };
+
+static const struct goal {
+	const char *path;
+	const char *name;	/* a case, or with FLOOR_INSERT a new source case */
+	enum goal_floor floor;
+	double at_most;
+} goals[] = {
+	{ "over limit, production (TAI) clock", "over limit: sliding, TAI clock",
+	  FLOOR_COUNTER, 1.5 },
+	{ "over limit, model clock", "over limit: sliding", FLOOR_COUNTER, 1.3 },
+	{ "accept (under limit), TAI clock", "under limit (accept), sliding, TAI clock",
+	  FLOOR_COUNTER, 3.0 },
+	{ "no rule matched", "no rule matched", FLOOR_DROP, 1.25 },
+	{ "new client (insert)", "new source: probation (ways full), sliding",
+	  FLOOR_INSERT, 1.5 },
+};
+
+static const char *const floor_names[] = { "x XDP_DROP", "x counter",
+					    "x counter insert" };
+
+/* A goal's ratio, or -1 if its case did not run (--case). */
+static double goal_ratio(const struct goal *g)
+{
+	int i, m = nr_rounds / 2;
+
+	if (g->floor == FLOOR_INSERT) {
+		if (only_case)
+			return -1;	/* the new sources did not run */
+		for (i = 0; i < nr_new_cases; i++)
+			if (!strcmp(new_cases[i].name, g->name))
+				return new_cases[i].ns[m] / new_cases[1].ns[m];
+		return -1;
+	}
+	for (i = 0; i < nr_cases; i++)
+		if (!strcmp(cases[i].name, g->name))
+			return cases[i].ns[m] /
+			       cases[g->floor == FLOOR_DROP ? 0 : 1].ns[m];
+	return -1;
+}
+
+static void print_goals(void)
+{
+	size_t i;
+
+	printf("\ngoals, medians over the floors of this run\n\n");
+	printf("%-40s %10s %8s %-18s %s\n", "path", "ratio", "goal", "floor",
+	       "met");
+	for (i = 0; i < sizeof(goals) / sizeof(goals[0]); i++) {
+		double r = goal_ratio(&goals[i]);
+
+		if (r < 0)
+			continue;
+		printf("%-40s %10.2f %8.2f %-18s %s\n", goals[i].path, r,
+		       goals[i].at_most, floor_names[goals[i].floor],
+		       r <= goals[i].at_most ? "yes" : "no");
+	}
+}
+
+static json_object *goals_json(void)
+{
+	json_object *a = json_object_new_array(), *c;
+	size_t i;
+
+	for (i = 0; i < sizeof(goals) / sizeof(goals[0]); i++) {
+		double r = goal_ratio(&goals[i]);
+
+		if (r < 0)
+			continue;
+		c = json_object_new_object();
+		json_object_object_add(c, "path", json_object_new_string(goals[i].path));
+		json_object_object_add(c, "case", json_object_new_string(goals[i].name));
+		json_object_object_add(c, "floor", json_object_new_string(floor_names[goals[i].floor]));
+		json_object_object_add(c, "ratio", json_object_new_double(r));
+		json_object_object_add(c, "at_most", json_object_new_double(goals[i].at_most));
+		json_object_object_add(c, "met", json_object_new_boolean(r <= goals[i].at_most));
+		json_object_array_add(a, c);
+	}
+	return a;
+}
+
 /* An aggregation pass: every client's tally, read with batched lookups
  * (what top, metrics and a round that walks every client do).
  */
@@ -545,6 +629,7 @@ static void print_json(const struct sl_instance *agg, double new_ns,
 	}
 	json_object_object_add(o, "new_sources", a);
 	json_object_object_add(o, "new_client_ns", json_object_new_double(new_ns));
+	json_object_object_add(o, "goals", goals_json());
 	c = json_object_new_object();
 	json_object_object_add(c, "clients", json_object_new_int64(agg_clients));
 	json_object_object_add(c, "median_ms", json_object_new_double(agg_ms[nr_rounds / 2]));
@@ -886,12 +971,15 @@ int main(int argc, char **argv)
 	if (run_cases(json != NULL))
 		return 1;
 	print_cases();
-	if (only_case)
+	if (only_case) {
+		print_goals();
 		goto out;
+	}
 
 	if (run_new_sources())
 		return 1;
 	print_new_sources();
+	print_goals();
 	new_ns = new_cases[2].ns[nr_rounds / 2];
 	for (r = 0; r < nr_rounds; r++)
 		agg_ms[r] = aggregate_ms(&b.agg, &agg_clients);
