@@ -67,6 +67,11 @@ static struct {
 static struct bench_case cases[MAX_CASES];
 static int nr_cases;
 
+/* --case: only the per-packet cases whose name holds it, beside the two
+ * floors, for a profile of one path; NULL: every case and section.
+ */
+static const char *only_case;
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -96,10 +101,13 @@ static int apply_yaml(struct sl_instance *in, const char *yaml)
 static void add_case(const char *name, int fd, const char *src, __u16 port,
 		     __u32 verdict, struct sl_instance *warm)
 {
-	struct bench_case *c = &cases[nr_cases++];
+	struct bench_case *c = &cases[nr_cases];
 	struct sl_addr s, d;
 	int i;
 
+	if (only_case && nr_cases >= 2 && !strstr(name, only_case))
+		return;
+	nr_cases++;
 	addr(src, &s);
 	addr(strchr(src, ':') ? "2001:db8:ffff::1" : "192.0.2.1", &d);
 	c->name = name;
@@ -338,6 +346,90 @@ static void print_new_sources(void)
 	}
 }
 
+/* The data path's goals (issue 23, docs/MEASUREMENTS.md): each a case's
+ * median over a floor's median from the same run.
+ */
+enum goal_floor { FLOOR_DROP, FLOOR_COUNTER, FLOOR_INSERT };
+
+static const struct goal {
+	const char *path;
+	const char *name;	/* a case, or with FLOOR_INSERT a new source case */
+	enum goal_floor floor;
+	double at_most;
+} goals[] = {
+	{ "over limit, production (TAI) clock", "over limit: sliding, TAI clock",
+	  FLOOR_COUNTER, 1.5 },
+	{ "over limit, model clock", "over limit: sliding", FLOOR_COUNTER, 1.3 },
+	{ "accept (under limit), TAI clock", "under limit (accept), sliding, TAI clock",
+	  FLOOR_COUNTER, 3.0 },
+	{ "no rule matched", "no rule matched", FLOOR_DROP, 1.25 },
+	{ "new client (insert)", "new source: probation (ways full), sliding",
+	  FLOOR_INSERT, 1.5 },
+};
+
+static const char *const floor_names[] = { "x XDP_DROP", "x counter",
+					    "x counter insert" };
+
+/* A goal's ratio, or -1 if its case did not run (--case). */
+static double goal_ratio(const struct goal *g)
+{
+	int i, m = nr_rounds / 2;
+
+	if (g->floor == FLOOR_INSERT) {
+		if (only_case)
+			return -1;	/* the new sources did not run */
+		for (i = 0; i < nr_new_cases; i++)
+			if (!strcmp(new_cases[i].name, g->name))
+				return new_cases[i].ns[m] / new_cases[1].ns[m];
+		return -1;
+	}
+	for (i = 0; i < nr_cases; i++)
+		if (!strcmp(cases[i].name, g->name))
+			return cases[i].ns[m] /
+			       cases[g->floor == FLOOR_DROP ? 0 : 1].ns[m];
+	return -1;
+}
+
+static void print_goals(void)
+{
+	size_t i;
+
+	printf("\ngoals, medians over the floors of this run\n\n");
+	printf("%-40s %10s %8s %-18s %s\n", "path", "ratio", "goal", "floor",
+	       "met");
+	for (i = 0; i < sizeof(goals) / sizeof(goals[0]); i++) {
+		double r = goal_ratio(&goals[i]);
+
+		if (r < 0)
+			continue;
+		printf("%-40s %10.2f %8.2f %-18s %s\n", goals[i].path, r,
+		       goals[i].at_most, floor_names[goals[i].floor],
+		       r <= goals[i].at_most ? "yes" : "no");
+	}
+}
+
+static json_object *goals_json(void)
+{
+	json_object *a = json_object_new_array(), *c;
+	size_t i;
+
+	for (i = 0; i < sizeof(goals) / sizeof(goals[0]); i++) {
+		double r = goal_ratio(&goals[i]);
+
+		if (r < 0)
+			continue;
+		c = json_object_new_object();
+		json_object_object_add(c, "path", json_object_new_string(goals[i].path));
+		json_object_object_add(c, "case", json_object_new_string(goals[i].name));
+		json_object_object_add(c, "floor", json_object_new_string(floor_names[goals[i].floor]));
+		json_object_object_add(c, "ratio", json_object_new_double(r));
+		json_object_object_add(c, "at_most", json_object_new_double(goals[i].at_most));
+		json_object_object_add(c, "met", json_object_new_boolean(r <= goals[i].at_most));
+		json_object_array_add(a, c);
+	}
+	return a;
+}
+
 /* An aggregation pass: every client's tally, read with batched lookups
  * (what top, metrics and a round that walks every client do).
  */
@@ -537,6 +629,7 @@ static void print_json(const struct sl_instance *agg, double new_ns,
 	}
 	json_object_object_add(o, "new_sources", a);
 	json_object_object_add(o, "new_client_ns", json_object_new_double(new_ns));
+	json_object_object_add(o, "goals", goals_json());
 	c = json_object_new_object();
 	json_object_object_add(c, "clients", json_object_new_int64(agg_clients));
 	json_object_object_add(c, "median_ms", json_object_new_double(agg_ms[nr_rounds / 2]));
@@ -582,7 +675,9 @@ static void usage(FILE *f)
 "  --clients N   client table of the instances that hold at most 21,000\n"
 "                clients, 32768..%d (default %d); the 100,000- and\n"
 "                200,000-client instances keep the default\n"
-"  --json        one JSON object on stdout; the report goes to stderr\n",
+"  --json        one JSON object on stdout; the report goes to stderr\n"
+"  --case TEXT   only the per-packet cases whose name holds TEXT, beside\n"
+"                the floors (to profile one path); no other section\n",
 		MAX_ROUNDS, MAX_ROUNDS, REPEAT, REPEAT, SL_DEFAULT_CLIENTS,
 		SL_DEFAULT_CLIENTS);
 }
@@ -598,6 +693,7 @@ static int parse_args(int argc, char **argv,
 		{ "packets", required_argument, NULL, 'p' },
 		{ "clients", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "case", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -629,6 +725,9 @@ static int parse_args(int argc, char **argv,
 				return 2;
 			}
 			io_small->clients = v;
+			break;
+		case 'C':
+			only_case = optarg;
 			break;
 		case 'j':
 			/* the report goes on, to stderr: the JSON alone on stdout */
@@ -872,10 +971,15 @@ int main(int argc, char **argv)
 	if (run_cases(json != NULL))
 		return 1;
 	print_cases();
+	if (only_case) {
+		print_goals();
+		goto out;
+	}
 
 	if (run_new_sources())
 		return 1;
 	print_new_sources();
+	print_goals();
 	new_ns = new_cases[2].ns[nr_rounds / 2];
 	for (r = 0; r < nr_rounds; r++)
 		agg_ms[r] = aggregate_ms(&b.agg, &agg_clients);
@@ -892,6 +996,7 @@ int main(int argc, char **argv)
 		print_json(&b.agg, new_ns, agg_ms, agg_clients, json);
 		fclose(json);
 	}
+out:
 	sl_instance_close(&b.open);
 	sl_instance_close(&b.tai);
 	sl_instance_close(&b.agg);

@@ -16,6 +16,32 @@
  *   addresses;
  * - ICMP errors and link control (neighbour discovery, packet-too-big)
  *   are never limited.
+ *
+ * Map lookups per path. Array and per-CPU array lookups are inlined by
+ * the verifier (a bounds check and an add); hash, LRU and LPM lookups
+ * are calls, and each path below does at most the one it names:
+ * - no rule matched: sl_active, sl_config, sl_global_stats,
+ *   sl_port_classes, and sl_global_stats again for no_rule: five, all
+ *   arrays, no hash;
+ * - over limit, block cached: those up to sl_port_classes, then
+ *   sl_class_rules, sl_rules, sl_rule_stats and sl_sync, and the client
+ *   table (the one hash), whose cached block is compared with the cache's
+ *   clock (bpf/clock.h): nine, nothing written but the per-CPU counters;
+ * - accept, on a host that syncs with no one: the same nine; the state
+ *   found there is what the tally and the charge read and write
+ *   (bpf/limit.h). A host that syncs adds sl_peer_view (a hash, when the
+ *   layout counts the peers) and sl_sync once more for the peer verdict;
+ * - new client, on probation: the nine (the client table's a miss), then
+ *   sl_newcomer_conf, sl_newcomers and sl_global_stats (sl_admit): twelve,
+ *   one hash. Its second packet creates the state (a hash update) and
+ *   finds it again (a hash lookup); without probation the first does;
+ * - a later fragment: sl_active, sl_config, sl_global_stats and sl_frags
+ *   (a hash), then its first fragment's rule chain under that one's ports
+ *   as above; an orphan reads sl_proto_rules (a per-CPU array) instead of
+ *   the port class. A first fragment adds an sl_frags update.
+ * Source and destination prefixes in the rule set add an LPM lookup each
+ * (sl_src_rules, sl_dst_rules), an exempt list one (sl_exempt_rules);
+ * a rule that `continue`s repeats the chain's part for the next rule.
  */
 #ifndef SL_DATAPATH_H
 #define SL_DATAPATH_H

@@ -50,14 +50,36 @@ static const struct sl_client_log sl_zero_log;
  */
 static struct sl_peer_view sl_zero_view;
 
-/* The client state map of the rule's algorithm, and its zero state. */
-static __always_inline void *sl_state_map(__u32 algorithm, const void **zero)
+/* Which client table holds a rule's state: each has its own value type,
+ * which the verifier checks every access against, so the state's pointer
+ * goes only to the functions of its kind (sl_tally_own, sl_charge_own).
+ * sl_decide picks the kind once and the rest of the decision is compiled
+ * for each kind apart: a constant, so that the other kinds' calls are not
+ * there for the verifier to refuse.
+ */
+enum sl_state_kind {
+	SL_STATE_CLIENT = 0,	/* sl_clients: sliding, fixed, token-bucket */
+	SL_STATE_PLAIN = 1,	/* sl_clients_plain: sliding-plain, -counter */
+	SL_STATE_LOG = 2,	/* sl_clients_log: sliding-log */
+};
+
+static __always_inline int sl_state_kind(__u32 algorithm)
 {
-	if (sl_uses_slots(algorithm)) {
+	if (sl_uses_slots(algorithm))
+		return SL_STATE_PLAIN;
+	if (algorithm == SL_ALGO_SLIDING_LOG)
+		return SL_STATE_LOG;
+	return SL_STATE_CLIENT;
+}
+
+/* The client state map of a kind, and its zero state. */
+static __always_inline void *sl_state_map(int kind, const void **zero)
+{
+	if (kind == SL_STATE_PLAIN) {
 		*zero = &sl_zero_plain;
 		return &sl_clients_plain;
 	}
-	if (algorithm == SL_ALGO_SLIDING_LOG) {
+	if (kind == SL_STATE_LOG) {
 		*zero = &sl_zero_log;
 		return &sl_clients_log;
 	}
@@ -73,7 +95,7 @@ static __always_inline int sl_state_create(__u32 algorithm,
 					   const struct sl_client_key *key)
 {
 	const void *zero;
-	void *map = sl_state_map(algorithm, &zero);
+	void *map = sl_state_map(sl_state_kind(algorithm), &zero);
 	struct sl_global_stats *gs;
 
 	if (bpf_map_update_elem(map, key, zero, BPF_NOEXIST))
@@ -92,7 +114,7 @@ struct sl_slots_ctx {
 	const struct sl_client_plain *c;
 	const struct sl_params *p;
 	struct sl_tally *t;
-	__u64 now_ms;
+	struct sl_slot_walk w;
 };
 
 static long sl_tally_slot(__u32 i, void *data)
@@ -101,52 +123,74 @@ static long sl_tally_slot(__u32 i, void *data)
 
 	if (ctx->c)
 		sl_plain_slot_tally(ctx->t, &ctx->c->slot[i & (SL_MAX_PLAIN_SLICES - 1)],
-				    ctx->p, ctx->now_ms);
+				    ctx->p, &ctx->w);
 	return 0;
 }
 
-/* The client's tally, into `t`. Global functions (this one, and the
- * others below) are verified once each, on their own: together they would
- * exceed what the verifier explores in one program. Each branch looks up
- * the map of its own value type, which the verifier checks every access
- * against. The slot walk's context holds pointers, not copies: on 6.1 the
- * stack of the whole call chain must fit 512 bytes.
+/* The client's tally, into `t`, from its state as sl_decide found it:
+ * the state is looked up once per decision, and passed down as the map
+ * value it is. Global functions (these, and the others below) are
+ * verified once each, on their own: together they would exceed what the
+ * verifier explores in one program. One per table, whose value type the
+ * verifier checks the accesses against.
  */
-__noinline int sl_tally_node(const struct sl_client_key *key_arg,
-			     const struct sl_params *p, __u64 now_ms,
-			     struct sl_tally *t)
+__noinline int sl_tally_client(const struct sl_client *c,
+			       const struct sl_params *p, __u64 now_ms,
+			       struct sl_tally *t)
 {
-	struct sl_client_key key_copy;
-	const struct sl_client_key *key = &key_copy;
+	if (!c || !p || !t)
+		return -1;
+	sl_tally_init(t);
+	sl_client_tally(t, c, p, now_ms);
+	sl_tally_finish(t, p, now_ms);
+	return 0;
+}
+
+/* The slot walk's context holds pointers, not copies: on 6.1 the stack
+ * of the whole call chain must fit 512 bytes.
+ */
+__noinline int sl_tally_plain(const struct sl_client_plain *c,
+			      const struct sl_params *p, __u64 now_ms,
+			      struct sl_tally *t)
+{
 	struct sl_slots_ctx ctx;
 
-	if (!key_arg || !p || !t)
+	if (!c || !p || !t)
 		return -1;
-	/* a map key from the stack: the 6.1 verifier takes none from a
-	 * global function's argument
-	 */
-	key_copy = *key_arg;
 	sl_tally_init(t);
-	if (sl_uses_slots(p->algorithm)) {
+	if (sl_hdr_tally(t, (const void *)c, p, now_ms)) {
+		ctx.c = c;
 		ctx.p = p;
 		ctx.t = t;
-		ctx.now_ms = now_ms;
-		ctx.c = bpf_map_lookup_elem(&sl_clients_plain, key);
-		if (ctx.c && sl_hdr_tally(t, (const void *)ctx.c, p, now_ms))
-			bpf_loop(SL_MAX_PLAIN_SLICES, sl_tally_slot, &ctx, 0);
-	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
-		const struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
-
-		if (c)
-			sl_client_log_tally(t, c, p, now_ms);
-	} else {
-		const struct sl_client *c = bpf_map_lookup_elem(&sl_clients, key);
-
-		if (c)
-			sl_client_tally(t, c, p, now_ms);
+		sl_slot_walk_init(&ctx.w, p, now_ms);
+		bpf_loop(SL_MAX_PLAIN_SLICES, sl_tally_slot, &ctx, 0);
 	}
 	sl_tally_finish(t, p, now_ms);
 	return 0;
+}
+
+__noinline int sl_tally_log(const struct sl_client_log *c,
+			    const struct sl_params *p, __u64 now_ms,
+			    struct sl_tally *t)
+{
+	if (!c || !p || !t)
+		return -1;
+	sl_tally_init(t);
+	sl_client_log_tally(t, c, p, now_ms);
+	sl_tally_finish(t, p, now_ms);
+	return 0;
+}
+
+static __always_inline void sl_tally_own(void *own, int kind,
+					 const struct sl_params *p,
+					 __u64 now_ms, struct sl_tally *t)
+{
+	if (kind == SL_STATE_PLAIN)
+		sl_tally_plain(own, p, now_ms, t);
+	else if (kind == SL_STATE_LOG)
+		sl_tally_log(own, p, now_ms, t);
+	else
+		sl_tally_client(own, p, now_ms, t);
 }
 
 /* The first drop of a client in a window goes to the ring buffer; the
@@ -182,39 +226,57 @@ static __always_inline void sl_drop_event(struct sl_client_hdr *own,
 	bpf_ringbuf_submit(ev, 0);
 }
 
-/* Account an accept in the client's one state, in the rule's map.
- * Returns 1 if charged, 0 if the accept no longer fits (token-bucket:
- * another CPU took the tokens since the tally).
+/* A request as the peers' functions weigh it, and as an accept is
+ * charged (BPF functions take 5 args).
  */
-__noinline int sl_charge_state(const struct sl_client_key *key_arg,
-			       const struct sl_params *p,
-			       const struct sl_tally *t, __u64 now_ms,
-			       __u32 units)
+struct sl_request {
+	__u64 now_ms;
+	__u32 since;		/* the client's units of the share round */
+	__u32 units;
+};
+
+/* Account an accept of rq->units at rq->now_ms in the client's one
+ * state, found by sl_decide, one function per table as for the tally.
+ * Returns 1 if charged, 0 if the accept no longer fits (token-bucket:
+ * another CPU took the tokens since the tally `t`).
+ */
+__noinline int sl_charge_client(struct sl_client *c, const struct sl_params *p,
+				const struct sl_tally *t,
+				const struct sl_request *rq)
 {
-	struct sl_client_key key_copy;
-	const struct sl_client_key *key = &key_copy;
-
-	if (!key_arg || !p || !t)
+	if (!c || !p || !t || !rq)
 		return 1;
-	/* on the stack, as in sl_tally_node() */
-	key_copy = *key_arg;
-	if (sl_uses_slots(p->algorithm)) {
-		struct sl_client_plain *c = bpf_map_lookup_elem(&sl_clients_plain, key);
+	return sl_client_charge(c, p, t, rq->now_ms, rq->units);
+}
 
-		if (c)
-			return sl_client_plain_charge(c, p, now_ms, units);
-	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
-		struct sl_client_log *c = bpf_map_lookup_elem(&sl_clients_log, key);
+__noinline int sl_charge_plain(struct sl_client_plain *c,
+			       const struct sl_params *p,
+			       const struct sl_request *rq)
+{
+	if (!c || !p || !rq)
+		return 1;
+	return sl_client_plain_charge(c, p, rq->now_ms, rq->units);
+}
 
-		if (c)
-			return sl_client_log_charge(c, p, now_ms);
-	} else {
-		struct sl_client *c = bpf_map_lookup_elem(&sl_clients, key);
+__noinline int sl_charge_log(struct sl_client_log *c,
+			     const struct sl_params *p,
+			     const struct sl_request *rq)
+{
+	if (!c || !p || !rq)
+		return 1;
+	return sl_client_log_charge(c, p, rq->now_ms);
+}
 
-		if (c)
-			return sl_client_charge(c, p, t, now_ms, units);
-	}
-	return 1;
+static __always_inline int sl_charge_own(void *own, int kind,
+					 const struct sl_params *p,
+					 const struct sl_tally *t,
+					 const struct sl_request *rq)
+{
+	if (kind == SL_STATE_PLAIN)
+		return sl_charge_plain(own, p, rq);
+	if (kind == SL_STATE_LOG)
+		return sl_charge_log(own, p, rq);
+	return sl_charge_client(own, p, t, rq);
 }
 
 /* How a request stands with the peers: SL_FITS if it fits, and
@@ -223,13 +285,6 @@ __noinline int sl_charge_state(const struct sl_client_key *key_arg,
 enum {
 	SL_FITS = 1,
 	SL_ROUND_SPENT = 2,
-};
-
-/* A request as the peers' functions weigh it (BPF functions take 5 args). */
-struct sl_request {
-	__u64 now_ms;
-	__u32 since;		/* the client's units of the share round */
-	__u32 units;
 };
 
 static long sl_fleet_step(__u32 i, void *data)
@@ -478,7 +533,7 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 
 	if (!key_arg || !p || !first_out)
 		return SL_FAIL_OPEN;
-	/* on the stack, as in sl_tally_node() */
+	/* on the stack, as in sl_decide() */
 	key_copy = *key_arg;
 	conf = bpf_map_lookup_elem(&sl_newcomer_conf, &zero);
 	if (!conf || !conf->buckets)
@@ -548,20 +603,21 @@ create:
 	return SL_ADMITTED;
 }
 
-/* The client's state under the rule's algorithm, or NULL and *verdict: a
- * key the tables do not hold goes through probation first (sl_admit),
- * which decides a newcomer's first packet itself. A promoted key's first
- * accept is charged at its own time into the empty state (no unit lost,
- * no time moved), and, the peers knowing nothing of it yet, counted in
- * the share round. `t` and `rq` are the caller's, used here as scratch.
+/* The client's state under the rule's algorithm and its table's kind,
+ * or NULL and *verdict: a key the tables do not hold goes through
+ * probation first (sl_admit), which decides a newcomer's first packet
+ * itself. A promoted key's first accept is charged at its own time into
+ * the empty state (no unit lost, no time moved), and, the peers knowing
+ * nothing of it yet, counted in the share round. `t` and `rq` are the
+ * caller's, used here as scratch.
  */
 static __always_inline struct sl_client_hdr *
 sl_state_get(const struct sl_client_key *key, const struct sl_params *p,
 	     const struct sl_sync_conf *sc, __u32 units, struct sl_tally *t,
-	     struct sl_request *rq, int *verdict)
+	     struct sl_request *rq, const int kind, int *verdict)
 {
 	const void *zero;
-	void *map = sl_state_map(p->algorithm, &zero);
+	void *map = sl_state_map(kind, &zero);
 	struct sl_client_hdr *own;
 	int admitted;
 
@@ -573,43 +629,31 @@ sl_state_get(const struct sl_client_key *key, const struct sl_params *p,
 	if (admitted != SL_ADMITTED && admitted != SL_PROMOTED)
 		return NULL;
 	*verdict = SL_FAIL_OPEN;	/* if even that finds none */
-	if (admitted == SL_PROMOTED) {
-		sl_tally_init(t);
-		sl_charge_state(key, p, t, rq->now_ms, rq->units);
-	}
 	own = bpf_map_lookup_elem(map, key);
-	if (own && sc && admitted == SL_PROMOTED)
-		sl_note_round(own, key, sc, rq->units);
+	if (own && admitted == SL_PROMOTED) {
+		sl_tally_init(t);
+		sl_charge_own(own, kind, p, t, rq);
+		if (sc)
+			sl_note_round(own, key, sc, rq->units);
+	}
 	return own;
 }
 
-/* A client's verdict on `units`. `p` is the caller's own copy of the
- * rule's parameters, which the layout adjusts in place: a copy here would
- * sit on the deepest call chain, whose stack 6.1 limits to 512 bytes.
+/* The decision on a client whose state is of `kind`, a constant in each
+ * of sl_decide's calls: compiled once per kind.
  */
-__noinline int sl_decide(const struct sl_client_key *key_arg,
-			 struct sl_params *p, __u32 epoch, __u32 units)
+static __always_inline int sl_decide_kind(const struct sl_client_key *key,
+					  struct sl_params *p,
+					  const struct sl_sync_conf *sc,
+					  __u64 gen, __u32 units,
+					  const int kind)
 {
-	struct sl_client_key key_copy;
-	const struct sl_client_key *key = &key_copy;
-	const struct sl_sync_conf *sc;
 	struct sl_client_hdr *own;
 	struct sl_tally t;
 	struct sl_request rq;
 	int verdict;
-	__u64 gen;
 
-	if (!key_arg || !p)
-		return SL_FAIL_OPEN;
-	/* on the stack, as in sl_tally_node() */
-	key_copy = *key_arg;
-	sc = sl_sync_conf();
-	if (!sl_syncs(sc))
-		sc = NULL;
-	if (sc)
-		sl_layout_params(p, sc);
-	gen = sl_generation(epoch, sc);
-	own = sl_state_get(key, p, sc, units, &t, &rq, &verdict);
+	own = sl_state_get(key, p, sc, units, &t, &rq, kind, &verdict);
 	if (!own)
 		return verdict;
 	/* the over-limit path ends here: a lookup and a compare, no write,
@@ -619,7 +663,8 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		return SL_OVER;
 
 	rq.now_ms = sl_now_ms();
-	sl_tally_node(key, p, rq.now_ms, &t);
+	rq.units = units;
+	sl_tally_own(own, kind, p, rq.now_ms, &t);
 	if (sc)
 		verdict = sl_verdict_synced(key, own, p, sc, &rq, &t, units);
 	else
@@ -651,7 +696,7 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 		sl_drop_event(own, key, p, &t, rq.now_ms);
 		return SL_OVER;
 	}
-	if (!sl_charge_state(key, p, &t, rq.now_ms, units))
+	if (!sl_charge_own(own, kind, p, &t, &rq))
 		return SL_OVER;
 	/* whatever block was cached is over: this request fitted */
 	if (SL_LOAD(own->blocked_until))
@@ -659,6 +704,36 @@ __noinline int sl_decide(const struct sl_client_key *key_arg,
 	if (sc)
 		sl_note_round(own, key, sc, units);
 	return SL_ACCEPT;
+}
+
+/* A client's verdict on `units`. `p` is the caller's own copy of the
+ * rule's parameters, which the layout adjusts in place. Inlined into its
+ * callers, global functions themselves: the key is then the caller's own
+ * stack, with no copy, and the two frames are one on the deepest call
+ * chain, whose stack 6.1 limits to 512 bytes with each frame rounded up
+ * to 32.
+ */
+static __always_inline int sl_decide(const struct sl_client_key *key,
+				     struct sl_params *p, __u32 epoch,
+				     __u32 units)
+{
+	const struct sl_sync_conf *sc;
+	__u64 gen;
+
+	sc = sl_sync_conf();
+	if (!sl_syncs(sc))
+		sc = NULL;
+	if (sc)
+		sl_layout_params(p, sc);
+	gen = sl_generation(epoch, sc);
+	switch (sl_state_kind(p->algorithm)) {
+	case SL_STATE_PLAIN:
+		return sl_decide_kind(key, p, sc, gen, units, SL_STATE_PLAIN);
+	case SL_STATE_LOG:
+		return sl_decide_kind(key, p, sc, gen, units, SL_STATE_LOG);
+	default:
+		return sl_decide_kind(key, p, sc, gen, units, SL_STATE_CLIENT);
+	}
 }
 
 #endif /* SL_LIMIT_H */

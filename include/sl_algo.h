@@ -399,21 +399,39 @@ SL_INLINE __u32 sl_plain_slices(const struct sl_params *p)
 	return n < 1 ? 1 : n > SL_MAX_PLAIN_SLICES ? SL_MAX_PLAIN_SLICES : n;
 }
 
+/* What every slot of one walk of the ring shares, worked out once before
+ * it: the walk visits every slot, and two divisions per slot would cost
+ * more than the rest of the walk.
+ */
+struct sl_slot_walk {
+	__u64 slice;		/* now_ms / slice_ms: the current slice */
+	__u32 n;		/* sl_plain_slices() */
+	__u32 pad;
+};
+
+SL_INLINE void sl_slot_walk_init(struct sl_slot_walk *w,
+				 const struct sl_params *p, __u64 now_ms)
+{
+	w->slice = now_ms / p->slice_ms;
+	w->n = sl_plain_slices(p);
+	w->pad = 0;
+}
+
 /* One slot of the ring; the kernel walks the ring with bpf_loop (one body
  * to verify: 6.1's verifier gives up on 64 unrolled-by-exploration steps).
  */
 SL_INLINE void sl_plain_tally_slot(struct sl_tally *t, const struct sl_slot *s,
-				   const struct sl_params *p, __u64 now_ms)
+				   const struct sl_params *p,
+				   const struct sl_slot_walk *w)
 {
-	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
-	__u32 back = sl_u32_since(s->slice, d);	/* slices ago */
+	__u32 n = w->n;
+	__u32 back = sl_u32_since(s->slice, (__u32)w->slice);	/* slices ago */
 
 	if (!s->count || back >= n)
 		return;
 	t->used += s->count;
 	/* counted until slice s->slice + n begins */
-	sl_tally_expiry(t, ((__u64)now_ms / p->slice_ms + (n - back)) *
-			   p->slice_ms);
+	sl_tally_expiry(t, (w->slice + (n - back)) * p->slice_ms);
 }
 
 SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
@@ -463,10 +481,10 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
  */
 SL_INLINE void sl_counter_tally_slot(struct sl_tally *t,
 				     const struct sl_slot *s,
-				     const struct sl_params *p, __u64 now_ms)
+				     const struct sl_slot_walk *w)
 {
-	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
-	__u32 back = sl_u32_since(s->slice, d);
+	__u32 n = w->n;
+	__u32 back = sl_u32_since(s->slice, (__u32)w->slice);
 
 	if (back < n)
 		t->used += s->count;
@@ -752,12 +770,13 @@ SL_INLINE void sl_client_tally(struct sl_tally *t, const struct sl_client *c,
 
 SL_INLINE void sl_plain_slot_tally(struct sl_tally *t,
 				   const struct sl_slot *s,
-				   const struct sl_params *p, __u64 now_ms)
+				   const struct sl_params *p,
+				   const struct sl_slot_walk *w)
 {
 	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
-		sl_counter_tally_slot(t, s, p, now_ms);
+		sl_counter_tally_slot(t, s, w);
 	else
-		sl_plain_tally_slot(t, s, p, now_ms);
+		sl_plain_tally_slot(t, s, p, w);
 }
 
 #ifndef __BPF__
@@ -765,12 +784,14 @@ SL_INLINE void sl_client_plain_tally(struct sl_tally *t,
 				     const struct sl_client_plain *c,
 				     const struct sl_params *p, __u64 now_ms)
 {
+	struct sl_slot_walk w;
 	int i;
 
 	if (!sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
 		return;
+	sl_slot_walk_init(&w, p, now_ms);
 	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++)
-		sl_plain_slot_tally(t, &c->slot[i], p, now_ms);
+		sl_plain_slot_tally(t, &c->slot[i], p, &w);
 }
 #endif
 

@@ -12,14 +12,19 @@
 #include "slicelimit.h"
 #include "sl_algo.h"
 
+/* The ::ffff: prefix of an IPv4-mapped address: ten zero bytes, two of
+ * 0xff; compared as three words, not twelve bytes.
+ */
 SL_INLINE int sl_addr_is_ipv4(const struct sl_addr *a)
 {
-	int i;
+	__u32 w[3];
 
-	for (i = 0; i < 10; i++)
-		if (a->byte[i])
-			return 0;
-	return a->byte[10] == 0xff && a->byte[11] == 0xff;
+	__builtin_memcpy(w, a->byte, sizeof(w));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return !w[0] && !w[1] && w[2] == 0xffff0000u;
+#else
+	return !w[0] && !w[1] && w[2] == 0x0000ffffu;
+#endif
 }
 
 /* A mask of the first `bits` (0..64) bits of a big-endian 64-bit word. */

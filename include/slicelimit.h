@@ -100,11 +100,14 @@ struct sl_bitmap {
 
 /* Addresses everywhere are 16 bytes in network byte order; IPv4 is stored
  * IPv4-mapped (::ffff:a.b.c.d) so one key type covers both families and an
- * IPv4 /24 is an IPv6 /120.
+ * IPv4 /24 is an IPv6 /120. Four-aligned (every struct holds it at a
+ * multiple of four, so no layout moves): copies and masks of it are then
+ * four or two words, not sixteen bytes one by one, which BPF code pays
+ * for on every packet's key.
  */
 struct sl_addr {
 	__u8 byte[16];
-};
+} __attribute__((aligned(4)));
 
 /* LPM trie key of the source, destination and exempt tables. The generation
  * is the first byte of the data, so prefixlen = 8 + address bits.

@@ -8,14 +8,16 @@
 Each VMDIR (build/bench/cpus/N) holds results.txt, the blocks the guest
 wrote on its second serial port (@@BEGIN NAME rc=R seconds=S ... @@END
 NAME), and traces.json, which clients of each replayed trace are compliant
-and which adversarial. A VM that failed still gets its object, with null
-figures and an "errors" list saying which step failed and how.
+and which adversarial. A VM that failed, or a figure missing from any VM,
+writes nothing: the files are only ever a complete run's. It prints why
+(each VM's failing steps) and exits 1, the old files untouched.
 """
 import argparse
 import datetime
 import json
 import os
 import re
+import sys
 
 # The client tables a default `sliding` rule uses: the state layout's own
 # list, the one place to change when the layout changes. bytes_per_client
@@ -155,6 +157,21 @@ def vm(path):
     return obj
 
 
+def refusals(objs):
+    """Why these VMs' results are no table: every failed step, and every
+    figure a VM did not give (a row of "-" says nothing)."""
+    out = []
+    for o in objs:
+        for e in o.get("errors", []):
+            out.append("%d CPUs: %s" % (o["cpus"], e))
+        missing = [f for f in FIELDS if o[f] is None]
+        if missing:
+            out.append("%d CPUs: no %s" % (o["cpus"], ", ".join(missing)))
+        if o.get("race_extra_units") is None:
+            out.append("%d CPUs: no result from the race test" % o["cpus"])
+    return out
+
+
 def fmt(v, spec="%s"):
     return "-" if v is None else spec % v
 
@@ -220,16 +237,21 @@ def main():
     ap.add_argument("vms", nargs="+")
     a = ap.parse_args()
     objs = [vm(p) for p in a.vms]
+    for o in objs:
+        print(json.dumps({k: o[k] for k in FIELDS}))
+    refused = refusals(objs)
+    if refused:
+        for r in refused:
+            print("bench-cpus: " + r.replace("\n", "\n    "), file=sys.stderr)
+        print("bench-cpus: not writing %s and %s: the run is not complete"
+              % (a.json, a.md), file=sys.stderr)
+        sys.exit(1)
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     with open(a.json, "w") as f:
         json.dump(objs, f, indent=1)
         f.write("\n")
     with open(a.md, "w") as f:
         f.write(markdown(objs, a.command, a.bench_args, date) + "\n")
-    for o in objs:
-        print(json.dumps({k: o[k] for k in FIELDS}))
-        for e in o.get("errors", []):
-            print("  %d CPUs: %s" % (o["cpus"], e.splitlines()[0]))
 
 
 if __name__ == "__main__":
