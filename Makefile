@@ -206,7 +206,9 @@ check-man: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/bench/macro/sl-macro
-	$(Q)$(BUILD)/bench/bench_xdp | tee bench/RESULTS-micro.txt
+	$(Q)$(BUILD)/bench/bench_xdp > $(BUILD)/bench/RESULTS-micro.txt || \
+		{ echo "bench: bench_xdp failed; bench/RESULTS-micro.txt left as it was" >&2; exit 1; }
+	$(Q)cat $(BUILD)/bench/RESULTS-micro.txt && cp $(BUILD)/bench/RESULTS-micro.txt bench/RESULTS-micro.txt
 	$(Q)bench/bench_http.sh $(BUILD)
 	$(Q)bench/macro/bench_macro.sh $(BUILD)
 
