@@ -19,7 +19,15 @@
  *
  * Map lookups per path. Array and per-CPU array lookups are inlined by
  * the verifier (a bounds check and an add); hash, LRU and LPM lookups
- * are calls, and each path below does at most the one it names:
+ * are calls, and each path below does at most the one it names. Every
+ * packet that is no fragment looks its flow up in sl_front first (one
+ * per-CPU array); the counts after the first are of a miss, and add it:
+ * - over limit, front entry held (bpf/front.h): sl_active, sl_config,
+ *   sl_global_stats, sl_front, sl_forgotten, sl_sync and sl_rule_stats:
+ *   seven, all arrays, no hash, nothing written but the counters. A
+ *   flow's first drop under a block takes the over-limit path below,
+ *   then writes its entry (sl_rule_at, sl_forgotten, sl_sync and the
+ *   client table again: one more hash lookup, once per block and CPU);
  * - no rule matched: sl_active, sl_config, sl_global_stats,
  *   sl_port_classes, and sl_global_stats again for no_rule: five, all
  *   arrays, no hash;
@@ -47,6 +55,7 @@
 #define SL_DATAPATH_H
 
 #include "classify.h"
+#include "front.h"
 #include "maps.h"
 #include "parse.h"
 #include "rule.h"
@@ -56,6 +65,7 @@
  */
 enum {
 	SL_NEED_PULL = 4,
+	SL_FIRST_SHIFT = 8,
 };
 
 static __always_inline void sl_frag_key_of(struct sl_frag_key *k,
@@ -185,6 +195,8 @@ static __noinline void sl_frag_dropped(const struct sl_packet *pkt)
 /* First match wins; a rule that `continue`s hands a packet it passed on
  * to the next rule that matches it, up to SL_MAX_CHAIN rules. `ports`:
  * the rules to match whatever the port, or NULL to match the packet's.
+ * A drop by the chain's first rule carries that rule's position plus one
+ * above SL_FIRST_SHIFT (for the front cache).
  */
 static __always_inline int sl_run_rules(const struct sl_config *cfg,
 					const struct sl_packet *pkt,
@@ -202,7 +214,7 @@ static __always_inline int sl_run_rules(const struct sl_config *cfg,
 			break;
 		ret = sl_apply_rule(cfg, pkt, pos, len);
 		if (ret == SL_DROP)
-			return SL_DROP;
+			return i ? SL_DROP : SL_DROP | (pos + 1) << SL_FIRST_SHIFT;
 		if (!(ret & SL_CONTINUE))
 			return SL_PASS;
 		start = pos + 1;
@@ -253,6 +265,8 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len,
 		if (pkt.frag == SL_FRAG_FIRST) {
 			gs->fragments++;
 			gs->frag_first++;
+		} else if (sl_front_drop(cfg, &pkt, len)) {
+			return SL_DROP;
 		}
 		break;
 	case SL_PARSE_NON_IP:
@@ -290,6 +304,12 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len,
 	}
 
 	verdict = sl_run_rules(cfg, &pkt, ports, len);
+	if (verdict >> SL_FIRST_SHIFT) {
+		if (ret == SL_PARSE_OK && pkt.frag == SL_FRAG_NONE)
+			sl_front_remember(cfg, &pkt,
+					  (verdict >> SL_FIRST_SHIFT) - 1);
+		verdict = SL_DROP;
+	}
 	if (verdict == SL_DROP && pkt.counted)
 		sl_frag_dropped(&pkt);
 	if (pkt.frag == SL_FRAG_FIRST && cfg->nr_rules)

@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "slicelimit.h"
+#include "sl_front.h"
 
 /* The live generation: one u32, switched by `rules apply` after it has
  * filled the other generation's tables.
@@ -187,6 +188,27 @@ struct {
 	__uint(max_entries, 1024 * 1024);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_changed SEC(".maps");
+
+/* Bumped by userspace after it deletes client states (reset): a front
+ * entry (bpf/front.h) written before holds no more.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_forgotten SEC(".maps");
+
+/* The front cache of blocked flows (include/sl_front.h), this CPU's: not
+ * pinned, each entry holds only under the generations it names.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SL_FRONT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sl_front_entry);
+} sl_front SEC(".maps");
 
 /* Written by the service only: the sync layout (include/sl_peer.h). */
 struct {

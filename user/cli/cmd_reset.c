@@ -107,6 +107,16 @@ static int reset_client(const char *arg, const char *only, bool has_port,
 		if (!only || !strcmp(rules[i].name, only))
 			err = reset_rule(&m, &rules[i], &addr, has_port, port,
 					 arr, &forgotten);
+	/* whatever was deleted, even before an error */
+	if (forgotten || err) {
+		int bumped = sl_states_forgotten(&m);
+
+		if (bumped && !err) {
+			pr_error("cannot forget %s's blocked flows: %s", arg,
+				 strerror(-bumped));
+			err = bumped;
+		}
+	}
 	if (err && err != -ENOENT)
 		pr_error("cannot forget %s's state: %s", arg, strerror(-err));
 	if (!err && sl_json) {

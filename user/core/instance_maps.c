@@ -17,7 +17,7 @@
 	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
 	X(clients_log) X(rule_stats) \
 	X(global_stats) X(devices) X(sync) X(peer_view) \
-	X(sync_status) X(changed) X(newcomers) X(newcomer_conf)
+	X(sync_status) X(changed) X(newcomers) X(newcomer_conf) X(forgotten)
 
 int sl_require_bpffs(void)
 {
@@ -91,6 +91,16 @@ void sl_maps_from_object(struct sl_maps *m, struct bpf_object *obj)
 	for (i = 0; i < NR_MAP_FIELDS; i++)
 		*map_fd(m, i) = bpf_map__fd(bpf_object__find_map_by_name(obj,
 							map_fields[i].name));
+}
+
+int sl_states_forgotten(const struct sl_maps *m)
+{
+	__u32 zero = 0, n = 0;
+
+	if (bpf_map_lookup_elem(m->forgotten, &zero, &n))
+		return -errno;
+	n++;
+	return bpf_map_update_elem(m->forgotten, &zero, &n, BPF_ANY) ? -errno : 0;
 }
 
 void sl_maps_close(struct sl_maps *m)

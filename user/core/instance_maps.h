@@ -32,6 +32,7 @@ struct sl_maps {
 				 * the last sync round */
 	int newcomers;		/* sl_newcomers: keys on probation */
 	int newcomer_conf;	/* sl_newcomer_conf: its hash seed and size */
+	int forgotten;		/* sl_forgotten: deletions of client states */
 	int nr_cpus;		/* possible CPUs: values of a per-CPU array */
 	bool owned;		/* fds were opened here and must be closed */
 };
@@ -70,6 +71,11 @@ int sl_newcomers_init(const struct sl_maps *m);
  * next packet taken for a first one.
  */
 int sl_newcomers_forget(const struct sl_maps *m);
+
+/* After deleting client states: the data path's front cache (bpf/
+ * front.h) holds no entry written before. Under the writer lock.
+ */
+int sl_states_forgotten(const struct sl_maps *m);
 
 /* The client state map of an algorithm (see sl_state_size()). */
 int sl_state_fd(const struct sl_maps *m, unsigned algorithm);

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The front cache: a flow whose packet the exact path just dropped under
+ * a cached block (bpf/limit.h) is decided again by one per-CPU array
+ * lookup, before classification, for as long as that block holds.
+ *
+ * An entry is the flow as classification and the client key read it
+ * (addresses, port slot, port, and the SYN bit a rule counting new
+ * connections reads), the dropping rule's id, and what the block holds
+ * under: its generation (the rules epoch and the sync conf's part), the
+ * count of userspace deletions of client states (sl_forgotten), and its
+ * end, the state's own. A hit needs all three current and the end still
+ * ahead of the cache's clock, exactly the state's own test; it counts the
+ * drop as the exact path does (the rule's dropped packets and bytes) and
+ * writes nothing else. Anything else takes the exact path.
+ *
+ * Written only for a drop by the first rule of the chain (a `continue`
+ * rule before it charges the packet, which a hit would skip); a shadow
+ * rule drops nothing, so it has none. Per CPU: no entry is torn between
+ * CPUs. The block's end is read after sl_forgotten, so a state deleted
+ * between the two leaves an entry that holds under the count before.
+ * The one difference from the exact path: a state the LRU table evicts
+ * stays blocked here until its block's end, where the exact path would
+ * start it afresh.
+ */
+#ifndef SL_FRONT_BPF_H
+#define SL_FRONT_BPF_H
+
+#include "limit.h"
+#include "maps.h"
+#include "parse.h"
+#include "sl_front.h"
+#include "sl_key.h"
+
+static __always_inline __u32 sl_forgotten_now(void)
+{
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&sl_forgotten, &zero);
+
+	return n ? *n : 0;
+}
+
+/* The generation sl_decide computes its blocks under. */
+static __always_inline __u64 sl_front_generation(const struct sl_config *cfg)
+{
+	const struct sl_sync_conf *sc = sl_sync_conf();
+
+	return sl_generation(cfg->rules_epoch, sl_syncs(sc) ? sc : NULL);
+}
+
+static __always_inline struct sl_front_entry *
+sl_front_entry_of(const struct sl_packet *pkt)
+{
+	__u32 idx = sl_front_slot(&pkt->src, &pkt->dst, pkt->slot, pkt->dport);
+
+	return bpf_map_lookup_elem(&sl_front, &idx);
+}
+
+static __always_inline int sl_front_matches(const struct sl_front_entry *fe,
+					    const struct sl_packet *pkt)
+{
+	const __u32 *a = (const __u32 *)fe->src.byte;
+	const __u32 *b = (const __u32 *)pkt->src.byte;
+	const __u32 *c = (const __u32 *)fe->dst.byte;
+	const __u32 *d = (const __u32 *)pkt->dst.byte;
+
+	return fe->set && fe->slot == pkt->slot && fe->dport == pkt->dport &&
+	       fe->syn == pkt->syn &&
+	       !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) |
+		 (c[0] ^ d[0]) | (c[1] ^ d[1]) | (c[2] ^ d[2]) | (c[3] ^ d[3]));
+}
+
+/* 1 if the packet's front entry holds: counted as dropped by its rule. A
+ * static subprogram: its frame is not on the rule chain's stack.
+ */
+static __noinline int sl_front_drop(const struct sl_config *cfg,
+				    const struct sl_packet *pkt, __u32 len)
+{
+	struct sl_front_entry *fe = sl_front_entry_of(pkt);
+	struct sl_rule_stats *rs;
+	__u32 rule_id;
+
+	if (!fe || !cfg || !sl_front_matches(fe, pkt))
+		return 0;
+	if (fe->forgotten != sl_forgotten_now() ||
+	    fe->gen != sl_front_generation(cfg) || !sl_cache_before(fe->end)) {
+		fe->set = 0;
+		return 0;
+	}
+	rule_id = fe->rule_id;
+	rs = bpf_map_lookup_elem(&sl_rule_stats, &rule_id);
+	if (!rs)
+		return 0;
+	rs->dropped++;
+	rs->dropped_bytes += len;
+	return 1;
+}
+
+/* The word of the block the exact path dropped the packet under, read
+ * once, if the client's state holds one now; 0 otherwise.
+ */
+static __always_inline __u64 sl_front_block(const struct sl_rule *rule,
+					    const struct sl_client_key *key,
+					    __u64 gen)
+{
+	const struct sl_client_hdr *own;
+	__u64 word;
+
+	switch (sl_state_kind(rule->algorithm)) {
+	case SL_STATE_PLAIN:
+		own = bpf_map_lookup_elem(&sl_clients_plain, key);
+		break;
+	case SL_STATE_LOG:
+		own = bpf_map_lookup_elem(&sl_clients_log, key);
+		break;
+	default:
+		own = bpf_map_lookup_elem(&sl_clients, key);
+		break;
+	}
+	if (!own)
+		return 0;
+	word = SL_LOAD(own->blocked_until);
+	if (((__u64)SL_LOAD(own->blocked_epoch) << 32 |
+	     SL_LOAD(own->blocked_sync)) != gen ||
+	    word >> 32 != sl_block_word(gen, 0) >> 32 ||
+	    !sl_cache_before((__u32)word))
+		return 0;
+	return word;
+}
+
+/* After the rule at `pos`, the first of the packet's chain, dropped it:
+ * its flow's entry, if that drop was a cached block's.
+ */
+static __noinline void sl_front_remember(const struct sl_config *cfg,
+					 const struct sl_packet *pkt,
+					 __u32 pos)
+{
+	const struct sl_rule *rule;
+	struct sl_front_entry *fe;
+	struct sl_client_key key;
+	__u32 forgotten;
+	__u64 gen, word;
+
+	if (!cfg || pos >= SL_MAX_RULES)
+		return;
+	rule = sl_rule_at(cfg, pos);
+	if (!rule)
+		return;
+	fe = sl_front_entry_of(pkt);
+	if (!fe)
+		return;
+	/* before the state: a deletion after this read makes the entry old */
+	forgotten = sl_forgotten_now();
+	gen = sl_front_generation(cfg);
+	sl_client_key_make(&key, rule, &pkt->src, pkt->dport);
+	word = sl_front_block(rule, &key, gen);
+	if (!word)
+		return;
+	fe->src = pkt->src;
+	fe->dst = pkt->dst;
+	fe->slot = pkt->slot;
+	fe->dport = pkt->dport;
+	fe->syn = pkt->syn;
+	fe->rule_id = rule->id;
+	fe->forgotten = forgotten;
+	fe->gen = gen;
+	fe->end = (__u32)word;
+	fe->set = 1;
+}
+
+#endif /* SL_FRONT_BPF_H */

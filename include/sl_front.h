@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The front cache of blocked flows (bpf/front.h): per CPU, direct-mapped
+ * by what classification and the client key read of a packet. Shared so
+ * that a test can pick packets that meet in one slot, and read and clear
+ * the entries the program wrote.
+ */
+#ifndef SL_FRONT_H
+#define SL_FRONT_H
+
+#include <linux/types.h>
+#include "slicelimit.h"
+#include "sl_algo.h"
+
+/* Entries per CPU: a power of two; 64 bytes each. */
+#define SL_FRONT_SLOTS	256
+
+/* A flow the exact path dropped under a cached block: what it matched
+ * on, the rule that dropped it, and what the block holds under.
+ */
+struct sl_front_entry {
+	struct sl_addr src;	/* network byte order, IPv4-mapped for v4 */
+	struct sl_addr dst;
+	__u32 slot;		/* the packet's port slot (SL_SLOT_* + port) */
+	__u16 dport;		/* network byte order */
+	__u8 syn;		/* TCP SYN without ACK */
+	__u8 set;		/* written by a drop; 0: empty */
+	__u16 rule_id;		/* the dropping rule's counters */
+	__u16 pad;
+	__u32 forgotten;	/* sl_forgotten when written */
+	__u64 gen;		/* the block's generation (bpf/limit.h) */
+	__u32 end;		/* the block's end on the cache's clock */
+	__u32 pad2;
+};
+
+/* The slot of a packet's flow: the words of its addresses, port slot and
+ * port folded, then Fibonacci hashing for the top bits.
+ */
+SL_INLINE __u32 sl_front_slot(const struct sl_addr *src,
+			      const struct sl_addr *dst, __u32 slot,
+			      __u16 dport)
+{
+	__u32 s[4], d[4], h;
+
+	__builtin_memcpy(s, src->byte, sizeof(s));
+	__builtin_memcpy(d, dst->byte, sizeof(d));
+	h = s[0] ^ s[1] ^ s[2] ^ s[3];
+	h = h * 0x9E3779B1u ^ d[0] ^ d[1] ^ d[2] ^ d[3];
+	h = h * 0x9E3779B1u ^ slot ^ (__u32)dport << 16;
+	return (h * 0x9E3779B1u) >> 24 & (SL_FRONT_SLOTS - 1);
+}
+
+#endif /* SL_FRONT_H */

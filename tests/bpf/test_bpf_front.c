@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The front cache of blocked flows (bpf/front.h) against the exact path.
+ *
+ * Two instances of the real object run the same packets, clock and
+ * events on one CPU: `a` as it is, `b` with its front cache emptied
+ * before every packet, so that `b` decides every packet on the exact
+ * path. Every verdict and every rule counter must be the same in both.
+ * The targeted tests block a flow, check that its front entry is there
+ * and is what dropped the packet, then make each event that ends a block
+ * and check that the next packet is decided as the exact path decides
+ * it; the search interleaves flows that share one front slot, rules,
+ * clock steps, resets and applies at random.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cmocka.h>
+
+#include "slicelimit.h"
+#include "sl_front.h"
+#include "core/client_keys.h"
+#include "core/instance.h"
+#include "core/instance_maps.h"
+#include "core/parse.h"
+#include "rules/rules.h"
+#include "slicelimit.skel.h"
+#include "bpf_fixture.h"
+
+#define CPU	0	/* every packet: the front cache is per CPU */
+#define DST	"203.0.113.1"
+
+struct pair {
+	struct sl_instance a;	/* with its front cache */
+	struct sl_instance b;	/* the exact path */
+	unsigned packets;
+	unsigned hits;		/* drops of a flow whose entry was set */
+};
+
+static int pair_setup(void **state)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -1;
+	if (sl_test_open_instance(&p->a, 4096, T0)) {
+		free(p);
+		return -1;
+	}
+	if (sl_test_open_instance(&p->b, 4096, T0)) {
+		sl_instance_close(&p->a);
+		free(p);
+		return -1;
+	}
+	*state = p;
+	return 0;
+}
+
+static int pair_teardown(void **state)
+{
+	struct pair *p = *state;
+
+	sl_instance_close(&p->a);
+	sl_instance_close(&p->b);
+	free(p);
+	sl_test_restore_cpus();
+	return 0;
+}
+
+static int pair_group_setup(void **state)
+{
+	return sl_test_load_once(state, pair_setup, pair_teardown);
+}
+
+static int front_fd(struct sl_instance *in)
+{
+	return bpf_map__fd(in->skel->maps.sl_front);
+}
+
+/* Every CPU's front entries zeroed, in one call. */
+static void front_clear(struct sl_instance *in)
+{
+	static __u32 keys[SL_FRONT_SLOTS];
+	static struct sl_front_entry *zero;
+	int ncpus = libbpf_num_possible_cpus();
+	__u32 i, count = SL_FRONT_SLOTS;
+
+	if (!zero)
+		zero = calloc((size_t)SL_FRONT_SLOTS * ncpus, sizeof(*zero));
+	assert_non_null(zero);
+	for (i = 0; i < SL_FRONT_SLOTS; i++)
+		keys[i] = i;
+	assert_int_equal(bpf_map_update_batch(front_fd(in), keys, zero, &count,
+					      NULL), 0);
+	assert_int_equal(count, SL_FRONT_SLOTS);
+}
+
+/* CPU's entry of the flow from `src` to DST, if set; 0 when none. */
+static bool front_entry(struct sl_instance *in, const char *src, __u32 slot,
+			__u16 port, struct sl_front_entry *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct sl_front_entry v[ncpus];
+	struct sl_addr s, d;
+	__u32 idx;
+
+	assert_int_equal(sl_parse_addr(src, &s), 0);
+	assert_int_equal(sl_parse_addr(DST, &d), 0);
+	idx = sl_front_slot(&s, &d, slot + port, htons(port));
+	assert_int_equal(bpf_map_lookup_elem(front_fd(in), &idx, v), 0);
+	*out = v[CPU];
+	return v[CPU].set && !memcmp(v[CPU].src.byte, s.byte, 16);
+}
+
+static enum verdict run_one(struct sl_instance *in, const struct pkt *pk)
+{
+	__u32 retval = ~0U;
+
+	assert_int_equal(sl_instance_run(in, false, CPU, pk->b, pk->len, 1,
+					 &retval, NULL), 0);
+	assert_true(retval == XDP_PASS || retval == XDP_DROP);
+	return retval == XDP_DROP ? DROP : PASS;
+}
+
+/* One packet through both; the verdicts must agree. */
+static enum verdict step(struct pair *p, const struct pkt *pk)
+{
+	enum verdict va, vb;
+
+	front_clear(&p->b);
+	va = run_one(&p->a, pk);
+	vb = run_one(&p->b, pk);
+	p->packets++;
+	if (va != vb)
+		fail_msg("packet %u: %s with the front cache, %s without",
+			 p->packets, verdict_name(va), verdict_name(vb));
+	return va;
+}
+
+static void pair_time(struct pair *p, __u64 ms)
+{
+	sl_instance_set_time(&p->a, ms);
+	sl_instance_set_time(&p->b, ms);
+}
+
+static void pair_apply(struct pair *p, const char *yaml)
+{
+	sl_test_apply(&p->a, yaml);
+	sl_test_apply(&p->b, yaml);
+}
+
+/* `slicelimit reset ADDR` on one instance: every key of ADDR under every
+ * live rule deleted, then the deletion told (sl_states_forgotten), as
+ * the command does. `tell`: false leaves the second part out.
+ */
+static void reset_in(struct sl_instance *in, const char *addr, bool tell)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	struct sl_addr a;
+	unsigned nr = 0, i;
+
+	assert_int_equal(sl_parse_addr(addr, &a), 0);
+	assert_int_equal(sl_rules_read_live(&in->maps, &rules, &nr, &cfg), 0);
+	for (i = 0; i < nr; i++) {
+		struct sl_client_key *keys = NULL;
+		size_t n = 0, k;
+		int fd = sl_state_fd(&in->maps, rules[i].algorithm);
+
+		assert_int_equal(sl_client_keys(&in->maps, &rules[i], &a, false,
+						0, &keys, &n), 0);
+		for (k = 0; k < n; k++)
+			bpf_map_delete_elem(fd, &keys[k]);
+		free(keys);
+	}
+	free(rules);
+	if (tell)
+		assert_int_equal(sl_states_forgotten(&in->maps), 0);
+}
+
+static void pair_reset(struct pair *p, const char *addr)
+{
+	reset_in(&p->a, addr, true);
+	reset_in(&p->b, addr, true);
+}
+
+/* Every live rule's counters equal in both instances. */
+static void same_counters(struct pair *p)
+{
+	struct sl_rule *rules = NULL;
+	struct sl_config cfg;
+	unsigned nr = 0, i;
+
+	assert_int_equal(sl_rules_read_live(&p->a.maps, &rules, &nr, &cfg), 0);
+	for (i = 0; i < nr; i++) {
+		struct sl_rule_stats sa = sl_test_rule_stats(&p->a, rules[i].id);
+		struct sl_rule rb = sl_test_live_rule(&p->b, rules[i].name);
+		struct sl_rule_stats sb = sl_test_rule_stats(&p->b, rb.id);
+
+		if (memcmp(&sa, &sb, sizeof(sa)))
+			fail_msg("rule %s: passed %llu/%llu dropped %llu/%llu "
+				 "bytes %llu/%llu shadow %llu/%llu (with/without)",
+				 rules[i].name,
+				 (unsigned long long)sa.passed,
+				 (unsigned long long)sb.passed,
+				 (unsigned long long)sa.dropped,
+				 (unsigned long long)sb.dropped,
+				 (unsigned long long)sa.dropped_bytes,
+				 (unsigned long long)sb.dropped_bytes,
+				 (unsigned long long)sa.shadow_dropped,
+				 (unsigned long long)sb.shadow_dropped);
+	}
+	free(rules);
+}
+
+static const char *const limit2 =
+	"rules:\n"
+	"  - {name: dns, protocol: udp, ports: 53, limit: 2, window: 10s}\n";
+
+/* Blocked: two accepts, then drops; the first drop writes the entry. */
+static void block(struct pair *p, const struct pkt *pk)
+{
+	assert_int_equal(step(p, pk), PASS);
+	assert_int_equal(step(p, pk), PASS);
+	assert_int_equal(step(p, pk), DROP);
+}
+
+/* ---- the entry is written, and is what drops ------------------------- */
+
+static void test_front_entry_drops_blocked_flow(void **state)
+{
+	struct pair *p = *state;
+	struct sl_front_entry fe;
+	struct pkt pk;
+
+	pair_apply(p, limit2);
+	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
+	block(p, &pk);
+	assert_true(front_entry(&p->a, "192.0.2.1", SL_SLOT_UDP, 53, &fe));
+	assert_int_equal(fe.rule_id, sl_test_live_rule(&p->a, "dns").id);
+	/* a's state deleted behind its back (nothing told): only the
+	 * front entry can still drop the flow there
+	 */
+	reset_in(&p->a, "192.0.2.1", false);
+	assert_int_equal(run_one(&p->a, &pk), DROP);
+	assert_int_equal(sl_test_rule_stats(&p->a, fe.rule_id).dropped, 2);
+	assert_int_equal(sl_test_rule_stats(&p->a, fe.rule_id).dropped_bytes,
+			 2 * pk.len);
+	assert_int_equal(sl_test_rule_stats(&p->a, fe.rule_id).passed, 2);
+}
+
+/* ---- each event that ends a block ends its entry --------------------- */
+
+static void test_front_apply_raising_limit(void **state)
+{
+	struct pair *p = *state;
+	struct pkt pk;
+
+	pair_apply(p, limit2);
+	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
+	block(p, &pk);
+	assert_int_equal(step(p, &pk), DROP);
+	pair_apply(p, "rules:\n"
+		      "  - {name: dns, protocol: udp, ports: 53, limit: 4, window: 10s}\n");
+	assert_int_equal(step(p, &pk), PASS);
+	assert_int_equal(step(p, &pk), PASS);
+	assert_int_equal(step(p, &pk), DROP);
+	same_counters(p);
+}
+
+static void test_front_reset_forgets(void **state)
+{
+	struct pair *p = *state;
+	struct pkt pk;
+
+	pair_apply(p, limit2);
+	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
+	block(p, &pk);
+	assert_int_equal(step(p, &pk), DROP);
+	pair_reset(p, "192.0.2.1");
+	assert_int_equal(step(p, &pk), PASS);
+	same_counters(p);
+}
+
+static void test_front_block_end_on_model_clock(void **state)
+{
+	struct pair *p = *state;
+	__u64 t;
+	struct pkt pk;
+
+	pair_apply(p, "rules:\n"
+		      "  - {name: dns, protocol: udp, ports: 53, limit: 2, window: 1s, slices: 10}\n");
+	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
+	pair_time(p, T0);
+	block(p, &pk);
+	/* every ms around the first accept's slice leaving the window */
+	for (t = T0 + 890; t <= T0 + 1110; t++) {
+		pair_time(p, t);
+		step(p, &pk);
+	}
+	same_counters(p);
+}
+
+/* Another rule first for the same flow: the flow is its now. */
+static void test_front_second_rule_order(void **state)
+{
+	struct pair *p = *state;
+	struct pkt pk;
+
+	pair_apply(p, "rules:\n"
+		      "  - {name: dns, protocol: udp, ports: 53, limit: 2, window: 10s}\n"
+		      "  - {name: wide, protocol: udp, limit: 100, window: 10s}\n");
+	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
+	block(p, &pk);
+	assert_int_equal(step(p, &pk), DROP);
+	pair_apply(p, "rules:\n"
+		      "  - {name: wide, protocol: udp, limit: 100, window: 10s}\n"
+		      "  - {name: dns, protocol: udp, ports: 53, limit: 2, window: 10s}\n");
+	assert_int_equal(step(p, &pk), PASS);
+	same_counters(p);
+}
+
+/* ---- rules that may not use it --------------------------------------- */
+
+static void test_front_never_for_shadow_or_after_continue(void **state)
+{
+	struct pair *p = *state;
+	struct sl_front_entry fe;
+	struct pkt pk, other;
+	unsigned i;
+
+	pair_apply(p, "rules:\n"
+		      "  - {name: dns, protocol: udp, ports: 53, limit: 2, action: shadow}\n");
+	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(step(p, &pk), PASS);
+	assert_false(front_entry(&p->a, "192.0.2.1", SL_SLOT_UDP, 53, &fe));
+	assert_int_equal(sl_test_rule_stats(&p->a,
+			 sl_test_live_rule(&p->a, "dns").id).shadow_dropped, 4);
+
+	/* the /24 rule drops what the per-address rule passed on: a hit
+	 * would skip the per-address rule's accept
+	 */
+	pair_apply(p, "rules:\n"
+		      "  - {name: host, protocol: udp, ports: 54, limit: 100, continue: true}\n"
+		      "  - {name: net, protocol: udp, ports: 54, limit: 2,\n"
+		      "     key: {ipv4_prefix: 24}}\n");
+	mk(&pk, "192.0.2.1", DST, UDP, 54, 0, 0);
+	mk(&other, "192.0.2.2", DST, UDP, 54, 0, 0);
+	assert_int_equal(step(p, &other), PASS);
+	assert_int_equal(step(p, &other), PASS);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(step(p, &pk), DROP);
+	assert_false(front_entry(&p->a, "192.0.2.1", SL_SLOT_UDP, 54, &fe));
+	same_counters(p);
+}
+
+/* A rule of new connections: a blocked SYN's entry is no ACK's. */
+static void test_front_syn_entry_is_not_the_acks(void **state)
+{
+	struct pair *p = *state;
+	struct pkt syn, ack;
+	unsigned i;
+
+	pair_apply(p, "rules:\n"
+		      "  - {name: conn, protocol: tcp, ports: 443, limit: 2, unit: syn}\n");
+	mk(&syn, "192.0.2.1", DST, TCP, 443, SYN, 0);
+	mk(&ack, "192.0.2.1", DST, TCP, 443, ACK, 0);
+	block(p, &syn);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(step(p, &syn), DROP);
+		assert_int_equal(step(p, &ack), PASS);
+	}
+	same_counters(p);
+}
+
+/* ---- the search ------------------------------------------------------- */
+
+static const char *const rule_sets[] = {
+	"rules:\n"
+	"  - {name: dns, protocol: udp, ports: 53, limit: 3, window: 2s, slices: 4}\n"
+	"  - {name: web, protocol: tcp, ports: 443, limit: 2, unit: syn, window: 1s}\n",
+	"rules:\n"
+	"  - {name: dns, protocol: udp, ports: 53, limit: 2, window: 1s, algorithm: sliding-plain}\n"
+	"  - {name: web, protocol: tcp, ports: 443, limit: 3, window: 2s,\n"
+	"     key: {ipv4_prefix: 24}}\n",
+	"rules:\n"
+	"  - {name: web, protocol: tcp, ports: 443, limit: 300, unit: bytes, window: 1s}\n"
+	"  - {name: dns, protocol: udp, ports: 53-54, limit: 2, window: 1s,\n"
+	"     algorithm: token-bucket, key: {per_port: true}}\n",
+	"rules:\n"
+	"  - {name: dns, protocol: udp, ports: 53, limit: 2, window: 1s, action: shadow}\n"
+	"  - {name: host, protocol: tcp, ports: 443, limit: 4, window: 1s, continue: true}\n"
+	"  - {name: web, protocol: tcp, ports: 443, limit: 3, window: 1s,\n"
+	"     key: {ipv4_prefix: 24}, exempt: [192.0.2.128/25]}\n",
+	"rules:\n"
+	"  - {name: dns, protocol: udp, ports: 53, limit: 1, window: 500ms, algorithm: fixed}\n"
+	"  - {name: web, protocol: tcp, ports: 443, limit: 2, window: 1s, algorithm: sliding-log}\n",
+};
+#define NR_SETS		(sizeof(rule_sets) / sizeof(rule_sets[0]))
+#define NR_SOURCES	6
+
+/* Sources whose flow to DST on `port` shares one front slot. */
+static void colliding_sources(__u32 slot, __u16 port,
+			      char src[NR_SOURCES][32])
+{
+	struct sl_addr s, d;
+	__u32 want = 0, i, n = 0;
+
+	assert_int_equal(sl_parse_addr(DST, &d), 0);
+	for (i = 0; n < NR_SOURCES && i < 65536 * 4; i++) {
+		char a[32];
+		__u32 at;
+
+		snprintf(a, sizeof(a), "192.0.%u.%u", 2 + (i >> 8) % 250,
+			 i & 0xff);
+		assert_int_equal(sl_parse_addr(a, &s), 0);
+		at = sl_front_slot(&s, &d, slot + port, htons(port));
+		if (n == 0)
+			want = at;
+		if (at == want)
+			snprintf(src[n++], 32, "%s", a);
+	}
+	assert_int_equal(n, NR_SOURCES);
+}
+
+/* A packet of the search, counted as a hit when a had its flow's entry
+ * set and dropped it.
+ */
+static void search_step(struct pair *p, const struct pkt *pk,
+			const char *src, __u32 slot, __u16 port)
+{
+	struct sl_front_entry fe;
+	bool held = front_entry(&p->a, src, slot, port, &fe) &&
+		    fe.slot == slot + port;
+
+	if (step(p, pk) == DROP && held)
+		p->hits++;
+}
+
+static void search(struct pair *p, unsigned seed, unsigned steps)
+{
+	char udp[NR_SOURCES][32], tcp4[NR_SOURCES][32];
+	__u64 now = T0;
+	unsigned i;
+
+	colliding_sources(SL_SLOT_UDP, 53, udp);
+	colliding_sources(SL_SLOT_TCP, 443, tcp4);
+	srandom(seed);
+	pair_apply(p, rule_sets[0]);
+	for (i = 0; i < steps; i++) {
+		unsigned r = random() % 1000;
+		unsigned who = random() % NR_SOURCES;
+		__u16 port = random() % 5 ? 53 : 54;
+		struct pkt pk;
+
+		if (r < 8) {
+			pair_apply(p, rule_sets[random() % NR_SETS]);
+		} else if (r < 16) {
+			pair_reset(p, random() & 1 ? udp[who] : tcp4[who]);
+		} else if (r < 120) {
+			now += random() % 400;
+			pair_time(p, now);
+		} else if (r < 560) {
+			mk(&pk, udp[who], DST, UDP, port, 0, random() % 3 * 100);
+			search_step(p, &pk, udp[who], SL_SLOT_UDP, port);
+		} else {
+			mk(&pk, tcp4[who], DST, TCP, 443,
+			   random() % 3 ? SYN : ACK, random() % 2 * 200);
+			search_step(p, &pk, tcp4[who], SL_SLOT_TCP, 443);
+		}
+	}
+	same_counters(p);
+	/* the search must have met the front cache, or it proves nothing */
+	if (p->hits < steps / 20)
+		fail_msg("seed %u: %u front hits in %u steps", seed, p->hits,
+			 steps);
+	printf("seed %u: %u packets, %u front hits\n", seed, p->packets,
+	       p->hits);
+}
+
+static void test_front_search_colliding_flows(void **state)
+{
+	struct pair *p = *state;
+	unsigned seed;
+
+	for (seed = 1; seed <= 3; seed++) {
+		search(p, seed, 1500);
+		pair_teardown(state);
+		assert_int_equal(pair_setup(state), 0);
+		p = *state;
+	}
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, pair_setup, pair_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_front_entry_drops_blocked_flow),
+		T(test_front_apply_raising_limit),
+		T(test_front_reset_forgets),
+		T(test_front_block_end_on_model_clock),
+		T(test_front_second_rule_order),
+		T(test_front_never_for_shadow_or_after_continue),
+		T(test_front_syn_entry_is_not_the_acks),
+		T(test_front_search_colliding_flows),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, pair_group_setup, NULL);
+}
