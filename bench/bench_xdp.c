@@ -346,7 +346,7 @@ static void print_new_sources(void)
 	}
 }
 
-/* The data path's goals (issue 23, docs/MEASUREMENTS.md): each a case's
+/* The data path's goals (docs/MEASUREMENTS.md): each a case's
  * median over a floor's median from the same run.
  */
 enum goal_floor { FLOOR_DROP, FLOOR_COUNTER, FLOOR_INSERT };

@@ -8,9 +8,9 @@
  * sl_model_now_ms. Off in production, where the verifier removes the branch.
  *
  * The over-limit cache has a clock of its own, because reading TAI is the
- * largest cost left on that path (measured: about half of an over-limit
- * packet, bench/RESULTS-micro.txt): the coarse monotonic clock, the time of
- * the last tick, which is a load instead of a clocksource read, in ns (a
+ * largest cost left on that path (docs/MEASUREMENTS.md): the coarse
+ * monotonic clock, the time of the last tick, which is a load instead of a
+ * clocksource read, in ns (a
  * 64-bit division per packet costs as much as the read). It lags the exact
  * clock by at most one tick, so a cached block is written in exact
  * monotonic time and honoured while the coarse clock plus a tick is before

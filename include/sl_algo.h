@@ -22,18 +22,14 @@
  * what arrives at line rate, only reads it. Counts grow by atomic adds
  * (SL_ADD), so accepts on different CPUs at once are all counted.
  *
- * Measured (make bench-cpus: 2, 16 and 64 vCPUs, one VM each, ratios to
- * the VM's own XDP_DROP; bench/RESULTS-cpus.md): 208 bytes per client at
- * every CPU count; accept 24.0 / 14.3 / 12.8 x XDP_DROP at 2 / 16 / 64
- * CPUs (another run: 17.7 / 30.0 / 13.5) and the sync round flat; NFR-1
- * 1.1 x and no false reject with every client spread over all CPUs. The
+ * Chosen by measurement (docs/MEASUREMENTS.md, "Many CPUs"): bytes per
+ * client, accept cost and the sync round stay flat from 2 to 64 CPUs, with
+ * NFR-1 and NFR-2 held when every client is spread over all CPUs. The
  * alternatives:
  *  - per-CPU records summed at every accept (the layout before this one):
- *    224 bytes per client per CPU (3.7 GB for the default table at 64
- *    CPUs), about 1.5 XDP_DROP more per accept for each CPU (issue 10's
- *    measurement, 2 CPUs, the sum forced to 1 and 2), a sync round that copies
- *    every CPU's value (102 ms at 2 CPUs for 200,000 clients), and a bound
- *    that per-CPU slices broke (1,107 of 1,100 on two CPUs, issue 15);
+ *    memory per client that grows with the CPU count, an accept whose
+ *    cost grows with it, a sync round that copies every CPU's value, and
+ *    a bound that per-CPU slices broke;
  *  - per-CPU allowances (a CPU takes a share of the remaining quota and
  *    accepts locally until it is spent): a compliant client must never be
  *    rejected while other CPUs hold unspent shares (NFR-2), so the reject
