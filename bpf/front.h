@@ -151,6 +151,13 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	/* before the state: a deletion after this read makes the entry old */
 	forgotten = sl_forgotten_now();
 	gen = sl_front_generation(cfg);
+	/* a slot another flow holds while its block lasts is left to it:
+	 * flows that share a slot would otherwise each pay a second state
+	 * lookup and a write for every packet of theirs, and hit no more
+	 */
+	if (fe->set && fe->forgotten == forgotten && fe->gen == gen &&
+	    sl_cache_before(fe->end))
+		return;
 	sl_client_key_make(&key, rule, &pkt->src, pkt->dport);
 	word = sl_front_block(rule, &key, gen);
 	if (!word)
