@@ -88,7 +88,11 @@ define apt_install
 			printf '#!/bin/sh\n# make deps (slicelimit): no service starts while it installs\nexit 101\n' \
 				>$(SL_POLICY_RC) && chmod 755 $(SL_POLICY_RC); \
 		fi; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(2) $$missing || exit 1; \
+		log=$$(mktemp /tmp/slicelimit-deps.XXXXXX); \
+		if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=300 $(2) $$missing; } >$$log 2>&1; then \
+			cat $$log >&2; echo "make deps: apt-get failed (its log is above and in $$log)" >&2; exit 1; \
+		fi; \
+		rm -f $$log; \
 		if [ -d /run/systemd/system ]; then \
 			for s in $(DEPS_SERVICES); do \
 				case " $$missing " in *" $$s "*) systemctl disable --quiet $$s.service || true ;; esac; \

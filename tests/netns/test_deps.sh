@@ -31,6 +31,7 @@ cat >"$tmp/bin/apt-get" <<'EOF'
 [ "$1" = update ] && exit 0
 if [ -x "$SL_POLICY_RC" ]; then "$SL_POLICY_RC" nginx start; echo "policy $?" >>"$FAKE_LOG"
 else echo "policy none" >>"$FAKE_LOG"; fi
+echo "Unpacking fake-package (apt's own log line)"
 [ -z "${FAKE_APT_FAIL:-}" ]
 EOF
 cat >"$tmp/bin/mountpoint" <<'EOF'
@@ -51,9 +52,12 @@ is "make deps with the fakes: exit 0" "$?" 0
 is "make deps: while apt-get ran, policy-rc.d answered 101 for every install" \
 	"$(sort -u "$tmp/a.log")" "policy 101"
 is "... and it is gone afterwards" "$([ -e "$tmp/policy-rc.d" ] && echo there || echo gone)" gone
+is "... and apt-get's log is not shown when it succeeds" \
+	"$(grep -c "apt's own log line" "$tmp/a.log.out")" 0
 
 run_deps "$tmp/b.log" FAKE_APT_FAIL=1
 is "apt-get failing: make deps fails" "$?" 2
+is "... and shows apt-get's log" "$(grep -c "apt's own log line" "$tmp/b.log.out")" 1
 is "... and the policy-rc.d it wrote is gone all the same" \
 	"$([ -e "$tmp/policy-rc.d" ] && echo there || echo gone)" gone
 
