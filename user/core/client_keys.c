@@ -9,6 +9,48 @@
 #include "sl_algo.h"
 #include "sl_key.h"
 
+bool sl_client_addr_hashed(const struct sl_addr *addr)
+{
+	static const __u8 prefix[8] = { 0x01 };
+
+	return !memcmp(addr->byte, prefix, sizeof(prefix));
+}
+
+void sl_client_key_of(struct sl_client_key *key, const struct sl_rule *rule,
+		      const struct sl_addr *addr, __u16 dport)
+{
+	if (!sl_client_addr_hashed(addr)) {
+		sl_client_key_make(key, rule, addr, dport);
+		return;
+	}
+	/* as the check program keys it (SL_CHECK_RAW_KEY) */
+	key->addr = *addr;
+	key->rule_id = rule->id;
+	key->dport = 0;
+}
+
+bool sl_client_key_reachable(const struct sl_rule *rule,
+			     const struct sl_client_key *key)
+{
+	struct sl_client_key made;
+
+	sl_client_key_of(&made, rule, &key->addr, key->dport);
+	return !memcmp(&made, key, sizeof(made));
+}
+
+bool sl_client_key_survives(const struct sl_rule *next,
+			    const struct sl_rule *live,
+			    const struct sl_client_key *key)
+{
+	if (sl_client_addr_hashed(&key->addr))
+		return true;
+	if (next->key_by_port != live->key_by_port)
+		return false;
+	return sl_addr_is_ipv4(&key->addr) ?
+	       next->key_ipv4_prefix == live->key_ipv4_prefix :
+	       next->key_ipv6_prefix == live->key_ipv6_prefix;
+}
+
 struct collect {
 	struct sl_client_key want;	/* any port */
 	struct sl_client_key *keys;
@@ -43,8 +85,8 @@ int sl_client_keys(const struct sl_maps *m, const struct sl_rule *rule,
 
 	*keys = NULL;
 	*nr = 0;
-	sl_client_key_make(&c.want, rule, addr, has_port ? port : 0);
-	if (!rule->key_by_port || has_port) {
+	sl_client_key_of(&c.want, rule, addr, has_port ? port : 0);
+	if (!rule->key_by_port || has_port || sl_client_addr_hashed(addr)) {
 		state = malloc(size);
 		if (!state)
 			return -ENOMEM;
