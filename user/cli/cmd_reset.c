@@ -62,6 +62,11 @@ static int reset_rule(const struct sl_maps *m, const struct sl_rule *rule,
 		if (!err && bpf_map_delete_elem(m->peer_view, &keys[i]) &&
 		    errno != ENOENT)
 			err = -errno;
+		/* and its first accept, if it is still on probation */
+		if (!err) {
+			err = sl_client_probation(m, &keys[i], true);
+			err = err > 0 ? 0 : err;
+		}
 		if (err)
 			break;
 		(*forgotten)++;

@@ -44,10 +44,17 @@ bool sl_client_key_survives(const struct sl_rule *next,
 			    const struct sl_rule *live,
 			    const struct sl_client_key *key);
 
+/* Is KEY on probation (sl_newcomers, include/sl_newcomer.h): its first
+ * accept held there before it has a state? FORGET: free its way too.
+ * 1 when it was, 0 when not, or -errno.
+ */
+int sl_client_probation(const struct sl_maps *m,
+			const struct sl_client_key *key, bool forget);
+
 /* ADDR (not masked yet) under RULE; PORT (network order) when HAS_PORT.
  * The keys that hold state go to *keys (the caller frees it), *nr of
  * them; a rule that does not key by port, or a hashed API key, gives its
- * one key if it holds state. 0 or -errno.
+ * one key if it holds state (or is on probation). 0 or -errno.
  */
 int sl_client_keys(const struct sl_maps *m, const struct sl_rule *rule,
 		   const struct sl_addr *addr, bool has_port, __u16 port,
