@@ -335,8 +335,10 @@ int do_query(int argc, char **argv)
 		return SL_EXIT_USAGE;
 	}
 	if (by_key) {
-		if (sl_client_key_arg(argv[optind], &addr))
-			return SL_EXIT_USAGE;
+		int err = sl_client_key_arg(argv[optind], &addr);
+
+		if (err)
+			return err == -EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
 	} else if (sl_parse_addr(argv[optind], &addr)) {
 		pr_error("'%s' is not an IPv4 or IPv6 address (an API key: query --key %s)",
 			 argv[optind], argv[optind]);

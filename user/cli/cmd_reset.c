@@ -21,9 +21,10 @@ static const char reset_help[] =
 "       slicelimit reset --stats [--json]\n"
 "\n"
 "ADDR: forget the client's state under every running rule (or NAME): its\n"
-"count and any block it is under, so it passes again at once; under sync\n"
-"also the peers' counts this node holds for it. A rule that keys by port\n"
-"forgets every port the client has state for, or only --port N.\n"
+"count and any block it is under, or its first request on probation, so\n"
+"it passes again at once; under sync also the peers' counts this node\n"
+"holds for it. A rule that keys by port forgets every port the client\n"
+"has state for, or only --port N.\n"
 "--json: {\"reset\": [{\"client\", \"rule\"}, ...]}, the client states\n"
 "forgotten.\n"
 "\n"
@@ -96,11 +97,13 @@ static int reset_client(const char *arg, bool by_key, const char *only,
 	unsigned nr, i, forgotten = 0;
 	int err = 0;
 
-	if (by_key ? sl_client_key_arg(arg, &addr) != 0 :
-		     sl_parse_addr(arg, &addr) != 0) {
+	err = by_key ? sl_client_key_arg(arg, &addr) : 0;
+	if (err) {
 		json_object_put(arr);
-		if (by_key)
-			return SL_EXIT_USAGE;
+		return err == -EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
+	}
+	if (!by_key && sl_parse_addr(arg, &addr)) {
+		json_object_put(arr);
 		return sl_usage_error(reset_help,
 			"'%s' is not an IPv4 or IPv6 address (an API key: reset --key %s)",
 			arg, arg);

@@ -41,8 +41,8 @@ int sl_reset_stats(void);
 
 /* KEY of --key (query, reset): the client address the check API keys it
  * by (service/check_local.c sl_check_key_addr, the one hashing). 0, or
- * SL_EXIT_USAGE's cause reported: an empty key or one longer than the
- * API takes.
+ * -EINVAL (reported: an empty key or one longer than the API takes, a
+ * usage error), or -EIO (reported: libsodium would not start).
  */
 struct sl_addr;
 int sl_client_key_arg(const char *key, struct sl_addr *addr);

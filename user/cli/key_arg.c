@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* --key KEY of query and reset: a check API key named as the API names it. */
 #include <errno.h>
+#include <sodium.h>
 #include <string.h>
 #include "cli/commands.h"
 #include "core/log.h"
@@ -17,6 +18,11 @@ int sl_client_key_arg(const char *key, struct sl_addr *addr)
 		pr_error("--key: '%.40s' is not a key of 1 to %u bytes", key,
 			 SL_KEY_ARG_MAX);
 		return -EINVAL;
+	}
+	/* as the service does before its first check (sl_checker_init) */
+	if (sodium_init() < 0) {
+		pr_error("--key: cannot initialise libsodium to hash the key");
+		return -EIO;
 	}
 	sl_check_key_addr(key, addr, &hashed);
 	return 0;
