@@ -59,24 +59,26 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
  */
 static const char *nul_in_request(struct MHD_Connection *c, bool path_is_key)
 {
-	static const char *const names[] = { "key", "rule", "deny_status" };
+	static const struct {
+		const char *name, *error;
+	} args[] = {
+		{ "key", "'key' contains a NUL byte" },
+		{ "rule", "'rule' contains a NUL byte" },
+		{ "deny_status", "'deny_status' contains a NUL byte" },
+	};
 	const char *v;
 	size_t i, len;
 
 	if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, SL_HTTP_NUL_MARK))
 		return NULL;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (i = 0; i < sizeof(args) / sizeof(args[0]); i++)
 		if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND,
-						  names[i], strlen(names[i]),
-						  &v, &len) == MHD_YES &&
-		    v && strlen(v) != len) {
-			if (i == 0)
-				return "'key' contains a NUL byte";
-			if (i == 1)
-				return "'rule' contains a NUL byte";
-			return "'deny_status' contains a NUL byte";
-		}
-	return path_is_key ? "'key' contains a NUL byte" :
+						  args[i].name,
+						  strlen(args[i].name), &v,
+						  &len) == MHD_YES &&
+		    v && strlen(v) != len)
+			return args[i].error;
+	return path_is_key ? args[0].error :
 			     "the path or query contains a NUL byte (%00)";
 }
 
