@@ -96,15 +96,64 @@ int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
 	return 0;
 }
 
+bool sl_rule_rekeys(const struct sl_rule *next, const struct sl_rule *live)
+{
+	return next->key_ipv4_prefix != live->key_ipv4_prefix ||
+	       next->key_ipv6_prefix != live->key_ipv6_prefix ||
+	       next->key_by_port != live->key_by_port;
+}
+
+/* The client states an apply forgets: every state of a removed rule, and
+ * of a kept rule whose client key changed shape, the states keyed the old
+ * way (sl_client_key_survives: never read again, or read as another
+ * client's). Those go in two passes around the switch: before it, every
+ * state keyed the old way; after it, what the old rule keyed meanwhile
+ * that the new one cannot reach (a key it can reach may be a new
+ * client's own by then).
+ */
+struct forget_set {
+	struct sl_bitmap removed;
+	struct sl_bitmap rekeyed;
+	struct sl_rule next[SL_MAX_RULES];	/* by id, when rekeyed */
+	struct sl_rule live[SL_MAX_RULES];
+	bool switched;		/* the new rules run: the second pass */
+};
+
+static bool bit_of(const struct sl_bitmap *b, __u32 id)
+{
+	return (b->word[id / 64] >> (id % 64)) & 1;
+}
+
+static void forget_rekeyed(struct forget_set *fs, const struct sl_rule *next,
+			   const struct sl_rule *live)
+{
+	__u32 id = live->id % SL_MAX_RULES;
+
+	bit_set(&fs->rekeyed, id);
+	fs->next[id] = *next;
+	fs->live[id] = *live;
+}
+
+static bool client_forgotten(const void *key, const void *arg)
+{
+	const struct sl_client_key *k = key;
+	const struct forget_set *fs = arg;
+	__u32 id = k->rule_id % SL_MAX_RULES;
+
+	if (bit_of(&fs->removed, id))
+		return fs->switched;
+	if (!bit_of(&fs->rekeyed, id) ||
+	    sl_client_key_survives(&fs->next[id], &fs->live[id], k))
+		return false;
+	return !fs->switched || !sl_client_key_reachable(&fs->next[id], k);
+}
+
 /* Keep the id of every rule whose name (and algorithm) is still there;
  * give new rules ids
  * that no live rule holds, so no new rule inherits live client state.
- * Returns the ids of removed rules in `removed` (a bitmap).
+ * Returns the ids of removed rules in `removed` (a bitmap), and in FS the
+ * kept rules whose client key changes shape.
  */
-struct forget_set;
-static void forget_rekeyed(struct forget_set *fs, const struct sl_rule *next,
-			   const struct sl_rule *live);
-
 static int assign_ids(const struct sl_maps *m, struct sl_rule *rules,
 		      unsigned nr, struct sl_bitmap *removed,
 		      struct forget_set *fs, bool *is_new)
@@ -508,52 +557,6 @@ static int zero_rule_stats(const struct sl_maps *m, __u32 id)
 	return err;
 }
 
-bool sl_rule_rekeys(const struct sl_rule *next, const struct sl_rule *live)
-{
-	return next->key_ipv4_prefix != live->key_ipv4_prefix ||
-	       next->key_ipv6_prefix != live->key_ipv6_prefix ||
-	       next->key_by_port != live->key_by_port;
-}
-
-/* The client states an apply forgets: every state of a removed rule, and
- * of a kept rule whose client key changed shape, the states keyed the old
- * way (sl_client_key_survives: never read again, or read as another
- * client's).
- */
-struct forget_set {
-	struct sl_bitmap removed;
-	struct sl_bitmap rekeyed;
-	struct sl_rule next[SL_MAX_RULES];	/* by id, when rekeyed */
-	struct sl_rule live[SL_MAX_RULES];
-};
-
-static bool bit_of(const struct sl_bitmap *b, __u32 id)
-{
-	return (b->word[id / 64] >> (id % 64)) & 1;
-}
-
-static void forget_rekeyed(struct forget_set *fs, const struct sl_rule *next,
-			   const struct sl_rule *live)
-{
-	__u32 id = live->id % SL_MAX_RULES;
-
-	bit_set(&fs->rekeyed, id);
-	fs->next[id] = *next;
-	fs->live[id] = *live;
-}
-
-static bool client_forgotten(const void *key, const void *arg)
-{
-	const struct sl_client_key *k = key;
-	const struct forget_set *fs = arg;
-	__u32 id = k->rule_id % SL_MAX_RULES;
-
-	if (bit_of(&fs->removed, id))
-		return true;
-	return bit_of(&fs->rekeyed, id) &&
-	       !sl_client_key_survives(&fs->next[id], &fs->live[id], k);
-}
-
 static int forget_clients_in(int fd, const struct forget_set *fs,
 			     __u64 *deleted)
 {
@@ -562,9 +565,9 @@ static int forget_clients_in(int fd, const struct forget_set *fs,
 }
 
 /* Forget the client state of rules that are gone, so that their ids can be
- * reused later without inheriting counts, and the states a rekeyed rule
- * no longer reaches. *forgotten counts the client states (not the peers'
- * parts of them).
+ * reused later without inheriting counts, and the states of a rekeyed
+ * rule keyed the old way (one pass of the two: fs->switched). *forgotten
+ * counts the client states (not the peers' parts of them).
  */
 static int forget_clients(const struct sl_maps *m, const struct forget_set *fs,
 			  __u64 *forgotten)
@@ -572,10 +575,11 @@ static int forget_clients(const struct sl_maps *m, const struct forget_set *fs,
 	int err = 0;
 	__u32 id;
 
-	if (bitmap_empty(&fs->removed) && bitmap_empty(&fs->rekeyed))
+	if ((!fs->switched || bitmap_empty(&fs->removed)) &&
+	    bitmap_empty(&fs->rekeyed))
 		return 0;
 	/* and their counters, so a dump never shows a gone rule's numbers */
-	for (id = 0; id < SL_MAX_RULES && !err; id++)
+	for (id = 0; fs->switched && id < SL_MAX_RULES && !err; id++)
 		if (bit_of(&fs->removed, id))
 			err = zero_rule_stats(m, id);
 	if (!err)
@@ -683,6 +687,8 @@ int sl_rules_apply_counted(const struct sl_maps *m,
 	}
 	gen = !(gen & 1);	/* the idle generation */
 	err = write_generation(m, gen, rules, rs, is_new, &pt, &cfg);
+	if (!err)
+		err = forget_clients(m, fs, forgotten);
 	if (err)
 		goto out;
 
@@ -696,6 +702,7 @@ int sl_rules_apply_counted(const struct sl_maps *m,
 		err = -errno;
 		goto out;
 	}
+	fs->switched = true;
 	err = forget_clients(m, fs, forgotten);
 out:
 	free(pt.classes);
