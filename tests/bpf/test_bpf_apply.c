@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
+#include "core/client_keys.h"
 #include "core/client_view.h"
 #include "core/parse.h"
 #include "core/instance.h"
@@ -111,6 +112,112 @@ static void test_apply_replace_keeps_ids_and_clients(void **state)
 	assert_int_equal(run(f, &x54), DROP);
 	assert_int_equal(id_of(f, "keep"), keep_id);
 	assert_int_equal(run(f, &x53), DROP);	/* keep's state survived C */
+}
+
+/* ---- a rule whose client key changes shape ------------------------------ */
+
+/* The states rule `id` holds in its algorithm's table FD, by kind: IPv4,
+ * IPv6 and hashed API keys (100::/64).
+ */
+struct held {
+	unsigned v4, v6, hashed;
+};
+
+static struct held held_of(int fd, __u32 id)
+{
+	struct sl_client_key key, next;
+	struct held h = {};
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (next.rule_id == id) {
+			if (sl_client_addr_hashed(&next.addr))
+				h.hashed++;
+			else if (sl_addr_is_ipv4(&next.addr))
+				h.v4++;
+			else
+				h.v6++;
+		}
+		key = next;
+		prev = &key;
+	}
+	return h;
+}
+
+static __u64 apply_counted(struct fixture *f, const char *yaml)
+{
+	struct sl_ruleset rs;
+	__u64 forgotten = ~0ULL;
+
+	assert_int_equal(sl_rules_load_buffer("test.yaml", yaml, strlen(yaml),
+					      &rs), 0);
+	assert_int_equal(sl_rules_apply_counted(&f->in.maps, &rs, &forgotten),
+			 0);
+	sl_rules_free(&rs);
+	return forgotten;
+}
+
+/* ipv4_prefix 24 -> 32: the /24's state goes (it would be read as the
+ * first address's, 192.0.2.0, which never sent), the IPv6 and API-key
+ * states of the same rule stay, and the first address starts afresh.
+ */
+static void test_apply_rekey_forgets_only_old_shape_states(void **state)
+{
+	static const char *const before =
+		"rules:\n"
+		"  - {name: pfx, protocol: udp, ports: 53, limit: 3, window: 1h,"
+		" key: {ipv4_prefix: 24}}\n";
+	static const char *const after =
+		"rules:\n"
+		"  - {name: pfx, protocol: udp, ports: 53, limit: 3, window: 1h,"
+		" key: {ipv4_prefix: 32}}\n";
+	struct fixture *f = *state;
+	struct pkt v4, v4first, v6;
+	struct sl_client_key api = {};
+	struct sl_rule rule;
+	struct held h;
+	void *zero;
+	unsigned i;
+	int fd;
+
+	apply(f, before);
+	rule = live_rule(f, "pfx");
+	fd = sl_state_fd(&f->in.maps, rule.algorithm);
+	mk(&v4, "192.0.2.5", "203.0.113.1", UDP, 53, 0, 0);
+	mk(&v4first, "192.0.2.0", "203.0.113.1", UDP, 53, 0, 0);
+	mk(&v6, "2001:db8:1::5", "2001:db8::1", UDP, 53, 0, 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(run(f, &v4), PASS);
+		assert_int_equal(run(f, &v6), PASS);
+	}
+	assert_int_equal(run(f, &v4first), DROP);	/* the /24 is full */
+	/* an API key's state, as the check program keys it */
+	api.addr.byte[0] = 0x01;
+	api.addr.byte[15] = 0x42;
+	api.rule_id = rule.id;
+	zero = calloc(1, sl_state_size(rule.algorithm));
+	assert_non_null(zero);
+	assert_int_equal(bpf_map_update_elem(fd, &api, zero, BPF_NOEXIST), 0);
+	free(zero);
+	h = held_of(fd, rule.id);
+	assert_int_equal(h.v4, 1);
+	assert_int_equal(h.v6, 1);
+	assert_int_equal(h.hashed, 1);
+
+	assert_int_equal(apply_counted(f, after), 1);
+	assert_int_equal(id_of(f, "pfx"), rule.id);
+	h = held_of(fd, rule.id);
+	assert_int_equal(h.v4, 0);
+	assert_int_equal(h.v6, 1);
+	assert_int_equal(h.hashed, 1);
+	/* 192.0.2.0 is its own client now, with nothing counted */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(run(f, &v4first), PASS);
+	assert_int_equal(run(f, &v4first), DROP);
+	/* the IPv6 client kept its count */
+	assert_int_equal(run(f, &v6), DROP);
+	/* an apply that changes no key shape forgets nothing */
+	assert_int_equal(apply_counted(f, after), 0);
 }
 
 static void test_apply_1024_rules_classify(void **state)
@@ -318,6 +425,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_apply_replace_keeps_ids_and_clients),
+		T(test_apply_rekey_forgets_only_old_shape_states),
 		T(test_apply_1024_rules_classify),
 		T(test_apply_ends_cached_block_every_layout),
 	};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "core/client_exempt.h"
 #include "core/client_keys.h"
 #include "core/client_view.h"
 #include "cli/commands.h"
@@ -45,12 +46,19 @@ static const char stats_help[] =
 
 static const char query_help[] =
 "Usage: slicelimit query ADDR [--rule NAME] [--port N] [--json]\n"
+"       slicelimit query --key KEY [--rule NAME] [--json]\n"
 "\n"
 "For each running rule (or only NAME): the client ADDR belongs to, its\n"
 "limit, the units used in the current window, what remains, and the\n"
 "Retry-After in seconds (0 when a request would pass now). --port names\n"
 "the destination port for rules that key by port; without it such a rule\n"
-"lists every port the client has state for (none: one line, port 0).\n";
+"lists every port the client has state for (none: one line, port 0).\n"
+"An address on the rule's exempt list shows as exempt (\"exempt\": true):\n"
+"the rule counts nothing for it.\n"
+"  -k, --key  KEY is a key of the check API (/v1/check): hashed as the API\n"
+"             hashes it, into the 100::/64 address top and reset show for\n"
+"             it (\"api_key\": true); a key that is an address is that\n"
+"             address.\n";
 
 static void rule_stats_print(const char *name, const struct sl_rule_stats *rs)
 {
@@ -204,21 +212,16 @@ struct query_row {
 	char client[96];	/* the key as sl_format_client names it */
 };
 
-static json_object *query_row_to_json(const struct query_row *r)
+static void query_row_out(const struct query_row *r, json_object *arr)
 {
-	json_object *o = json_object_new_object();
+	bool api_key = sl_client_addr_hashed(&r->key.addr);
 
-	json_object_object_add(o, "client", json_object_new_string(r->client));
-	sl_client_view_to_json(o, r->rule, &r->view);
-	return o;
-}
-
-static void query_row_print(const struct query_row *r)
-{
-	printf("%-32s %-20s %10lld %10lld %10lld %11llds\n", r->client,
-	       r->rule->name, (long long)sl_rule_quota(r->rule),
-	       (long long)r->view.used, (long long)r->view.remaining,
-	       (long long)sl_retry_after_s(&r->view));
+	if (sl_json)
+		json_object_array_add(arr, sl_client_row_to_json(
+			r->client, api_key, r->rule, &r->view));
+	else
+		sl_client_row_print(stdout, r->client, api_key, r->rule,
+				    &r->view);
 }
 
 /* One row: the client's standing under r->rule at key r->key. */
@@ -230,23 +233,24 @@ static int query_row_emit(const struct sl_maps *m, struct query_row *r,
 	if (err)
 		return err;
 	sl_format_client(&r->key, r->rule, r->client, sizeof(r->client));
-	if (sl_json)
-		json_object_array_add(arr, query_row_to_json(r));
-	else
-		query_row_print(r);
+	query_row_out(r, arr);
 	return 0;
 }
 
 /* The client ADDR (port: network order, when HAS_PORT) is to each running
  * rule, or to the one named `only`; printed, or as a JSON array. A rule
  * that keys by port, asked without one, gives a row per port the client
- * has state for.
+ * has state for. An address the rule exempts is shown exempt, by itself:
+ * the kernel keys no state for it. A hashed API key (100::/64) is the
+ * state the check API keys it by.
  */
 static void query_rules(const struct sl_maps *m, const struct sl_rule *rules,
-			unsigned nr, const char *only,
-			const struct sl_addr *addr, bool has_port, __u16 port)
+			unsigned nr, const struct sl_config *cfg,
+			const char *only, const struct sl_addr *addr,
+			bool has_port, __u16 port)
 {
 	json_object *arr = sl_json ? json_object_new_array() : NULL;
+	bool hashed = sl_client_addr_hashed(addr);
 	__u64 now = sl_now_tai_ms();
 	struct sl_client_key *keys;
 	struct query_row r;
@@ -255,15 +259,21 @@ static void query_rules(const struct sl_maps *m, const struct sl_rule *rules,
 	int err = 0;
 
 	if (!sl_json)
-		printf("%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
-		       "LIMIT", "USED", "REMAINING", "RETRY_AFTER");
+		sl_client_rows_header(stdout);
 	for (i = 0; i < nr && !err; i++) {
 		if (only && strcmp(rules[i].name, only))
 			continue;
 		r.rule = &rules[i];
+		if (sl_client_exempt(m, cfg, i, addr, 128)) {
+			sl_client_key_of(&r.key, r.rule, addr, port);
+			sl_client_view_exempt(r.rule, &r.view);
+			sl_format_prefix(addr, 128, r.client, sizeof(r.client));
+			query_row_out(&r, arr);
+			continue;
+		}
 		n = 0;
 		keys = NULL;
-		if (r.rule->key_by_port && !has_port &&
+		if (r.rule->key_by_port && !has_port && !hashed &&
 		    sl_client_keys(m, r.rule, addr, false, 0, &keys, &n))
 			n = 0;	/* unreadable: the one row, as without state */
 		for (k = 0; k < n && !err; k++) {
@@ -272,7 +282,7 @@ static void query_rules(const struct sl_maps *m, const struct sl_rule *rules,
 		}
 		free(keys);
 		if (!n) {
-			sl_client_key_make(&r.key, r.rule, addr, port);
+			sl_client_key_of(&r.key, r.rule, addr, port);
 			err = query_row_emit(m, &r, now, arr);
 		}
 	}
@@ -285,10 +295,12 @@ int do_query(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "rule", required_argument, NULL, 'r' },
 		{ "port", required_argument, NULL, 'P' },
+		{ "key", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *only = NULL;
+	bool by_key = false;
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
 	struct sl_addr addr;
@@ -298,7 +310,7 @@ int do_query(int argc, char **argv)
 	bool has_port = false;
 	int c, ret = SL_EXIT_OK;
 
-	while ((c = sl_getopt_long(argc, argv, "r:P:h", opts)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "r:P:kh", opts)) != -1) {
 		switch (c) {
 		case 'r':
 			only = optarg;
@@ -310,16 +322,26 @@ int do_query(int argc, char **argv)
 			}
 			has_port = true;
 			break;
+		case 'k':
+			by_key = true;
+			break;
 		default:
 			return sl_usage(query_help, c != 'h');
 		}
 	}
 	if (optind != argc - 1) {
-		pr_error("query needs one address (slicelimit query --help)");
+		pr_error(by_key ? "query --key needs one key (slicelimit query --help)" :
+			 "query needs one address (slicelimit query --help)");
 		return SL_EXIT_USAGE;
 	}
-	if (sl_parse_addr(argv[optind], &addr)) {
-		pr_error("'%s' is not an IPv4 or IPv6 address", argv[optind]);
+	if (by_key) {
+		int err = sl_client_key_arg(argv[optind], &addr);
+
+		if (err)
+			return err == -EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
+	} else if (sl_parse_addr(argv[optind], &addr)) {
+		pr_error("'%s' is not an IPv4 or IPv6 address (an API key: query --key %s)",
+			 argv[optind], argv[optind]);
 		return SL_EXIT_USAGE;
 	}
 	if (sl_args_only)
@@ -330,7 +352,8 @@ int do_query(int argc, char **argv)
 		pr_error("--rule: no running rule is named '%s'", only);
 		ret = SL_EXIT_FAIL;
 	} else {
-		query_rules(&m, rules, nr, only, &addr, has_port, htons(port));
+		query_rules(&m, rules, nr, &cfg, only, &addr, has_port,
+			    htons(port));
 	}
 	free(rules);
 	sl_maps_close(&m);

@@ -17,14 +17,20 @@
 
 static const char reset_help[] =
 "Usage: slicelimit reset ADDR [--rule NAME] [--port N] [--json]\n"
+"       slicelimit reset --key KEY [--rule NAME] [--json]\n"
 "       slicelimit reset --stats [--json]\n"
 "\n"
 "ADDR: forget the client's state under every running rule (or NAME): its\n"
-"count and any block it is under, so it passes again at once; under sync\n"
-"also the peers' counts this node holds for it. A rule that keys by port\n"
-"forgets every port the client has state for, or only --port N.\n"
+"count and any block it is under, or its first request on probation, so\n"
+"it passes again at once; under sync also the peers' counts this node\n"
+"holds for it. A rule that keys by port forgets every port the client\n"
+"has state for, or only --port N.\n"
 "--json: {\"reset\": [{\"client\", \"rule\"}, ...]}, the client states\n"
 "forgotten.\n"
+"\n"
+"--key KEY: the client a key of the check API (/v1/check) names, hashed as\n"
+"the API hashes it (the 100::/64 address top shows for it, which ADDR\n"
+"takes too); a key that is an address is that address.\n"
 "\n"
 "--stats: zero every rule's counters and the global ones (the same as\n"
 "'stats --reset'); 'stats' then shows the time of the reset.\n"
@@ -57,6 +63,11 @@ static int reset_rule(const struct sl_maps *m, const struct sl_rule *rule,
 		if (!err && bpf_map_delete_elem(m->peer_view, &keys[i]) &&
 		    errno != ENOENT)
 			err = -errno;
+		/* and its first accept, if it is still on probation */
+		if (!err) {
+			err = sl_client_probation(m, &keys[i], true);
+			err = err > 0 ? 0 : err;
+		}
 		if (err)
 			break;
 		(*forgotten)++;
@@ -75,8 +86,8 @@ static int reset_rule(const struct sl_maps *m, const struct sl_rule *rule,
 	return err;
 }
 
-static int reset_client(const char *arg, const char *only, bool has_port,
-			__u16 port)
+static int reset_client(const char *arg, bool by_key, const char *only,
+			bool has_port, __u16 port)
 {
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
@@ -86,9 +97,16 @@ static int reset_client(const char *arg, const char *only, bool has_port,
 	unsigned nr, i, forgotten = 0;
 	int err = 0;
 
-	if (sl_parse_addr(arg, &addr)) {
+	err = by_key ? sl_client_key_arg(arg, &addr) : 0;
+	if (err) {
 		json_object_put(arr);
-		return sl_usage_error(reset_help, "'%s' is not an IPv4 or IPv6 address", arg);
+		return err == -EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
+	}
+	if (!by_key && sl_parse_addr(arg, &addr)) {
+		json_object_put(arr);
+		return sl_usage_error(reset_help,
+			"'%s' is not an IPv4 or IPv6 address (an API key: reset --key %s)",
+			arg, arg);
 	}
 	if (sl_writer_lock()) {
 		json_object_put(arr);
@@ -176,15 +194,16 @@ int do_reset(int argc, char **argv)
 		{ "rule", required_argument, NULL, 'r' },
 		{ "port", required_argument, NULL, 'P' },
 		{ "stats", no_argument, NULL, 's' },
+		{ "key", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *only = NULL;
-	bool stats = false, has_port = false;
+	bool stats = false, has_port = false, by_key = false;
 	uint64_t port = 0;
 	int c;
 
-	while ((c = sl_getopt_long(argc, argv, "r:P:sh", opts)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "r:P:skh", opts)) != -1) {
 		switch (c) {
 		case 'r':
 			only = optarg;
@@ -198,15 +217,19 @@ int do_reset(int argc, char **argv)
 		case 's':
 			stats = true;
 			break;
+		case 'k':
+			by_key = true;
+			break;
 		default:
 			return sl_usage(reset_help, c != 'h');
 		}
 	}
-	if (stats ? optind != argc || only || has_port : optind != argc - 1)
-		return sl_usage_error(reset_help, "reset needs one address, or --stats alone");
+	if (stats ? optind != argc || only || has_port || by_key :
+		    optind != argc - 1)
+		return sl_usage_error(reset_help, "reset needs one address, --key KEY, or --stats alone");
 	if (sl_args_only)
 		return SL_EXIT_OK;
 	if (stats)
 		return sl_reset_stats();
-	return reset_client(argv[optind], only, has_port, htons(port));
+	return reset_client(argv[optind], by_key, only, has_port, htons(port));
 }

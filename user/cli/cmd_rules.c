@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "core/client_keys.h"
+#include "core/pinned.h"
 #include "cli/write_guard.h"
 #include "core/log.h"
 #include "core/parse.h"
@@ -187,6 +189,7 @@ static int rules_apply(const char *path, bool force)
 	struct sl_config cfg;
 	struct sl_rule *live = NULL;
 	struct sl_maps m;
+	__u64 forgotten = 0;
 	unsigned nr;
 	bool loaded;
 	int err;
@@ -197,7 +200,8 @@ static int rules_apply(const char *path, bool force)
 	err = sl_write_begin("rules apply", force);
 	if (err)
 		goto out;
-	err = sl_rules_apply_pinned(path, &rs, &lo, &loaded, &m);
+	err = sl_rules_apply_pinned_counted(path, &rs, &lo, &loaded, &m,
+					    &forgotten);
 	sl_write_end();
 	if (err)
 		goto out;
@@ -212,10 +216,12 @@ static int rules_apply(const char *path, bool force)
 		json_object_object_add(o, "applied", json_object_new_boolean(1));
 		json_object_object_add(o, "rules", json_object_new_int(nr));
 		json_object_object_add(o, "rules_epoch", json_object_new_int(cfg.rules_epoch));
+		sl_json_add_u64(o, "clients_forgotten", forgotten);
 		sl_print_json(o);
 	} else {
-		printf("%s: applied %u rule%s (epoch %u)\n", path, nr,
-		       nr == 1 ? "" : "s", cfg.rules_epoch);
+		printf("%s: applied %u rule%s (epoch %u); %llu client%s forgotten\n",
+		       path, nr, nr == 1 ? "" : "s", cfg.rules_epoch,
+		       (unsigned long long)forgotten, forgotten == 1 ? "" : "s");
 	}
 	free(live);
 out:
@@ -226,22 +232,35 @@ out:
 /* ---- apply --dry-run ---- */
 
 /* What an apply would do to one rule name. */
-enum change { SAME, ADDED, REMOVED, CHANGED, RESTARTED };
+enum change { SAME, ADDED, REMOVED, CHANGED, RESTARTED, REKEYED };
 
 static const char *const change_names[] = {
 	"unchanged", "added", "removed", "changed", "changed, its clients forgotten",
+	"changed, its clients keyed the old way forgotten",
+};
+
+/* What an apply would forget, by live rule id: all of a rule's clients,
+ * or (rekeyed) those keyed the way the new rule no longer keys them.
+ */
+struct dry_forget {
+	bool all[SL_MAX_RULES];
+	bool rekeyed[SL_MAX_RULES];
+	struct sl_rule next[SL_MAX_RULES];
+	struct sl_rule live[SL_MAX_RULES];
+	unsigned clients;
 };
 
 static int count_forgotten(void *ctx, const struct sl_client_key *key,
 			   const void *state, __u32 value_size)
 {
-	const bool *forgotten = ((void **)ctx)[0];
-	unsigned *n = ((void **)ctx)[1];
+	struct dry_forget *f = ctx;
+	unsigned id = key->rule_id % SL_MAX_RULES;
 
 	(void)state;
 	(void)value_size;
-	if (forgotten[key->rule_id % SL_MAX_RULES])
-		(*n)++;
+	if (f->all[id] || (f->rekeyed[id] &&
+	    !sl_client_key_survives(&f->next[id], &f->live[id], key)))
+		f->clients++;
 	return 0;
 }
 
@@ -262,9 +281,10 @@ static void dry_run_add(json_object *list, const char *name, enum change c)
 
 	json_object_object_add(o, "rule", json_object_new_string(name));
 	json_object_object_add(o, "change", json_object_new_string(
-		c == RESTARTED ? "changed" : change_names[c]));
+		c == RESTARTED || c == REKEYED ? "changed" : change_names[c]));
 	json_object_object_add(o, "clients_forgotten",
-			       json_object_new_boolean(c == REMOVED || c == RESTARTED));
+			       json_object_new_boolean(c == REMOVED || c == RESTARTED ||
+						       c == REKEYED));
 	json_object_array_add(list, o);
 	if (!sl_json)
 		printf("  %-20s %s\n", name, change_names[c]);
@@ -275,22 +295,27 @@ static void dry_run_add(json_object *list, const char *name, enum change c)
  */
 static int rules_dry_run(const char *path)
 {
-	static bool forgotten[SL_MAX_RULES];
+	struct dry_forget *f = NULL;
 	struct sl_rule *live = NULL;
 	struct sl_problems pb;
 	struct sl_ruleset rs;
 	struct sl_config cfg;
 	struct sl_maps m;
 	json_object *list = json_object_new_array();
-	unsigned nr_live = 0, clients = 0, i, j, counts[5] = {};
-	bool pinned;
+	unsigned nr_live = 0, clients = 0, i, j, counts[6] = {};
+	bool pinned = false;
 	int err;
 
-	memset(forgotten, 0, sizeof(forgotten));
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err) {
 		json_object_put(list);
 		return refused(path, err, &pb, "nothing would be applied");
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		pr_error("out of memory");
+		err = -ENOMEM;
+		goto out;
 	}
 	err = sl_require_bpffs();
 	if (err)
@@ -317,9 +342,18 @@ static int rules_dry_run(const char *path)
 			if (strcmp(r->name, live[j].name))
 				continue;
 			c = r->algorithm != live[j].algorithm ? RESTARTED :
+			    sl_rule_rekeys(r, &live[j]) ? REKEYED :
 			    rule_differs(r, &live[j]) ? CHANGED : SAME;
 			if (c == RESTARTED)
-				forgotten[live[j].id % SL_MAX_RULES] = true;
+				f->all[live[j].id % SL_MAX_RULES] = true;
+			if (c == REKEYED) {
+				unsigned id = live[j].id % SL_MAX_RULES;
+
+				f->rekeyed[id] = true;
+				f->next[id] = *r;
+				f->next[id].id = live[j].id;
+				f->live[id] = live[j];
+			}
 			break;
 		}
 		counts[c]++;
@@ -331,18 +365,17 @@ static int rules_dry_run(const char *path)
 				break;
 		if (i < rs.nr)
 			continue;
-		forgotten[live[j].id % SL_MAX_RULES] = true;
+		f->all[live[j].id % SL_MAX_RULES] = true;
 		counts[REMOVED]++;
 		dry_run_add(list, live[j].name, REMOVED);
 	}
 	if (pinned) {
-		void *ctx[2] = { forgotten, &clients };
-
-		err = sl_for_each_client(&m, count_forgotten, ctx);
+		err = sl_for_each_client(&m, count_forgotten, f);
 		if (err) {
 			pr_error("cannot read the client table: %s", strerror(-err));
 			goto out_maps;
 		}
+		clients = f->clients;
 	}
 	if (sl_json) {
 		json_object *o = json_object_new_object();
@@ -353,7 +386,7 @@ static int rules_dry_run(const char *path)
 		json_object_object_add(o, "added", json_object_new_int(counts[ADDED]));
 		json_object_object_add(o, "removed", json_object_new_int(counts[REMOVED]));
 		json_object_object_add(o, "changed", json_object_new_int(
-			counts[CHANGED] + counts[RESTARTED]));
+			counts[CHANGED] + counts[RESTARTED] + counts[REKEYED]));
 		json_object_object_add(o, "unchanged", json_object_new_int(counts[SAME]));
 		json_object_object_add(o, "clients_forgotten", json_object_new_int(clients));
 		json_object_object_add(o, "rules", list);
@@ -362,7 +395,8 @@ static int rules_dry_run(const char *path)
 	} else {
 		printf("%u added, %u removed, %u changed, %u unchanged; %u client%s forgotten; nothing applied\n",
 		       counts[ADDED], counts[REMOVED],
-		       counts[CHANGED] + counts[RESTARTED], counts[SAME], clients,
+		       counts[CHANGED] + counts[RESTARTED] + counts[REKEYED],
+		       counts[SAME], clients,
 		       clients == 1 ? "" : "s");
 	}
 out_maps:
@@ -370,6 +404,7 @@ out_maps:
 	if (pinned)
 		sl_maps_close(&m);
 out:
+	free(f);
 	json_object_put(list);
 	sl_rules_free(&rs);
 	return err ? SL_EXIT_FAIL : SL_EXIT_OK;

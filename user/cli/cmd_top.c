@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
+#include "core/client_exempt.h"
+#include "core/client_keys.h"
 #include "core/client_view.h"
 #include "cli/commands.h"
 #include "core/log.h"
@@ -34,7 +36,10 @@ static const char top_help[] =
 "                      [--rule NAME] [--json]\n"
 "\n"
 "The N (default 10) clients with the most units counted in their current\n"
-"window, with their limit, remaining allowance and Retry-After.\n"
+"window, with their limit, remaining allowance and Retry-After. A client\n"
+"the rule now exempts shows as exempt; a key of the check API as the\n"
+"100::/64 address it is hashed into, marked \"(api key)\" (\"api_key\":\n"
+"true): query and reset take that address.\n"
 "\n"
 "  -n N                how many clients, 1 to 67108864 (default 10; --watch\n"
 "                      on a terminal: as many as fit, at most N when given)\n"
@@ -76,6 +81,7 @@ static void on_signal(int sig)
 struct top_row {
 	struct sl_client_key key;
 	const struct sl_rule *rule;
+	unsigned pos;		/* the rule's position: its exempt bit */
 	struct sl_client_view view;
 };
 
@@ -93,6 +99,7 @@ struct collect {
 	const struct sl_maps *m;
 	const struct sl_rule *rules;
 	unsigned nr;
+	const struct sl_config *cfg;
 	const char *only;
 	__u64 now;
 	struct top_row *rows;
@@ -107,14 +114,19 @@ static int collect_one(void *ctx, const struct sl_client_key *key,
 	const struct sl_rule *rule = NULL;
 	struct sl_params p;
 	struct sl_tally t;
-	unsigned i;
+	unsigned i, pos = 0;
 
 	for (i = 0; i < c->nr; i++)
-		if (c->rules[i].id == key->rule_id)
+		if (c->rules[i].id == key->rule_id) {
 			rule = &c->rules[i];
-	/* a state of a gone rule, or in another algorithm's table */
+			pos = i;
+		}
+	/* a state of a gone rule, or in another algorithm's table, or
+	 * keyed under a prefix the rule no longer has: none is ever read
+	 */
 	if (!rule || sl_state_size(rule->algorithm) != value_size ||
-	    (c->only && strcmp(rule->name, c->only)))
+	    (c->only && strcmp(rule->name, c->only)) ||
+	    !sl_client_key_reachable(rule, key))
 		return 0;
 	sl_params_from_rule(&p, rule);
 	sl_tally_state(&t, state, &p, c->now);
@@ -124,6 +136,7 @@ static int collect_one(void *ctx, const struct sl_client_key *key,
 		return -ENOMEM;
 	c->rows[c->nrows].key = *key;
 	c->rows[c->nrows].rule = rule;
+	c->rows[c->nrows].pos = pos;
 	c->rows[c->nrows].view.used = t.used;
 	c->nrows++;
 	return 0;
@@ -131,11 +144,12 @@ static int collect_one(void *ctx, const struct sl_client_key *key,
 
 /* The busiest `keep` clients, busiest first, with their full view. */
 static int collect_clients(const struct sl_maps *m, const struct sl_rule *rules,
-			   unsigned nr, const char *only, __u64 now,
-			   size_t keep, struct top_row **out, size_t *nout)
+			   unsigned nr, const struct sl_config *cfg,
+			   const char *only, __u64 now, size_t keep,
+			   struct top_row **out, size_t *nout)
 {
-	struct collect c = { .m = m, .rules = rules, .nr = nr, .only = only,
-			     .now = now };
+	struct collect c = { .m = m, .rules = rules, .nr = nr, .cfg = cfg,
+			     .only = only, .now = now };
 	size_t i;
 	int err;
 
@@ -148,9 +162,18 @@ static int collect_clients(const struct sl_maps *m, const struct sl_rule *rules,
 		qsort(c.rows, c.nrows, sizeof(*c.rows), by_used_desc);
 	if (c.nrows > keep)
 		c.nrows = keep;
-	for (i = 0; i < c.nrows && !err; i++)
-		err = sl_client_view_read(m, c.rows[i].rule, &c.rows[i].key, now,
-					  &c.rows[i].view);
+	for (i = 0; i < c.nrows && !err; i++) {
+		struct top_row *r = &c.rows[i];
+
+		/* a state kept from before the rule exempted all of it: the
+		 * kernel no longer reads it
+		 */
+		if (sl_client_key_exempt(m, cfg, r->pos, r->rule, &r->key))
+			sl_client_view_exempt(r->rule, &r->view);
+		else
+			err = sl_client_view_read(m, r->rule, &r->key, now,
+						  &r->view);
+	}
 	*out = c.rows;
 	*nout = c.nrows;
 	return err;
@@ -162,14 +185,12 @@ static json_object *clients_to_json(const struct top_row *rows, size_t nrows)
 	char buf[96];
 	size_t i;
 
-	for (i = 0; i < nrows; i++) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "client", json_object_new_string(
-			sl_format_client(&rows[i].key, rows[i].rule, buf, sizeof(buf))));
-		sl_client_view_to_json(o, rows[i].rule, &rows[i].view);
-		json_object_array_add(arr, o);
-	}
+	for (i = 0; i < nrows; i++)
+		json_object_array_add(arr, sl_client_row_to_json(
+			sl_format_client(&rows[i].key, rows[i].rule, buf,
+					 sizeof(buf)),
+			sl_client_addr_hashed(&rows[i].key.addr), rows[i].rule,
+			&rows[i].view));
 	return arr;
 }
 
@@ -179,16 +200,13 @@ static void print_clients(FILE *f, const struct top_row *rows, size_t nrows)
 	size_t i;
 
 	/* the columns of query, in its order and with its numbers */
-	fprintf(f, "%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
-		"LIMIT", "USED", "REMAINING", "RETRY_AFTER");
+	sl_client_rows_header(f);
 	for (i = 0; i < nrows; i++)
-		fprintf(f, "%-32s %-20s %10llu %10llu %10llu %11llus\n",
-			sl_format_client(&rows[i].key, rows[i].rule, buf, sizeof(buf)),
-			rows[i].rule->name,
-			(unsigned long long)sl_rule_quota(rows[i].rule),
-			(unsigned long long)rows[i].view.used,
-			(unsigned long long)rows[i].view.remaining,
-			(unsigned long long)sl_retry_after_s(&rows[i].view));
+		sl_client_row_print(f, sl_format_client(&rows[i].key,
+							rows[i].rule, buf,
+							sizeof(buf)),
+				    sl_client_addr_hashed(&rows[i].key.addr),
+				    rows[i].rule, &rows[i].view);
 }
 
 /* ---- --watch ---- */
@@ -294,7 +312,7 @@ static int refresh_read(struct watch *w, __u64 now_tai, struct refresh *r)
 			      sizeof(r->gs)))
 		memset(&r->gs, 0, sizeof(r->gs));
 	/* more than a terminal shows: the view fits them to its height */
-	err = collect_clients(w->m, r->rules, r->nr, w->only, now_tai,
+	err = collect_clients(w->m, r->rules, r->nr, &cfg, w->only, now_tai,
 			      w->n_given ? w->n : 1000, &r->rows, &r->nrows);
 	if (err)
 		pr_error("cannot read the clients: %s", strerror(-err));
@@ -615,14 +633,15 @@ static int top_args_parse(int argc, char **argv, struct top_args *a)
 
 /* top without --watch: the busiest n clients, once. */
 static int top_once(const struct sl_maps *m, const struct sl_rule *rules,
-		    unsigned nr, const char *only, unsigned n)
+		    unsigned nr, const struct sl_config *cfg, const char *only,
+		    unsigned n)
 {
 	struct top_row *rows = NULL;
 	size_t nrows = 0;
 	int err;
 
-	err = collect_clients(m, rules, nr, only, sl_now_tai_ms(), n, &rows,
-			      &nrows);
+	err = collect_clients(m, rules, nr, cfg, only, sl_now_tai_ms(), n,
+			      &rows, &nrows);
 	if (err) {
 		pr_error("cannot read the clients: %s", strerror(-err));
 		free(rows);
@@ -665,7 +684,7 @@ int do_top(int argc, char **argv)
 		err = top_watch(&m, a.only, a.n, a.n_given, a.interval_ms,
 				a.count);
 	} else {
-		err = top_once(&m, rules, nr, a.only, a.n);
+		err = top_once(&m, rules, nr, &cfg, a.only, a.n);
 	}
 	free(rules);
 	sl_maps_close(&m);

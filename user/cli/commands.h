@@ -39,6 +39,14 @@ int do_reset(int argc, char **argv);
 /* Zero the counters (reset --stats, stats --reset): an exit code. */
 int sl_reset_stats(void);
 
+/* KEY of --key (query, reset): the client address the check API keys it
+ * by (service/check_local.c sl_check_key_addr, the one hashing). 0, or
+ * -EINVAL (reported: an empty key or one longer than the API takes, a
+ * usage error), or -EIO (reported: libsodium would not start).
+ */
+struct sl_addr;
+int sl_client_key_arg(const char *key, struct sl_addr *addr);
+
 /* Print a JSON document (honours --pretty, except in a stream: see
  * sl_json_stream) and release it.
  */

@@ -71,6 +71,7 @@ int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 
 	if (!state)
 		return -ENOMEM;
+	v->exempt = false;
 	/* no entry: a client on probation, never seen, or evicted */
 	found = !bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
 	sl_params_from_rule(&p, rule);

@@ -15,6 +15,8 @@ struct sl_client_view {
 	__u64 retry_after_ms;	/* 0: a request would pass now */
 	__u64 reset_ms;		/* until the count next falls (0: nothing
 				 * counted) */
+	bool exempt;		/* the rule exempts the client: the kernel
+				 * counts nothing for it (core/client_exempt.h) */
 };
 
 /* Read the client's state (none yet: a fresh client) and, when the

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "core/client_keys.h"
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/pinned.h"
@@ -55,6 +56,9 @@ const char *sl_format_client(const struct sl_client_key *key,
 			rule->key_ipv6_prefix;
 	size_t n;
 
+	/* a hashed API key is the whole address: what query and reset take */
+	if (sl_client_addr_hashed(&key->addr))
+		return sl_format_prefix(&key->addr, 128, buf, len);
 	sl_format_prefix(&key->addr, plen, buf, len);
 	n = strlen(buf);
 	if ((rule ? rule->key_by_port : key->dport != 0) && n < len)
@@ -73,6 +77,44 @@ void sl_client_view_to_json(json_object *o, const struct sl_rule *rule,
 	json_object_object_add(o, "retry_after_ms", json_object_new_int64(v->retry_after_ms));
 	json_object_object_add(o, "retry_after_s",
 			       json_object_new_int64(sl_retry_after_s(v)));
+	json_object_object_add(o, "exempt", json_object_new_boolean(v->exempt));
+}
+
+json_object *sl_client_row_to_json(const char *client, bool api_key,
+				   const struct sl_rule *rule,
+				   const struct sl_client_view *v)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "client", json_object_new_string(client));
+	json_object_object_add(o, "api_key", json_object_new_boolean(api_key));
+	sl_client_view_to_json(o, rule, v);
+	return o;
+}
+
+void sl_client_rows_header(FILE *f)
+{
+	fprintf(f, "%-32s %-20s %10s %10s %10s %12s\n", "CLIENT", "RULE",
+		"LIMIT", "USED", "REMAINING", "RETRY_AFTER");
+}
+
+void sl_client_row_print(FILE *f, const char *client, bool api_key,
+			 const struct sl_rule *rule,
+			 const struct sl_client_view *v)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "%s%s", client, api_key ? " (api key)" : "");
+	if (v->exempt)
+		fprintf(f, "%-32s %-20s %10llu %10s %10s %12s\n", name,
+			rule->name, (unsigned long long)sl_rule_quota(rule),
+			"-", "exempt", "-");
+	else
+		fprintf(f, "%-32s %-20s %10llu %10llu %10llu %11llus\n", name,
+			rule->name, (unsigned long long)sl_rule_quota(rule),
+			(unsigned long long)v->used,
+			(unsigned long long)v->remaining,
+			(unsigned long long)sl_retry_after_s(v));
 }
 
 __u64 sl_retry_after_s(const struct sl_client_view *v)

@@ -16,6 +16,14 @@ int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,
 			  const struct sl_load_opts *opts, bool *loaded,
 			  struct sl_maps *m)
 {
+	return sl_rules_apply_pinned_counted(path, rs, opts, loaded, m, NULL);
+}
+
+int sl_rules_apply_pinned_counted(const char *path,
+				  const struct sl_ruleset *rs,
+				  const struct sl_load_opts *opts, bool *loaded,
+				  struct sl_maps *m, __u64 *forgotten)
+{
 	struct sl_config cfg;
 	int xdp_fd, tc_fd, err;
 	__u32 before;
@@ -35,13 +43,13 @@ int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,
 		goto err_unpin;
 	}
 	before = sl_rules_read_config(m, &cfg) ? 0 : cfg.rules_epoch;
-	err = sl_rules_apply(m, rs);
+	err = sl_rules_apply_counted(m, rs, forgotten);
 	if (err) {
 		/* the switch is the apply's middle step: past it, the new rules
 		 * run, and only the removed rules' clients are left over
 		 */
 		if (!sl_rules_read_config(m, &cfg) && cfg.rules_epoch != before)
-			pr_error("%s: applied (epoch %u), but the clients of the removed rules could not all be forgotten: %s",
+			pr_error("%s: applied (epoch %u), but the clients of the removed or rekeyed rules could not all be forgotten: %s",
 				 path, cfg.rules_epoch, strerror(-err));
 		else
 			pr_error("%s: cannot apply: %s; the running rules are unchanged",

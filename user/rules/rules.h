@@ -72,6 +72,17 @@ int sl_parse_algorithm(const char *name, unsigned *algorithm);
  * client state survive; the stats of a new rule start at zero.
  */
 int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs);
+/* The same, and *forgotten (NULL: not wanted) the client states it
+ * forgot: those of removed rules, and those a rule whose client key
+ * changed shape (sl_rule_rekeys) can no longer reach.
+ */
+int sl_rules_apply_counted(const struct sl_maps *m,
+			   const struct sl_ruleset *rs, __u64 *forgotten);
+/* Does NEXT key its clients otherwise than LIVE (prefix lengths, by
+ * port)? Then the states LIVE made under keys NEXT never makes are never
+ * read again (core/client_keys.h sl_client_key_reachable).
+ */
+bool sl_rule_rekeys(const struct sl_rule *next, const struct sl_rule *live);
 
 /* Apply RS (read from PATH) to the pinned instance, after loading and
  * pinning the programs and maps (OPTS) when nothing is pinned yet (OPTS
@@ -85,6 +96,11 @@ struct sl_load_opts;
 int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,
 			  const struct sl_load_opts *opts, bool *loaded,
 			  struct sl_maps *m);
+/* The same, and *forgotten as sl_rules_apply_counted says. */
+int sl_rules_apply_pinned_counted(const char *path,
+				  const struct sl_ruleset *rs,
+				  const struct sl_load_opts *opts, bool *loaded,
+				  struct sl_maps *m, __u64 *forgotten);
 
 /* The live rules, read again only when an apply has moved the epoch
  * away from *epoch (one lookup to know; FORCE: read them regardless).

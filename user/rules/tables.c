@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "core/grow.h"
 #include "core/parse.h"
+#include "core/client_keys.h"
 #include "rules/rules.h"
 
 static const char *const protocol_names[] = { "any", "tcp", "udp", "icmp" };
@@ -95,13 +96,67 @@ int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
 	return 0;
 }
 
+bool sl_rule_rekeys(const struct sl_rule *next, const struct sl_rule *live)
+{
+	return next->key_ipv4_prefix != live->key_ipv4_prefix ||
+	       next->key_ipv6_prefix != live->key_ipv6_prefix ||
+	       next->key_by_port != live->key_by_port;
+}
+
+/* The client states an apply forgets: every state of a removed rule, and
+ * of a kept rule whose client key changed shape, the states keyed the old
+ * way (sl_client_key_survives: never read again, or read as another
+ * client's). Those go in two passes around the switch: before it, every
+ * state keyed the old way; after it, what the old rule keyed meanwhile
+ * that the new one cannot reach (a key it can reach may be a new
+ * client's own by then).
+ */
+struct forget_set {
+	struct sl_bitmap removed;
+	struct sl_bitmap rekeyed;
+	struct sl_rule next[SL_MAX_RULES];	/* by id, when rekeyed */
+	struct sl_rule live[SL_MAX_RULES];
+	bool switched;		/* the new rules run: the second pass */
+};
+
+static bool bit_of(const struct sl_bitmap *b, __u32 id)
+{
+	return (b->word[id / 64] >> (id % 64)) & 1;
+}
+
+static void forget_rekeyed(struct forget_set *fs, const struct sl_rule *next,
+			   const struct sl_rule *live)
+{
+	__u32 id = live->id % SL_MAX_RULES;
+
+	bit_set(&fs->rekeyed, id);
+	fs->next[id] = *next;
+	fs->live[id] = *live;
+}
+
+static bool client_forgotten(const void *key, const void *arg)
+{
+	const struct sl_client_key *k = key;
+	const struct forget_set *fs = arg;
+	__u32 id = k->rule_id % SL_MAX_RULES;
+
+	if (bit_of(&fs->removed, id))
+		return fs->switched;
+	if (!bit_of(&fs->rekeyed, id) ||
+	    sl_client_key_survives(&fs->next[id], &fs->live[id], k))
+		return false;
+	return !fs->switched || !sl_client_key_reachable(&fs->next[id], k);
+}
+
 /* Keep the id of every rule whose name (and algorithm) is still there;
  * give new rules ids
  * that no live rule holds, so no new rule inherits live client state.
- * Returns the ids of removed rules in `removed` (a bitmap).
+ * Returns the ids of removed rules in `removed` (a bitmap), and in FS the
+ * kept rules whose client key changes shape.
  */
 static int assign_ids(const struct sl_maps *m, struct sl_rule *rules,
-		      unsigned nr, struct sl_bitmap *removed, bool *is_new)
+		      unsigned nr, struct sl_bitmap *removed,
+		      struct forget_set *fs, bool *is_new)
 {
 	struct sl_rule *live = NULL;
 	struct sl_config cfg;
@@ -128,6 +183,8 @@ static int assign_ids(const struct sl_maps *m, struct sl_rule *rules,
 				continue;
 			rules[i].id = live[j].id;
 			removed->word[rules[i].id / 64] &= ~(1ULL << (rules[i].id % 64));
+			if (sl_rule_rekeys(&rules[i], &live[j]))
+				forget_rekeyed(fs, &rules[i], &live[j]);
 			is_new[i] = false;
 			break;
 		}
@@ -351,7 +408,7 @@ static int collect_walked(int fd, size_t key_size, key_match_fn match,
  * a key the data path evicted meanwhile is stepped over.
  */
 static int delete_keys_where(int fd, size_t key_size, key_match_fn match,
-			     const void *arg)
+			     const void *arg, __u64 *deleted)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct bpf_map_info info = {};
@@ -386,6 +443,11 @@ static int delete_keys_where(int fd, size_t key_size, key_match_fn match,
 			err = -errno;
 		done++;
 	}
+	/* a key the data path evicted meanwhile is counted too: it was
+	 * there when the walk saw it
+	 */
+	if (!err && deleted)
+		*deleted += nr;
 	free(doomed);
 	return err;
 }
@@ -398,7 +460,7 @@ static bool lpm_key_of_gen(const void *key, const void *gen)
 static int clear_lpm_gen(int fd, __u32 gen)
 {
 	return delete_keys_where(fd, sizeof(struct sl_lpm_key),
-				 lpm_key_of_gen, &gen);
+				 lpm_key_of_gen, &gen, NULL);
 }
 
 static int put_lpm(int fd, __u32 gen, const struct sl_addr *addr,
@@ -495,43 +557,40 @@ static int zero_rule_stats(const struct sl_maps *m, __u32 id)
 	return err;
 }
 
-static bool client_of_removed_rule(const void *key, const void *removed)
-{
-	__u32 id = ((const struct sl_client_key *)key)->rule_id % SL_MAX_RULES;
-
-	return (((const struct sl_bitmap *)removed)->word[id / 64] >> (id % 64)) & 1;
-}
-
-static int forget_clients_in(int fd, const struct sl_bitmap *removed)
+static int forget_clients_in(int fd, const struct forget_set *fs,
+			     __u64 *deleted)
 {
 	return delete_keys_where(fd, sizeof(struct sl_client_key),
-				 client_of_removed_rule, removed);
+				 client_forgotten, fs, deleted);
 }
 
 /* Forget the client state of rules that are gone, so that their ids can be
- * reused later without inheriting counts.
+ * reused later without inheriting counts, and the states of a rekeyed
+ * rule keyed the old way (one pass of the two: fs->switched). *forgotten
+ * counts the client states (not the peers' parts of them).
  */
-static int forget_clients(const struct sl_maps *m,
-			  const struct sl_bitmap *removed)
+static int forget_clients(const struct sl_maps *m, const struct forget_set *fs,
+			  __u64 *forgotten)
 {
 	int err = 0;
 	__u32 id;
 
-	if (bitmap_empty(removed))
+	if ((!fs->switched || bitmap_empty(&fs->removed)) &&
+	    bitmap_empty(&fs->rekeyed))
 		return 0;
 	/* and their counters, so a dump never shows a gone rule's numbers */
-	for (id = 0; id < SL_MAX_RULES && !err; id++)
-		if ((removed->word[id / 64] >> (id % 64)) & 1)
+	for (id = 0; fs->switched && id < SL_MAX_RULES && !err; id++)
+		if (bit_of(&fs->removed, id))
 			err = zero_rule_stats(m, id);
 	if (!err)
-		err = forget_clients_in(m->clients, removed);
+		err = forget_clients_in(m->clients, fs, forgotten);
 	if (!err)
-		err = forget_clients_in(m->clients_plain, removed);
+		err = forget_clients_in(m->clients_plain, fs, forgotten);
 	if (!err)
-		err = forget_clients_in(m->clients_log, removed);
+		err = forget_clients_in(m->clients_log, fs, forgotten);
 	/* peers' counts too: a reused id must not inherit them */
 	if (!err && m->peer_view >= 0)
-		err = forget_clients_in(m->peer_view, removed);
+		err = forget_clients_in(m->peer_view, fs, NULL);
 	/* and the keys on probation, which a reused id would find */
 	if (!err)
 		err = sl_newcomers_forget(m);
@@ -586,28 +645,39 @@ static int write_generation(const struct sl_maps *m, __u32 gen,
 
 int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)
 {
+	return sl_rules_apply_counted(m, rs, NULL);
+}
+
+int sl_rules_apply_counted(const struct sl_maps *m,
+			   const struct sl_ruleset *rs, __u64 *forgotten)
+{
 	struct port_tables pt = {};
 	struct sl_config live_cfg, cfg = {};
-	struct sl_bitmap removed;
+	struct forget_set *fs;
 	struct sl_rule *rules;
 	bool *is_new;
 	__u32 zero = 0, gen, i;
+	__u64 none = 0;
 	int err;
 
+	if (!forgotten)
+		forgotten = &none;
+	*forgotten = 0;
 	if (rs->nr > SL_MAX_RULES)
 		return -E2BIG;
 	rules = calloc(rs->nr + 1, sizeof(*rules));
 	is_new = calloc(rs->nr + 1, sizeof(*is_new));
+	fs = calloc(1, sizeof(*fs));
 	pt.slot_class = calloc(SL_PORT_SLOTS, sizeof(*pt.slot_class));
 	pt.classes = calloc(SL_MAX_CLASSES, sizeof(*pt.classes));
-	if (!rules || !is_new || !pt.slot_class || !pt.classes) {
+	if (!rules || !is_new || !fs || !pt.slot_class || !pt.classes) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < rs->nr; i++)
 		rules[i] = rs->specs[i].rule;
 
-	err = assign_ids(m, rules, rs->nr, &removed, is_new);
+	err = assign_ids(m, rules, rs->nr, &fs->removed, fs, is_new);
 	if (err)
 		goto out;
 	if (bpf_map_lookup_elem(m->active, &zero, &gen) ||
@@ -617,6 +687,8 @@ int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)
 	}
 	gen = !(gen & 1);	/* the idle generation */
 	err = write_generation(m, gen, rules, rs, is_new, &pt, &cfg);
+	if (!err)
+		err = forget_clients(m, fs, forgotten);
 	if (err)
 		goto out;
 
@@ -630,10 +702,12 @@ int sl_rules_apply(const struct sl_maps *m, const struct sl_ruleset *rs)
 		err = -errno;
 		goto out;
 	}
-	err = forget_clients(m, &removed);
+	fs->switched = true;
+	err = forget_clients(m, fs, forgotten);
 out:
 	free(pt.classes);
 	free(pt.slot_class);
+	free(fs);
 	free(is_new);
 	free(rules);
 	return err;

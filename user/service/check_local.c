@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "service/check_local.h"
+#include "core/client_exempt.h"
 #include "core/parse.h"
 #include "core/clock.h"
 #include "rules/rules.h"
@@ -105,6 +106,7 @@ struct rule_snapshot {
 	__u32 epoch;
 	struct sl_sync_conf sync;
 	bool syncs;
+	struct sl_config cfg;	/* of `epoch`: which exempt table */
 };
 
 static int snapshot_rule(struct sl_checker *c, const char *name, bool ask,
@@ -130,6 +132,7 @@ static int snapshot_rule(struct sl_checker *c, const char *name, bool ask,
 			s->epoch = c->epoch;
 			s->sync = c->sync;
 			s->syncs = c->syncs;
+			s->cfg = c->cfg;
 			err = 0;
 			break;
 		}
@@ -194,6 +197,16 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 		if (err)
 			return err;
 		out->rule = s.rule;
+		/* the program counts nothing for an address the rule
+		 * exempts: say so, not the count of its prefix
+		 */
+		if (!raw && s.rule.nr_exempt &&
+		    sl_client_exempt(c->maps, &s.cfg, s.position, &req.addr,
+				     128)) {
+			sl_client_view_exempt(&s.rule, &out->view);
+			out->allowed = true;
+			return 0;
+		}
 		if (raw) {
 			ckey.addr = req.addr;
 			ckey.rule_id = s.rule.id;
@@ -280,23 +293,6 @@ int sl_check_central_id(const char *key, const struct sl_rule *rule,
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;
 }
 
-/* Is ADDR on the exempt list of the rule at POS, as the kernel's own
- * lookup (bpf/classify.h) would find?
- */
-static bool exempt(const struct sl_checker *c, const struct sl_addr *addr,
-		   unsigned pos)
-{
-	struct sl_lpm_key k = { .prefixlen = 8 + 128, .gen = c->cfg.gen & 1 };
-	struct sl_bitmap bm;
-
-	if (!c->cfg.has_exempt || c->maps->exempt_rules < 0)
-		return false;
-	memcpy(k.addr, addr->byte, 16);
-	if (bpf_map_lookup_elem(c->maps->exempt_rules, &k, &bm))
-		return false;
-	return (bm.word[pos / 64] >> (pos % 64)) & 1;
-}
-
 /* The named rule as it runs now. No kernel program runs to say that the
  * rules changed, so the epoch is read every time (one lookup).
  */
@@ -339,10 +335,10 @@ static int check_central(struct sl_checker *c, const char *name,
 	pthread_mutex_lock(&c->rules_lock);
 	err = live_rule(c, name, &out->rule, &pos);
 	sl_check_key_addr(key, &addr, &raw);
-	if (!err && !raw && out->rule.nr_exempt && exempt(c, &addr, pos)) {
+	if (!err && !raw && out->rule.nr_exempt &&
+	    sl_client_exempt(c->maps, &c->cfg, pos, &addr, 128)) {
 		/* the kernel counts nothing for it either */
-		memset(&out->view, 0, sizeof(out->view));
-		out->view.remaining = sl_rule_quota(&out->rule);
+		sl_client_view_exempt(&out->rule, &out->view);
 		out->allowed = true;
 		out->decision = SL_DECIDED_EXEMPT;
 		pthread_mutex_unlock(&c->rules_lock);
@@ -366,6 +362,7 @@ int sl_check(struct sl_checker *c, const char *rule, const char *key,
 {
 	int err;
 
+	out->view.exempt = false;
 	if (c->central) {
 		err = check_central(c, rule, key, count, out);
 		if (err == 0 || err == -ENOENT || err == -EINVAL)
@@ -374,10 +371,11 @@ int sl_check(struct sl_checker *c, const char *rule, const char *key,
 		 * (NFR-3); this node decides on its own count
 		 */
 		err = check_kernel(c, rule, key, count, out);
-		out->decision = SL_DECIDED_LOCAL;
+		out->decision = out->view.exempt ? SL_DECIDED_EXEMPT :
+						   SL_DECIDED_LOCAL;
 		return err;
 	}
 	err = check_kernel(c, rule, key, count, out);
-	out->decision = SL_DECIDED_KERNEL;
+	out->decision = out->view.exempt ? SL_DECIDED_EXEMPT : SL_DECIDED_KERNEL;
 	return err;
 }

@@ -34,6 +34,54 @@ struct request {
 /* The state of every request but a POST: nothing to allocate for it. */
 static struct request no_body;
 
+/* Set on a connection whose path or query decoded a NUL byte (%00). The
+ * ':' keeps any header of the request from having this name.
+ */
+#define SL_HTTP_NUL_MARK	"slicelimit:nul"
+
+/* URL-decode as libmicrohttpd does, and mark the connection when a %00
+ * was decoded: the string would end there, and "a%00b" would be taken
+ * for the key "a".
+ */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	size_t len = MHD_http_unescape(s);
+
+	(void)cls;
+	if (strlen(s) != len)
+		MHD_set_connection_value(c, MHD_HEADER_KIND, SL_HTTP_NUL_MARK,
+					 "1");
+	return len;
+}
+
+/* The request's path or query held a NUL: name what held it, as a POST
+ * body's NUL is named (PATH_IS_KEY: /v1/clients/KEY). NULL when none did.
+ */
+static const char *nul_in_request(struct MHD_Connection *c, bool path_is_key)
+{
+	static const struct {
+		const char *name, *error;
+	} args[] = {
+		{ "key", "'key' contains a NUL byte" },
+		{ "rule", "'rule' contains a NUL byte" },
+		{ "deny_status", "'deny_status' contains a NUL byte" },
+	};
+	const char *v;
+	size_t i, len;
+
+	if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, SL_HTTP_NUL_MARK))
+		return NULL;
+	for (i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+		if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND,
+						  args[i].name,
+						  strlen(args[i].name), &v,
+						  &len) == MHD_YES &&
+		    v && strlen(v) != len)
+			return args[i].error;
+	return path_is_key ? args[0].error :
+			     "the path or query contains a NUL byte (%00)";
+}
+
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
 				 const char *type, const char *text,
 				 struct MHD_Response **keep)
@@ -313,6 +361,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 
+	if (!strncmp(url, "/v1/", 4)) {
+		const char *nul = nul_in_request(c,
+			!strncmp(url, "/v1/clients/", 12));
+
+		if (nul)
+			return send_error(h, c, 400, nul);
+	}
 	if (!strcmp(url, "/v1/check")) {
 		if (post)
 			return handle_post_check(h, c, req);
@@ -403,6 +458,7 @@ struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
 		MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 		MHD_OPTION_END);
 	if (!h->daemon) {
 		free(h);
