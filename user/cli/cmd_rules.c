@@ -57,7 +57,8 @@ static const char rules_help[] =
 "      exempt: [10.1.0.0/16]  # sources this rule never limits\n"
 "      continue: false        # true: a packet this rule passes goes on to\n"
 "                             # the next rule that matches it (stack a\n"
-"                             # per-/24 rule on a per-address one); up to 4\n";
+"                             # per-/24 rule on a per-address one), to the\n"
+"                             # end of the chain\n";
 
 /* The fields of a rule that are printed as text, the same in the JSON
  * and the table.
