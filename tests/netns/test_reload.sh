@@ -12,6 +12,12 @@
 #   3. A reload that drops a device and adds one: the new one attached,
 #      the old one detached once the new rules run; the stop then detaches
 #      what the service holds now and unpins.
+#   4. A config that asks for sync and cannot sync: a key_file that is
+#      missing (a typo), one that holds 3 bytes, a peer list naming this
+#      node's own listen address: run --check exits 1 naming the field,
+#      and run refuses to start. A service whose sync does not start (its
+#      listen address is not on the host) is unhealthy: /healthz 503 with
+#      the reason, status --json and /metrics say sync is down.
 #
 # Usage: test_reload.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -79,6 +85,68 @@ EOF
 	tap_eq "... at mode 0600: valid" "$(printf '%s' "$out" | json_get "d['ok']")" True
 }
 
+check_sync() {		# CONFIG: "rc/ok/fields/first message" of run --check --json
+	local out rc=0
+	out=$("$SL_BIN" -j run --check --config "$1" 2>/dev/null) || rc=$?
+	printf '%s/%s' "$rc" "$(printf '%s' "$out" |
+		json_get "'%s/%s/%s' % (d['ok'], [p['field'] for p in d['problems']], d['problems'][0]['message'] if d['problems'] else '')")"
+}
+
+sync_config() {		# FILE KEY_FILE LISTEN PEER [DEVICE]
+	local dev="devices: []"
+	[ -z "${5:-}" ] || dev="devices: [{ name: $5, mode: xdp-generic }]"
+	cat >"$1" <<EOF
+$dev
+rules: $SL_TMP/small.yaml
+http:
+  listen: 127.0.0.1:8080
+sync:
+  node: 1
+  listen: $3
+  peers: [$4]
+  key_file: $2
+EOF
+}
+
+test_sync_that_cannot_run_refused_or_unhealthy() {
+	local rc=0 svc code
+	sync_config "$SL_TMP/typo.yaml" "$SL_TMP/sync.kye" "$SRV4:7400" "${CLIENT4[0]}:7400"
+	tap_eq "run --check, key_file a typo (sync.kye): exit 1, sync.key_file named, the file cannot be read" \
+		"$(check_sync "$SL_TMP/typo.yaml")" \
+		"1/False/['sync.key_file']/cannot read '$SL_TMP/sync.kye': No such file or directory; sync needs the fleet's key"
+	(umask 077; printf 'abc' >"$SL_TMP/short.key")
+	sync_config "$SL_TMP/short.yaml" "$SL_TMP/short.key" "$SRV4:7400" "${CLIENT4[0]}:7400"
+	tap_eq "run --check, a 3-byte key: exit 1, sync.key_file named, holds no key" \
+		"$(check_sync "$SL_TMP/short.yaml" | cut -d: -f1)" \
+		"1/False/['sync.key_file']/'$SL_TMP/short.key' holds no key"
+	sync_config "$SL_TMP/self.yaml" "$SL_TMP/sync.key" "$SRV4:7400" "$SRV4:7400"
+	tap_eq "run --check, peers naming this node's own listen address: exit 1, sync.peers named" \
+		"$(check_sync "$SL_TMP/self.yaml")" \
+		"1/False/['sync.peers']/'$SRV4:7400' is this node's own sync.listen: list the other nodes only"
+	timeout 20 nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
+		--config "$SL_TMP/typo.yaml" 2>"$SL_TMP/typo.log" || rc=$?
+	tap_eq "run with the typo'd key_file: refused at start (exit 1), nothing pinned" \
+		"$rc/$(pins_gone)" "1/gone"
+
+	# 192.0.2.99 is on no interface: the sync socket cannot bind
+	sync_config "$SL_TMP/nobind.yaml" "$SL_TMP/sync.key" "192.0.2.99:7400" \
+		"${CLIENT4[0]}:7400" "$VETH_S"
+	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
+		--config "$SL_TMP/nobind.yaml" 2>"$SL_TMP/nobind.log"
+	sl_service_wait "$svc" "$SL_TMP/nobind.log"
+	code=$(in_server curl -s -m 2 -o "$SL_TMP/healthz.json" -w '%{http_code}' "$API/healthz")
+	tap_eq "a service whose sync cannot start: /healthz 503, the reason says sync is down and why" \
+		"$code/$(json_get "d['reason']" "$SL_TMP/healthz.json")" \
+		"503/sync is down: cannot listen on 192.0.2.99:7400: Cannot assign requested address"
+	tap_eq "... status --json: the service wants sync, sync_down says why" \
+		"$(service_state "[s['sync_wanted'], s['sync_down']]")" \
+		'[true, "cannot listen on 192.0.2.99:7400: Cannot assign requested address"]'
+	tap_eq "... /metrics: slicelimit_sync_up 0" \
+		"$(in_server curl -s -m 2 "$API/metrics" | awk '$1 == "slicelimit_sync_up" { print $2 }')" 0
+	sl_stop "$svc"
+	tap_eq "... it stops cleanly" "$STOP_RC/$(pins_gone)" "0/gone"
+}
+
 test_failed_reload_puts_devices_back() {
 	local e0 rc=0
 	rules_file "$SL_TMP/rules.yaml" r 1024
@@ -123,6 +191,7 @@ main() {
 	sl_claim_pins 30
 	sl_netns_setup
 	test_key_file_mode
+	test_sync_that_cannot_run_refused_or_unhealthy
 	test_failed_reload_puts_devices_back
 	test_reload_swaps_devices
 	tap_elapsed "$t0" 60

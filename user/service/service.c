@@ -349,18 +349,30 @@ static int start_http(struct run *r)
 
 static void start_sync(struct run *r)
 {
+	r->st.sync_wanted = r->cfg.sync.enabled;
+	r->st.sync_down[0] = 0;
 	if (r->cfg.sync.enabled)
-		r->sync = sl_sync_service_start(&r->cfg.sync, &r->m);
-	if (r->sync)
+		r->sync = sl_sync_service_start(&r->cfg.sync, &r->m,
+						r->st.sync_down,
+						sizeof(r->st.sync_down));
+	if (r->sync) {
+		r->st.sync_down[0] = 0;
+		publish(&r->st);
 		return;
+	}
 	/* decide alone: no sync configured, pinned maps from a run with
 	 * sync, or sync that cannot start (its error is above). Peers
 	 * failing must not take the limiter down (NFR-3).
 	 */
 	bpf_map_update_elem(r->m.sync, &(__u32){ 0 },
 			    &(struct sl_sync_conf){ 0 }, BPF_ANY);
-	if (r->cfg.sync.enabled)
+	/* unhealthy from here on: the fleet would enforce each node's
+	 * whole limit on its own (status, /healthz and /metrics say so)
+	 */
+	if (r->cfg.sync.enabled) {
 		pr_warn("sync: not running; this node decides on its own counts");
+		publish(&r->st);
+	}
 }
 
 /* A signalled stop: the devices go with the service unless the config
