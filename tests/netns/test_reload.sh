@@ -12,6 +12,8 @@
 #   3. A reload that drops a device and adds one: the new one attached,
 #      the old one detached once the new rules run; the stop then detaches
 #      what the service holds now and unpins.
+#      A reload onto a rule file or a config that is not valid exits 1
+#      with the file's problems (file, line, field) in its error.
 #   4. A config that asks for sync and cannot sync: a key_file that is
 #      missing (a typo), one that holds 3 bytes, a peer list naming this
 #      node's own listen address: run --check exits 1 naming the field,
@@ -181,6 +183,20 @@ test_reload_swaps_devices() {
 	tap_eq "slicelimit reload, config dropping $VETH_S and adding lo: exit 0, lo attached (its filter there), $VETH_S detached" \
 		"$rc/$(devices)/$(tc_filters lo)/$(in_server ip -j -d link show "$VETH_S" | json_get "'xdp' in d[0]")" \
 		"0/[\"lo\"]/1/False"
+	printf 'rules:\n  - name: bad\n    limit: 0\n' >"$SL_TMP/bad.yaml"
+	config "$SL_TMP/config.yaml" "$SL_TMP/bad.yaml" "{ name: lo, mode: tc }"
+	rc=0
+	sl -j reload >"$SL_TMP/reload.json" 2>/dev/null || rc=$?
+	tap_eq "slicelimit reload onto a rule file that is not valid: exit 1, the error carries its problems (file, line, field)" \
+		"$rc/$(json_get "[(p['file'], p['line'], p['field']) for p in d['problems']]" "$SL_TMP/reload.json")" \
+		"1/[[\"$SL_TMP/bad.yaml\", 3, \"limit\"]]"
+	printf 'rules: %s\nclients: many\n' "$SL_TMP/rules.yaml" >"$SL_TMP/config.yaml"
+	rc=0
+	sl -j reload >"$SL_TMP/reload.json" 2>/dev/null || rc=$?
+	tap_eq "... onto a config that is not valid: exit 1, its problems (file, line, field)" \
+		"$rc/$(json_get "[(p['file'], p['line'], p['field']) for p in d['problems']]" "$SL_TMP/reload.json")" \
+		"1/[[\"$SL_TMP/config.yaml\", 2, \"clients\"]]"
+	config "$SL_TMP/config.yaml" "$SL_TMP/rules.yaml" "{ name: lo, mode: tc }"
 	sl_stop "$SVC"
 	tap_eq "the stop detaches what the service holds now (lo) and unpins" \
 		"$STOP_RC/$(tc_filters lo)/$(pins_gone)" "0/0/gone"

@@ -195,7 +195,7 @@ static int rules_apply(const char *path, bool force)
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err)
 		return refused(path, err, &pb, "the running rules are unchanged");
-	err = sl_write_begin("rules apply", force);
+	err = sl_write_begin("rules apply", force, true);
 	if (err)
 		goto out;
 	err = sl_rules_apply_pinned(path, &rs, &lo, &loaded, &m);

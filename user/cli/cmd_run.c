@@ -189,6 +189,37 @@ static const char reload_help[] =
  */
 #define RELOAD_WAIT_MS	10000
 
+/* A reload the service refused as "not valid": its problems are in the
+ * service's log only, so the file is checked here the same way (the
+ * config, or the rule file it names), each problem printed as
+ * FILE:LINE: ... and, under --json, in the error's "problems".
+ */
+static void reload_not_valid(const struct sl_service_state *now, char *msg)
+{
+	struct sl_problems *pb = malloc(sizeof(*pb));
+	struct sl_service_config *cfg;
+	char file[sizeof(now->last_refused_file) + 1];
+	struct sl_ruleset rs;
+
+	snprintf(file, sizeof(file), "%.*s", (int)sizeof(now->last_refused_file),
+		 now->last_refused_file);
+	if (!pb) {
+		pr_error("%s", msg);
+		return;
+	}
+	if (!strncmp(file, now->config, sizeof(now->config))) {
+		cfg = malloc(sizeof(*cfg));
+		if (cfg)
+			sl_config_parse_file(file, cfg, pb);
+		free(cfg);
+	} else if (!sl_rules_parse_file(file, &rs, pb)) {
+		sl_rules_free(&rs);
+	}
+	sl_problems_print(pb, stderr);
+	pr_error_problems(sl_problems_to_json(pb), "%s", msg);
+	free(pb);
+}
+
 /* reload with a service running: its SIGHUP, and what became of it. */
 static int reload_service(void)
 {
@@ -220,10 +251,17 @@ static int reload_service(void)
 	}
 	applied = now.reloads_applied != before.reloads_applied;
 	if (!applied) {
-		pr_error("the service (pid %u) refused the reload: %.*s: %.*s; it runs on what it had",
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "the service (pid %u) refused the reload: %.*s: %.*s; it runs on what it had",
 			 now.pid, (int)sizeof(now.last_refused_file),
 			 now.last_refused_file, (int)sizeof(now.last_refused_error),
 			 now.last_refused_error);
+		if (!strncmp(now.last_refused_error, "not valid",
+			     sizeof(now.last_refused_error)))
+			reload_not_valid(&now, msg);
+		else
+			pr_error("%s", msg);
 		return SL_EXIT_FAIL;
 	}
 	if (sl_json) {

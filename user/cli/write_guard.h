@@ -12,10 +12,10 @@
 #include <stdbool.h>
 
 /* Take the writers' lock; with a service running, refuse (the error names
- * its config and 'slicelimit reload') unless FORCE. 0, or -errno with the
- * lock not held (reported).
+ * its config, or with RULES the rule file it applies, and 'slicelimit
+ * reload') unless FORCE. 0, or -errno with the lock not held (reported).
  */
-int sl_write_begin(const char *what, bool force);
+int sl_write_begin(const char *what, bool force, bool rules);
 void sl_write_end(void);
 
 #endif /* SL_WRITE_GUARD_H */

@@ -110,6 +110,17 @@ static void refused(struct sl_service_state *st, const char *file,
 	publish(st);
 }
 
+/* The rule file in the state, as a full path when it resolves. */
+static void publish_rules_path(struct sl_service_state *st, const char *path)
+{
+	char full[PATH_MAX];
+
+	if (!realpath(path, full) || strlen(full) >= sizeof(st->rules))
+		snprintf(full, sizeof(full), "%s", path);
+	memset(st->rules, 0, sizeof(st->rules));
+	memcpy(st->rules, full, strnlen(full, sizeof(st->rules) - 1));
+}
+
 static __u32 applied_epoch(const struct sl_maps *m)
 {
 	struct sl_config c;
@@ -193,6 +204,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	}
 	*epoch = applied_epoch(&m);
 	sl_maps_close(&m);
+	publish_rules_path(st, next.rules_path);
 	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
 		  rs.nr == 1 ? "" : "s");
 	/* the devices the config no longer names go once the new rules run */
@@ -276,6 +288,7 @@ static int start(const char *path, struct run *r)
 	if (err)
 		goto out;
 	r->epoch = applied_epoch(&r->m);
+	publish_rules_path(&r->st, r->cfg.rules_path);
 	pr_notice("%s: applied %u rule%s", r->cfg.rules_path, rs.nr,
 		  rs.nr == 1 ? "" : "s");
 	err = attach_devices(&r->cfg, &r->st);

@@ -53,6 +53,9 @@ struct sl_service_state {
 	__u32 pad2;
 	char sync_down[128];	/* why the sync it wants does not run; "":
 				 * it runs, or none is wanted */
+	char rules[256];	/* the rule file its config names, as a full
+				 * path: what a refused `rules apply` points
+				 * the operator to */
 };
 
 /* Write st to the pin, creating it (or replacing one of another layout).
