@@ -22,7 +22,10 @@ static const char rules_help[] =
 "check  validate a YAML rule file; every problem is printed as\n"
 "       FILE:LINE: rule 'NAME': FIELD: what is wrong\n"
 "       (with --json: one {\"error\", \"problems\": [{\"file\", \"line\",\n"
-"       \"column\", \"rule\", \"field\", \"message\"}, ...]} object)\n"
+"       \"column\", \"rule\", \"field\", \"message\"}, ...]} object); a valid\n"
+"       file's rules that may not do what they seem to (never matched,\n"
+"       ports with protocol any, port 0, a tiny bytes limit of every\n"
+"       protocol) are warned of the same way (\"warnings\" in --json)\n"
 "apply  validate, then replace the running rules in one step (a packet\n"
 "       sees the old set or the new one, never a mix). A file with any\n"
 "       error changes nothing. Loads and pins the programs if needed, so\n"
@@ -161,20 +164,31 @@ static int rules_check(const char *path)
 {
 	struct sl_problems pb;
 	struct sl_ruleset rs;
+	unsigned nr_warnings;
 	int err;
 
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err)
 		return refused(path, err, &pb, "nothing applied");
+	nr_warnings = rs.warnings ? rs.warnings->total : 0;
 	if (sl_json) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "file", json_object_new_string(path));
 		json_object_object_add(o, "valid", json_object_new_boolean(1));
 		json_object_object_add(o, "rules", json_object_new_int(rs.nr));
+		json_object_object_add(o, "warnings", rs.warnings ?
+				       sl_problems_to_json(rs.warnings) :
+				       json_object_new_array());
 		sl_print_json(o);
 	} else {
-		printf("%s: %u rule%s, valid\n", path, rs.nr, rs.nr == 1 ? "" : "s");
+		if (rs.warnings)
+			sl_warnings_print(rs.warnings, stderr);
+		printf("%s: %u rule%s, valid", path, rs.nr, rs.nr == 1 ? "" : "s");
+		if (nr_warnings)
+			printf(" (%u warning%s)", nr_warnings,
+			       nr_warnings == 1 ? "" : "s");
+		printf("\n");
 	}
 	sl_rules_free(&rs);
 	return SL_EXIT_OK;

@@ -29,6 +29,10 @@ struct sl_rule_spec {
 struct sl_ruleset {
 	struct sl_rule_spec *specs;	/* in priority order */
 	unsigned nr;
+	/* a valid file's rules that may not do what they seem to: never
+	 * matched, or limiting more than their protocol says; NULL: none
+	 */
+	struct sl_problems *warnings;
 };
 
 /* Parse and validate; every problem of the file goes into *pb (set up
