@@ -197,18 +197,21 @@ static __noinline void sl_frag_dropped(const struct sl_packet *pkt)
  * to the next rule that matches it, to the end of the chain. The walk is
  * a bpf_loop body: the verifier checks one step, however long the chain;
  * each step starts past the rule before, so the rule count bounds it.
- * `ports`: the rules to match whatever the port, or NULL to match the
- * packet's. A drop by the chain's first rule carries that rule's position
- * plus one above SL_FIRST_SHIFT (for the front cache).
+ * `any_port`: match the rules of `ports` whatever the port, else the
+ * packet's port (`ports` unread). A drop by the chain's first rule
+ * carries that rule's position plus one above SL_FIRST_SHIFT (for the
+ * front cache).
  */
 struct sl_chain_walk {
 	const struct sl_config *cfg;
 	const struct sl_packet *pkt;
 	const struct sl_bitmap *ports;
+	__u32 any_port;
 	__u32 len;
 	__u32 start;		/* the first position the next step looks at */
 	__u32 met;		/* rules the packet met */
 	int verdict;
+	__u32 pad;
 };
 
 static long sl_chain_step(__u32 i, void *data)
@@ -216,9 +219,9 @@ static long sl_chain_step(__u32 i, void *data)
 	struct sl_chain_walk *w = data;
 	int pos, ret;
 
-	pos = w->ports ? sl_rule_position_any_port(w->cfg, w->pkt, w->start,
-						   w->ports) :
-			 sl_rule_position(w->cfg, w->pkt, w->start);
+	pos = w->any_port ? sl_rule_position_any_port(w->cfg, w->pkt, w->start,
+						      w->ports) :
+			    sl_rule_position(w->cfg, w->pkt, w->start);
 	if (pos < 0)
 		return 1;
 	w->met++;
@@ -234,20 +237,27 @@ static long sl_chain_step(__u32 i, void *data)
 	return 0;
 }
 
-static __always_inline int sl_run_rules(const struct sl_config *cfg,
-					const struct sl_packet *pkt,
-					const struct sl_bitmap *ports,
-					__u32 len)
+/* A global function: verified once, whatever the states of its callers
+ * (the TC entry runs the data path twice), which the walk's loop would
+ * otherwise multiply.
+ */
+__noinline int sl_run_rules(const struct sl_config *cfg,
+			    const struct sl_packet *pkt,
+			    const struct sl_bitmap *ports, __u32 any_port,
+			    __u32 len)
 {
 	struct sl_global_stats *gs;
 	struct sl_chain_walk w = {
 		.cfg = cfg,
 		.pkt = pkt,
 		.ports = ports,
+		.any_port = any_port,
 		.len = len,
 		.verdict = SL_PASS,
 	};
 
+	if (!cfg || !pkt || !ports)
+		return SL_PASS;
 	bpf_loop(cfg->nr_rules < SL_MAX_RULES ? cfg->nr_rules : SL_MAX_RULES,
 		 sl_chain_step, &w, 0);
 	/* looked up again: one value fewer held across the walk */
@@ -334,7 +344,8 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len,
 		return SL_PASS;
 	}
 
-	verdict = sl_run_rules(cfg, &pkt, ports, len);
+	verdict = sl_run_rules(cfg, &pkt, ports ? ports : &cfg->all_rules,
+			       ports != NULL, len);
 	if (verdict >> SL_FIRST_SHIFT) {
 		if (ret == SL_PARSE_OK && pkt.frag == SL_FRAG_NONE)
 			sl_front_remember(cfg, &pkt,
