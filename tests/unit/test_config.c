@@ -296,6 +296,15 @@ static void test_config_sync_that_cannot_run_refused(void **state)
 		     "    - 10.0.0.1:7400\n", 8, "sync.peers",
 		     "this node's own sync.listen");
 	assert_int_equal(pb.total, 1);
+	/* a wildcard listen receives on every address of this host */
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
+		     "  key_file: k\n  peers: [10.0.0.2:7400, 127.0.0.1:7400]\n", 6,
+		     "sync.peers", "'127.0.0.1:7400' is this node's own sync.listen");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: '[::]:7400'\n"
+		     "  key_file: k\n  peers: ['[::1]:7400']\n", 6,
+		     "sync.peers", "this node's own sync.listen");
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
+			      "  key_file: k\n  peers: [127.0.0.1:7401]\n"), 0);
 	/* the same address on another port is another node */
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
 			      "  key_file: k\n  peers: [10.0.0.1:7401]\n"), 0);

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,52 @@ static bool same_address(const struct sockaddr_storage *a,
 	       !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr));
 }
 
+/* Is PEER where this node's own socket, bound to LISTEN, receives? The
+ * same address, or with a wildcard listen an address of this host (a
+ * loopback one, or one of its interfaces') on the same port.
+ */
+static bool is_own_address(const struct sockaddr_storage *peer,
+			   const struct sockaddr_storage *listen)
+{
+	const struct sockaddr_in *p4 = (const void *)peer, *l4 = (const void *)listen;
+	const struct sockaddr_in6 *p6 = (const void *)peer, *l6 = (const void *)listen;
+	struct ifaddrs *all, *i;
+	bool own = false;
+
+	if (same_address(peer, listen))
+		return true;
+	if (peer->ss_family != listen->ss_family)
+		return false;
+	if (peer->ss_family == AF_INET) {
+		if (p4->sin_port != l4->sin_port || l4->sin_addr.s_addr != htonl(INADDR_ANY))
+			return false;
+		if ((ntohl(p4->sin_addr.s_addr) >> 24) == 127)
+			return true;
+	} else {
+		if (p6->sin6_port != l6->sin6_port ||
+		    !IN6_IS_ADDR_UNSPECIFIED(&l6->sin6_addr))
+			return false;
+		if (IN6_IS_ADDR_LOOPBACK(&p6->sin6_addr))
+			return true;
+	}
+	if (getifaddrs(&all))
+		return false;	/* not known: not refused */
+	for (i = all; i && !own; i = i->ifa_next) {
+		const struct sockaddr *a = i->ifa_addr;
+
+		if (!a || a->sa_family != peer->ss_family)
+			continue;
+		if (a->sa_family == AF_INET)
+			own = ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+			      p4->sin_addr.s_addr;
+		else
+			own = !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				      &p6->sin6_addr, sizeof(p6->sin6_addr));
+	}
+	freeifaddrs(all);
+	return own;
+}
+
 /* The Redis password, from a file only the service's user may read: the
  * config names the file, never the secret, so the config can be shown,
  * versioned and world-readable while the password is not. One line; a
@@ -269,8 +316,8 @@ static void read_sync_udp(const struct sl_yctx *c, const struct sl_ynode *y,
 			 * (refused as its own) and wait for a peer that
 			 * is not there
 			 */
-			if (v && same_address(&sc->peers[sc->nr_peers],
-					      &sc->listen)) {
+			if (v && is_own_address(&sc->peers[sc->nr_peers],
+						&sc->listen)) {
 				sl_yaml_bad(c, peers->kids[i], "sync.peers",
 					    "'%s' is this node's own sync.listen: list the other nodes only",
 					    peers->kids[i]->text);
