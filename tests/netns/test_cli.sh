@@ -186,6 +186,10 @@ EOF
 expect "rules check of valid rules that may not do what they say: exit 0, valid, a warning each (line, rule, field)" 0 \
 	"d['valid'] and sorted((w['line'], w['rule'], w.get('field')) for w in d['warnings']) == [(4, 'web', None), (8, 'dns', None), (9, 'dns', 'ports'), (13, 'zero', None), (15, 'zero', 'ports'), (18, 'ping', None), (19, 'ping', 'unit')]" \
 	-j rules check "$tmp/warn.yaml"
+printf 'rules: %s\nhttp: { listen: off }\n' "$tmp/warn.yaml" >"$tmp/warn-config.yaml"
+expect "run --check of a config whose rule file has warnings: exit 0, ok, the same 7 warnings" 0 \
+	"d['ok'] and len(d['warnings']) == 7 and all(w['file'] == '$tmp/warn.yaml' for w in d['warnings'])" \
+	-j run --check --config "$tmp/warn-config.yaml"
 
 # ---- --pretty and a stream: top --watch stays one object a line ----
 if "$SL" rules apply "$R" >/dev/null 2>"$tmp/err"; then

@@ -209,6 +209,8 @@ static int rules_apply(const char *path, bool force)
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err)
 		return refused(path, err, &pb, "the running rules are unchanged");
+	if (rs.warnings)
+		sl_warnings_print(rs.warnings, stderr);
 	err = sl_write_begin("rules apply", force, true);
 	if (err)
 		goto out;

@@ -645,11 +645,16 @@ int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
 int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
 {
 	struct sl_problems *pb = malloc(sizeof(*pb));
+	int err;
 
 	memset(rs, 0, sizeof(*rs));
 	if (!pb)
 		return -ENOMEM;
-	return sl_problems_report(sl_rules_parse_file(path, rs, pb), pb);
+	err = sl_problems_report(sl_rules_parse_file(path, rs, pb), pb);
+	/* the service's log says what rules check says */
+	if (!err && rs->warnings)
+		sl_warnings_print(rs->warnings, stderr);
+	return err;
 }
 
 /* ---- one rule from values already parsed (replay's flags) ---- */

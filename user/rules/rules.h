@@ -44,7 +44,8 @@ int sl_rules_parse_file(const char *path, struct sl_ruleset *rs,
 int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
 			  struct sl_ruleset *rs, struct sl_problems *pb);
 /* The same, with every problem printed to stderr as
- * "FILE:LINE: rule 'NAME': FIELD: problem".
+ * "FILE:LINE: rule 'NAME': FIELD: problem" (a file's warnings too, when
+ * it is valid).
  */
 int sl_rules_load_file(const char *path, struct sl_ruleset *rs);
 int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
