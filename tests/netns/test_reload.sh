@@ -19,7 +19,9 @@
 #      node's own listen address: run --check exits 1 naming the field,
 #      and run refuses to start. A service whose sync does not start (its
 #      listen address is not on the host) is unhealthy: /healthz 503 with
-#      the reason, status --json and /metrics say sync is down.
+#      the reason, status --json and /metrics say sync is down; so is one
+#      whose rounds stop (the pinned last round made old), until they
+#      come again.
 #
 # Usage: test_reload.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -149,6 +151,53 @@ test_sync_that_cannot_run_refused_or_unhealthy() {
 	tap_eq "... it stops cleanly" "$STOP_RC/$(pins_gone)" "0/gone"
 }
 
+# set_last_round MS: the pinned sync status's updated_ms (TAI ms of the
+# last round, at byte 16 of struct sl_sync_status) made MS
+set_last_round() {
+	local pin=/sys/fs/bpf/slicelimit/sl_sync_status
+	# shellcheck disable=SC2046
+	bpftool map update pinned "$pin" key 0 0 0 0 value $(bpftool -j map lookup \
+		pinned "$pin" key 0 0 0 0 | "$SL_PY" -c 'import json, struct, sys
+v = [int(x, 16) for x in json.load(sys.stdin)["value"]]
+v[16:24] = struct.pack("<Q", int(sys.argv[1]))
+print(" ".join(str(b) for b in v))' "$1")
+}
+
+tai_ms() { "$SL_PY" -c 'import time; print(int(time.clock_gettime(time.CLOCK_TAI) * 1000))'; }
+
+# A sync that started and whose rounds stop is down as well: its rounds
+# are every 60 s (at multiples of 60 s of TAI), and the last one is made
+# to look 1970's, between two of them
+test_sync_rounds_stopped_is_down() {
+	local svc code i
+	sync_config "$SL_TMP/slow.yaml" "$SL_TMP/sync.key" "$SRV4:7400" \
+		"${CLIENT4[0]}:7400" "$VETH_S"
+	sed -i 's/^  node: 1$/  node: 1\n  interval: 60s/' "$SL_TMP/slow.yaml"
+	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
+		--config "$SL_TMP/slow.yaml" 2>"$SL_TMP/slow.log"
+	sl_service_wait "$svc" "$SL_TMP/slow.log"
+	tap_eq "a service whose sync runs: status --json sync_down null, /metrics slicelimit_sync_up 1" \
+		"$(service_state "s['sync_down']")/$(in_server curl -s -m 2 "$API/metrics" | awk '$1 == "slicelimit_sync_up" { print $2 }')" \
+		"null/1"
+	# not within 5 s of a round
+	while [ $(( $(tai_ms) % 60000 )) -gt 55000 ]; do sleep 0.5; done
+	set_last_round 1
+	wait_state "s['sync_down']" "its rounds stopped (none for over 180000 ms)" ||
+		tap_fail "status shows the stopped rounds within 5 s"
+	code=$(in_server curl -s -m 2 -o "$SL_TMP/healthz.json" -w '%{http_code}' "$API/healthz")
+	tap_eq "its rounds stopped: status --json sync_down says so, /healthz 503, /metrics slicelimit_sync_up 0" \
+		"$(service_state "s['sync_down']")/$code/$(in_server curl -s -m 2 "$API/metrics" | awk '$1 == "slicelimit_sync_up" { print $2 }')" \
+		"its rounds stopped (none for over 180000 ms)/503/0"
+	set_last_round "$(tai_ms)"
+	wait_state "s['sync_down']" null ||
+		tap_fail "status shows the rounds again within 5 s"
+	code=$(in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API/healthz")
+	tap_eq "... rounds again: sync_down null, /healthz 200, slicelimit_sync_up 1" \
+		"$(service_state "s['sync_down']")/$code/$(in_server curl -s -m 2 "$API/metrics" | awk '$1 == "slicelimit_sync_up" { print $2 }')" \
+		"null/200/1"
+	sl_stop "$svc"
+}
+
 test_failed_reload_puts_devices_back() {
 	local e0 rc=0
 	rules_file "$SL_TMP/rules.yaml" r 1024
@@ -208,6 +257,7 @@ main() {
 	sl_netns_setup
 	test_key_file_mode
 	test_sync_that_cannot_run_refused_or_unhealthy
+	test_sync_rounds_stopped_is_down
 	test_failed_reload_puts_devices_back
 	test_reload_swaps_devices
 	tap_elapsed "$t0" 60

@@ -30,6 +30,7 @@
 #include "service/service.h"
 #include "service/state.h"
 #include "service/sync_watch.h"
+#include "sync/health.h"
 #include "sync/thread.h"
 
 /* Attach what the config names and is not attached yet, and note in st
@@ -388,6 +389,31 @@ static void start_sync(struct run *r)
 	}
 }
 
+/* A sync whose rounds stopped (its thread stuck) is down as one that
+ * never started: status and /metrics say so with /healthz, and it is
+ * up again when the rounds resume. Said in the log once per change.
+ */
+static void watch_sync_rounds(struct run *r)
+{
+	struct sl_sync_health h;
+	char why[sizeof(r->st.sync_down)] = "";
+
+	if (!r->sync)
+		return;
+	if (!sl_sync_health_read(&r->m, sl_now_tai_ms(), &h) &&
+	    h.last_round_ago_ms > (__u64)SL_PEER_UP_INTERVALS * h.st.interval_ms)
+		snprintf(why, sizeof(why), "its rounds stopped (none for over %llu ms)",
+			 (unsigned long long)SL_PEER_UP_INTERVALS * h.st.interval_ms);
+	if (!strncmp(why, r->st.sync_down, sizeof(why)))
+		return;
+	if (why[0])
+		pr_warn("sync: %s; this node decides on its own counts", why);
+	else
+		pr_notice("sync: rounds again");
+	memcpy(r->st.sync_down, why, sizeof(why));
+	publish(&r->st);
+}
+
 /* A signalled stop: the devices go with the service unless the config
  * keeps them attached.
  */
@@ -543,6 +569,7 @@ int sl_service_run(const char *path)
 					sl_sync_watch(&r.sync_watch, &r.m,
 						      r.st.sync_url[0] ? r.st.sync_url : NULL,
 						      sl_now_tai_ms());
+				watch_sync_rounds(&r);
 			}
 			if (wait_err == EAGAIN || wait_err == EINTR)
 				continue;
