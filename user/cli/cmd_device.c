@@ -120,7 +120,7 @@ int do_attach(int argc, char **argv)
 	}
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_write_begin("attach", force, false))
+	if (sl_write_begin("attach", force))
 		return SL_EXIT_FAIL;
 	err = sl_attach(argv[optind], mode, &lo);
 	nr_rules = err ? 0 : live_rule_count();
@@ -174,7 +174,7 @@ int do_detach(int argc, char **argv)
 	}
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_write_begin("detach", force, false))
+	if (sl_write_begin("detach", force))
 		return SL_EXIT_FAIL;
 	err = all ? sl_detach_all() : sl_detach(argv[optind]);
 	sl_write_end();

@@ -211,7 +211,7 @@ static int rules_apply(const char *path, bool force)
 		return refused(path, err, &pb, "the running rules are unchanged");
 	if (rs.warnings)
 		sl_warnings_print(rs.warnings, stderr);
-	err = sl_write_begin("rules apply", force, true);
+	err = sl_write_begin_rules("rules apply", force);
 	if (err)
 		goto out;
 	err = sl_rules_apply_pinned(path, &rs, &lo, &loaded, &m);

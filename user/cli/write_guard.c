@@ -5,7 +5,7 @@
 #include "core/pin_lock.h"
 #include "service/state.h"
 
-int sl_write_begin(const char *what, bool force, bool rules)
+static int write_begin(const char *what, bool force, bool rules)
 {
 	struct sl_service_state svc;
 	int err = sl_writer_lock();
@@ -33,6 +33,16 @@ int sl_write_begin(const char *what, bool force, bool rules)
 			 (int)sizeof(svc.config), svc.config);
 	sl_writer_unlock();
 	return -EBUSY;
+}
+
+int sl_write_begin(const char *what, bool force)
+{
+	return write_begin(what, force, false);
+}
+
+int sl_write_begin_rules(const char *what, bool force)
+{
+	return write_begin(what, force, true);
 }
 
 void sl_write_end(void)

@@ -12,10 +12,14 @@
 #include <stdbool.h>
 
 /* Take the writers' lock; with a service running, refuse (the error names
- * its config, or with RULES the rule file it applies, and 'slicelimit
- * reload') unless FORCE. 0, or -errno with the lock not held (reported).
+ * its config and 'slicelimit reload') unless FORCE. 0, or -errno with the
+ * lock not held (reported).
  */
-int sl_write_begin(const char *what, bool force, bool rules);
+int sl_write_begin(const char *what, bool force);
+/* The same for a write of the rules: the error names the rule file the
+ * service applies, the one to change.
+ */
+int sl_write_begin_rules(const char *what, bool force);
 void sl_write_end(void);
 
 #endif /* SL_WRITE_GUARD_H */
