@@ -137,7 +137,7 @@ static void check_key_file(const struct sl_yctx *c, const struct sl_ynode *v,
 	}
 	err = sl_wire_key_read(path, key);
 	explicit_bzero(key, sizeof(key));
-	if (err == -EBADMSG)
+	if (err == -EINVAL)
 		sl_yaml_bad(c, v, "sync.key_file", "'%s' holds no key: want " SL_WIRE_KEY_FORMAT,
 			    path);
 	else if (err)

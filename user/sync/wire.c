@@ -186,14 +186,14 @@ int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY])
 	if (!sodium_hex2bin(key, SL_WIRE_KEY, (const char *)raw, n, NULL,
 			    &bin_len, NULL) && bin_len == SL_WIRE_KEY)
 		return 0;
-	return -EBADMSG;
+	return -EINVAL;
 }
 
 int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY])
 {
 	int err = sl_wire_key_read(path, key);
 
-	if (err == -EBADMSG)
+	if (err == -EINVAL)
 		pr_error("sync key %s: want " SL_WIRE_KEY_FORMAT, path);
 	else if (err)
 		pr_error("cannot open the sync key %s: %s", path, strerror(-err));

@@ -127,7 +127,7 @@ void sl_wire_send(struct sl_wire_sender *snd, uint64_t sent_ms,
 		  sl_wire_emit_fn emit, void *ctx, struct sl_wire_sent *sent);
 
 /* Read a key file: 64 hex digits (and optional whitespace), or 32 raw
- * bytes. 0, -errno when it cannot be read, -EBADMSG when it holds no
+ * bytes. 0, -errno when it cannot be read, -EINVAL when it holds no
  * key; nothing printed.
  */
 int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY]);
