@@ -49,7 +49,8 @@
  *   the port class. A first fragment adds an sl_frags update.
  * Source and destination prefixes in the rule set add an LPM lookup each
  * (sl_src_rules, sl_dst_rules), an exempt list one (sl_exempt_rules);
- * a rule that `continue`s repeats the chain's part for the next rule.
+ * a rule that `continue`s repeats the chain's part for the next rule,
+ * to the chain's end.
  */
 #ifndef SL_DATAPATH_H
 #define SL_DATAPATH_H
@@ -193,37 +194,77 @@ static __noinline void sl_frag_dropped(const struct sl_packet *pkt)
 }
 
 /* First match wins; a rule that `continue`s hands a packet it passed on
- * to the next rule that matches it, up to SL_MAX_CHAIN rules. `ports`:
- * the rules to match whatever the port, or NULL to match the packet's.
- * A drop by the chain's first rule carries that rule's position plus one
- * above SL_FIRST_SHIFT (for the front cache).
+ * to the next rule that matches it, to the end of the chain. The walk is
+ * a bpf_loop body: the verifier checks one step, however long the chain;
+ * each step starts past the rule before, so the rule count bounds it.
+ * `any_port`: match the rules of `ports` whatever the port, else the
+ * packet's port (`ports` unread). A drop by the chain's first rule
+ * carries that rule's position plus one above SL_FIRST_SHIFT (for the
+ * front cache).
  */
-static __always_inline int sl_run_rules(const struct sl_config *cfg,
-					const struct sl_packet *pkt,
-					const struct sl_bitmap *ports,
-					__u32 len)
+struct sl_chain_walk {
+	const struct sl_config *cfg;
+	const struct sl_packet *pkt;
+	const struct sl_bitmap *ports;
+	__u32 any_port;
+	__u32 len;
+	__u32 start;		/* the first position the next step looks at */
+	__u32 met;		/* rules the packet met */
+	int verdict;
+	__u32 pad;
+};
+
+static long sl_chain_step(__u32 i, void *data)
+{
+	struct sl_chain_walk *w = data;
+	int pos, ret;
+
+	pos = w->any_port ? sl_rule_position_any_port(w->cfg, w->pkt, w->start,
+						      w->ports) :
+			    sl_rule_position(w->cfg, w->pkt, w->start);
+	if (pos < 0)
+		return 1;
+	w->met++;
+	ret = sl_apply_rule(w->cfg, w->pkt, pos, w->len);
+	if (ret == SL_DROP) {
+		w->verdict = i ? SL_DROP :
+				 SL_DROP | (pos + 1) << SL_FIRST_SHIFT;
+		return 1;
+	}
+	if (!(ret & SL_CONTINUE))
+		return 1;
+	w->start = pos + 1;
+	return 0;
+}
+
+/* A global function: verified once, whatever the states of its callers
+ * (the TC entry runs the data path twice), which the walk's loop would
+ * otherwise multiply.
+ */
+__noinline int sl_run_rules(const struct sl_config *cfg,
+			    const struct sl_packet *pkt,
+			    const struct sl_bitmap *ports, __u32 any_port,
+			    __u32 len)
 {
 	struct sl_global_stats *gs;
-	__u32 start = 0;
-	int i, pos, ret;
+	struct sl_chain_walk w = {
+		.cfg = cfg,
+		.pkt = pkt,
+		.ports = ports,
+		.any_port = any_port,
+		.len = len,
+		.verdict = SL_PASS,
+	};
 
-	for (i = 0; i < SL_MAX_CHAIN; i++) {
-		pos = ports ? sl_rule_position_any_port(cfg, pkt, start, ports) :
-			      sl_rule_position(cfg, pkt, start);
-		if (pos < 0)
-			break;
-		ret = sl_apply_rule(cfg, pkt, pos, len);
-		if (ret == SL_DROP)
-			return i ? SL_DROP : SL_DROP | (pos + 1) << SL_FIRST_SHIFT;
-		if (!(ret & SL_CONTINUE))
-			return SL_PASS;
-		start = pos + 1;
-	}
-	/* looked up again: one value fewer held across the calls above */
+	if (!cfg || !pkt || !ports)
+		return SL_PASS;
+	bpf_loop(cfg->nr_rules < SL_MAX_RULES ? cfg->nr_rules : SL_MAX_RULES,
+		 sl_chain_step, &w, 0);
+	/* looked up again: one value fewer held across the walk */
 	gs = sl_cpu_stats();
-	if (i == 0 && gs)
+	if (!w.met && gs)
 		gs->no_rule++;
-	return SL_PASS;
+	return w.verdict;
 }
 
 /* `can_pull`: more of the packet than data_end can be made readable
@@ -303,7 +344,8 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len,
 		return SL_PASS;
 	}
 
-	verdict = sl_run_rules(cfg, &pkt, ports, len);
+	verdict = sl_run_rules(cfg, &pkt, ports ? ports : &cfg->all_rules,
+			       ports != NULL, len);
 	if (verdict >> SL_FIRST_SHIFT) {
 		if (ret == SL_PARSE_OK && pkt.frag == SL_FRAG_NONE)
 			sl_front_remember(cfg, &pkt,

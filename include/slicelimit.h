@@ -21,9 +21,6 @@
 #define SL_MAX_RULES		1024
 #define SL_RULE_WORDS		(SL_MAX_RULES / 64)
 
-/* Rules one packet can meet through `continue: true`. */
-#define SL_MAX_CHAIN		4
-
 /* Two copies of every rule table; sl_active picks the live one, so
  * `rules apply` fills the idle copy and switches with one word write.
  */

@@ -327,6 +327,51 @@ static void test_limit_continue_stacks_prefix_rule_on_address_rule(void **state)
 	assert_int_equal(stats_of(f, "other").passed, 0);
 }
 
+/* A chain of `continue` rules as long as a rule set can be runs to its
+ * end: every rule of it counts every packet, on both entry points, and a
+ * drop by the last rule is the packet's verdict.
+ */
+static void test_limit_continue_chain_of_every_rule_counts_in_each(void **state)
+{
+	struct fixture *f = *state;
+	size_t cap = SL_MAX_RULES * 96 + 64, at;
+	char *yaml = malloc(cap), name[32];
+	unsigned i, tc, bad = 0;
+	struct pkt p;
+
+	assert_non_null(yaml);
+	at = snprintf(yaml, cap, "rules:\n");
+	for (i = 0; i < SL_MAX_RULES; i++)
+		at += snprintf(yaml + at, cap - at,
+			       "  - {name: r%u, protocol: udp, ports: 4000, limit: %u%s}\n",
+			       i, i == SL_MAX_RULES - 1 ? 16 : 100,
+			       i == SL_MAX_RULES - 1 ? "" : ", continue: true");
+	apply(f, yaml);
+	free(yaml);
+	mk(&p, "192.0.2.1", "203.0.113.1", UDP, 4000, 0, 0);
+	for (tc = 0; tc <= 1; tc++)
+		for (i = 0; i < 6; i++)
+			assert_int_equal(run_len(f, tc, 0, &p, p.len), PASS);
+	/* the last rule's limit of 16 is reached at the 17th packet */
+	for (i = 0; i < 4; i++)
+		assert_int_equal(run(f, &p), PASS);
+	assert_int_equal(run(f, &p), DROP);
+	for (i = 0; i < SL_MAX_RULES; i++) {
+		struct sl_rule_stats s;
+
+		snprintf(name, sizeof(name), "r%u", i);
+		s = stats_of(f, name);
+		if (s.passed + s.dropped != 17 ||
+		    s.dropped != (i == SL_MAX_RULES - 1)) {
+			if (bad++ < 5)
+				print_error("%s: passed %llu dropped %llu\n", name,
+					    (unsigned long long)s.passed,
+					    (unsigned long long)s.dropped);
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
 /* The clock stepping back (an NTP step of TAI; the model clock here)
  * must not forget the counts: an abusive client stays limited. Neither a
  * step back nor forward may reject a client well within its limit.
@@ -442,6 +487,7 @@ int main(void)
 		T(test_limit_key_ipv4_prefix_24_shares_allowance),
 		T(test_limit_per_port_keys_separate_ports),
 		T(test_limit_continue_stacks_prefix_rule_on_address_rule),
+		T(test_limit_continue_chain_of_every_rule_counts_in_each),
 		T(test_limit_clock_steps_keep_counts),
 	};
 #undef T

@@ -9,7 +9,8 @@
  * "The HTTP API"), not from service/http.c:
  *   - a body over 4096 bytes: 413;
  *   - not one JSON object with nothing but " \t\r\n" after it: 400;
- *   - "rule"/"key" string members; missing or empty: 400; a key or a
+ *   - a member other than "rule" and "key": 400;
+ *   - "rule"/"key" string members; missing, empty or not a string: 400; a key or a
  *     rule with a NUL byte: 400; a key over 256 bytes or a rule over 31:
  *     400;
  *   - a rule that is not one of the applied rules: 404;
@@ -264,6 +265,13 @@ static unsigned expect(const uint8_t *data, size_t size, json_object **obj,
 		return *why = "not one JSON object and white space", 400;
 	}
 	*obj = o;
+	{
+		json_object_object_foreach(o, name, val) {
+			(void)val;
+			if (strcmp(name, "rule") && strcmp(name, "key"))
+				return *why = "a member other than rule and key", 400;
+		}
+	}
 	rule = member(o, "rule", &rule_len);
 	key = member(o, "key", &key_len);
 	if (key && strlen(key) != key_len)

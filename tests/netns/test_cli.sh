@@ -75,7 +75,7 @@ rules:
     window: 60s
 EOF
 R=$tmp/rules.yaml
-valid="d == {'file': '$R', 'valid': True, 'rules': 1}"
+valid="d == {'file': '$R', 'valid': True, 'rules': 1, 'warnings': []}"
 
 # ---- global options through getopt_long ----
 expect "-jp before the command: pretty JSON (one document over several lines)" 0 \
@@ -154,6 +154,42 @@ expect "events --timeout 400d: exit 2, --timeout from 1ms to 365d" 2 \
 expect "top --interval 2d: exit 2, --interval from 100ms to 1d" 2 \
 	"'--interval' in d['error'] and '100ms to 1d' in d['error']" \
 	-j top --watch --interval 2d
+
+# ---- rules check: the messages name the file, the line and the field ----
+printf 'rules:\n  - name: a\n    limit: 3\n    window: 1ms\n' >"$tmp/short.yaml"
+expect "rules check, window: 1ms: exit 1, the window blamed at its line (4), not slices" 1 \
+	"[(p['line'], p['rule'], p['field']) for p in d['problems']] == [(4, 'a', 'window')]" \
+	-j rules check "$tmp/short.yaml"
+cat >"$tmp/warn.yaml" <<'EOF'
+rules:
+  - name: all
+    limit: 100
+  - name: web
+    protocol: tcp
+    ports: 80
+    limit: 10
+  - name: dns
+    ports: 53
+    source: 192.0.2.0/24
+    limit: 10
+    action: shadow
+  - name: zero
+    protocol: udp
+    ports: 0
+    source: 198.51.100.0/24
+    limit: 10
+  - name: ping
+    unit: bytes
+    limit: 10
+    source: 203.0.113.0/24
+EOF
+expect "rules check of valid rules that may not do what they say: exit 0, valid, a warning each (line, rule, field)" 0 \
+	"d['valid'] and sorted((w['line'], w['rule'], w.get('field')) for w in d['warnings']) == [(4, 'web', None), (8, 'dns', None), (9, 'dns', 'ports'), (13, 'zero', None), (15, 'zero', 'ports'), (18, 'ping', None), (19, 'ping', 'unit')]" \
+	-j rules check "$tmp/warn.yaml"
+printf 'rules: %s\nhttp: { listen: off }\n' "$tmp/warn.yaml" >"$tmp/warn-config.yaml"
+expect "run --check of a config whose rule file has warnings: exit 0, ok, the same 7 warnings" 0 \
+	"d['ok'] and len(d['warnings']) == 7 and all(w['file'] == '$tmp/warn.yaml' for w in d['warnings'])" \
+	-j run --check --config "$tmp/warn-config.yaml"
 
 # ---- --pretty and a stream: top --watch stays one object a line ----
 if "$SL" rules apply "$R" >/dev/null 2>"$tmp/err"; then

@@ -334,13 +334,24 @@ test_bad_requests_are_json_errors() {
 		--data-binary '{"rule": "api", "key": "g"} garbage'
 	check_err "a key with a NUL byte in it: 400" 400 POST /v1/check \
 		--data-binary '{"rule": "api", "key": "x\u0000y"}'
+	check_err "a key that is a number ({\"key\": 123}): 400" 400 POST /v1/check \
+		--data-binary '{"rule": "api", "key": 123}'
+	tap_eq "... the error says 'key' must be a string (not that it is missing)" \
+		"$(body "d['error'].startswith(\"'key' must be a string\")")" True
+	check_err "a field the API does not know (\"cost\": 5): 400, not ignored" 400 POST /v1/check \
+		--data-binary '{"rule": "api", "key": "c", "cost": 5}'
+	tap_eq "... the error names the field" \
+		"$(body "d['error'].startswith(\"unknown field 'cost'\")")" True
+	tap_eq "... and nothing was counted for key c" \
+		"$(req GET "/v1/clients/c?rule=api" >/dev/null; body "d['used']")" 0
 	check_err "a key of 257 bytes: 400" 400 GET \
 		"/v1/check?rule=api&key=$(head -c 257 /dev/zero | tr '\0' k)"
-	# a valid JSON body of exactly 4096 bytes, then one byte more
+	# a valid JSON body of exactly 4096 bytes, then one byte more (white
+	# space pads it: a field the API does not know is refused)
 	big() {
 		"$SL_PY" -c 'import json, sys
-n = int(sys.argv[1]); d = {"rule": "ip", "key": "padded", "pad": ""}
-d["pad"] = "p" * (n - len(json.dumps(d))); sys.stdout.write(json.dumps(d))' "$1" \
+n = int(sys.argv[1]); s = json.dumps({"rule": "ip", "key": "padded"})
+sys.stdout.write("{" + " " * (n - len(s)) + s[1:])' "$1" \
 			>"$SL_TMP/big.json"
 	}
 	big 4096

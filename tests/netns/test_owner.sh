@@ -6,7 +6,8 @@
 #      (pid, config), and changes nothing: the first keeps its rules epoch,
 #      its device and its API. A service killed with -9 lets go of its
 #      lock: the next start adopts the device.
-#   2. With a service running, `rules apply`, `attach` and `detach` are
+#   2. With a service running, `rules apply` (the error names the rule
+#      file the service applies), `attach` and `detach` are
 #      refused (the error names its config and 'slicelimit reload'), and
 #      nothing changes; with --force they run, the service notices
 #      (status: changed_under_it), the pins stay when its last device is
@@ -115,8 +116,8 @@ test_cli_writes_refused() {
 	local e0 r
 	e0=$(epoch)
 	r=$(run_json "$SL_TMP/apply.json" rules apply "$SL_TMP/other.yaml")
-	tap_eq "rules apply with a service running: exit 1, the error names its config and 'slicelimit reload'" \
-		"${r%/*}/$(json_get "'$SL_TMP/config.yaml' in d['error'] and 'slicelimit reload' in d['error']" "$SL_TMP/apply.json")" \
+	tap_eq "rules apply with a service running: exit 1, the error names the rule file the service applies (to change) and 'slicelimit reload'" \
+		"${r%/*}/$(json_get "'applies the rule file $SL_TMP/rules.yaml; change $SL_TMP/rules.yaml and run \\'slicelimit reload\\'' in d['error']" "$SL_TMP/apply.json")" \
 		"1/True"
 	tap_eq "... the running rules unchanged (epoch, 2 rules)" \
 		"$(epoch)/$(sl -j status | json_get "d['rules']")" "$e0/2"

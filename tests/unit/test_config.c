@@ -59,7 +59,7 @@ static void test_config_full_file_parsed(void **state)
 		"  interval: 1s\n"
 		"  listen: 10.0.0.1:7400\n"
 		"  peers: [10.0.0.2:7400, 10.0.0.3:7400]\n"
-		"  key_file: /etc/slicelimit/sync.key\n";
+		"  key_file: k\n";
 
 	assert_int_equal(load(yaml), 0);
 	assert_int_equal(pb.total, 0);
@@ -269,8 +269,78 @@ static void test_config_key_file_refused_when_others_may_read_it(void **state)
 	assert_int_equal(chmod(path, 0400), 0);
 	assert_int_equal(load(yaml), 0);
 	unlink(path);
-	/* a missing key is sync's to report when it starts */
-	assert_int_equal(load(yaml), 0);
+}
+
+/* A config that asks for sync and cannot sync is refused, not run
+ * unsynced: a key file that is missing (a typo), holds no key (3 bytes),
+ * and a peer list that names this node's own address.
+ */
+static void test_config_sync_that_cannot_run_refused(void **state)
+{
+	char path[64], yaml[512];
+
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  key_file: sync.kye\n", 5, "sync.key_file",
+		     "cannot read 'sync.kye': No such file or directory");
+	password_file(path, 0600, "abc");
+	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
+		 "  listen: 10.0.0.1:7400\n  key_file: %s\n", path);
+	expect_error(yaml, 5, "sync.key_file", "holds no key: want 64 hex digits");
+	unlink(path);
+	/* over Redis too: a key named is a key used */
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://127.0.0.1:6379\n  key_file: nokey\n", 6,
+		     "sync.key_file", "cannot read 'nokey'");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  key_file: k\n  peers:\n    - 10.0.0.2:7400\n"
+		     "    - 10.0.0.1:7400\n", 8, "sync.peers",
+		     "this node's own sync.listen");
+	assert_int_equal(pb.total, 1);
+	/* a wildcard listen receives on every address of this host */
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
+		     "  key_file: k\n  peers: [10.0.0.2:7400, 127.0.0.1:7400]\n", 6,
+		     "sync.peers", "'127.0.0.1:7400' is this node's own sync.listen");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: '[::]:7400'\n"
+		     "  key_file: k\n  peers: ['[::1]:7400']\n", 6,
+		     "sync.peers", "this node's own sync.listen");
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
+			      "  key_file: k\n  peers: [127.0.0.1:7401]\n"), 0);
+	/* the same address on another port is another node */
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+			      "  key_file: k\n  peers: [10.0.0.1:7401]\n"), 0);
+	assert_int_equal(cfg.sync.nr_peers, 1);
+}
+
+/* The files the configs above name, relative to a directory of this run:
+ * `k` is a valid key only its owner reads.
+ */
+static int in_key_dir(void **state)
+{
+	static char dir[] = "/tmp/sl-test-config.XXXXXX";
+	FILE *f;
+
+	(void)state;
+	if (!mkdtemp(dir) || chdir(dir))
+		return -1;
+	f = fopen("k", "w");
+	if (!f)
+		return -1;
+	fputs("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n", f);
+	fclose(f);
+	return chmod("k", 0600);
+}
+
+static int out_of_key_dir(void **state)
+{
+	char dir[64];
+
+	(void)state;
+	if (!getcwd(dir, sizeof(dir)))
+		return -1;
+	unlink("k");
+	if (chdir("/"))
+		return -1;
+	return rmdir(dir);
 }
 
 int main(void)
@@ -284,7 +354,8 @@ int main(void)
 		cmocka_unit_test(test_config_every_problem_reported),
 		cmocka_unit_test(test_config_redis_password_read_from_file_never_world_readable),
 		cmocka_unit_test(test_config_key_file_refused_when_others_may_read_it),
+		cmocka_unit_test(test_config_sync_that_cannot_run_refused),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, in_key_dir, out_of_key_dir);
 }

@@ -182,6 +182,84 @@ static void test_rules_errors_name_line_and_field(void **state)
 /* Every number of a rule is read whole and range-checked: none is cut down
  * to fit its field.
  */
+/* A window too short for the default slices is the window's fault, at
+ * the window's line; given slices that do not fit are the slices'.
+ */
+static void test_rules_short_window_blames_window(void **state)
+{
+	expect_error("rules:\n  - name: a\n    limit: 3\n    window: 1ms\n", 4,
+		     "a", "window", "1ms is shorter than sliding's 12 slices");
+	expect_error("rules:\n  - name: a\n    limit: 3\n    window: 5ms\n"
+		     "    slices: 6\n", 5, "a", "slices", "at most the window in ms");
+}
+
+/* A valid file's rules that may not do what they seem to: each warned of
+ * at its rule, field and line; the file stays valid.
+ */
+static void expect_warning(const struct sl_ruleset *rs, unsigned line,
+			   const char *rule, const char *field,
+			   const char *needle)
+{
+	unsigned i;
+
+	assert_non_null(rs->warnings);
+	for (i = 0; i < rs->warnings->nr; i++) {
+		const struct sl_problem *p = &rs->warnings->list[i];
+
+		if (p->line == line && !strcmp(p->rule, rule) &&
+		    !strcmp(p->field, field) && strstr(p->message, needle))
+			return;
+	}
+	sl_problems_print(rs->warnings, stdout);
+	fail_msg("expected a warning at line %u, rule '%s', field '%s', with '%s'",
+		 line, rule, field, needle);
+}
+
+static void test_rules_warnings_of_rules_that_may_not_do_what_they_say(void **state)
+{
+	const char *yaml =
+		"rules:\n"
+		"  - {name: web, protocol: tcp, ports: 80, limit: 10}\n"	/* 2 */
+		"  - {name: all, source: 10.0.0.0/8, limit: 100}\n"
+		"  - {name: under, protocol: udp, ports: 53, source: 10.1.0.0/16, limit: 5}\n"
+		"  - {name: anyport, ports: 53, source: 192.0.2.0/24, limit: 5}\n"
+		"  - {name: zero, protocol: udp, ports: 0, source: 198.51.100.0/24, limit: 5}\n"
+		"  - {name: bytes, unit: bytes, limit: 10, source: 203.0.113.0/24}\n"
+		"  - {name: web2, protocol: tcp, ports: 80-81, limit: 10}\n";	/* 8 */
+	struct sl_ruleset rs = { 0 };
+
+	assert_int_equal(load(yaml, &rs), 0);
+	assert_int_equal(rs.nr, 7);
+	expect_warning(&rs, 4, "under", "", "can never match: every packet it matches is taken first by rule 'all' (line 3)");
+	expect_warning(&rs, 5, "anyport", "ports", "ports match TCP and UDP only");
+	expect_warning(&rs, 6, "zero", "ports", "port 0 is no service's port");
+	expect_warning(&rs, 7, "bytes", "unit", "ICMP (ping) included");
+	/* web2 reaches port 81, which web does not take: no warning */
+	assert_int_equal(rs.warnings->total, 4);
+	sl_rules_free(&rs);
+}
+
+/* None where the rules do what they say: a catch-all after the specific
+ * ones, a continue rule before a broader one, a bytes limit of a
+ * protocol, ports 0-65535 (every port, every protocol).
+ */
+static void test_rules_no_warning_for_rules_that_do_what_they_say(void **state)
+{
+	const char *yaml =
+		"rules:\n"
+		"  - {name: host, source: 10.9.0.0/24, limit: 1, continue: true}\n"
+		"  - {name: net, source: 10.9.0.0/16, limit: 1}\n"
+		"  - {name: dns, protocol: udp, ports: 53, limit: 10}\n"
+		"  - {name: tcpbytes, protocol: tcp, unit: bytes, limit: 10}\n"
+		"  - {name: every, ports: 0-65535, source: 10.8.0.0/16, limit: 10}\n"
+		"  - {name: all, limit: 100}\n";
+	struct sl_ruleset rs = { 0 };
+
+	assert_int_equal(load(yaml, &rs), 0);
+	assert_null(rs.warnings);
+	sl_rules_free(&rs);
+}
+
 static void test_rules_numbers_range_checked(void **state)
 {
 	expect_error("rules:\n  - name: a\n    limit: 4294967296\n", 3, "a",
@@ -388,6 +466,9 @@ int main(void)
 		cmocka_unit_test(test_rules_sorted_by_priority_then_file_order),
 		cmocka_unit_test(test_rules_errors_name_line_and_field),
 		cmocka_unit_test(test_rules_numbers_range_checked),
+		cmocka_unit_test(test_rules_short_window_blames_window),
+		cmocka_unit_test(test_rules_warnings_of_rules_that_may_not_do_what_they_say),
+		cmocka_unit_test(test_rules_no_warning_for_rules_that_do_what_they_say),
 		cmocka_unit_test(test_rules_structure_errors_at_their_line),
 		cmocka_unit_test(test_rules_every_problem_reported),
 		cmocka_unit_test(test_rules_problems_as_json),

@@ -24,7 +24,10 @@ static const char rules_help[] =
 "check  validate a YAML rule file; every problem is printed as\n"
 "       FILE:LINE: rule 'NAME': FIELD: what is wrong\n"
 "       (with --json: one {\"error\", \"problems\": [{\"file\", \"line\",\n"
-"       \"column\", \"rule\", \"field\", \"message\"}, ...]} object)\n"
+"       \"column\", \"rule\", \"field\", \"message\"}, ...]} object); a valid\n"
+"       file's rules that may not do what they seem to (never matched,\n"
+"       ports with protocol any, port 0, a tiny bytes limit of every\n"
+"       protocol) are warned of the same way (\"warnings\" in --json)\n"
 "apply  validate, then replace the running rules in one step (a packet\n"
 "       sees the old set or the new one, never a mix). A file with any\n"
 "       error changes nothing. Loads and pins the programs if needed, so\n"
@@ -59,7 +62,8 @@ static const char rules_help[] =
 "      exempt: [10.1.0.0/16]  # sources this rule never limits\n"
 "      continue: false        # true: a packet this rule passes goes on to\n"
 "                             # the next rule that matches it (stack a\n"
-"                             # per-/24 rule on a per-address one); up to 4\n";
+"                             # per-/24 rule on a per-address one), to the\n"
+"                             # end of the chain\n";
 
 /* The fields of a rule that are printed as text, the same in the JSON
  * and the table.
@@ -162,20 +166,31 @@ static int rules_check(const char *path)
 {
 	struct sl_problems pb;
 	struct sl_ruleset rs;
+	unsigned nr_warnings;
 	int err;
 
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err)
 		return refused(path, err, &pb, "nothing applied");
+	nr_warnings = rs.warnings ? rs.warnings->total : 0;
 	if (sl_json) {
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "file", json_object_new_string(path));
 		json_object_object_add(o, "valid", json_object_new_boolean(1));
 		json_object_object_add(o, "rules", json_object_new_int(rs.nr));
+		json_object_object_add(o, "warnings", rs.warnings ?
+				       sl_problems_to_json(rs.warnings) :
+				       json_object_new_array());
 		sl_print_json(o);
 	} else {
-		printf("%s: %u rule%s, valid\n", path, rs.nr, rs.nr == 1 ? "" : "s");
+		if (rs.warnings)
+			sl_warnings_print(rs.warnings, stderr);
+		printf("%s: %u rule%s, valid", path, rs.nr, rs.nr == 1 ? "" : "s");
+		if (nr_warnings)
+			printf(" (%u warning%s)", nr_warnings,
+			       nr_warnings == 1 ? "" : "s");
+		printf("\n");
 	}
 	sl_rules_free(&rs);
 	return SL_EXIT_OK;
@@ -197,7 +212,9 @@ static int rules_apply(const char *path, bool force)
 	err = sl_rules_parse_file(path, &rs, &pb);
 	if (err)
 		return refused(path, err, &pb, "the running rules are unchanged");
-	err = sl_write_begin("rules apply", force);
+	if (rs.warnings)
+		sl_warnings_print(rs.warnings, stderr);
+	err = sl_write_begin_rules("rules apply", force);
 	if (err)
 		goto out;
 	err = sl_rules_apply_pinned_counted(path, &rs, &lo, &loaded, &m,

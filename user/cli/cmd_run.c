@@ -28,7 +28,10 @@ static const char run_help[] =
 "--check validates the config and the rule file it names, loading and\n"
 "attaching nothing (no root needed): every problem as FILE:LINE: ...,\n"
 "exit 0 when both are valid, 1 when not; with --json one object\n"
-"{\"ok\", \"config\", \"rules\", \"problems\": [{\"file\", \"line\", ...}]}.\n"
+"{\"ok\", \"config\", \"rules\", \"problems\": [{\"file\", \"line\", ...}],\n"
+"\"warnings\": [...]} (the rule file's, as rules check gives them). A\n"
+"config that asks for sync and cannot sync (key file missing or not a\n"
+"key, a peer that is this node) is not valid.\n"
 "\n"
 "The service: attach the configured devices, apply the rules, serve the\n"
 "HTTP API, until SIGTERM or SIGINT (then detach, unless keep_attached).\n"
@@ -84,12 +87,14 @@ static int run_check(const char *path)
 	struct sl_problems *pb = malloc(sizeof(*pb));
 	struct sl_ruleset rs;
 	json_object *problems = json_object_new_array();
+	json_object *warnings = json_object_new_array();
 	unsigned total;
 	bool ok;
 	int err;
 
 	if (!pb) {
 		json_object_put(problems);
+		json_object_put(warnings);
 		pr_error("out of memory");
 		return SL_EXIT_FAIL;
 	}
@@ -102,6 +107,10 @@ static int run_check(const char *path)
 	add_problems(problems, pb);
 	if (cfg.rules_path[0]) {
 		err = sl_rules_parse_file(cfg.rules_path, &rs, pb);
+		if (!err && rs.warnings) {
+			sl_warnings_print(rs.warnings, stderr);
+			add_problems(warnings, rs.warnings);
+		}
 		if (!err)
 			sl_rules_free(&rs);
 		ok = ok && !err;
@@ -120,11 +129,13 @@ static int run_check(const char *path)
 		json_object_object_add(o, "rules", cfg.rules_path[0] ?
 			json_object_new_string(cfg.rules_path) : NULL);
 		json_object_object_add(o, "problems", problems);
+		json_object_object_add(o, "warnings", warnings);
 		sl_print_json(o);
 		/* this object is the answer: no error object after it */
 		sl_error_answered();
 	} else {
 		json_object_put(problems);
+		json_object_put(warnings);
 		if (ok)
 			printf("%s: valid; %s: valid\n", path, cfg.rules_path);
 		else
@@ -189,6 +200,37 @@ static const char reload_help[] =
  */
 #define RELOAD_WAIT_MS	10000
 
+/* A reload the service refused as "not valid": its problems are in the
+ * service's log only, so the file is checked here the same way (the
+ * config, or the rule file it names), each problem printed as
+ * FILE:LINE: ... and, under --json, in the error's "problems".
+ */
+static void reload_not_valid(const struct sl_service_state *now, char *msg)
+{
+	struct sl_problems *pb = malloc(sizeof(*pb));
+	struct sl_service_config *cfg;
+	char file[sizeof(now->last_refused_file) + 1];
+	struct sl_ruleset rs;
+
+	snprintf(file, sizeof(file), "%.*s", (int)sizeof(now->last_refused_file),
+		 now->last_refused_file);
+	if (!pb) {
+		pr_error("%s", msg);
+		return;
+	}
+	if (!strncmp(file, now->config, sizeof(now->config))) {
+		cfg = malloc(sizeof(*cfg));
+		if (cfg)
+			sl_config_parse_file(file, cfg, pb);
+		free(cfg);
+	} else if (!sl_rules_parse_file(file, &rs, pb)) {
+		sl_rules_free(&rs);
+	}
+	sl_problems_print(pb, stderr);
+	pr_error_problems(sl_problems_to_json(pb), "%s", msg);
+	free(pb);
+}
+
 /* reload with a service running: its SIGHUP, and what became of it. */
 static int reload_service(void)
 {
@@ -220,10 +262,17 @@ static int reload_service(void)
 	}
 	applied = now.reloads_applied != before.reloads_applied;
 	if (!applied) {
-		pr_error("the service (pid %u) refused the reload: %.*s: %.*s; it runs on what it had",
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "the service (pid %u) refused the reload: %.*s: %.*s; it runs on what it had",
 			 now.pid, (int)sizeof(now.last_refused_file),
 			 now.last_refused_file, (int)sizeof(now.last_refused_error),
 			 now.last_refused_error);
+		if (!strncmp(now.last_refused_error, "not valid",
+			     sizeof(now.last_refused_error)))
+			reload_not_valid(&now, msg);
+		else
+			pr_error("%s", msg);
 		return SL_EXIT_FAIL;
 	}
 	if (sl_json) {

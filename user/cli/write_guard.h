@@ -16,6 +16,10 @@
  * lock not held (reported).
  */
 int sl_write_begin(const char *what, bool force);
+/* The same for a write of the rules: the error names the rule file the
+ * service applies, the one to change.
+ */
+int sl_write_begin_rules(const char *what, bool force);
 void sl_write_end(void);
 
 #endif /* SL_WRITE_GUARD_H */

@@ -57,12 +57,13 @@ void sl_problem_add(struct sl_problems *pb, unsigned line, unsigned column,
 	va_end(ap);
 }
 
-void sl_problems_print(const struct sl_problems *pb, FILE *f)
+static void problems_print(const struct sl_problems *pb, FILE *f,
+			   int priority, const char *what)
 {
 	unsigned i;
 
-	/* each problem is an error line of the log when it goes there */
-	const char *prio = f == stderr ? sl_log_prefix(SL_LOG_ERR) : "";
+	/* each problem is a line of the log when it goes there */
+	const char *prio = f == stderr ? sl_log_prefix(priority) : "";
 
 	for (i = 0; i < pb->nr; i++) {
 		const struct sl_problem *p = &pb->list[i];
@@ -75,11 +76,21 @@ void sl_problems_print(const struct sl_problems *pb, FILE *f)
 			fprintf(f, "rule '%s': ", p->rule);
 		if (p->field[0])
 			fprintf(f, "%s: ", p->field);
-		fprintf(f, "%s\n", p->message);
+		fprintf(f, "%s%s\n", what, p->message);
 	}
 	if (pb->total > pb->nr)
-		fprintf(f, "%s%s: %u more problems not shown\n", prio, pb->file,
-			pb->total - pb->nr);
+		fprintf(f, "%s%s: %u more %s not shown\n", prio, pb->file,
+			pb->total - pb->nr, *what ? "warnings" : "problems");
+}
+
+void sl_problems_print(const struct sl_problems *pb, FILE *f)
+{
+	problems_print(pb, f, SL_LOG_ERR, "");
+}
+
+void sl_warnings_print(const struct sl_problems *pb, FILE *f)
+{
+	problems_print(pb, f, SL_LOG_WARNING, "warning: ");
 }
 
 json_object *sl_problems_to_json(const struct sl_problems *pb)

@@ -40,6 +40,8 @@ void sl_problem_add(struct sl_problems *pb, unsigned line, unsigned column,
 	__attribute__((format(printf, 6, 7)));
 /* "FILE:LINE:COL: rule 'R': FIELD: message", one line each. */
 void sl_problems_print(const struct sl_problems *pb, FILE *f);
+/* The same for warnings: "FILE:LINE: rule 'R': FIELD: warning: ...". */
+void sl_warnings_print(const struct sl_problems *pb, FILE *f);
 /* [{"file", "line", "column", "rule", "field", "message"}, ...]; line,
  * column, rule and field only when known.
  */

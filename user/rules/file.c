@@ -170,6 +170,12 @@ static void check_algorithm(struct checker *c, const struct rule_in *y,
 	if (y->has_slices && !sliced)
 		bad(c, "slices", "does not apply to %s (only sliding, sliding-plain and sliding-counter have slices)",
 		    name);
+	else if (sliced && !y->has_slices && slices > r->window_ms)
+		/* the default slices are not wrong: the window is too short
+		 * for them
+		 */
+		bad(c, "window", "%ums is shorter than %s's %u slices of at least 1ms each (the default): at least %ums, or set slices to at most the window in ms",
+		    r->window_ms, name, slices, slices);
 	else if (sliced && (slices < 1 || slices > max_slices ||
 			    slices > r->window_ms))
 		bad(c, "slices", "must be between 1 and %u for %s, and at most the window in ms",
@@ -380,8 +386,146 @@ void sl_rules_free(struct sl_ruleset *rs)
 	for (i = 0; rs->specs && i < rs->nr; i++)
 		free(rs->specs[i].exempt);
 	free(rs->specs);
+	free(rs->warnings);
 	rs->specs = NULL;
+	rs->warnings = NULL;
 	rs->nr = 0;
+}
+
+/* ---- warnings: valid rules that may not do what they seem to ---- */
+
+/* The list of warnings, made at the first; NULL when memory runs out
+ * (a warning is then not told, the file is still valid).
+ */
+static struct sl_problems *warnings_of(struct sl_ruleset *rs, const char *file)
+{
+	if (!rs->warnings) {
+		rs->warnings = malloc(sizeof(*rs->warnings));
+		if (rs->warnings)
+			sl_problems_init(rs->warnings, file);
+	}
+	return rs->warnings;
+}
+
+static void warn(struct checker *c, struct sl_ruleset *rs, const char *field,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void warn(struct checker *c, struct sl_ruleset *rs, const char *field,
+		 const char *fmt, ...)
+{
+	struct sl_yctx w = { .pb = warnings_of(rs, c->y.pb->file),
+			     .rule = c->y.rule };
+	char msg[256];
+	va_list ap;
+
+	if (!w.pb)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sl_yaml_bad(&w, locate(c, field), field, "%s", msg);
+}
+
+/* The largest Ethernet frame without jumbo frames: a bytes limit below it
+ * drops every full-size packet whatever the rate.
+ */
+#define SL_FULL_FRAME	1514
+
+static void rule_warnings(struct checker *c, const struct rule_in *y,
+			  const struct sl_rule *r, struct sl_ruleset *rs)
+{
+	/* ports: 0-65535 is no port restriction: every protocol */
+	bool ports = r->port_min != 0 || r->port_max != 65535;
+
+	(void)y;
+	/* the kernel matches a rule of protocol any with ports on TCP
+	 * and UDP only (rules/tables.c, rule_in_space)
+	 */
+	if (ports && r->protocol == SL_PROTO_ANY)
+		warn(c, rs, "ports", "with protocol any, ports match TCP and UDP only (ICMP and other protocols never meet this rule): set protocol: tcp or udp to say which");
+	if (r->port_min == 0 && r->port_max == 0)
+		warn(c, rs, "ports", "port 0 is no service's port (only malformed or scanning traffic uses it): remove 'ports' to match every port");
+	if (r->unit == SL_UNIT_BYTES && r->protocol == SL_PROTO_ANY &&
+	    !ports && r->limit < SL_FULL_FRAME)
+		warn(c, rs, "unit", "bytes of every protocol, ICMP (ping) included, against a limit of %llu bytes: no packet larger than that ever passes; set protocol: tcp or udp if that is what it limits, or raise the limit",
+		     (unsigned long long)r->limit);
+}
+
+/* The packets of rule r in port space s (0 TCP, 1 UDP, 2 ICMP, 3 other),
+ * as the kernel's port classes put them (rules/tables.c).
+ */
+static bool rule_in_space(const struct sl_rule *r, int s)
+{
+	bool ports = r->port_min != 0 || r->port_max != 65535;
+
+	switch (s) {
+	case 0: return r->protocol == SL_PROTO_TCP || r->protocol == SL_PROTO_ANY;
+	case 1: return r->protocol == SL_PROTO_UDP || r->protocol == SL_PROTO_ANY;
+	case 2: return (r->protocol == SL_PROTO_ICMP ||
+			r->protocol == SL_PROTO_ANY) && !ports;
+	default: return r->protocol == SL_PROTO_ANY && !ports;
+	}
+}
+
+static bool prefix_contains(const struct sl_addr *a, unsigned alen,
+			    const struct sl_addr *b, unsigned blen)
+{
+	unsigned i;
+
+	if (alen > blen)
+		return false;
+	for (i = 0; i < alen; i++)
+		if ((a->byte[i / 8] ^ b->byte[i / 8]) & (0x80 >> (i % 8)))
+			return false;
+	return true;
+}
+
+/* Does every packet that r matches match e too? Exact over the match
+ * fields (protocol, ports, source and destination prefixes).
+ */
+static bool rule_contains(const struct sl_rule *e, const struct sl_rule *r)
+{
+	int s;
+
+	for (s = 0; s < 4; s++) {
+		if (!rule_in_space(r, s))
+			continue;
+		if (!rule_in_space(e, s))
+			return false;
+		if (s < 2 && (e->port_min > r->port_min ||
+			      e->port_max < r->port_max))
+			return false;
+	}
+	return prefix_contains(&e->src, e->src_prefixlen, &r->src,
+			       r->src_prefixlen) &&
+	       prefix_contains(&e->dst, e->dst_prefixlen, &r->dst,
+			       r->dst_prefixlen);
+}
+
+/* A rule every packet of which an earlier rule that does not continue
+ * takes first can never match. Only one earlier rule is compared at a
+ * time: a rule covered by several together is not found, never wrongly
+ * reported.
+ */
+static void shadow_warnings(struct sl_ruleset *rs, const char *file)
+{
+	struct sl_problems *w;
+	unsigned i, j;
+
+	for (i = 1; i < rs->nr; i++)
+		for (j = 0; j < i; j++) {
+			const struct sl_rule *e = &rs->specs[j].rule;
+
+			if (e->continues || !rule_contains(e, &rs->specs[i].rule))
+				continue;
+			w = warnings_of(rs, file);
+			if (w)
+				sl_problem_add(w, rs->specs[i].line, 0,
+					       rs->specs[i].rule.name, NULL,
+					       "can never match: every packet it matches is taken first by rule '%s' (line %u), which does not continue",
+					       e->name, rs->specs[j].line);
+			break;
+		}
 }
 
 /* The list under "rules:"; NULL (and a problem) when there is none. */
@@ -451,6 +595,8 @@ int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
 			snprintf(c.label, sizeof(c.label), "#%u", i + 1);
 		read_rule(&c, &y);
 		check_rule(&c, &y, &rs->specs[i]);
+		if (pb->total == c.before)
+			rule_warnings(&c, &y, &rs->specs[i].rule, rs);
 		rs->nr++;
 		total_exempt += rs->specs[i].nr_exempt;
 		for (j = 0; y.name && j < i; j++)
@@ -468,6 +614,7 @@ int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
 		return pb->oom ? -ENOMEM : -EINVAL;
 	}
 	qsort(rs->specs, rs->nr, sizeof(*rs->specs), by_priority);
+	shadow_warnings(rs, name);
 	return 0;
 }
 
@@ -498,11 +645,16 @@ int sl_rules_load_buffer(const char *name, const char *buf, size_t len,
 int sl_rules_load_file(const char *path, struct sl_ruleset *rs)
 {
 	struct sl_problems *pb = malloc(sizeof(*pb));
+	int err;
 
 	memset(rs, 0, sizeof(*rs));
 	if (!pb)
 		return -ENOMEM;
-	return sl_problems_report(sl_rules_parse_file(path, rs, pb), pb);
+	err = sl_problems_report(sl_rules_parse_file(path, rs, pb), pb);
+	/* the service's log says what rules check says */
+	if (!err && rs->warnings)
+		sl_warnings_print(rs->warnings, stderr);
+	return err;
 }
 
 /* ---- one rule from values already parsed (replay's flags) ---- */

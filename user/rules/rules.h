@@ -29,6 +29,10 @@ struct sl_rule_spec {
 struct sl_ruleset {
 	struct sl_rule_spec *specs;	/* in priority order */
 	unsigned nr;
+	/* a valid file's rules that may not do what they seem to: never
+	 * matched, or limiting more than their protocol says; NULL: none
+	 */
+	struct sl_problems *warnings;
 };
 
 /* Parse and validate; every problem of the file goes into *pb (set up
@@ -40,7 +44,8 @@ int sl_rules_parse_file(const char *path, struct sl_ruleset *rs,
 int sl_rules_parse_buffer(const char *name, const char *buf, size_t len,
 			  struct sl_ruleset *rs, struct sl_problems *pb);
 /* The same, with every problem printed to stderr as
- * "FILE:LINE: rule 'NAME': FIELD: problem".
+ * "FILE:LINE: rule 'NAME': FIELD: problem" (a file's warnings too, when
+ * it is valid).
  */
 int sl_rules_load_file(const char *path, struct sl_ruleset *rs);
 int sl_rules_load_buffer(const char *name, const char *buf, size_t len,

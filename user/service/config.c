@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "service/config.h"
 #include "core/loader.h"
 #include "sync/engine.h"
+#include "sync/wire.h"
 #include "core/yaml_doc.h"
 
 int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
@@ -116,18 +118,92 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 
 /* The fleet's key signs every sync message: anyone who can read it can
  * forge a peer's counts. A key others may read is refused, as ssh refuses
- * such a private key; one that is missing is reported when sync starts.
+ * such a private key. A key that cannot be read or holds no key is
+ * refused too: the service would run unsynced, each node enforcing the
+ * whole limit on its own.
  */
-static void check_key_mode(const struct sl_yctx *c, const struct sl_ynode *v,
+static void check_key_file(const struct sl_yctx *c, const struct sl_ynode *v,
 			   const char *path)
 {
+	uint8_t key[SL_WIRE_KEY];
 	struct stat st;
+	int err;
 
-	if (stat(path, &st) || !(st.st_mode & (S_IRGRP | S_IROTH)))
+	if (!stat(path, &st) && (st.st_mode & (S_IRGRP | S_IROTH))) {
+		sl_yaml_bad(c, v, "sync.key_file", "'%s' is readable by %s (mode %04o): chmod 600 it",
+			    path, st.st_mode & S_IROTH ? "every user" : "its group",
+			    (unsigned)(st.st_mode & 07777));
 		return;
-	sl_yaml_bad(c, v, "sync.key_file", "'%s' is readable by %s (mode %04o): chmod 600 it",
-		    path, st.st_mode & S_IROTH ? "every user" : "its group",
-		    (unsigned)(st.st_mode & 07777));
+	}
+	err = sl_wire_key_read(path, key);
+	explicit_bzero(key, sizeof(key));
+	if (err == -EINVAL)
+		sl_yaml_bad(c, v, "sync.key_file", "'%s' holds no key: want " SL_WIRE_KEY_FORMAT,
+			    path);
+	else if (err)
+		sl_yaml_bad(c, v, "sync.key_file", "cannot read '%s': %s; sync needs the fleet's key",
+			    path, strerror(-err));
+}
+
+static bool same_address(const struct sockaddr_storage *a,
+			 const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_port == b4->sin_port &&
+		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a6->sin6_port == b6->sin6_port &&
+	       !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr));
+}
+
+/* Is PEER where this node's own socket, bound to LISTEN, receives? The
+ * same address, or with a wildcard listen an address of this host (a
+ * loopback one, or one of its interfaces') on the same port.
+ */
+static bool is_own_address(const struct sockaddr_storage *peer,
+			   const struct sockaddr_storage *listen)
+{
+	const struct sockaddr_in *p4 = (const void *)peer, *l4 = (const void *)listen;
+	const struct sockaddr_in6 *p6 = (const void *)peer, *l6 = (const void *)listen;
+	struct ifaddrs *all, *i;
+	bool own = false;
+
+	if (same_address(peer, listen))
+		return true;
+	if (peer->ss_family != listen->ss_family)
+		return false;
+	if (peer->ss_family == AF_INET) {
+		if (p4->sin_port != l4->sin_port || l4->sin_addr.s_addr != htonl(INADDR_ANY))
+			return false;
+		if ((ntohl(p4->sin_addr.s_addr) >> 24) == 127)
+			return true;
+	} else {
+		if (p6->sin6_port != l6->sin6_port ||
+		    !IN6_IS_ADDR_UNSPECIFIED(&l6->sin6_addr))
+			return false;
+		if (IN6_IS_ADDR_LOOPBACK(&p6->sin6_addr))
+			return true;
+	}
+	if (getifaddrs(&all))
+		return false;	/* not known: not refused */
+	for (i = all; i && !own; i = i->ifa_next) {
+		const struct sockaddr *a = i->ifa_addr;
+
+		if (!a || a->sa_family != peer->ss_family)
+			continue;
+		if (a->sa_family == AF_INET)
+			own = ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+			      p4->sin_addr.s_addr;
+		else
+			own = !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				      &p6->sin6_addr, sizeof(p6->sin6_addr));
+	}
+	freeifaddrs(all);
+	return own;
 }
 
 /* The Redis password, from a file only the service's user may read: the
@@ -231,11 +307,24 @@ static void read_sync_udp(const struct sl_yctx *c, const struct sl_ynode *y,
 		sl_yaml_bad(c, peers, "sync.peers", "%u peers: at most %u",
 			    peers->nr, SL_MAX_PEERS);
 	else
-		for (i = 0; peers && i < peers->nr; i++)
-			if (read_listen(c, peers->kids[i], "sync.peers",
-					"of a peer (10.0.0.2:7400)",
-					&sc->peers[sc->nr_peers]))
-				sc->nr_peers++;
+		for (i = 0; peers && i < peers->nr; i++) {
+			if (!read_listen(c, peers->kids[i], "sync.peers",
+					 "of a peer (10.0.0.2:7400)",
+					 &sc->peers[sc->nr_peers]))
+				continue;
+			/* this node would count its own messages as a peer's
+			 * (refused as its own) and wait for a peer that
+			 * is not there
+			 */
+			if (v && is_own_address(&sc->peers[sc->nr_peers],
+						&sc->listen)) {
+				sl_yaml_bad(c, peers->kids[i], "sync.peers",
+					    "'%s' is this node's own sync.listen: list the other nodes only",
+					    peers->kids[i]->text);
+				continue;
+			}
+			sc->nr_peers++;
+		}
 	if (!sl_yaml_get(y, "key_file"))
 		sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
 }
@@ -333,7 +422,7 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	if ((v = sl_yaml_get(y, "key_file")) &&
 	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text)) {
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
-		check_key_mode(c, v, text);
+		check_key_file(c, v, text);
 	}
 	if (sc->backend == SL_SYNC_UDP)
 		read_sync_udp(c, y, sc);

@@ -4,11 +4,13 @@
 #include "core/clock.h"
 #include "rules/rules.h"
 #include "service/healthz.h"
+#include "service/state.h"
 #include "sync/health.h"
 
 bool sl_healthz(const struct sl_maps *m, char *reason, size_t len)
 {
 	struct sl_sync_health sync;
+	struct sl_service_state st;
 	struct sl_config cfg;
 	__u32 key;
 
@@ -22,6 +24,15 @@ bool sl_healthz(const struct sl_maps *m, char *reason, size_t len)
 	}
 	if (!cfg.nr_rules) {
 		snprintf(reason, len, "no rules: every packet passes");
+		return false;
+	}
+	/* a config that asks for sync and a sync that does not run: each
+	 * node of the fleet enforces the whole limit on its own
+	 */
+	if (!sl_service_state_read(&st) && st.pid && st.sync_wanted &&
+	    st.sync_down[0]) {
+		snprintf(reason, len, "sync is down: %.*s",
+			 (int)sizeof(st.sync_down), st.sync_down);
 		return false;
 	}
 	/* a service that syncs publishes a round every interval: one that

@@ -2,7 +2,7 @@
 /*
  * GET /healthz, for load balancers and Kubernetes probes: is this node
  * limiting? It is when a device runs the program, rules are in place and,
- * if it syncs, its sync rounds are not stale.
+ * if its config asks for sync, the sync runs and its rounds are not stale.
  */
 #ifndef SL_HEALTHZ_H
 #define SL_HEALTHZ_H

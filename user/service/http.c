@@ -280,16 +280,36 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 			json_object_put(o);
 			return send_error(h, c, 400, "body is not one JSON object");
 		}
-		if (json_object_object_get_ex(o, "rule", &v) &&
-		    json_object_is_type(v, json_type_string)) {
+		/* a field the API does not know is refused, not ignored:
+		 * the client meant something this server does not do
+		 */
+		json_object_object_foreach(o, name, val) {
+			char msg[160];
+
+			(void)val;
+			if (!strcmp(name, "rule") || !strcmp(name, "key"))
+				continue;
+			snprintf(msg, sizeof(msg), "unknown field '%.64s': the body has 'rule' and 'key' only",
+				 name);
+			json_object_put(o);
+			return send_error(h, c, 400, msg);
+		}
+		if (json_object_object_get_ex(o, "rule", &v)) {
+			if (!json_object_is_type(v, json_type_string)) {
+				json_object_put(o);
+				return send_error(h, c, 400, "'rule' must be a string (a rule's name)");
+			}
 			rule = json_object_get_string(v);
 			if (strlen(rule) != (size_t)json_object_get_string_len(v)) {
 				json_object_put(o);
 				return send_error(h, c, 400, "'rule' contains a NUL byte");
 			}
 		}
-		if (json_object_object_get_ex(o, "key", &v) &&
-		    json_object_is_type(v, json_type_string)) {
+		if (json_object_object_get_ex(o, "key", &v)) {
+			if (!json_object_is_type(v, json_type_string)) {
+				json_object_put(o);
+				return send_error(h, c, 400, "'key' must be a string (an address, an API key, a user name)");
+			}
 			key = json_object_get_string(v);
 			if (strlen(key) != (size_t)json_object_get_string_len(v)) {
 				json_object_put(o);

@@ -179,6 +179,10 @@ static void service_metrics(struct text *t)
 	       "slicelimit_reloads_total{result=\"refused\"} %llu\n",
 	    (unsigned long long)st.reloads_applied,
 	    (unsigned long long)st.reloads_refused);
+	if (st.sync_wanted)
+		put(t, "# HELP slicelimit_sync_up 1 while the sync the config asks for runs; 0: this node decides on its own counts.\n"
+		       "# TYPE slicelimit_sync_up gauge\n"
+		       "slicelimit_sync_up %d\n", !st.sync_down[0]);
 }
 
 /* Each rule's packets by outcome, then its bytes. */

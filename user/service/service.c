@@ -30,6 +30,7 @@
 #include "service/service.h"
 #include "service/state.h"
 #include "service/sync_watch.h"
+#include "sync/health.h"
 #include "sync/thread.h"
 
 /* Attach what the config names and is not attached yet, and note in st
@@ -108,6 +109,17 @@ static void refused(struct sl_service_state *st, const char *file,
 	snprintf(st->last_refused_file, sizeof(st->last_refused_file), "%s", file);
 	snprintf(st->last_refused_error, sizeof(st->last_refused_error), "%s", error);
 	publish(st);
+}
+
+/* The rule file in the state, as a full path when it resolves. */
+static void publish_rules_path(struct sl_service_state *st, const char *path)
+{
+	char full[PATH_MAX];
+
+	if (!realpath(path, full) || strlen(full) >= sizeof(st->rules))
+		snprintf(full, sizeof(full), "%s", path);
+	memset(st->rules, 0, sizeof(st->rules));
+	memcpy(st->rules, full, strnlen(full, sizeof(st->rules) - 1));
 }
 
 static __u32 applied_epoch(const struct sl_maps *m)
@@ -193,6 +205,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	}
 	*epoch = applied_epoch(&m);
 	sl_maps_close(&m);
+	publish_rules_path(st, next.rules_path);
 	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
 		  rs.nr == 1 ? "" : "s");
 	/* the devices the config no longer names go once the new rules run */
@@ -276,6 +289,7 @@ static int start(const char *path, struct run *r)
 	if (err)
 		goto out;
 	r->epoch = applied_epoch(&r->m);
+	publish_rules_path(&r->st, r->cfg.rules_path);
 	pr_notice("%s: applied %u rule%s", r->cfg.rules_path, rs.nr,
 		  rs.nr == 1 ? "" : "s");
 	err = attach_devices(&r->cfg, &r->st);
@@ -349,18 +363,55 @@ static int start_http(struct run *r)
 
 static void start_sync(struct run *r)
 {
+	r->st.sync_wanted = r->cfg.sync.enabled;
+	r->st.sync_down[0] = 0;
 	if (r->cfg.sync.enabled)
-		r->sync = sl_sync_service_start(&r->cfg.sync, &r->m);
-	if (r->sync)
+		r->sync = sl_sync_service_start(&r->cfg.sync, &r->m,
+						r->st.sync_down,
+						sizeof(r->st.sync_down));
+	if (r->sync) {
+		r->st.sync_down[0] = 0;
+		publish(&r->st);
 		return;
+	}
 	/* decide alone: no sync configured, pinned maps from a run with
 	 * sync, or sync that cannot start (its error is above). Peers
 	 * failing must not take the limiter down (NFR-3).
 	 */
 	bpf_map_update_elem(r->m.sync, &(__u32){ 0 },
 			    &(struct sl_sync_conf){ 0 }, BPF_ANY);
-	if (r->cfg.sync.enabled)
+	/* unhealthy from here on: the fleet would enforce each node's
+	 * whole limit on its own (status, /healthz and /metrics say so)
+	 */
+	if (r->cfg.sync.enabled) {
 		pr_warn("sync: not running; this node decides on its own counts");
+		publish(&r->st);
+	}
+}
+
+/* A sync whose rounds stopped (its thread stuck) is down as one that
+ * never started: status and /metrics say so with /healthz, and it is
+ * up again when the rounds resume. Said in the log once per change.
+ */
+static void watch_sync_rounds(struct run *r)
+{
+	struct sl_sync_health h;
+	char why[sizeof(r->st.sync_down)] = "";
+
+	if (!r->sync)
+		return;
+	if (!sl_sync_health_read(&r->m, sl_now_tai_ms(), &h) &&
+	    h.last_round_ago_ms > (__u64)SL_PEER_UP_INTERVALS * h.st.interval_ms)
+		snprintf(why, sizeof(why), "its rounds stopped (none for over %llu ms)",
+			 (unsigned long long)SL_PEER_UP_INTERVALS * h.st.interval_ms);
+	if (!strncmp(why, r->st.sync_down, sizeof(why)))
+		return;
+	if (why[0])
+		pr_warn("sync: %s; this node decides on its own counts", why);
+	else
+		pr_notice("sync: rounds again");
+	memcpy(r->st.sync_down, why, sizeof(why));
+	publish(&r->st);
 }
 
 /* A signalled stop: the devices go with the service unless the config
@@ -518,6 +569,7 @@ int sl_service_run(const char *path)
 					sl_sync_watch(&r.sync_watch, &r.m,
 						      r.st.sync_url[0] ? r.st.sync_url : NULL,
 						      sl_now_tai_ms());
+				watch_sync_rounds(&r);
 			}
 			if (wait_err == EAGAIN || wait_err == EINTR)
 				continue;

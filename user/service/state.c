@@ -109,6 +109,10 @@ json_object *sl_service_status_to_json(const struct sl_service_status *s)
 		sl_json_add_u64(changed, "ms_ago", s->changed_ago_ms);
 	}
 	json_object_object_add(o, "changed_under_it", changed);
+	json_object_object_add(o, "sync_wanted",
+			       json_object_new_boolean(st->sync_wanted));
+	json_object_object_add(o, "sync_down", st->sync_wanted && st->sync_down[0] ?
+			       string_field(st->sync_down, sizeof(st->sync_down)) : NULL);
 	return o;
 }
 
@@ -130,6 +134,9 @@ void sl_service_status_print(const struct sl_service_status *s)
 		       (unsigned long long)s->last_refused_ago_ms,
 		       (int)sizeof(st->last_refused_file), st->last_refused_file,
 		       (int)sizeof(st->last_refused_error), st->last_refused_error);
+	if (st->sync_wanted && st->sync_down[0])
+		printf("          sync DOWN: %.*s; this node decides on its own counts\n",
+		       (int)sizeof(st->sync_down), st->sync_down);
 	if (st->changed_ms)
 		printf("          changed under it %llu ms ago: %.*s ('slicelimit reload' puts its config back)\n",
 		       (unsigned long long)s->changed_ago_ms,

@@ -49,6 +49,13 @@ struct sl_service_state {
 	char changed[128];	/* what that command changed */
 	char sync_url[256];	/* the Redis store it syncs through, its
 				 * userinfo left out; "": none */
+	__u32 sync_wanted;	/* its config asks for sync */
+	__u32 pad2;
+	char sync_down[128];	/* why the sync it wants does not run; "":
+				 * it runs, or none is wanted */
+	char rules[256];	/* the rule file its config names, as a full
+				 * path: what a refused `rules apply` points
+				 * the operator to */
 };
 
 /* Write st to the pin, creating it (or replacing one of another layout).

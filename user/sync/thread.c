@@ -194,7 +194,8 @@ static int open_socket(struct sl_sync_service *svc)
 }
 
 struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
-					      const struct sl_maps *m)
+					      const struct sl_maps *m,
+					      char *why, size_t why_len)
 {
 	struct sl_sync_opts o = {
 		.layout = c->layout,
@@ -207,24 +208,30 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 	char name[64];
 	int err = 0;
 
+	snprintf(why, why_len, "out of memory");
 	svc = calloc(1, sizeof(*svc));
 	if (!svc)
 		return NULL;
 	svc->cfg = *c;
 	svc->sock = -1;
 	svc->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (c->key_file[0] && sl_wire_key_load(c->key_file, o.key))
+	if (c->key_file[0] && sl_wire_key_load(c->key_file, o.key)) {
+		snprintf(why, why_len, "cannot use the key %s", c->key_file);
 		goto fail;
+	}
 	o.incarnation = sl_now_tai_ms() * 1000000;
 	svc->sync = sl_sync_new(m, &o);
 	if (!svc->sync) {
 		pr_error("sync: cannot start: %s", strerror(errno));
+		snprintf(why, why_len, "cannot start: %s", strerror(errno));
 		goto fail;
 	}
 	if (c->backend == SL_SYNC_REDIS) {
 		svc->redis = sl_redis_new(c->url, c->node, c->interval_ms);
-		if (!svc->redis)
+		if (!svc->redis) {
+			snprintf(why, why_len, "cannot use %s", c->url);
 			goto fail;
+		}
 		if (c->auth && sl_redis_set_auth(svc->redis, c->username,
 						 c->password)) {
 			pr_error("sync: out of memory");
@@ -235,6 +242,8 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 		if (err) {
 			format_addr(&c->listen, name, sizeof(name));
 			pr_error("sync: cannot listen on %s: %s", name,
+				 strerror(-err));
+			snprintf(why, why_len, "cannot listen on %s: %s", name,
 				 strerror(-err));
 			goto fail;
 		}
@@ -249,6 +258,7 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 	if (svc->stop_fd < 0 ||
 	    pthread_create(&svc->thread, NULL, sync_thread, svc)) {
 		pr_error("sync: cannot start its thread");
+		snprintf(why, why_len, "cannot start its thread");
 		goto fail;
 	}
 	pr_notice("sync: node %u, %s every %u ms, %s", c->node,

@@ -9,10 +9,12 @@
 struct sl_sync_service;
 
 /* Start syncing the instance whose maps are `m` (kept open by the caller
- * until sl_sync_service_stop). NULL, with a message, on failure.
+ * until sl_sync_service_stop). NULL, with a message, on failure, and WHY
+ * says in a few words what failed (for status and /healthz).
  */
 struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
-					      const struct sl_maps *m);
+					      const struct sl_maps *m,
+					      char *why, size_t why_len);
 void sl_sync_service_stop(struct sl_sync_service *svc);
 
 #endif /* SL_SYNC_SERVICE_H */

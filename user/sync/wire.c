@@ -162,19 +162,15 @@ enum sl_wire_error sl_wire_decode(const uint8_t *buf, size_t len,
 	return SL_WIRE_OK;
 }
 
-int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY])
+int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY])
 {
 	uint8_t raw[4 * SL_WIRE_KEY];
 	size_t len, i, n = 0, bin_len;
 	FILE *f;
 
 	f = fopen(path, "rb");
-	if (!f) {
-		int err = -errno;
-
-		pr_error("cannot open the sync key %s: %s", path, strerror(errno));
-		return err;
-	}
+	if (!f)
+		return -errno;
 	len = fread(raw, 1, sizeof(raw), f);
 	fclose(f);
 	if (len == SL_WIRE_KEY) {
@@ -190,7 +186,16 @@ int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY])
 	if (!sodium_hex2bin(key, SL_WIRE_KEY, (const char *)raw, n, NULL,
 			    &bin_len, NULL) && bin_len == SL_WIRE_KEY)
 		return 0;
-	pr_error("sync key %s: want 64 hex digits or 32 raw bytes (make one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')",
-		 path);
 	return -EINVAL;
+}
+
+int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY])
+{
+	int err = sl_wire_key_read(path, key);
+
+	if (err == -EINVAL)
+		pr_error("sync key %s: want " SL_WIRE_KEY_FORMAT, path);
+	else if (err)
+		pr_error("cannot open the sync key %s: %s", path, strerror(-err));
+	return err;
 }

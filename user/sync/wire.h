@@ -127,8 +127,13 @@ void sl_wire_send(struct sl_wire_sender *snd, uint64_t sent_ms,
 		  sl_wire_emit_fn emit, void *ctx, struct sl_wire_sent *sent);
 
 /* Read a key file: 64 hex digits (and optional whitespace), or 32 raw
- * bytes. 0, or -errno with a message.
+ * bytes. 0, -errno when it cannot be read, -EINVAL when it holds no
+ * key; nothing printed.
  */
+int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY]);
+/* What sl_wire_key_read wants of a file's content, for its messages. */
+#define SL_WIRE_KEY_FORMAT "64 hex digits or 32 raw bytes (make one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')"
+/* The same, 0 or -errno with a message. */
 int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY]);
 
 #endif /* SL_SYNC_WIRE_H */
