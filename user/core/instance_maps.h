@@ -61,11 +61,12 @@ void sl_size_state_maps(struct bpf_object *obj, unsigned clients);
 /* Buckets of sl_newcomers for a client table of `clients` (0: default):
  * SL_NEWCOMER_WAYS_PER_CLIENT probation ways per client, and at least
  * SL_NEWCOMER_MIN_WAYS. As many clients arriving at once as the table
- * holds fill a bucket of SL_NEWCOMER_WAYS by a Poisson count: with one
- * way per client a tenth of them overflow theirs, and a key whose way is
- * taken before it comes back is decided as a new one again (passed);
- * with four, a few in ten thousand, once (docs/MEASUREMENTS.md, "A table
- * sized for N holds N").
+ * holds put a Poisson count of keys into each bucket, and a key that
+ * finds its bucket full takes a waiting key's way: that key's next
+ * packet is decided as a new one again (passed). Four ways per client
+ * in buckets of SL_NEWCOMER_WAYS leave that to the Poisson tail past
+ * four times the mean (docs/MEASUREMENTS.md, "A table sized for N
+ * holds N").
  */
 #define SL_NEWCOMER_MIN_WAYS	65536u
 #define SL_NEWCOMER_WAYS_PER_CLIENT	4u
