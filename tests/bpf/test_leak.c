@@ -13,11 +13,11 @@
  * nothing, every source holds a state (none evicted), and nothing failed
  * open.
  *
- * N is SL_LEAK_SOURCES from the environment (default 100,000, a count
- * that is no multiple of the LRU's refill batch, so that the last refill
- * finds the common free list short). Rounds alternate between CPUs 0 and
- * 1 in blocks of 1,000 packets when both are there, so that both CPUs'
- * free lists of the LRU hash are taken from.
+ * N is 100,000, then 1,000,000: counts that are no multiple of the LRU's
+ * refill batch, so that the last refill finds the common free list
+ * short. Rounds alternate between CPUs 0 and 1 in blocks of 1,000
+ * packets when both are there, so that both CPUs' free lists of the LRU
+ * hash are taken from.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,21 +56,13 @@ struct fixture {
 	bool two_cpus;
 };
 
-static unsigned sources(void)
-{
-	const char *s = getenv("SL_LEAK_SOURCES");
-	unsigned long n = s ? strtoul(s, NULL, 0) : 100000;
-
-	return n ? n : 100000;
-}
-
-static int setup(void **state)
+static int setup(void **state, unsigned n)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return -1;
-	f->n = sources();
+	f->n = n;
 	f->order = calloc(f->n, sizeof(*f->order));
 	if (!f->order || sl_test_open_instance(&f->in, f->n, T0)) {
 		free(f->order);
@@ -82,6 +74,16 @@ static int setup(void **state)
 		      CPU_ISSET(1, &sl_test_initial_cpus);
 	*state = f;
 	return 0;
+}
+
+static int setup_100k(void **state)
+{
+	return setup(state, 100000);
+}
+
+static int setup_1m(void **state)
+{
+	return setup(state, 1000000);
 }
 
 static int teardown(void **state)
@@ -151,7 +153,7 @@ static unsigned states_held(struct fixture *f)
 	return held;
 }
 
-static void test_leak_over_limit_sources_pass_nothing_after_warmup(void **state)
+static void over_limit_sources_pass_nothing_after_warmup(void **state)
 {
 	struct fixture *f = *state;
 	unsigned i, r, passed[WARMUP_ROUNDS], in_order, shuffled, held;
@@ -192,12 +194,25 @@ static void test_leak_over_limit_sources_pass_nothing_after_warmup(void **state)
 	assert_int_equal(gs.fail_open, 0);
 }
 
+static void test_leak_100k_over_limit_sources_pass_nothing_after_warmup(void **state)
+{
+	over_limit_sources_pass_nothing_after_warmup(state);
+}
+
+static void test_leak_1m_over_limit_sources_pass_nothing_after_warmup(void **state)
+{
+	over_limit_sources_pass_nothing_after_warmup(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-			test_leak_over_limit_sources_pass_nothing_after_warmup,
-			setup, teardown),
+			test_leak_100k_over_limit_sources_pass_nothing_after_warmup,
+			setup_100k, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_leak_1m_over_limit_sources_pass_nothing_after_warmup,
+			setup_1m, teardown),
 	};
 
 	sl_test_save_cpus();
