@@ -187,6 +187,9 @@ static void over_limit_sources_pass_nothing_after_warmup(void **state)
 		      passed[1], passed[2], in_order, shuffled, held,
 		      (unsigned long long)gs.newcomers_displaced,
 		      (unsigned long long)(gs.new_clients - held));
+	/* what status reports and an upgrade reads back: --clients */
+	assert_int_equal(sl_clients_of_table(sl_map_capacity(f->in.maps.clients),
+					     f->in.maps.nr_cpus), f->n);
 	assert_int_equal(passed[0], f->n);	/* each first packet fits */
 	assert_int_equal(in_order, 0);
 	assert_int_equal(shuffled, 0);
