@@ -222,10 +222,11 @@ static int fill_probation(void *ctx)
 		return -EINVAL;
 	memset(&b, 0, sizeof(b));
 	for (i = 0; i < buckets; i++) {
-		for (w = 0; w < SL_NEWCOMER_WAYS; w++)
-			b.way[w] = (struct sl_newcomer){
-				.tag = (i * SL_NEWCOMER_WAYS + w) | 1,
-				.units = 1, .first_ms = 1000000 };
+		for (w = 0; w < SL_NEWCOMER_WAYS; w++) {
+			b.tag[w] = (i * SL_NEWCOMER_WAYS + w) | 1;
+			b.units[w] = 1;
+			b.first_ms[w] = 1000000;
+		}
 		if (bpf_map_update_elem(in->maps.newcomers, &i, &b, BPF_ANY))
 			return -errno;
 	}

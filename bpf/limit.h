@@ -525,7 +525,8 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 	const struct sl_newcomer_conf *conf;
 	struct sl_newcomer_bucket *b;
 	struct sl_global_stats *gs;
-	struct sl_newcomer first = { 0 };
+	__u32 first_tag = 0, first_units = 0;
+	__u64 first_ms = 0;
 	struct sl_tally empty;
 	__u64 h, now_ms;
 	__u32 idx, tag, r, zero = 0;
@@ -561,8 +562,10 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 	bpf_spin_lock(&b->lock);
 	way = sl_newcomer_find(b, tag, &free);
 	if (way >= 0 && way < SL_NEWCOMER_WAYS) {
-		first = b->way[way];
-		b->way[way].tag = 0;	/* promoted once, by one CPU */
+		first_tag = b->tag[way];
+		first_units = b->units[way];
+		first_ms = b->first_ms[way];
+		b->tag[way] = 0;	/* promoted once, by one CPU */
 	} else if (fits) {
 		__u32 slot;
 
@@ -574,9 +577,9 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 		 */
 		__asm__ volatile("" : "+r"(slot));
 		slot &= SL_NEWCOMER_WAYS - 1;
-		b->way[slot].tag = tag;
-		b->way[slot].units = units;
-		b->way[slot].first_ms = now_ms;
+		b->tag[slot] = tag;
+		b->units[slot] = units;
+		b->first_ms[slot] = now_ms;
 		written = 1;
 	}
 	bpf_spin_unlock(&b->lock);
@@ -589,14 +592,14 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 		}
 		return SL_ACCEPT;
 	}
-	if (!first.tag)
+	if (!first_tag)
 		goto create;
 	if (gs)
 		gs->promoted++;
 	if (sl_state_create(p->algorithm, key))
 		return SL_ADMITTED;	/* another CPU made it first */
-	first_out->now_ms = first.first_ms;
-	first_out->units = first.units;
+	first_out->now_ms = first_ms;
+	first_out->units = first_units;
 	return SL_PROMOTED;
 create:
 	sl_state_create(p->algorithm, key);

@@ -91,8 +91,9 @@ struct {
 } sl_exempt_rules SEC(".maps");
 
 /* One state per client, shared by every CPU and written only on accept
- * (see include/sl_algo.h). Sized by the loader (--clients, default
- * SL_DEFAULT_CLIENTS).
+ * (see include/sl_algo.h). Sized by the loader to hold --clients
+ * (default SL_DEFAULT_CLIENTS) with room for the free entries each CPU
+ * keeps (sl_client_table_entries()).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -134,9 +135,9 @@ struct {
  * not hold is written here at its first packet and gets a state only
  * when it comes back, so one-packet sources never evict known clients.
  * A plain array, every CPU's: an entry is a write under the bucket's
- * lock, no allocation and no LRU list. Sized by the loader, a way per
- * client of sl_clients; sl_newcomer_conf says how many buckets (0: no
- * probation).
+ * lock, no allocation and no LRU list. Sized by the loader, four ways
+ * per client of sl_clients (sl_newcomer_buckets()); sl_newcomer_conf
+ * says how many buckets (0: no probation).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

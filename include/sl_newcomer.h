@@ -83,7 +83,7 @@ SL_INLINE int sl_newcomer_find(const struct sl_newcomer_bucket *b,
 
 	*free = -1;
 	for (i = 0; i < SL_NEWCOMER_WAYS; i++) {
-		__u32 t = b->way[i].tag;
+		__u32 t = b->tag[i];
 
 		if (t == tag)
 			return i;
@@ -104,7 +104,7 @@ SL_INLINE int sl_newcomer_victim(const struct sl_newcomer_bucket *b, __u32 r)
 	int x = r & (SL_NEWCOMER_WAYS - 1);
 	int y = (r >> 8) & (SL_NEWCOMER_WAYS - 1);
 
-	return b->way[y].first_ms < b->way[x].first_ms ? y : x;
+	return b->first_ms[y] < b->first_ms[x] ? y : x;
 }
 
 #endif /* SL_NEWCOMER_H */

@@ -334,19 +334,18 @@ struct sl_proto_rules {
 /* Probation of the keys the client tables do not hold (include/
  * sl_newcomer.h): array sl_newcomers of buckets, each a few ways of one
  * newcomer's first accept, found by a keyed hash of the client key.
+ * Way i is tag[i], units[i] and first_ms[i]: the tags side by side, so
+ * that the pass over them every new key makes reads one cache line
+ * with the lock, however many ways.
  */
-#define SL_NEWCOMER_WAYS	8	/* a power of two */
-
-struct sl_newcomer {
-	__u32 tag;		/* the key's hash (never 0); 0: free */
-	__u32 units;		/* what its first packet was charged */
-	__u64 first_ms;		/* model/TAI ms of that packet */
-};
+#define SL_NEWCOMER_WAYS	16	/* a power of two */
 
 struct sl_newcomer_bucket {
 	struct bpf_spin_lock lock;	/* the ways change under it only */
 	__u32 pad;
-	struct sl_newcomer way[SL_NEWCOMER_WAYS];
+	__u32 tag[SL_NEWCOMER_WAYS];	/* the key's hash (never 0); 0: free */
+	__u32 units[SL_NEWCOMER_WAYS];	/* what its first packet was charged */
+	__u64 first_ms[SL_NEWCOMER_WAYS]; /* model/TAI ms of that packet */
 };
 
 /* Array sl_newcomer_conf, one entry, written by userspace once, when the

@@ -82,7 +82,7 @@ unsigned sl_test_newcomers_held(struct sl_instance *in)
 	for (i = 0; i < buckets; i++) {
 		assert_int_equal(bpf_map_lookup_elem(in->maps.newcomers, &i, &b), 0);
 		for (w = 0; w < SL_NEWCOMER_WAYS; w++)
-			n += b.way[w].tag != 0;
+			n += b.tag[w] != 0;
 	}
 	return n;
 }

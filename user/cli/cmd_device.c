@@ -242,7 +242,9 @@ static int status_read_devices(const struct sl_maps *m, struct status *st)
 static int status_read(const struct sl_maps *m, struct status *st)
 {
 	st->clients = sl_map_count_keys(m->clients);
-	st->capacity = sl_map_capacity(m->clients);
+	/* what it holds without evicting: --clients */
+	st->capacity = sl_clients_of_table(sl_map_capacity(m->clients),
+					   m->nr_cpus);
 	sl_service_status_read(sl_now_tai_ms(), &st->service);	/* none: all zero */
 	st->synced = !sl_sync_health_read(m, sl_now_tai_ms(), &st->sync);
 	sl_build_status_read(sl_now_tai_ms(), &st->program);

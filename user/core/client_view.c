@@ -43,7 +43,7 @@ static void read_probation(const struct sl_maps *m, const struct sl_params *p,
 	if (way < 0)
 		return;
 	sl_tally_init(&empty);
-	sl_charge(state, p, &empty, b.way[way].first_ms, b.way[way].units);
+	sl_charge(state, p, &empty, b.first_ms[way], b.units[way]);
 }
 
 int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,

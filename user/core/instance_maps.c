@@ -142,10 +142,34 @@ static void size_changed_ring(struct bpf_map *map, unsigned clients)
 	bpf_map__set_max_entries(map, bytes);
 }
 
+/* The LRU hash refills a CPU's free list from the common one a batch of
+ * up to SL_LRU_LOCAL_FREE entries at a time, and when fewer are free it
+ * evicts the rest; the other CPUs' batches stay theirs. A table of M
+ * entries therefore starts evicting at M - SL_LRU_LOCAL_FREE x CPUs live
+ * clients (docs/MEASUREMENTS.md, "A table sized for N holds N").
+ */
+__u32 sl_client_table_entries(unsigned clients, int nr_cpus)
+{
+	__u64 n = clients ? clients : SL_DEFAULT_CLIENTS;
+
+	if (nr_cpus < 1)
+		nr_cpus = 1;
+	return n + (__u64)SL_LRU_LOCAL_FREE * nr_cpus;
+}
+
+unsigned sl_clients_of_table(__u32 entries, int nr_cpus)
+{
+	__u64 spare = (__u64)SL_LRU_LOCAL_FREE * (nr_cpus < 1 ? 1 : nr_cpus);
+
+	return entries > spare ? entries - spare : 1;
+}
+
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 {
+	int nr_cpus = libbpf_num_possible_cpus();
+
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_clients"),
-				 clients ? clients : SL_DEFAULT_CLIENTS);
+				 sl_client_table_entries(clients, nr_cpus));
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "sl_peer_view"),
 				 clients ? clients : SL_DEFAULT_CLIENTS);
 	size_changed_ring(bpf_object__find_map_by_name(obj, "sl_changed"),
@@ -160,7 +184,8 @@ void sl_size_state_maps(struct bpf_object *obj, unsigned clients)
 
 __u32 sl_newcomer_buckets(unsigned clients)
 {
-	__u32 ways = clients ? clients : SL_DEFAULT_CLIENTS;
+	__u64 ways = (__u64)(clients ? clients : SL_DEFAULT_CLIENTS) *
+		     SL_NEWCOMER_WAYS_PER_CLIENT;
 
 	/* a small table's few keys must not crowd one bucket either */
 	if (ways < SL_NEWCOMER_MIN_WAYS)

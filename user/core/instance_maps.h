@@ -45,9 +45,11 @@ void sl_maps_close(struct sl_maps *m);
 /* -ENODEV with a message when bpffs is not mounted at /sys/fs/bpf. */
 int sl_require_bpffs(void);
 
-/* Size the client tables of an object before load: sl_clients and
- * sl_peer_view to `clients` (0: default), sl_changed to an eighth of
- * them, sl_newcomers to a way per client (at least 65,536);
+/* Size the client tables of an object before load: sl_clients to hold
+ * `clients` (0: default) without evicting (sl_client_table_entries),
+ * sl_peer_view to `clients`, sl_changed to an eighth of them,
+ * sl_newcomers to SL_NEWCOMER_WAYS_PER_CLIENT ways per client (at least
+ * SL_NEWCOMER_MIN_WAYS);
  * sl_clients_plain and
  * sl_clients_log to what fits in SL_WIDE_STATE_BUDGET bytes (at most
  * their default capacity, and at most `clients` when given).
@@ -57,10 +59,27 @@ int sl_require_bpffs(void);
 void sl_size_state_maps(struct bpf_object *obj, unsigned clients);
 
 /* Buckets of sl_newcomers for a client table of `clients` (0: default):
- * a probation way per client, and at least SL_NEWCOMER_MIN_WAYS.
+ * SL_NEWCOMER_WAYS_PER_CLIENT probation ways per client, and at least
+ * SL_NEWCOMER_MIN_WAYS. As many clients arriving at once as the table
+ * holds put a Poisson count of keys into each bucket, and a key that
+ * finds its bucket full takes a waiting key's way: that key's next
+ * packet is decided as a new one again (passed). Four ways per client
+ * in buckets of SL_NEWCOMER_WAYS leave that to the Poisson tail past
+ * four times the mean (docs/MEASUREMENTS.md, "A table sized for N
+ * holds N").
  */
 #define SL_NEWCOMER_MIN_WAYS	65536u
+#define SL_NEWCOMER_WAYS_PER_CLIENT	4u
 __u32 sl_newcomer_buckets(unsigned clients);
+
+/* Entries of sl_clients for `clients` clients on nr_cpus possible CPUs,
+ * and back: the LRU's per-CPU free lists hold up to SL_LRU_LOCAL_FREE
+ * entries each that the table cannot give to a new client without
+ * evicting another.
+ */
+#define SL_LRU_LOCAL_FREE	128u
+__u32 sl_client_table_entries(unsigned clients, int nr_cpus);
+unsigned sl_clients_of_table(__u32 entries, int nr_cpus);
 
 /* After a load: give a new probation table its random hash seed and its
  * size (sl_newcomer_conf); a table made by an earlier load keeps its own.

@@ -412,9 +412,10 @@ static void warn_clients_ignored(const struct sl_maps *m, unsigned clients)
 	__u32 len = sizeof(info);
 
 	if (!bpf_obj_get_info_by_fd(m->clients, &info, &len) &&
-	    info.max_entries != clients)
-		pr_warn("--clients %u ignored: the client table was created with %u entries (by an earlier attach or rules apply); detach --all, then attach --clients first to resize it",
-			clients, info.max_entries);
+	    info.max_entries != sl_client_table_entries(clients, m->nr_cpus))
+		pr_warn("--clients %u ignored: the client table was created for %u clients (by an earlier attach or rules apply); detach --all, then attach --clients first to resize it",
+			clients, sl_clients_of_table(info.max_entries,
+						     m->nr_cpus));
 }
 
 /* A failure leaves nothing of this call: a device attached is detached,
@@ -920,7 +921,7 @@ static int read_devices(struct upgrade_devices *d, unsigned *clients)
 	memset(&info, 0, sizeof(info));
 	ilen = sizeof(info);
 	if (!*clients && !bpf_obj_get_info_by_fd(m.clients, &info, &ilen))
-		*clients = info.max_entries;
+		*clients = sl_clients_of_table(info.max_entries, m.nr_cpus);
 out:
 	sl_maps_close(&m);
 	return err;

@@ -300,8 +300,13 @@ static void table_metrics(struct text *t, const struct sl_maps *m)
 	for (i = 0; i < 3; i++) {
 		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
 
+		__u32 cap = sl_map_capacity(fd);
+
+		/* sl_clients: what it holds without evicting (clients:) */
+		if (i == 0)
+			cap = sl_clients_of_table(cap, m->nr_cpus);
 		put(t, "slicelimit_clients_capacity{table=\"%s\"} %u\n",
-		    tables[i].name, sl_map_capacity(fd));
+		    tables[i].name, cap);
 	}
 }
 
