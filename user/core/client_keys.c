@@ -80,7 +80,9 @@ int sl_client_probation(const struct sl_maps *m,
 	 * lost from probation is decided as a first packet again, which
 	 * probation allows for (include/sl_newcomer.h)
 	 */
-	memset(&b.way[way], 0, sizeof(b.way[way]));
+	b.tag[way] = 0;
+	b.units[way] = 0;
+	b.first_ms[way] = 0;
 	if (bpf_map_update_elem(m->newcomers, &idx, &b, BPF_F_LOCK))
 		return -errno;
 	return 1;
