@@ -430,6 +430,18 @@ SL_INLINE __u64 sl_bounded_stale_at(const struct sl_sync_conf *sc)
 	return sc->round_ms + SL_BOUNDED_STALE * (__u64)sc->interval_ms + 1;
 }
 
+/* bounded: when the next share round begins, as far as a node can tell:
+ * an interval after this one's, or, that overdue (the service late), an
+ * interval from now.
+ */
+SL_INLINE __u64 sl_bounded_next_round(const struct sl_sync_conf *sc,
+				      __u64 now_ms)
+{
+	__u64 next = sc->round_ms + sc->interval_ms;
+
+	return next > now_ms ? next : now_ms + sc->interval_ms;
+}
+
 /* The client's units of the current round on this node. */
 SL_INLINE __u32 sl_round_units(const struct sl_client_hdr *h,
 			       const struct sl_sync_conf *sc)
@@ -836,12 +848,7 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 
 	if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->interval_ms) {
 		round = *sc;
-		next_round = sc->round_ms + sc->interval_ms;
-		/* a round overdue (the service late): the next within an
-		 * interval, as far as anyone can tell
-		 */
-		if (next_round <= now_ms)
-			next_round = now_ms + sc->interval_ms;
+		next_round = sl_bounded_next_round(sc, now_ms);
 	}
 	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
 		/* a round passed: its shares are taken at its start, and
