@@ -473,8 +473,10 @@ SL_INLINE int sl_peer_sums(const struct sl_params *p)
  * node's part of it; `hidden`: units of the slots whose first accept
  * left the window but whose last merge did not, which may still hold
  * units inside it (every unit of a slot was accepted by its last merge);
- * `expiry_ms`: when the first of those last merges leaves (the room
- * grows). One slot a step: the kernel walks it with bpf_loop.
+ * `expiry_ms`: when these figures next change: a slot's last merge
+ * leaves or the ring lets the slot go (the room grows), or its first
+ * leaves (the shares of the rounds after change). One slot a step: the
+ * kernel walks it with bpf_loop.
  */
 struct sl_fleet_walk {
 	const struct sl_peer_view *v;
@@ -509,9 +511,13 @@ SL_INLINE void sl_fleet_slot(struct sl_fleet_walk *w, __u32 i)
 	ring_out = (w->now_ms / ps + (SL_PEER_SLOTS - back)) * ps;
 	if (ring_out < leaves)
 		leaves = ring_out;
+	age = sl_u32_since(s->first_ms, (__u32)w->now_ms);
+	/* ... and a round's shares change when its first leaves */
+	if (age < w->window_ms && w->now_ms + (w->window_ms - age) < leaves)
+		leaves = w->now_ms + (w->window_ms - age);
 	if (leaves < w->expiry_ms)
 		w->expiry_ms = leaves;
-	if (sl_u32_since(s->first_ms, (__u32)w->now_ms) < w->window_ms) {
+	if (age < w->window_ms) {
 		sl_add_sat(&w->base, s->count);
 		sl_add_sat(&w->own, s->own < s->count ? s->own : s->count);
 	} else {
