@@ -696,6 +696,14 @@ static __always_inline int sl_decide_kind(const struct sl_client_key *key,
 				sl_block_word(gen, sl_cache_until(rq.now_ms,
 								  until));
 		}
+		/* the event's Retry-After: where only the round's room holds
+		 * the client back, the next round may pass it
+		 * (sl_accept_at_peers walks on from there)
+		 */
+		if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->interval_ms &&
+		    sl_tally_allows(&t, p, units) &&
+		    sl_bounded_next_round(sc, rq.now_ms) < t.next_expiry_ms)
+			t.next_expiry_ms = sl_bounded_next_round(sc, rq.now_ms);
 		sl_drop_event(own, key, p, &t, rq.now_ms);
 		return SL_OVER;
 	}

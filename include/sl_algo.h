@@ -492,26 +492,32 @@ SL_INLINE void sl_counter_tally_slot(struct sl_tally *t,
  * floor(estimate) + 1 <= limit exactly when estimate < limit, so `used`
  * holds the floor and the common verdict stays exact for one unit. The
  * estimate only falls as time passes (slices leave it continuously):
- * next_expiry is the first ms at which it is below the limit, or the next
- * slice, where the weights move on.
+ * next_expiry is the first ms at which it is below the limit; below it
+ * already, the next ms `used` falls (a room the bounded layout takes from
+ * it grows then); or the next slice, where the weights move on.
  */
 SL_INLINE void sl_counter_weigh(struct sl_tally *t, const struct sl_params *p,
 				__u64 now_ms, __u64 full, __u64 oldest)
 {
 	__u64 S = p->slice_ms, e = now_ms % S, start = now_ms - e;
-	__u64 need, e_min;
+	__u64 weighed = oldest * (S - e) / S, below, need, e_min;
 
-	t->used = full + oldest * (S - e) / S;
+	t->used = full + weighed;
 	if (!full && !oldest)
 		return;
 	if (full >= p->limit || !oldest) {
 		sl_tally_expiry(t, start + S);
 		return;
 	}
-	/* smallest e' with oldest * (S - e') < (limit - full) * S */
-	need = ((p->limit - full) * S + oldest - 1) / oldest;	/* ceil */
+	below = t->used >= p->limit ? p->limit - full : weighed;
+	if (!below) {
+		sl_tally_expiry(t, start + S);
+		return;
+	}
+	/* smallest e' with oldest * (S - e') < below * S */
+	need = (below * S + oldest - 1) / oldest;	/* ceil */
 	e_min = S + 1 > need ? S + 1 - need : 0;
-	sl_tally_expiry(t, e_min < S ? start + e_min : start + S);
+	sl_tally_expiry(t, e_min > e && e_min < S ? start + e_min : start + S);
 }
 
 /* The node's own estimate; `aux` keeps the oldest slice's units, from

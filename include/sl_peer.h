@@ -430,6 +430,18 @@ SL_INLINE __u64 sl_bounded_stale_at(const struct sl_sync_conf *sc)
 	return sc->round_ms + SL_BOUNDED_STALE * (__u64)sc->interval_ms + 1;
 }
 
+/* bounded: when the next share round begins, as far as a node can tell:
+ * an interval after this one's, or, that overdue (the service late), an
+ * interval from now.
+ */
+SL_INLINE __u64 sl_bounded_next_round(const struct sl_sync_conf *sc,
+				      __u64 now_ms)
+{
+	__u64 next = sc->round_ms + sc->interval_ms;
+
+	return next > now_ms ? next : now_ms + sc->interval_ms;
+}
+
 /* The client's units of the current round on this node. */
 SL_INLINE __u32 sl_round_units(const struct sl_client_hdr *h,
 			       const struct sl_sync_conf *sc)
@@ -461,8 +473,10 @@ SL_INLINE int sl_peer_sums(const struct sl_params *p)
  * node's part of it; `hidden`: units of the slots whose first accept
  * left the window but whose last merge did not, which may still hold
  * units inside it (every unit of a slot was accepted by its last merge);
- * `expiry_ms`: when the first of those last merges leaves (the room
- * grows). One slot a step: the kernel walks it with bpf_loop.
+ * `expiry_ms`: when these figures next change: a slot's last merge
+ * leaves or the ring lets the slot go (the room grows), or its first
+ * leaves (the shares of the rounds after change). One slot a step: the
+ * kernel walks it with bpf_loop.
  */
 struct sl_fleet_walk {
 	const struct sl_peer_view *v;
@@ -480,17 +494,30 @@ SL_INLINE void sl_add_sat(__u32 *sum, __u32 x)
 SL_INLINE void sl_fleet_slot(struct sl_fleet_walk *w, __u32 i)
 {
 	const struct sl_peer_slot *s = &w->v->slot[i & (SL_PEER_SLOTS - 1)];
-	__u32 now_slice = w->now_ms / w->v->slice_ms, age;
+	__u64 ps = w->v->slice_ms, leaves, ring_out;
+	__u32 now_slice = w->now_ms / ps, age, back = now_slice - s->slice;
 
 	/* a slice ahead of now or a ring's length behind: not in it */
-	if (!s->count || now_slice - s->slice >= SL_PEER_SLOTS)
+	if (!s->count || back >= SL_PEER_SLOTS)
 		return;
 	age = sl_u32_since(s->last_ms, (__u32)w->now_ms);
 	if (age >= w->window_ms)
 		return;		/* every unit of it left */
-	if (w->now_ms + (w->window_ms - age) < w->expiry_ms)
-		w->expiry_ms = w->now_ms + (w->window_ms - age);
-	if (sl_u32_since(s->first_ms, (__u32)w->now_ms) < w->window_ms) {
+	/* the room grows when its last merge leaves, or when the ring
+	 * lets the slot go, a ring's length after its slice (a hidden
+	 * slot merged an interval after its first can outlive that)
+	 */
+	leaves = w->now_ms + (w->window_ms - age);
+	ring_out = (w->now_ms / ps + (SL_PEER_SLOTS - back)) * ps;
+	if (ring_out < leaves)
+		leaves = ring_out;
+	age = sl_u32_since(s->first_ms, (__u32)w->now_ms);
+	/* ... and a round's shares change when its first leaves */
+	if (age < w->window_ms && w->now_ms + (w->window_ms - age) < leaves)
+		leaves = w->now_ms + (w->window_ms - age);
+	if (leaves < w->expiry_ms)
+		w->expiry_ms = leaves;
+	if (age < w->window_ms) {
 		sl_add_sat(&w->base, s->count);
 		sl_add_sat(&w->own, s->own < s->count ? s->own : s->count);
 	} else {
@@ -806,7 +833,13 @@ SL_INLINE __u64 sl_tally_node_peers(struct sl_tally *t, const void *state,
  * verdict can only change at the tally's next_expiry_ms, or in the bounded
  * layout at the next round (due an interval after this one began, and
  * every interval after; the view is taken to stay as it is), so walk
- * those. The kernel caches the first step.
+ * those. A round helps only where the room alone holds the client back
+ * (the count against the limit is the tally's, which a round does not
+ * move), and only if the client has units of the round or the view
+ * changed since it began: a round with neither gives the next the same
+ * room, and the walk waits for the view instead (a round a step would
+ * take a long window past the walk's steps). The kernel caches the
+ * first step.
  */
 SL_INLINE __u64 sl_accept_at_peers(const void *state,
 				   const struct sl_peer_view *v,
@@ -817,16 +850,11 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 	__u64 at = now_ms, projected, room, next_round = SL_NEVER;
 	struct sl_sync_conf round = { 0 };
 	struct sl_tally t;
-	int step;
+	int step, same_room = 0;	/* a round on gives the same room */
 
 	if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->interval_ms) {
 		round = *sc;
-		next_round = sc->round_ms + sc->interval_ms;
-		/* a round overdue (the service late): the next within an
-		 * interval, as far as anyone can tell
-		 */
-		if (next_round <= now_ms)
-			next_round = now_ms + sc->interval_ms;
+		next_round = sl_bounded_next_round(sc, now_ms);
 	}
 	for (step = 0; step < SL_MAX_LOG * 2 + 64; step++) {
 		/* a round passed: its shares are taken at its start, and
@@ -836,18 +864,21 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 			round.share_round++;
 			round.round_ms = next_round;
 			next_round += sc->interval_ms;
+			same_room = 1;
 		}
 		projected = sl_tally_node_peers(&t, state, v, p,
 						next_round == SL_NEVER ? sc :
 						&round, at, &room);
 		if (sl_peer_allows(&t, p, projected, room, units))
 			return at;
-		if (room < units && next_round > at &&
-		    next_round < t.next_expiry_ms)
+		if (room < units && !same_room && next_round > at &&
+		    next_round < t.next_expiry_ms &&
+		    sl_peer_allows(&t, p, projected, SL_NEVER, units))
 			t.next_expiry_ms = next_round;
 		if (t.next_expiry_ms == SL_NEVER)
 			return SL_NEVER;
 		at = t.next_expiry_ms > at ? t.next_expiry_ms : at + 1;
+		same_room = 0;	/* the view moved on: the next round may help */
 	}
 	return SL_NEVER;
 }

@@ -95,9 +95,10 @@ mn_setup_network() {
 
 # mn_write_configs LAYOUT: every node's service config, syncing every
 # 200 ms over UDP in LAYOUT, with the rules of $SL_TMP/rules.yaml (the
-# test's) and one fleet key (made once)
+# test's) and one fleet key (made once); node 1's HTTP API on
+# 127.0.0.1:$MN_HTTP_PORT (inside its namespace) when that is set
 mn_write_configs() {
-	local layout=$1 i j peers
+	local layout=$1 i j peers listen
 	# mode 0600: a key others may read is refused
 	[ -s "$SL_TMP/sync.key" ] || (umask 077
 		head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
@@ -106,12 +107,15 @@ mn_write_configs() {
 		for j in $(seq 1 "$NODES"); do
 			[ "$j" = "$i" ] || peers="$peers${peers:+, }$(node_sync "$j"):$SYNC_PORT"
 		done
+		listen='"off"'
+		[ "$i" = 1 ] && [ -n "${MN_HTTP_PORT:-}" ] &&
+			listen=127.0.0.1:$MN_HTTP_PORT
 		cat >"$SL_TMP/node$i.yaml" <<EOF
 devices:
   - { name: data, mode: xdp }
 rules: $SL_TMP/rules.yaml
 http:
-  listen: "off"
+  listen: $listen
 sync:
   node: $i
   layout: $layout

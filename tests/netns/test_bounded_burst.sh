@@ -13,7 +13,13 @@
 #      the asynchronous rounds (below);
 #   2. the control: the same burst, a new client again, with the nodes
 #      restarted on delayed-sync, passes more than 1.1 x (every node takes
-#      the limit before it hears of the others): the check above can fail.
+#      the limit before it hears of the others): the check above can fail;
+#   0. before both, node 1's HTTP API under bounded: quick checks of a new
+#      key (rule 'api': 10 per 60 s) on that node alone. The node holds
+#      the key to its share of a first contact: every 429 says remaining 0
+#      and a retry_after_s of at least 1, the RateLimit and Retry-After
+#      headers say what the JSON says, and a check after that Retry-After
+#      passes (the next round shows where the key is).
 #
 # The rounds are the real ones: every node runs its own 200 ms timer, from
 # its own start, so the rounds of two nodes are not aligned, where the
@@ -52,6 +58,8 @@ PORT=13
 TAIL_PPS=$((4 * LIMIT / W))		# fleet-wide: 4 x the limit rate
 TAIL_S=$((2 * W + 1))			# two whole windows after the burst
 MAX=$((LIMIT * 11 / 10))		# NFR-1: 1.1 x the limit
+MN_HTTP_PORT=8080			# node 1's API (multinode_lib.sh)
+API_KEY=fresh-$$			# a key no node has seen
 BURSTER=10.97.0.20			# the burst under bounded
 CONTROL=10.97.0.21			# the same under delayed-sync
 RES=""					# burst_windows' result
@@ -64,7 +72,76 @@ rules:
     ports: $PORT
     limit: $LIMIT
     window: ${W}s
+  - name: api
+    protocol: udp
+    ports: 14
+    limit: 10
+    window: 60s
 EOF
+}
+
+# api_checks N: N checks of $API_KEY against rule 'api' on node 1, one
+# connection, at once; a JSON list of {status, body, headers}
+api_checks() {
+	in_node 1 "$SL_PY" - "$MN_HTTP_PORT" "$API_KEY" "$1" <<'PY'
+import http.client, json, sys
+port, key, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+out = []
+for _ in range(n):
+    c.request("GET", f"/v1/check?rule=api&key={key}")
+    r = c.getresponse()
+    out.append({"status": r.status, "body": json.loads(r.read()),
+                "headers": {k.lower(): v for k, v in r.getheaders()}})
+print(json.dumps(out))
+PY
+}
+
+# answers_agree: the problems of a JSON list of api_checks' answers, one a
+# line (none: all agree): a 429 with remaining > 0 or retry_after_s < 1,
+# and headers that say otherwise than the body
+answers_agree() {
+	"$SL_PY" -c '
+import json, re, sys
+for i, a in enumerate(json.load(sys.stdin)):
+    b, h = a["body"], a["headers"]
+    m = re.search(r";r=(\d+);t=(\d+)", h.get("ratelimit", ""))
+    r, t = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+    say = "check %d: %d %s RateLimit %s Retry-After %s" % (
+        i + 1, a["status"], json.dumps(b), h.get("ratelimit"),
+        h.get("retry-after"))
+    if r != b["remaining"]:
+        print(say + ": RateLimit r= is not the remaining of the body")
+    if a["status"] == 429:
+        if b["remaining"] != 0 or b["retry_after_s"] < 1 or b["allowed"]:
+            print(say + ": a 429 must say remaining 0, retry_after_s >= 1")
+        if t != b["retry_after_s"] or \
+                h.get("retry-after") != str(b["retry_after_s"]):
+            print(say + ": t= or Retry-After is not retry_after_s")
+    elif a["status"] == 200 and (not b["allowed"] or b["retry_after_s"]):
+        print(say + ": a 200 says allowed and retry_after_s 0")
+'
+}
+
+test_http_answers() {
+	local got bad n429 wait last
+	# a service that has answered before: a check of another key, and
+	# the quick checks some sync rounds later
+	API_KEY=earlier-$$ api_checks 1 >/dev/null
+	sleep 1
+	got=$(api_checks 12)
+	bad=$(answers_agree <<<"$got")
+	n429=$(json_get "sum(a['status'] == 429 for a in d)" <<<"$got")
+	diag "api: 12 quick checks of $API_KEY on node 1 (status:remaining/retry_after_s): $(json_get "' '.join('%d:%s/%s' % (a['status'], a['body']['remaining'], a['body']['retry_after_s']) for a in d)" <<<"$got")"
+	tap_eq "api: node 1 holds a new key to its share under bounded (some of 12 quick checks are 429)" \
+		"$([ "${n429:-0}" -gt 0 ] && echo yes || echo "no 429")" yes
+	tap_eq "api: every 429 says remaining 0 and retry_after_s >= 1, and RateLimit and Retry-After say what the JSON says" \
+		"${bad:-all agree}" "all agree"
+	wait=$(json_get "max([a['body']['retry_after_s'] for a in d if a['status'] == 429] or [0])" <<<"$got")
+	sleep "$wait"
+	last=$(api_checks 1)
+	tap_eq "api: a check $wait s later, when the last 429's Retry-After said, passes" \
+		"$(json_get "d[0]['status']" <<<"$last")" 200
 }
 
 # burst SRC NAME: LIMIT datagrams from SRC to each node in turn, unpaced;
@@ -190,6 +267,7 @@ main() {
 	mn_write_configs bounded
 	mn_fleet_start
 	diag "startup: $((SECONDS - start))s"; t=$SECONDS
+	test_http_answers
 	test_bounded
 	diag "bounded: $((SECONDS - t))s"; t=$SECONDS
 	test_control_delayed_sync

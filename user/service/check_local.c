@@ -234,6 +234,12 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 			}
 			out->allowed = opts.retval == XDP_PASS;
 		}
+		/* bounded: the share round moves every sync round (the
+		 * engine writes it as it sends and as it settles); the answer
+		 * is of the round the kernel decided in, read after it
+		 */
+		if (s.syncs && s.sync.layout == SL_LAYOUT_BOUNDED)
+			s.syncs = sl_client_view_sync_conf(c->maps, &s.sync);
 		err = sl_client_view_compute(c->maps, &s.rule, &ckey,
 					     sl_now_tai_ms(),
 					     s.syncs ? &s.sync : NULL,

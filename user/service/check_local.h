@@ -63,8 +63,9 @@ int sl_checker_init(struct sl_checker *c, int prog_fd,
 		    const struct sl_maps *maps);
 void sl_checker_fini(struct sl_checker *c);
 /* The instance's sync layout was written (the sync service started or
- * stopped): the next check reads it again. Checks keep it otherwise, as
- * the service writes it only then.
+ * stopped): the next check reads it again. Checks keep the layout
+ * otherwise; under bounded each reads the share round again, which moves
+ * every sync round.
  */
 void sl_checker_sync_changed(struct sl_checker *c);
 /* Decide checks in the central store from now on (owned by the caller). */

@@ -155,7 +155,11 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 {
 	const struct sl_rule *rule = &res->rule;
 	__u64 limit = sl_rule_quota(rule);
-	__u64 retry = seconds_up(res->view.retry_after_ms);
+	/* a rejection's delay-seconds are at least 1 (RFC 9110), the same
+	 * in the body, RateLimit's t= and Retry-After
+	 */
+	__u64 retry = res->view.retry_after_ms ?
+		      seconds_up(res->view.retry_after_ms) : 1;
 	__u64 reset = seconds_up(res->view.reset_ms);
 	__u64 until = res->allowed ? reset : retry;	/* RateLimit t= */
 	/* "decision" local: the central store could not answer (fail open) */
@@ -197,8 +201,7 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
 	MHD_add_response_header(r, "SliceLimit-Decision", body.decision);
 	if (!res->allowed && status != 200) {
-		/* RFC 9110: delay-seconds, at least 1 */
-		sl_format_u64(retry ? retry : 1, buf);
+		sl_format_u64(retry, buf);
 		MHD_add_response_header(r, "Retry-After", buf);
 	}
 	ret = MHD_queue_response(c, status, r);

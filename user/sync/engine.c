@@ -456,7 +456,10 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
 }
 
 /* Does anything of a peer view entry still count at now? (Its rule gone:
- * nothing.) The same test as sl_peer_tally's, on a zero tally.
+ * nothing.) The same test as sl_peer_tally's, on a zero tally; under
+ * bounded, for the sums, the room's too: the node's own units and the
+ * slots whose first left the window but whose last merge did not still
+ * take room (sl_fleet_slot).
  */
 static bool view_counts(const struct sl_sync *s,
 			const struct sl_client_key *key,
@@ -475,6 +478,16 @@ static bool view_counts(const struct sl_sync *s,
 	if (!r)
 		return false;
 	sl_params_from_rule(&p, &r->rule);
+	if (s->o.layout == SL_LAYOUT_BOUNDED && sl_peer_sums(&p)) {
+		struct sl_fleet_walk w;
+		__u32 i;
+
+		if (sl_fleet_start(&w, v, &p, now_ms))
+			for (i = 0; i < SL_PEER_SLOTS; i++)
+				sl_fleet_slot(&w, i);
+		if (w.base || w.hidden)
+			return true;
+	}
 	sl_tally_init(&t);
 	/* no own state: what the peers' part alone counts */
 	projected = sl_peer_tally_algo(&t, v, NULL, &p, &sc, now_ms);
