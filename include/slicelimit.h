@@ -58,6 +58,17 @@
  */
 #define SL_MAX_WINDOW_MS	(12ULL * 24 * 3600 * 1000)
 
+/* Longest step back of the clock (NTP, PTP, an operator) that a client's
+ * state keeps counting through: its counts stay, in the windows they were
+ * made in, so the client is held at most its window plus the step. A
+ * longer step back forgets the state (include/sl_algo.h,
+ * sl_client_idle): every u32 number derived from the clock in a state
+ * then stays within 2^31 of now's, where wrapping differences are exact
+ * (at most SL_MAX_WINDOW_MS, or two windows for a sliding record, behind
+ * and this far ahead).
+ */
+#define SL_MAX_STEP_MS		SL_MAX_WINDOW_MS
+
 enum sl_algorithm {
 	SL_ALGO_SLIDING = 0,		/* slices with first-accept times: the default */
 	SL_ALGO_SLIDING_PLAIN = 1,	/* the design study's plain slice sum */
