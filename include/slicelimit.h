@@ -173,7 +173,11 @@ struct sl_client_key {
 
 /* One slice of the sliding algorithm. */
 struct sl_record {
-	__u32 first_ms;		/* model/TAI ms of the slice's first accept */
+	__u32 first_ms;		/* model/TAI ms of the slice's first accept,
+				 * cut to u32 (wraps every 49.7 days): read by
+				 * wrapping difference, within two windows
+				 * behind and SL_MAX_STEP_MS ahead of now in a
+				 * counting state (include/sl_algo.h) */
 	__u32 count;		/* units accepted into this slice */
 	__u32 seq;		/* the client's accept sequence when it opened */
 };
@@ -186,7 +190,12 @@ struct sl_record {
  * lost to it.
  */
 struct sl_slot {
-	__u32 slice;		/* now_ms / slice_ms, wrapping */
+	__u32 slice;		/* now_ms / slice_ms (fixed: / window_ms) cut
+				 * to u32: passes 2^31 at today's clock for
+				 * slices under 836 ms, wraps every 2^32 slices;
+				 * read by wrapping difference, a slot ahead
+				 * believed only with a count and within
+				 * sl_max_ahead (include/sl_algo.h) */
 	__u32 count;
 } __attribute__((aligned(8)));
 
@@ -199,24 +208,38 @@ struct sl_slot {
 #define SL_BUCKET_SLOTS		16
 
 struct sl_bucket {
-	__u64 tat_ns;
+	__u64 tat_ns;		/* ns on the model/TAI clock: no wrap (2^64 ns
+				 * is 584 years); a step back leaves it ahead:
+				 * held the refill time plus the step */
 	struct sl_slot slot[SL_BUCKET_SLOTS];
 };
 
 /* The header every client state starts with (all three maps). */
 #define SL_CLIENT_HEADER						\
-	__u64 last_ms;		/* last accept */				\
-	__u64 blocked_until;	/* cache: over the limit until the low 32	\
-				 * bits, on bpf/clock.h's cache clock; the	\
-				 * high 32 check the generation's halves	\
+	__u64 last_ms;		/* last accept, model/TAI ms: no wrap; what	\
+				 * tells a counting state (sl_client_idle) */	\
+	__u64 blocked_until;	/* cache: over the limit until the low 40	\
+				 * bits, on bpf/clock.h's cache clock (exact	\
+				 * within 2^39 units of now, about 17 years);	\
+				 * the high 24 check the generation's halves	\
 				 * below (bpf/limit.h) */			\
 	__u32 accepted;		/* units accepted, wrapping */			\
 	__u32 blocked_epoch;	/* the block's generation: rules epoch */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
-	__u32 event_ms;		/* last drop event sent for this client */	\
+	__u32 event_ms;		/* last drop event sent for this client, u32	\
+				 * ms: wraps every 49.7 days; an event 2^32 ms	\
+				 * old reads as new and holds the next one	\
+				 * back for a window (events only) */		\
 	__u32 sync_round;	/* sync round of the last accept: its key	\
-				 * went to sl_changed (see sl_sync_conf) */	\
-	__u32 share_round;	/* bounded: share round of the last accept */	\
+				 * went to sl_changed (see sl_sync_conf);	\
+				 * compared for equality: a state untouched	\
+				 * for exactly 2^32 rounds (497 days at the	\
+				 * 10 ms shortest interval) misses one send */	\
+	__u32 share_round;	/* bounded: share round of the last accept,	\
+				 * compared for equality with sl_sync_conf's:	\
+				 * at 2^32 rounds on, the old round_units	\
+				 * count for one round, holding back, never	\
+				 * letting more through */			\
 	__u32 round_units;	/* units accepted in that share round: what	\
 				 * peers do not know of yet */			\
 	__u32 blocked_sync;	/* ... and sync conf (sl_generation) */
@@ -245,7 +268,10 @@ struct sl_client_plain {
 /* sliding-log: ring of accept times; `accepted` is the write position. */
 struct sl_client_log {
 	SL_CLIENT_HEADER
-	__u32 stamp_ms[SL_MAX_LOG];
+	__u32 stamp_ms[SL_MAX_LOG];	/* model/TAI ms cut to u32: the valid
+					 * ones (current ..) are within two
+					 * windows behind, SL_MAX_STEP_MS
+					 * ahead (sl_client_log_charge) */
 };
 
 /* Array sl_config, one entry per generation, written by userspace only.
@@ -429,7 +455,9 @@ struct sl_sync_conf {
 				 * reached its peers, theirs it); a
 				 * client's units count as unknown to the
 				 * peers since its last change */
-	__u64 round_ms;		/* model/TAI ms the share round began */
+	__u64 round_ms;		/* model/TAI ms the share round began: u64,
+				 * no wrap; share_round itself wraps after
+				 * 2^32 rounds (see the client header) */
 };
 
 /* Peers' counts of a client, in slices of sl_peer_slice_ms(window),
@@ -444,6 +472,12 @@ struct sl_sync_conf {
  * than the window, and never early by more than the slice's spread).
  */
 struct sl_peer_slot {
+	/* slice and the ms stamps are cut to u32, read by wrapping
+	 * difference: a slot counts only within the ring behind now's slice
+	 * and while its stamp is in the window; the service deletes an
+	 * entry once nothing of it counts (user/sync/engine.c), long
+	 * before either number wraps (2^32 slices or ms)
+	 */
 	__u32 slice;		/* first_ms / sl_peer_slice_ms(window) */
 	__u32 first_ms;		/* earliest first accept merged (wrapping) */
 	__u32 count;		/* units merged; bounded: the own included */
