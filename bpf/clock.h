@@ -16,7 +16,10 @@
  * monotonic time and honoured while the coarse clock plus a tick is before
  * it: the cache never holds a block past its end, and for the last tick of
  * a block the exact path decides. Under the model clock the cache's clock
- * is the model's ms.
+ * is the model's monotonic ms (sl_model_mono_ms): it follows the model
+ * clock forward and stands still when it steps back, as the monotonic
+ * clock does when TAI is stepped, so a cached block never outlasts the
+ * state's own under a model step either.
  */
 #ifndef SL_CLOCK_H
 #define SL_CLOCK_H
@@ -27,6 +30,7 @@
 
 const volatile __u8 sl_use_model_clock = 0;
 __u64 sl_model_now_ms = 0;
+__u64 sl_model_mono_ms = 0;	/* user/core/instance.c moves it */
 
 /* A tick at HZ=100, the slowest Linux runs at. */
 #define SL_COARSE_LAG_NS	10000000ULL
@@ -59,7 +63,7 @@ static __always_inline __u64 sl_now_ms(void)
 static __always_inline __u64 sl_cache_now(void)
 {
 	if (sl_use_model_clock)
-		return sl_model_now_ms;
+		return sl_model_mono_ms;
 	return (bpf_ktime_get_coarse_ns() + SL_COARSE_LAG_NS) >> SL_CACHE_SHIFT;
 }
 
@@ -74,7 +78,7 @@ static __always_inline __u64 sl_cache_until(__u64 now_ms, __u64 until_ms)
 	if (len > SL_MAX_WINDOW_MS)
 		len = SL_MAX_WINDOW_MS;
 	if (sl_use_model_clock)
-		return (now_ms + len) & SL_CACHE_END_MASK;
+		return (sl_model_mono_ms + len) & SL_CACHE_END_MASK;
 	return ((bpf_ktime_get_ns() + len * 1000000) >> SL_CACHE_SHIFT) &
 	       SL_CACHE_END_MASK;
 }

@@ -545,18 +545,23 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
  */
 SL_INLINE void sl_counter_tally_slot(struct sl_tally *t,
 				     const struct sl_slot *s,
+				     const struct sl_params *p,
 				     const struct sl_slot_walk *w)
 {
 	__u32 n = w->n;
 	__u32 back = sl_u32_since(s->slice, (__u32)w->slice);
+	__u32 ahead = sl_u32_ahead(s->slice, (__u32)w->slice);
 
 	/* a slot ahead (the clock stepped back) counts in full, as in
-	 * sl_plain_tally_slot; its weights move on at the next slice, so
-	 * next_expiry stays the one _weigh finds
+	 * sl_plain_tally_slot; when a full slot starts to be weighed out
+	 * goes to next_expiry, which sl_counter_finish reads
 	 */
-	if (back < n)
+	if (back < n) {
 		t->used += s->count;
-	else if (back == n)
+		if (s->count)
+			sl_tally_expiry(t, (w->slice + ahead + (n - back)) *
+					   p->slice_ms);
+	} else if (back == n)
 		t->aux += s->count;	/* weighed in _finish */
 }
 
@@ -592,7 +597,16 @@ SL_INLINE void sl_counter_weigh(struct sl_tally *t, const struct sl_params *p,
 SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
 				 __u64 now_ms)
 {
-	sl_counter_weigh(t, p, now_ms, t->used, t->aux);
+	__u64 full = t->used, full_until = t->next_expiry_ms;
+
+	sl_counter_weigh(t, p, now_ms, full, t->aux);
+	/* at the limit on the full slices alone, nothing falls before the
+	 * first of them starts to be weighed out: the next slice's start
+	 * in the common case, much later after a step back of the clock
+	 * (slots ahead), where stepping slice by slice would not reach it
+	 */
+	if (full >= p->limit && full_until != SL_NEVER)
+		t->next_expiry_ms = full_until;
 }
 
 /* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
@@ -842,7 +856,7 @@ SL_INLINE void sl_plain_slot_tally(struct sl_tally *t,
 				   const struct sl_slot_walk *w)
 {
 	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
-		sl_counter_tally_slot(t, s, w);
+		sl_counter_tally_slot(t, s, p, w);
 	else
 		sl_plain_tally_slot(t, s, p, w);
 }
@@ -883,13 +897,26 @@ SL_INLINE void sl_tally_finish(struct sl_tally *t, const struct sl_params *p,
 		sl_bucket_finish(t, p, now_ms);
 }
 
+/* The latest accept. After a step back of the clock it stays where it
+ * was, so the state keeps counting what it made ahead of now until the
+ * clock is back there and a hold time on (sl_client_idle); unless the
+ * state started over (a step back past SL_MAX_STEP_MS).
+ */
+SL_INLINE void sl_hdr_touch(struct sl_client_hdr *h, __u64 now_ms)
+{
+	__s64 d = (__s64)(now_ms - h->last_ms);
+
+	if (d > 0 || d < -(__s64)SL_MAX_STEP_MS)
+		h->last_ms = now_ms;
+}
+
 /* After an algorithm's own charge. */
 SL_INLINE void sl_hdr_charge(struct sl_client_hdr *h,
 			     const struct sl_params *p, __u64 now_ms,
 			     __u32 units)
 {
 	SL_ADD(&h->accepted, units);
-	h->last_ms = now_ms;
+	sl_hdr_touch(h, now_ms);
 }
 
 /* Account an accepted request of `units` in the client's state; `t` is the
@@ -960,7 +987,7 @@ SL_INLINE int sl_client_log_charge(struct sl_client_log *c,
 	else
 		SL_CAS(&c->current, cur, sl_log_first_live(c, p, now_ms));
 	sl_log_charge(c, now_ms);	/* counts the accept itself */
-	c->last_ms = now_ms;
+	sl_hdr_touch((struct sl_client_hdr *)c, now_ms);
 	return 1;
 }
 
