@@ -52,8 +52,7 @@ static __always_inline __u64 sl_now_ms(void)
  * longer one is decided again then), and an end left in a state whose
  * client went away reads as past until the clock has moved 2^39 units
  * on, which no host's monotonic clock does (the model clock of a test
- * must not either, for one client). With 32 bits a month-old end came
- * back as a block of up to 24 days.
+ * must not either, for one client).
  */
 #define SL_CACHE_SHIFT		20
 #define SL_CACHE_END_BITS	40

@@ -508,9 +508,9 @@ SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
 /* ---- fixed window ---- */
 
 /* The window is a slot, so that opening a window and counting in it is
- * one atomic step. Its number, now_ms / window_ms cut to u32, passes 2^31
- * at today's clock for windows under about 836 ms and wraps every 2^32
- * windows; it is read by wrapping difference, exact because a counting
+ * one atomic step. Its number, now_ms / window_ms cut to u32, is past 2^31
+ * at today's clock for short windows and wraps every 2^32 windows; it is
+ * read by wrapping difference, exact because a counting
  * state's window is the current one, the one before, or one ahead within
  * sl_max_ahead() (sl_client_idle; sl_fixed_charge takes an idle state's
  * slot over whatever it holds).

@@ -191,8 +191,8 @@ struct sl_record {
  */
 struct sl_slot {
 	__u32 slice;		/* now_ms / slice_ms (fixed: / window_ms) cut
-				 * to u32: passes 2^31 at today's clock for
-				 * slices under 836 ms, wraps every 2^32 slices;
+				 * to u32: past 2^31 at today's clock for
+				 * short slices, wraps every 2^32 slices;
 				 * read by wrapping difference, a slot ahead
 				 * believed only with a count and within
 				 * sl_max_ahead (include/sl_algo.h) */
@@ -233,8 +233,8 @@ struct sl_bucket {
 	__u32 sync_round;	/* sync round of the last accept: its key	\
 				 * went to sl_changed (see sl_sync_conf);	\
 				 * compared for equality: a state untouched	\
-				 * for exactly 2^32 rounds (497 days at the	\
-				 * 10 ms shortest interval) misses one send */	\
+				 * for exactly 2^32 rounds (over a year at	\
+				 * the shortest interval) misses one send */	\
 	__u32 share_round;	/* bounded: share round of the last accept,	\
 				 * compared for equality with sl_sync_conf's:	\
 				 * at 2^32 rounds on, the old round_units	\
