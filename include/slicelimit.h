@@ -211,7 +211,10 @@ struct sl_bucket {
 	__u64 tat_ns;		/* ns on the model/TAI clock: no wrap (2^64 ns
 				 * is 584 years); a step back leaves it ahead:
 				 * held the refill time plus the step */
-	struct sl_slot slot[SL_BUCKET_SLOTS];
+	struct sl_slot slot[SL_BUCKET_SLOTS];	/* peer slices, read only by
+				 * the sender within the ring behind now's
+				 * slice: one ahead (a step back) is not sent,
+				 * one exactly 2^32 slices old is sent again */
 };
 
 /* The header every client state starts with (all three maps). */
@@ -495,7 +498,9 @@ struct sl_peer_view {
 				 * an entry made under another window (the
 				 * rule changed) counts for nothing */
 	__u32 round_ms;		/* predictive: when this round of merges began
-				 * (model/TAI ms, wrapping) */
+				 * (model/TAI ms, wrapping); its age is taken
+				 * up to one interval, and the service rewrites
+				 * it every round */
 	__u32 round_units;	/* predictive: peers' units merged since */
 	__u32 pad;
 	struct sl_peer_slot slot[SL_PEER_SLOTS];
