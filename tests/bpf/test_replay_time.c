@@ -32,6 +32,9 @@
  * L + L/10 for sliding, 2 L for fixed and sliding-plain (L in each of
  * their spans, which a window meets at most two of).
  *
+ * test_time_fixed_500ms_today is one such case written out: a 500 ms fixed
+ * window at today's TAI ms, limit 3.
+ *
  * Seeded: SL_TIME_SEED=N sets the seed (printed), SL_TIME_CASE=I runs only
  * case I of it (each case has its own seed from the two), and a failure
  * names both.
@@ -410,7 +413,8 @@ static void draw_rule(__u64 *s, unsigned algo, struct rule_cfg *c)
 	w = rnd(s, 4) ? log_uniform(s, SL_MAX_WINDOW_MS) :
 			short_windows[rnd(s, ARRAY_SIZE(short_windows))];
 	c->window_ms = w;
-	c->limit = rnd(s, 5) ? log_uniform(s, maxl) : 1 + rnd(s, 5);
+	c->limit = rnd(s, 5) ? log_uniform(s, maxl) :
+		   rnd(s, 4) ? 1 + rnd(s, 5) : maxl;
 	if (algo == SL_ALGO_SLIDING && rnd(s, 3))
 		c->slices = 1 + rnd(s, w < 3600 ? w : 3600);
 	if ((algo == SL_ALGO_SLIDING_PLAIN || algo == SL_ALGO_SLIDING_COUNTER) &&
@@ -612,6 +616,38 @@ static void run_case(struct fixture *f, unsigned algo, unsigned index,
 			 ULL(seed), index);
 }
 
+/* The operator's case, one of the random ones written out: a 500 ms fixed
+ * window at today's TAI ms, whose window number is past 2^31. Three of
+ * four requests at T pass, the answer is Retry-After to the window's end
+ * (not years), and a request 510 ms later passes.
+ */
+static void test_time_fixed_500ms_today(void **st)
+{
+	static struct tcase k;
+	struct fixture *f = *st;
+
+	memset(&k, 0, sizeof(k));
+	k.f = f;
+	k.cfg = (struct rule_cfg){ .algo = SL_ALGO_FIXED, .limit = 3,
+				   .window_ms = 500 };
+	apply_rule(f, &k.cfg, &k.rule);
+	model_init(&k.m, &k.rule);
+	k.who = new_client(f, 0);
+	sl_parse_addr(sl_addr_is_ipv4(&k.who) ? "192.0.2.1" : "2001:db8::1",
+		      &k.dst);
+	sl_client_key_make(&k.key, &k.rule, &k.who, htons(9));
+	k.base = k.t = TODAY_MS;
+	k.base_kind = base_kinds[5];
+	k.exact = true;
+	describe(&k.cfg, k.what, sizeof(k.what));
+	step(&k, TODAY_MS, 4);
+	assert_int_equal(k.v.retry_after_ms, 500 - TODAY_MS % 500);
+	probe_retry(&k);
+	step(&k, TODAY_MS + 510, 1);
+	if (k.bad)
+		fail_msg("the 500 ms fixed window at today's clock");
+}
+
 static __u64 env_u64(const char *name, __u64 dflt)
 {
 	const char *v = getenv(name);
@@ -667,6 +703,7 @@ int main(void)
 		T(test_time_token_bucket),
 		T(test_time_sliding_log),
 		T(test_time_sliding_counter),
+		T(test_time_fixed_500ms_today),
 	};
 #undef T
 
