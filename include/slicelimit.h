@@ -383,7 +383,9 @@ struct sl_proto_rules {
 struct sl_newcomer {
 	__u32 tag;		/* the key's hash (never 0); 0: free */
 	__u32 units;		/* what its first packet was charged */
-	__u64 first_ms;		/* model/TAI ms of that packet */
+	__u64 first_ms;		/* model/TAI ms of that packet: u64, no wrap;
+				 * charged at this time on promotion, so an
+				 * old one finds the state idle */
 };
 
 struct sl_newcomer_bucket {
