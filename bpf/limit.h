@@ -443,13 +443,17 @@ static __always_inline __u64 sl_generation(__u32 epoch,
 }
 
 /* A cached block's word: its end (bpf/clock.h) in the low
- * SL_CACHE_END_BITS, a check of its generation above them (Fibonacci
+ * SL_CACHE_END_BITS, a check of its generation above them (multiplicative
  * hashing: generations that differ in any bit, in epoch or sync part,
- * differ in it but for one pair in 2^24).
+ * differ in it but for one pair in 2^24). The multiplier is not the one
+ * of the builds whose words held a 32-bit end and a 32-bit check: a word
+ * one of them left in a state kept across a reload carries a check of
+ * the same generation that does not match (but for one in 2^24), so its
+ * end is never read as 40 bits.
  */
 static __always_inline __u64 sl_block_word(__u64 gen, __u64 end)
 {
-	return (gen * 0x9E3779B97F4A7C15ULL) >> SL_CACHE_END_BITS <<
+	return (gen * 0xD1B54A32D192ED03ULL) >> SL_CACHE_END_BITS <<
 	       SL_CACHE_END_BITS | (end & SL_CACHE_END_MASK);
 }
 
