@@ -16,7 +16,10 @@
  * monotonic time and honoured while the coarse clock plus a tick is before
  * it: the cache never holds a block past its end, and for the last tick of
  * a block the exact path decides. Under the model clock the cache's clock
- * is the model's ms.
+ * is the model's monotonic ms (sl_model_mono_ms): it follows the model
+ * clock forward and stands still when it steps back, as the monotonic
+ * clock does when TAI is stepped, so a cached block never outlasts the
+ * state's own under a model step either.
  */
 #ifndef SL_CLOCK_H
 #define SL_CLOCK_H
@@ -27,6 +30,7 @@
 
 const volatile __u8 sl_use_model_clock = 0;
 __u64 sl_model_now_ms = 0;
+__u64 sl_model_mono_ms = 0;	/* user/core/instance.c moves it */
 
 /* A tick at HZ=100, the slowest Linux runs at. */
 #define SL_COARSE_LAG_NS	10000000ULL
@@ -39,20 +43,26 @@ static __always_inline __u64 sl_now_ms(void)
 	return bpf_ktime_get_tai_ns() / 1000000;
 }
 
-/* The cache keeps a block's end as 32 bits (beside a check of the
- * generation that computed it, in one word: bpf/limit.h), compared by
- * wrapping difference: in units of 2^SL_CACHE_SHIFT ns (about a ms) of the
- * monotonic clock, or model ms. A block is cached for at most
- * SL_MAX_WINDOW_MS, far inside the 2^31 units the compare is exact for;
- * a longer one is decided again then.
+/* The cache keeps a block's end as SL_CACHE_END_BITS bits (beside a
+ * check of the generation that computed it, in one word: bpf/limit.h; the
+ * front cache keeps the same bits), compared by wrapping difference: in
+ * units of 2^SL_CACHE_SHIFT ns (about a ms) of the monotonic clock, or
+ * model ms. The compare is exact while the end is within 2^39 units of
+ * now, about 17 years: a block is cached for at most SL_MAX_WINDOW_MS (a
+ * longer one is decided again then), and an end left in a state whose
+ * client went away reads as past until the clock has moved 2^39 units
+ * on, which no host's monotonic clock does (the model clock of a test
+ * must not either, for one client).
  */
 #define SL_CACHE_SHIFT		20
+#define SL_CACHE_END_BITS	40
+#define SL_CACHE_END_MASK	((1ULL << SL_CACHE_END_BITS) - 1)
 
 /* The over-limit cache's "now": never before the exact time. */
-static __always_inline __u32 sl_cache_now(void)
+static __always_inline __u64 sl_cache_now(void)
 {
 	if (sl_use_model_clock)
-		return (__u32)sl_model_now_ms;
+		return sl_model_mono_ms;
 	return (bpf_ktime_get_coarse_ns() + SL_COARSE_LAG_NS) >> SL_CACHE_SHIFT;
 }
 
@@ -60,21 +70,24 @@ static __always_inline __u32 sl_cache_now(void)
  * clock, seen at `now_ms` on it. Rounded down, so the cache never holds a
  * block past its end (the exact path decides its last unit of time).
  */
-static __always_inline __u32 sl_cache_until(__u64 now_ms, __u64 until_ms)
+static __always_inline __u64 sl_cache_until(__u64 now_ms, __u64 until_ms)
 {
 	__u64 len = until_ms > now_ms ? until_ms - now_ms : 0;
 
 	if (len > SL_MAX_WINDOW_MS)
 		len = SL_MAX_WINDOW_MS;
 	if (sl_use_model_clock)
-		return (__u32)(now_ms + len);
-	return (bpf_ktime_get_ns() + len * 1000000) >> SL_CACHE_SHIFT;
+		return (sl_model_mono_ms + len) & SL_CACHE_END_MASK;
+	return ((bpf_ktime_get_ns() + len * 1000000) >> SL_CACHE_SHIFT) &
+	       SL_CACHE_END_MASK;
 }
 
-/* Whether the cache's clock is still before a cached end. */
-static __always_inline int sl_cache_before(__u32 end)
+/* Whether the cache's clock is still before a cached end: the low
+ * SL_CACHE_END_BITS of `end` (what is above them is not looked at).
+ */
+static __always_inline int sl_cache_before(__u64 end)
 {
-	return (__s32)(end - sl_cache_now()) > 0;
+	return (__s64)((end - sl_cache_now()) << (64 - SL_CACHE_END_BITS)) > 0;
 }
 
 #endif /* SL_CLOCK_H */

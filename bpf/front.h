@@ -121,8 +121,7 @@ static __always_inline __u64 sl_front_block(const struct sl_rule *rule,
 	word = SL_LOAD(own->blocked_until);
 	if (((__u64)SL_LOAD(own->blocked_epoch) << 32 |
 	     SL_LOAD(own->blocked_sync)) != gen ||
-	    word >> 32 != sl_block_word(gen, 0) >> 32 ||
-	    !sl_cache_before((__u32)word))
+	    !sl_block_of(word, gen) || !sl_cache_before(word))
 		return 0;
 	return word;
 }
@@ -170,7 +169,7 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	fe->rule_id = rule->id;
 	fe->forgotten = forgotten;
 	fe->gen = gen;
-	fe->end = (__u32)word;
+	fe->end = word & SL_CACHE_END_MASK;
 	fe->set = 1;
 }
 

@@ -17,7 +17,7 @@
  * share round each end every cached block, and no two generations a block
  * can live to see are equal. The generation is kept in two halves of the
  * state's header (blocked_epoch, blocked_sync) and the block's end in one
- * word with a 32-bit check of the whole generation (sl_block_word): a
+ * word with a 24-bit check of the whole generation (sl_block_word): a
  * reader that finds one writer's generation and another's end (two CPUs
  * caching the same client at once, across an apply) sees a check that
  * does not match, so it never honours an end computed under other rules
@@ -442,14 +442,26 @@ static __always_inline __u64 sl_generation(__u32 epoch,
 	return (__u64)epoch << 32 | low;
 }
 
-/* A cached block's word: its end (bpf/clock.h) in the low half, a check
- * of its generation in the high half (Fibonacci hashing: generations
- * that differ in any bit, in epoch or sync part, differ in it but for
- * one pair in 2^32).
+/* A cached block's word: its end (bpf/clock.h) in the low
+ * SL_CACHE_END_BITS, a check of its generation above them (multiplicative
+ * hashing: generations that differ in any bit, in epoch or sync part,
+ * differ in it but for one pair in 2^24). The multiplier is not the one
+ * of the builds whose words held a 32-bit end and a 32-bit check: a word
+ * one of them left in a state kept across a reload carries a check of
+ * the same generation that does not match (but for one in 2^24), so its
+ * end is never read as 40 bits.
  */
-static __always_inline __u64 sl_block_word(__u64 gen, __u32 end)
+static __always_inline __u64 sl_block_word(__u64 gen, __u64 end)
 {
-	return (gen * 0x9E3779B97F4A7C15ULL) >> 32 << 32 | end;
+	return (gen * 0xD1B54A32D192ED03ULL) >> SL_CACHE_END_BITS <<
+	       SL_CACHE_END_BITS | (end & SL_CACHE_END_MASK);
+}
+
+/* Whether a block word carries the check of generation `gen`. */
+static __always_inline int sl_block_of(__u64 word, __u64 gen)
+{
+	return word >> SL_CACHE_END_BITS ==
+	       sl_block_word(gen, 0) >> SL_CACHE_END_BITS;
 }
 
 /* The over-limit path: a block cached under this generation, still on. */
@@ -460,8 +472,7 @@ static __always_inline int sl_block_holds(const struct sl_client_hdr *own,
 
 	return ((__u64)SL_LOAD(own->blocked_epoch) << 32 |
 		SL_LOAD(own->blocked_sync)) == gen &&
-	       word >> 32 == sl_block_word(gen, 0) >> 32 &&
-	       sl_cache_before((__u32)word);
+	       sl_block_of(word, gen) && sl_cache_before(word);
 }
 
 /* The verdict on a node that syncs: with the peers' part, and under

@@ -81,8 +81,19 @@
  * the uncounted part can include that packet and exclude a small first one:
  * the bound becomes L + cap + two packets' bytes.
  *
- * Times are u32 milliseconds compared by wrapping difference: exact while
- * ages stay below 2^31 ms, which SL_MAX_WINDOW_MS and the idle reset ensure.
+ * Time as an input
+ * -----------------
+ * `now_ms` is the TAI (or model) clock in ms: about 1.8e12 today, u64, no
+ * wrap in any host's life. What a state keeps of it is narrower, and each
+ * field says its range and what happens at its wrap (include/slicelimit.h
+ * and below). The rule that makes every one of them exact: a state whose
+ * last accept (u64 last_ms, exact) is a hold time behind now, or more than
+ * SL_MAX_STEP_MS ahead of it, counts for nothing and starts clean at its
+ * next accept (sl_client_idle); so every u32 stamp, slice or window
+ * number a counting state holds is within 2^31 of now's, and is read by
+ * wrapping difference. A number ahead of now's (the clock stepped back)
+ * keeps its count where it was made: the client is held at most its hold
+ * time plus the step, and nothing it was counted is forgotten.
  */
 #ifndef SL_ALGO_H
 #define SL_ALGO_H
@@ -191,12 +202,25 @@ SL_INLINE __u64 sl_slice_cap(const struct sl_params *p)
 
 /* A state whose last accept is a window old holds nothing that still counts.
  * Checked before any record so that an ancient record can never look young
- * through u32 wrap-around.
+ * through u32 wrap-around. Nor does one whose last accept is more than
+ * SL_MAX_STEP_MS ahead (the clock stepped back further): its u32 numbers
+ * could no longer be told from past ones.
  */
 SL_INLINE int sl_client_idle(const struct sl_client_hdr *c,
 			     const struct sl_params *p, __u64 now_ms)
 {
-	return (__s64)(now_ms - c->last_ms) >= (__s64)p->idle_ms;
+	__s64 age = (__s64)(now_ms - c->last_ms);
+
+	return age >= (__s64)p->idle_ms || age < -(__s64)SL_MAX_STEP_MS;
+}
+
+/* Slices of `len_ms` a number made before a step back can be ahead of
+ * now's in a counting state: SL_MAX_STEP_MS of them, and the one it was
+ * made in. Beyond that a number "ahead" is a stale one that wrapped.
+ */
+SL_INLINE __u32 sl_max_ahead(__u32 len_ms)
+{
+	return (__u32)SL_MAX_STEP_MS / (len_ms ? len_ms : 1) + 1;
 }
 
 /* Time or slices since `then`, wrapping u32 arithmetic; a `then` in the
@@ -209,6 +233,14 @@ SL_INLINE __u32 sl_u32_since(__u32 then, __u32 now)
 	__u32 d = now - then;
 
 	return d & ~(__u32)((__s32)d >> 31);
+}
+
+/* How far `then` is ahead of `now` (the clock stepped back), 0 if not:
+ * what sl_u32_since() takes for now, added back where a count ends.
+ */
+SL_INLINE __u32 sl_u32_ahead(__u32 then, __u32 now)
+{
+	return sl_u32_since(now, then);
 }
 
 SL_INLINE __u32 sl_record_age(const struct sl_record *r, __u64 now_ms)
@@ -249,14 +281,26 @@ SL_INLINE struct sl_slot sl_slot_load(const struct sl_slot *s)
 	return r;
 }
 
+/* Whether slot `s` holds a count of a slice 1 .. max_ahead ahead of `d`
+ * (the clock stepped back). An empty slot is never ahead: a fresh state's
+ * {0, 0} would otherwise be ahead of every slice number past 2^31. A
+ * slice further ahead is one that wrapped: old, not ahead.
+ */
+SL_INLINE int sl_slot_ahead(struct sl_slot s, __u32 d, __u32 max_ahead)
+{
+	return s.count && s.slice - d - 1 < max_ahead;
+}
+
 /* Add `units` to slot `s` for slice `d`. A slot holding another slice is
  * taken over with one compare-and-swap of slice and count together: the
  * CPU whose swap wins starts the new count with its units, the others see
- * the new slice and add. `keep_ahead`: a slice ahead of `d` (the clock
- * stepped back) keeps its count and is added to, rather than taken over.
+ * the new slice and add. A slot holding a slice ahead of `d` within
+ * `max_ahead` (sl_slot_ahead) keeps its count and is added to, rather
+ * than taken over: the units then count until that slice's end, later
+ * than their own, never less.
  */
 SL_INLINE void sl_slot_add(struct sl_slot *s, __u32 d, __u32 units,
-			   int keep_ahead)
+			   __u32 max_ahead)
 {
 	sl_slot_word *w = (sl_slot_word *)s;
 	struct sl_slot seen, next = { .slice = d, .count = units };
@@ -264,8 +308,7 @@ SL_INLINE void sl_slot_add(struct sl_slot *s, __u32 d, __u32 units,
 
 	for (i = 0; i < SL_CAS_TRIES; i++) {
 		seen = sl_slot_load(s);
-		if (seen.slice == d ||
-		    (keep_ahead && (__s32)(seen.slice - d) > 0))
+		if (seen.slice == d || sl_slot_ahead(seen, d, max_ahead))
 			break;
 		if (SL_CAS(w, sl_slot_pack(seen), sl_slot_pack(next)) ==
 		    sl_slot_pack(seen))
@@ -297,7 +340,8 @@ SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
 		if (!sl_record_live(r, p, now_ms))
 			continue;
 		t->used += r->count;
-		expiry = now_ms + (p->window_ms - sl_record_age(r, now_ms));
+		expiry = now_ms + sl_u32_ahead(r->first_ms, (__u32)now_ms) +
+			 (p->window_ms - sl_record_age(r, now_ms));
 		sl_tally_expiry(t, expiry);
 	}
 }
@@ -422,51 +466,75 @@ SL_INLINE void sl_plain_tally_slot(struct sl_tally *t, const struct sl_slot *s,
 {
 	__u32 n = w->n;
 	__u32 back = sl_u32_since(s->slice, (__u32)w->slice);	/* slices ago */
+	__u32 ahead = sl_u32_ahead(s->slice, (__u32)w->slice);
 
 	if (!s->count || back >= n)
 		return;
 	t->used += s->count;
 	/* counted until slice s->slice + n begins */
-	sl_tally_expiry(t, (w->slice + (n - back)) * p->slice_ms);
+	sl_tally_expiry(t, (w->slice + ahead + (n - back)) * p->slice_ms);
 }
 
+/* Slice numbers are now_ms / slice_ms cut to u32: they wrap every 2^32
+ * slices (49.7 days of 1 ms slices), and as 2^32 is a multiple of the
+ * ring's size the slot of a slice does not move at the wrap. A counting
+ * state's slots are within 2^31 slices of now's (sl_client_idle, and
+ * sl_plain_charge clearing the ring of an idle state), so the wrapping
+ * difference of sl_plain_tally_slot is exact.
+ */
 SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
 			       const struct sl_params *p, __u64 now_ms,
-			       __u32 units)
+			       __u32 units, int idle)
 {
 	__u32 d = now_ms / p->slice_ms;
+	int i;
 
-	/* the ring holds SL_MAX_PLAIN_SLICES >= n slices: what this slot
-	 * held, if another slice, is out of the window
+	/* an idle state's slots are of any age, and one 2^32 slices old
+	 * would count as new: they go, together. A CPU accepting at the
+	 * same instant may lose its units to this, at most one accept per
+	 * CPU once per idle period (as sl_client_log_charge).
 	 */
-	sl_slot_add(&c->slot[d % SL_MAX_PLAIN_SLICES], d, units, 0);
+	if (idle)
+		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++)
+			*(sl_slot_word *)&c->slot[i] = 0;
+	/* the ring holds SL_MAX_PLAIN_SLICES >= n slices: what this slot
+	 * held, if another slice, is out of the window, unless it is ahead
+	 * (the clock stepped back)
+	 */
+	sl_slot_add(&c->slot[d % SL_MAX_PLAIN_SLICES], d, units,
+		    idle ? 0 : sl_max_ahead(p->slice_ms));
 }
 
 /* ---- fixed window ---- */
 
-/* The window is a slot (its number wrapping at 32 bits, exact while a
- * client's windows stay within 2^31 of each other, which the idle reset
- * ensures), so that opening a window and counting in it is one atomic step.
+/* The window is a slot, so that opening a window and counting in it is
+ * one atomic step. Its number, now_ms / window_ms cut to u32, is past 2^31
+ * at today's clock for short windows and wraps every 2^32 windows; it is
+ * read by wrapping difference, exact because a counting
+ * state's window is the current one, the one before, or one ahead within
+ * sl_max_ahead() (sl_client_idle; sl_fixed_charge takes an idle state's
+ * slot over whatever it holds).
  */
 SL_INLINE void sl_fixed_tally(struct sl_tally *t, const struct sl_client *c,
 			      const struct sl_params *p, __u64 now_ms)
 {
 	__u64 w = now_ms / p->window_ms;
 	struct sl_slot f = sl_slot_load(&c->fixed);
-	__s32 ahead;
+	__u32 ahead = f.slice - (__u32)w;
 
-	ahead = (__s32)(f.slice - (__u32)w);
 	/* a window ahead of now: the clock stepped back; keep its count */
-	if (ahead < 0 || !f.count)
+	if (f.slice != (__u32)w &&
+	    !sl_slot_ahead(f, (__u32)w, sl_max_ahead(p->window_ms)))
 		return;
 	t->used += f.count;
 	sl_tally_expiry(t, (w + ahead + 1) * p->window_ms);
 }
 
 SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
-			       __u64 now_ms, __u32 units)
+			       __u64 now_ms, __u32 units, int idle)
 {
-	sl_slot_add(&c->fixed, (__u32)(now_ms / p->window_ms), units, 1);
+	sl_slot_add(&c->fixed, (__u32)(now_ms / p->window_ms), units,
+		    idle ? 0 : sl_max_ahead(p->window_ms));
 }
 
 /* ---- sliding-counter: the last N slices in full, and the slice before
@@ -477,14 +545,23 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
  */
 SL_INLINE void sl_counter_tally_slot(struct sl_tally *t,
 				     const struct sl_slot *s,
+				     const struct sl_params *p,
 				     const struct sl_slot_walk *w)
 {
 	__u32 n = w->n;
 	__u32 back = sl_u32_since(s->slice, (__u32)w->slice);
+	__u32 ahead = sl_u32_ahead(s->slice, (__u32)w->slice);
 
-	if (back < n)
+	/* a slot ahead (the clock stepped back) counts in full, as in
+	 * sl_plain_tally_slot; when a full slot starts to be weighed out
+	 * goes to next_expiry, which sl_counter_finish reads
+	 */
+	if (back < n) {
 		t->used += s->count;
-	else if (back == n)
+		if (s->count)
+			sl_tally_expiry(t, (w->slice + ahead + (n - back)) *
+					   p->slice_ms);
+	} else if (back == n)
 		t->aux += s->count;	/* weighed in _finish */
 }
 
@@ -526,7 +603,16 @@ SL_INLINE void sl_counter_weigh(struct sl_tally *t, const struct sl_params *p,
 SL_INLINE void sl_counter_finish(struct sl_tally *t, const struct sl_params *p,
 				 __u64 now_ms)
 {
-	sl_counter_weigh(t, p, now_ms, t->used, t->aux);
+	__u64 full = t->used, full_until = t->next_expiry_ms;
+
+	sl_counter_weigh(t, p, now_ms, full, t->aux);
+	/* at the limit on the full slices alone, nothing falls before the
+	 * first of them starts to be weighed out: the next slice's start
+	 * in the common case, much later after a step back of the clock
+	 * (slots ahead), where stepping slice by slice would not reach it
+	 */
+	if (full >= p->limit && full_until != SL_NEVER)
+		t->next_expiry_ms = full_until;
 }
 
 /* ---- token-bucket (GCRA): accept while TAT - now <= (capacity - 1) * T,
@@ -694,8 +780,8 @@ SL_INLINE void sl_log_tally(struct sl_tally *t, const struct sl_client_log *c,
 		return;
 	t->used += c->accepted - first;
 	oldest = c->stamp_ms[first & (SL_MAX_LOG - 1)];
-	sl_tally_expiry(t, now_ms + (p->window_ms -
-				     sl_u32_since(oldest, (__u32)now_ms)));
+	sl_tally_expiry(t, now_ms + sl_u32_ahead(oldest, (__u32)now_ms) +
+			   (p->window_ms - sl_u32_since(oldest, (__u32)now_ms)));
 }
 
 SL_INLINE void sl_log_charge(struct sl_client_log *c, __u64 now_ms)
@@ -776,7 +862,7 @@ SL_INLINE void sl_plain_slot_tally(struct sl_tally *t,
 				   const struct sl_slot_walk *w)
 {
 	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
-		sl_counter_tally_slot(t, s, w);
+		sl_counter_tally_slot(t, s, p, w);
 	else
 		sl_plain_tally_slot(t, s, p, w);
 }
@@ -817,13 +903,26 @@ SL_INLINE void sl_tally_finish(struct sl_tally *t, const struct sl_params *p,
 		sl_bucket_finish(t, p, now_ms);
 }
 
+/* The latest accept. After a step back of the clock it stays where it
+ * was, so the state keeps counting what it made ahead of now until the
+ * clock is back there and a hold time on (sl_client_idle); unless the
+ * state started over (a step back past SL_MAX_STEP_MS).
+ */
+SL_INLINE void sl_hdr_touch(struct sl_client_hdr *h, __u64 now_ms)
+{
+	__s64 d = (__s64)(now_ms - h->last_ms);
+
+	if (d > 0 || d < -(__s64)SL_MAX_STEP_MS)
+		h->last_ms = now_ms;
+}
+
 /* After an algorithm's own charge. */
 SL_INLINE void sl_hdr_charge(struct sl_client_hdr *h,
 			     const struct sl_params *p, __u64 now_ms,
 			     __u32 units)
 {
 	SL_ADD(&h->accepted, units);
-	h->last_ms = now_ms;
+	sl_hdr_touch(h, now_ms);
 }
 
 /* Account an accepted request of `units` in the client's state; `t` is the
@@ -835,11 +934,12 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 			       const struct sl_tally *t, __u64 now_ms,
 			       __u32 units)
 {
+	int idle = sl_client_idle((struct sl_client_hdr *)c, p, now_ms);
+
 	/* a state whose slices no longer count starts clean, so no ancient
 	 * time can look young through u32 wrap-around
 	 */
-	if (p->algorithm == SL_ALGO_SLIDING &&
-	    sl_client_idle((struct sl_client_hdr *)c, p, now_ms)) {
+	if (p->algorithm == SL_ALGO_SLIDING && idle) {
 		int i;
 
 		for (i = 0; i < SL_RECORDS; i++)
@@ -847,7 +947,7 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 	}
 	switch (p->algorithm) {
 	case SL_ALGO_FIXED:
-		sl_fixed_charge(c, p, now_ms, units);
+		sl_fixed_charge(c, p, now_ms, units, idle);
 		break;
 	case SL_ALGO_TOKEN_BUCKET:
 		if (!sl_bucket_charge(c, p, t, now_ms, units))
@@ -866,7 +966,8 @@ SL_INLINE int sl_client_plain_charge(struct sl_client_plain *c,
 				     const struct sl_params *p,
 				     __u64 now_ms, __u32 units)
 {
-	sl_plain_charge(c, p, now_ms, units);
+	sl_plain_charge(c, p, now_ms, units,
+			sl_client_idle((struct sl_client_hdr *)c, p, now_ms));
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
 	return 1;
 }
@@ -880,13 +981,19 @@ SL_INLINE int sl_client_plain_charge(struct sl_client_plain *c,
 SL_INLINE int sl_client_log_charge(struct sl_client_log *c,
 				   const struct sl_params *p, __u64 now_ms)
 {
-	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms)) {
-		__u32 cur = SL_LOAD(c->current);
+	__u32 cur = SL_LOAD(c->current);
 
+	/* the valid entries start at the first still in the window (none
+	 * if idle): a client that never idles keeps no stamp older than
+	 * two windows, whose u32 age could wrap and look young to the
+	 * search of sl_log_first_live
+	 */
+	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms))
 		SL_CAS(&c->current, cur, SL_LOAD(c->accepted));
-	}
+	else
+		SL_CAS(&c->current, cur, sl_log_first_live(c, p, now_ms));
 	sl_log_charge(c, now_ms);	/* counts the accept itself */
-	c->last_ms = now_ms;
+	sl_hdr_touch((struct sl_client_hdr *)c, now_ms);
 	return 1;
 }
 

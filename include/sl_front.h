@@ -29,8 +29,8 @@ struct sl_front_entry {
 	__u16 pad;
 	__u32 forgotten;	/* sl_forgotten when written */
 	__u64 gen;		/* the block's generation (bpf/limit.h) */
-	__u32 end;		/* the block's end on the cache's clock */
-	__u32 pad2;
+	__u64 end;		/* the block's end on the cache's clock, its low
+				 * SL_CACHE_END_BITS (bpf/clock.h) */
 };
 
 /* The slot of a packet's flow: the words of its addresses, port slot and

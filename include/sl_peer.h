@@ -883,7 +883,12 @@ SL_INLINE __u64 sl_accept_at_peers(const void *state,
 	return SL_NEVER;
 }
 
-/* The same on the node's own count alone. */
+/* The same on the node's own count alone. The walk is in u64 ms (no
+ * wrap); each step is a time the count can fall, which every algorithm
+ * puts at the real end of what it counts, also for counts ahead of now
+ * after a step back of the clock (include/sl_algo.h), so the walk needs
+ * few steps whatever the clock value or the step.
+ */
 SL_INLINE __u64 sl_accept_at_ms(const void *state,
 				const struct sl_params *p, __u64 now_ms,
 				__u32 units)

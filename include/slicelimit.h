@@ -55,6 +55,17 @@
  */
 #define SL_MAX_WINDOW_MS	(12ULL * 24 * 3600 * 1000)
 
+/* Longest step back of the clock (NTP, PTP, an operator) that a client's
+ * state keeps counting through: its counts stay, in the windows they were
+ * made in, so the client is held at most its window plus the step. A
+ * longer step back forgets the state (include/sl_algo.h,
+ * sl_client_idle): every u32 number derived from the clock in a state
+ * then stays within 2^31 of now's, where wrapping differences are exact
+ * (at most SL_MAX_WINDOW_MS, or two windows for a sliding record, behind
+ * and this far ahead).
+ */
+#define SL_MAX_STEP_MS		SL_MAX_WINDOW_MS
+
 enum sl_algorithm {
 	SL_ALGO_SLIDING = 0,		/* slices with first-accept times: the default */
 	SL_ALGO_SLIDING_PLAIN = 1,	/* the design study's plain slice sum */
@@ -159,7 +170,11 @@ struct sl_client_key {
 
 /* One slice of the sliding algorithm. */
 struct sl_record {
-	__u32 first_ms;		/* model/TAI ms of the slice's first accept */
+	__u32 first_ms;		/* model/TAI ms of the slice's first accept,
+				 * cut to u32 (wraps every 49.7 days): read by
+				 * wrapping difference, within two windows
+				 * behind and SL_MAX_STEP_MS ahead of now in a
+				 * counting state (include/sl_algo.h) */
 	__u32 count;		/* units accepted into this slice */
 	__u32 seq;		/* the client's accept sequence when it opened */
 };
@@ -172,7 +187,12 @@ struct sl_record {
  * lost to it.
  */
 struct sl_slot {
-	__u32 slice;		/* now_ms / slice_ms, wrapping */
+	__u32 slice;		/* now_ms / slice_ms (fixed: / window_ms) cut
+				 * to u32: past 2^31 at today's clock for
+				 * short slices, wraps every 2^32 slices;
+				 * read by wrapping difference, a slot ahead
+				 * believed only with a count and within
+				 * sl_max_ahead (include/sl_algo.h) */
 	__u32 count;
 } __attribute__((aligned(8)));
 
@@ -185,24 +205,41 @@ struct sl_slot {
 #define SL_BUCKET_SLOTS		16
 
 struct sl_bucket {
-	__u64 tat_ns;
-	struct sl_slot slot[SL_BUCKET_SLOTS];
+	__u64 tat_ns;		/* ns on the model/TAI clock: no wrap (2^64 ns
+				 * is 584 years); a step back leaves it ahead:
+				 * held the refill time plus the step */
+	struct sl_slot slot[SL_BUCKET_SLOTS];	/* peer slices, read only by
+				 * the sender within the ring behind now's
+				 * slice: one ahead (a step back) is not sent,
+				 * one exactly 2^32 slices old is sent again */
 };
 
 /* The header every client state starts with (all three maps). */
 #define SL_CLIENT_HEADER						\
-	__u64 last_ms;		/* last accept */				\
-	__u64 blocked_until;	/* cache: over the limit until the low 32	\
-				 * bits, on bpf/clock.h's cache clock; the	\
-				 * high 32 check the generation's halves	\
+	__u64 last_ms;		/* last accept, model/TAI ms: no wrap; what	\
+				 * tells a counting state (sl_client_idle) */	\
+	__u64 blocked_until;	/* cache: over the limit until the low 40	\
+				 * bits, on bpf/clock.h's cache clock (exact	\
+				 * within 2^39 units of now, about 17 years);	\
+				 * the high 24 check the generation's halves	\
 				 * below (bpf/limit.h) */			\
 	__u32 accepted;		/* units accepted, wrapping */			\
 	__u32 blocked_epoch;	/* the block's generation: rules epoch */	\
 	__u32 current;		/* sliding: open record; log: first valid */	\
-	__u32 event_ms;		/* last drop event sent for this client */	\
+	__u32 event_ms;		/* last drop event sent for this client, u32	\
+				 * ms: wraps every 49.7 days; an event 2^32 ms	\
+				 * old reads as new and holds the next one	\
+				 * back for a window (events only) */		\
 	__u32 sync_round;	/* sync round of the last accept: its key	\
-				 * went to sl_changed (see sl_sync_conf) */	\
-	__u32 share_round;	/* bounded: share round of the last accept */	\
+				 * went to sl_changed (see sl_sync_conf);	\
+				 * compared for equality: a state untouched	\
+				 * for exactly 2^32 rounds (over a year at	\
+				 * the shortest interval) misses one send */	\
+	__u32 share_round;	/* bounded: share round of the last accept,	\
+				 * compared for equality with sl_sync_conf's:	\
+				 * at 2^32 rounds on, the old round_units	\
+				 * count for one round, holding back, never	\
+				 * letting more through */			\
 	__u32 round_units;	/* units accepted in that share round: what	\
 				 * peers do not know of yet */			\
 	__u32 blocked_sync;	/* ... and sync conf (sl_generation) */
@@ -231,7 +268,10 @@ struct sl_client_plain {
 /* sliding-log: ring of accept times; `accepted` is the write position. */
 struct sl_client_log {
 	SL_CLIENT_HEADER
-	__u32 stamp_ms[SL_MAX_LOG];
+	__u32 stamp_ms[SL_MAX_LOG];	/* model/TAI ms cut to u32: the valid
+					 * ones (current ..) are within two
+					 * windows behind, SL_MAX_STEP_MS
+					 * ahead (sl_client_log_charge) */
 };
 
 /* Array sl_config, one entry per generation, written by userspace only.
@@ -345,7 +385,10 @@ struct sl_newcomer_bucket {
 	__u32 pad;
 	__u32 tag[SL_NEWCOMER_WAYS];	/* the key's hash (never 0); 0: free */
 	__u32 units[SL_NEWCOMER_WAYS];	/* what its first packet was charged */
-	__u64 first_ms[SL_NEWCOMER_WAYS]; /* model/TAI ms of that packet */
+	__u64 first_ms[SL_NEWCOMER_WAYS]; /* model/TAI ms of that packet: u64,
+					   * no wrap; charged at this time on
+					   * promotion, so an old one finds
+					   * the state idle */
 };
 
 /* Array sl_newcomer_conf, one entry, written by userspace once, when the
@@ -414,7 +457,9 @@ struct sl_sync_conf {
 				 * reached its peers, theirs it); a
 				 * client's units count as unknown to the
 				 * peers since its last change */
-	__u64 round_ms;		/* model/TAI ms the share round began */
+	__u64 round_ms;		/* model/TAI ms the share round began: u64,
+				 * no wrap; share_round itself wraps after
+				 * 2^32 rounds (see the client header) */
 };
 
 /* Peers' counts of a client, in slices of sl_peer_slice_ms(window),
@@ -429,6 +474,12 @@ struct sl_sync_conf {
  * than the window, and never early by more than the slice's spread).
  */
 struct sl_peer_slot {
+	/* slice and the ms stamps are cut to u32, read by wrapping
+	 * difference: a slot counts only within the ring behind now's slice
+	 * and while its stamp is in the window; the service deletes an
+	 * entry once nothing of it counts (user/sync/engine.c), long
+	 * before either number wraps (2^32 slices or ms)
+	 */
 	__u32 slice;		/* first_ms / sl_peer_slice_ms(window) */
 	__u32 first_ms;		/* earliest first accept merged (wrapping) */
 	__u32 count;		/* units merged; bounded: the own included */
@@ -446,7 +497,9 @@ struct sl_peer_view {
 				 * an entry made under another window (the
 				 * rule changed) counts for nothing */
 	__u32 round_ms;		/* predictive: when this round of merges began
-				 * (model/TAI ms, wrapping) */
+				 * (model/TAI ms, wrapping); its age is taken
+				 * up to one interval, and the service rewrites
+				 * it every round */
 	__u32 round_units;	/* predictive: peers' units merged since */
 	__u32 pad;
 	struct sl_peer_slot slot[SL_PEER_SLOTS];

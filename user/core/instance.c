@@ -50,6 +50,13 @@ void sl_instance_close(struct sl_instance *in)
 
 void sl_instance_set_time(struct sl_instance *in, __u64 now_ms)
 {
+	__u64 was = in->skel->bss->sl_model_now_ms;
+
+	/* the cache's clock (bpf/clock.h): forward with the model clock,
+	 * still at a step back, as CLOCK_MONOTONIC beside a stepped TAI
+	 */
+	if (now_ms > was)
+		in->skel->bss->sl_model_mono_ms += now_ms - was;
 	in->skel->bss->sl_model_now_ms = now_ms;
 }
 
