@@ -318,7 +318,7 @@ SL_INLINE __u64 sl_peer_tally_counter(struct sl_tally *t,
 	if (full || oldest) {
 		own_w = t->aux * (S - e) / S;
 		sl_counter_weigh(t, p, now_ms, t->used - own_w + full,
-				 t->aux + oldest);
+				 t->aux + oldest, 0);
 		t->aux += oldest;
 	}
 	return sl_peer_projected(t, v, sc, now_ms);
