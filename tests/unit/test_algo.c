@@ -551,10 +551,10 @@ static void test_peer_bucket_level_lower_bound_of_one_bucket(void **st)
 
 		now += now < end ? lcg_next(&seed) % 400 : (i % 3 ? 67 : 66);
 		sl_tally_state(&want, &all, &p, now);
-		sl_charge(&all, &p, &want, now, 1);
+		sl_client_charge(&all, &p, &want, now, 1);
 		if (mine_now) {
 			sl_tally_state(&mine, &own, &p, now);
-			sl_charge(&own, &p, &mine, now, 1);
+			sl_client_charge(&own, &p, &mine, now, 1);
 		} else {
 			peer_accept(&v, &p, now);
 		}
