@@ -61,10 +61,12 @@
 #include "parse.h"
 #include "rule.h"
 
-/* sl_run_rules: a drop by the chain's first rule carries that rule's
- * position plus one above this shift.
+/* sl_run_rules' answers beside SL_PASS and SL_DROP: the packet met no
+ * rule; a drop by the chain's first rule carries that rule's position
+ * plus one above SL_FIRST_SHIFT.
  */
 enum {
+	SL_NO_RULE = 4,
 	SL_FIRST_SHIFT = 8,
 };
 
@@ -210,7 +212,9 @@ struct sl_chain_walk {
 	const struct sl_packet *pkt;
 	const struct sl_bitmap *ports;
 	__u32 len;
-	__u16 next;		/* the first position the next step looks at;
+	__u16 next;		/* the first step: the chain's first rule's
+				 * position (sl_run found it); after that the
+				 * first position the next step looks at, and
 				 * after a drop, past the rule that dropped */
 	__u8 dropped;		/* SL_WALK_* */
 	__u8 pad;
@@ -226,26 +230,26 @@ _Static_assert(sizeof(struct sl_chain_walk) <= 32,
 	       "the chain walk's frame must stay within 32 bytes on 6.1");
 _Static_assert(SL_MAX_RULES <= 0xffff, "positions are kept in 16 bits");
 
+/* The position of the first rule at or after `start` that matches the
+ * packet, among `ports` or the packet's port's (NULL), or -1.
+ */
+static __always_inline int sl_chain_next(const struct sl_config *cfg,
+					 const struct sl_packet *pkt,
+					 const struct sl_bitmap *ports,
+					 __u32 start)
+{
+	return ports ? sl_rule_position_any_port(cfg, pkt, start, ports) :
+		       sl_rule_position(cfg, pkt, start);
+}
+
 static long sl_chain_step(__u32 i, void *data)
 {
 	struct sl_chain_walk *w = data;
 	int pos, ret;
 
-	pos = w->ports ? sl_rule_position_any_port(w->cfg, w->pkt, w->next,
-						   w->ports) :
-			 sl_rule_position(w->cfg, w->pkt, w->next);
-	if (pos < 0) {
-		/* counted here, not after the walk: its map key would
-		 * not fit in the walk's frame
-		 */
-		if (!i) {
-			struct sl_global_stats *gs = sl_cpu_stats();
-
-			if (gs)
-				gs->no_rule++;
-		}
+	pos = i ? sl_chain_next(w->cfg, w->pkt, w->ports, w->next) : w->next;
+	if (pos < 0)
 		return 1;
-	}
 	ret = sl_apply_rule(w->cfg, w->pkt, pos, w->len);
 	w->next = pos + 1;
 	if (ret == SL_DROP) {
@@ -255,24 +259,31 @@ static long sl_chain_step(__u32 i, void *data)
 	return ret & SL_CONTINUE ? 0 : 1;
 }
 
-/* A global function: verified once, whatever the states of its callers
- * (the XDP and TC entries, and every path of the data path that gets
- * here), which the walk's loop would otherwise multiply.
+/* The chain, or SL_NO_RULE: a packet that meets no rule (the no-rule
+ * path) takes no walk. A global function: verified once, whatever the
+ * states of its callers (the XDP and TC entries, and every path of the
+ * data path that gets here), which the walk's loop would otherwise
+ * multiply.
  */
 __noinline int sl_run_rules(const struct sl_config *cfg,
 			    const struct sl_packet *pkt,
-			    const struct sl_bitmap *ports, __u32 any_port,
-			    __u32 len)
+			    const struct sl_bitmap *ports, __u32 len)
 {
-	struct sl_chain_walk w = {
-		.cfg = cfg,
-		.pkt = pkt,
-		.ports = any_port ? ports : NULL,
-		.len = len,
-	};
+	struct sl_chain_walk w;
+	int first;
 
-	if (!cfg || !pkt || !ports)
+	if (!cfg || !pkt)
 		return SL_PASS;
+	first = sl_chain_next(cfg, pkt, ports, 0);
+	if (first < 0 || first >= SL_MAX_RULES)
+		return SL_NO_RULE;
+	w.cfg = cfg;
+	w.pkt = pkt;
+	w.ports = ports;
+	w.len = len;
+	w.next = first;
+	w.dropped = SL_WALK_PASSED;
+	w.pad = 0;
 	bpf_loop(cfg->nr_rules < SL_MAX_RULES ? cfg->nr_rules : SL_MAX_RULES,
 		 sl_chain_step, &w, 0);
 	if (w.dropped == SL_WALK_DROPPED_FIRST)
@@ -300,7 +311,7 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	struct sl_global_stats *gs;
 	struct sl_config *cfg;
 	struct sl_packet pkt = {};
-	struct sl_frag *first;
+	struct sl_frag *frag;
 	int ret, verdict;
 
 	ret = sl_parse(data, data_end, &pkt);
@@ -346,15 +357,15 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 			gs->no_rule++;
 			return SL_PASS;
 		}
-		first = sl_frag_find(&pkt);
-		if (first) {
+		frag = sl_frag_find(&pkt);
+		if (frag) {
 			gs->frag_later++;
-			if (first->dropped) {
+			if (frag->dropped) {
 				gs->frag_later_dropped++;
 				return SL_DROP;
 			}
-			pkt.slot = first->slot;
-			pkt.dport = first->dport;
+			pkt.slot = frag->slot;
+			pkt.dport = frag->dport;
 			pkt.counted = 1;
 		} else {
 			gs->frag_orphans++;
@@ -366,15 +377,18 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		return SL_PASS;
 	}
 
-	/* the walk counts a packet that meets no rule at its first step,
-	 * which a rule set of none never takes
-	 */
-	if (!cfg->nr_rules) {
-		gs->no_rule++;
-		return SL_PASS;
+	verdict = cfg->nr_rules ? sl_run_rules(cfg, &pkt, ports, len) :
+				  SL_NO_RULE;
+	if (verdict == SL_NO_RULE) {
+		/* looked up again: one value fewer held across the chain */
+		gs = sl_cpu_stats();
+		if (gs)
+			gs->no_rule++;
+		/* a first fragment is still remembered, passed: its later
+		 * ones follow it, not the orphans' rules
+		 */
+		verdict = SL_PASS;
 	}
-	verdict = sl_run_rules(cfg, &pkt, ports ? ports : &cfg->all_rules,
-			       ports != NULL, len);
 	if (verdict >> SL_FIRST_SHIFT) {
 		if (ret == SL_PARSE_OK && pkt.frag == SL_FRAG_NONE)
 			sl_front_remember(cfg, &pkt,
