@@ -51,7 +51,8 @@ static const char *const script_src[NR_SCRIPTS] = {
 struct sl_central {
 	char host[256];
 	int port;
-	unsigned interval_ms, timeout_ms;
+	unsigned interval_ms;
+	struct sl_redis_limits lim;	/* every command's deadline and cap */
 	char *user, *pass;		/* AUTH; pass NULL: none */
 
 	pthread_mutex_t lock;		/* the connection and what follows */
@@ -79,11 +80,17 @@ struct sl_central *sl_central_new(const char *url, unsigned interval_ms)
 		return NULL;
 	}
 	c->interval_ms = interval_ms ? interval_ms : 1000;
-	c->timeout_ms = c->interval_ms / 2;
-	if (c->timeout_ms < CENTRAL_TIMEOUT_MIN_MS)
-		c->timeout_ms = CENTRAL_TIMEOUT_MIN_MS;
+	c->lim.timeout_ms = c->interval_ms / 2;
+	if (c->lim.timeout_ms < CENTRAL_TIMEOUT_MIN_MS)
+		c->lim.timeout_ms = CENTRAL_TIMEOUT_MIN_MS;
+	c->lim.max_reply = SL_REDIS_MAX_REPLY_DEFAULT;
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
+}
+
+void sl_central_set_max_reply(struct sl_central *c, size_t bytes)
+{
+	c->lim.max_reply = bytes;
 }
 
 int sl_central_set_auth(struct sl_central *c, const char *user,
@@ -144,8 +151,8 @@ static bool load_scripts(struct sl_central *c, char *why, size_t size)
 	unsigned i;
 
 	for (i = 0; i < NR_SCRIPTS; i++) {
-		redisReply *x = redisCommand(c->ctx, "SCRIPT LOAD %s",
-					     script_src[i]);
+		redisReply *x = sl_redis_commandl(c->ctx, &c->lim, "SCRIPT",
+						  "LOAD", script_src[i], NULL);
 		bool ok = x && x->type == REDIS_REPLY_STRING && x->len == 40;
 
 		if (ok)
@@ -173,7 +180,7 @@ static void warn_cluster(struct sl_central *c)
 
 	if (c->cluster_warned)
 		return;
-	x = redisCommand(c->ctx, "CLUSTER SLOTS");
+	x = sl_redis_commandl(c->ctx, &c->lim, "CLUSTER", "SLOTS", NULL);
 	if (x && x->type == REDIS_REPLY_ARRAY && x->elements > 1) {
 		pr_warn("check: redis at %s:%d is a Cluster node: central checks use one server, so checks of keys on other masters fail open (MOVED); point sync.url at a standalone Redis or a Cluster proxy (docs/REDIS.md)",
 			c->host, c->port);
@@ -185,8 +192,8 @@ static void warn_cluster(struct sl_central *c)
 static int connect_store(struct sl_central *c)
 {
 	struct timeval tv = {
-		.tv_sec = c->timeout_ms / 1000,
-		.tv_usec = (c->timeout_ms % 1000) * 1000,
+		.tv_sec = c->lim.timeout_ms / 1000,
+		.tv_usec = (c->lim.timeout_ms % 1000) * 1000,
 	};
 	char why[160];
 
@@ -204,7 +211,8 @@ static int connect_store(struct sl_central *c)
 		return -EIO;
 	}
 	redisEnableKeepAlive(c->ctx);
-	if (sl_redis_auth(c->ctx, c->user, c->pass, why, sizeof(why))) {
+	if (sl_redis_auth(c->ctx, &c->lim, c->user, c->pass, why,
+			  sizeof(why))) {
 		outage(c, why);
 		return -EIO;
 	}
@@ -333,7 +341,7 @@ static int eval_script(struct sl_central *c, int script, struct eval_args *e,
 	redisReply *x;
 	int err = 0;
 
-	x = redisCommandArgv(c->ctx, e->argc, e->argv, e->argvlen);
+	x = sl_redis_command(c->ctx, &c->lim, e->argc, e->argv, e->argvlen);
 	if (is_error(x, "NOSCRIPT")) {
 		/* a restarted or flushed store; refused before it ran, so
 		 * sending again counts once
@@ -347,7 +355,7 @@ static int eval_script(struct sl_central *c, int script, struct eval_args *e,
 			return -EIO;
 		}
 		e->argv[1] = c->sha[script];
-		x = redisCommandArgv(c->ctx, e->argc, e->argv, e->argvlen);
+		x = sl_redis_command(c->ctx, &c->lim, e->argc, e->argv, e->argvlen);
 	}
 	if (!x) {
 		/* timeout or a broken connection: the script may or may not

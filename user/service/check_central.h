@@ -8,9 +8,12 @@
  *
  * An unreachable store, a timeout or a reply that is not the script's
  * answer is an error, never a decision: the caller decides locally (fail
- * open, NFR-3). The connection is then dropped and retried with a backoff
- * from one sync interval, doubling up to 5 s; until then checks do not
- * wait for it.
+ * open, NFR-3). Each command has one deadline for its whole round trip
+ * (a store that trickles its answer cannot hold a check past it) and a
+ * cap on its reply (sl_redis_command). A failure opens the circuit: the
+ * connection is dropped and, for a backoff from one sync interval
+ * doubling up to 5 s, checks skip the store at once (decided locally);
+ * then one check probes it with a fresh connection.
  */
 #ifndef SL_CHECK_CENTRAL_H
 #define SL_CHECK_CENTRAL_H
@@ -23,7 +26,8 @@
 struct sl_central;
 
 /* redis://HOST:PORT; no connection yet. Every command waits at most
- * interval / 2 (at least 50 ms). NULL with a message if the URL is bad.
+ * interval / 2 (at least 50 ms) in all. NULL with a message if the URL
+ * is bad.
  */
 struct sl_central *sl_central_new(const char *url, unsigned interval_ms);
 void sl_central_free(struct sl_central *c);
@@ -44,6 +48,9 @@ int sl_central_set_auth(struct sl_central *c, const char *user,
 int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
 		     const char *client, size_t len, bool count,
 		     bool *allowed, struct sl_client_view *v);
+
+/* The largest reply a command may take (sync.max_reply). */
+void sl_central_set_max_reply(struct sl_central *c, size_t bytes);
 
 struct sl_central_stats {
 	bool up;			/* connected, last command answered */

@@ -341,6 +341,7 @@ static int start_central(struct run *r)
 		r->central = NULL;
 		return -ENOMEM;
 	}
+	sl_central_set_max_reply(r->central, sc->max_reply);
 	sl_checker_set_central(&r->checker, r->central);
 	pr_notice("check: /v1/check decided in redis at %s (layout central); packets as delayed-sync",
 		  sc->url);
