@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "core/client_view.h"
 #include "slicelimit.h"
 
@@ -49,6 +50,26 @@ int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
 		     const char *client, size_t len, bool count,
 		     bool *allowed, struct sl_client_view *v);
 
+#define SL_CENTRAL_SECRET	32	/* bytes of sync.key_file's key */
+#define SL_CENTRAL_ID_HASH	16	/* bytes of an API key's hash */
+
+/* The secret (sync.key_file's) that keys the hashes API keys are stored
+ * under: the same on every node of a fleet, or they count apart. Unset,
+ * the hash is unkeyed (not the key in clear, but a guessable key can be
+ * found by trying). Set before the first check.
+ */
+void sl_central_set_id_key(struct sl_central *c,
+			   const uint8_t secret[SL_CENTRAL_SECRET]);
+
+/* The client id the store holds for `client` (sl_check_central_id's
+ * "k:KEY" or "ip:ADDR[/BITS]"): "kh:" and the hex of BLAKE2b-128 of KEY
+ * keyed with BLAKE2b-256("slicelimit central client ids", secret) for an
+ * API key, an address's id as it is. NUL-terminated; its length, or
+ * -ENAMETOOLONG.
+ */
+int sl_central_client_id(const struct sl_central *c, const char *client,
+			 size_t len, char *buf, size_t size);
+
 /* The largest reply a command may take (sync.max_reply). */
 void sl_central_set_max_reply(struct sl_central *c, size_t bytes);
 
@@ -60,7 +81,8 @@ struct sl_central_stats {
 
 void sl_central_stats(struct sl_central *c, struct sl_central_stats *s);
 
-/* The store's key of a client's state: "slc:{RULE:ID}:ALG", ID as given.
+/* The store's key of a client's state: "slc:{RULE:ID}:ALG", ID as given
+ * (sl_central_check gives sl_central_client_id's).
  * The braces are the Cluster hash tag: one client's keys share a slot.
  * Length written (without NUL), or -ENAMETOOLONG.
  */
