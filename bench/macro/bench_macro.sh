@@ -58,6 +58,16 @@
 #    TCP_ROUNDS rounds of TCP_REQS requests quiet, then the same during
 #    the spoofed flood: answered requests and their latency.
 #
+# PROFILE=DIR (bench/macro/profile.sh): after each throughput or accept
+# case's measured run, three more of SECS seconds on the case as it stands
+# (its sources known, over or within their limit): `perf stat -a -A` with
+# PERF_EVENTS (the hardware events where the PMU has them: a VM may have
+# none), `perf record -a -g -e cpu-clock -c PERF_PERIOD` read by
+# profile_report.py (the softirq's functions, ns per packet), and the
+# kernel's BPF run-time statistics (kernel.bpf_stats_enabled for that run
+# only, put back after) read by bpf_run_time.py; each in
+# DIR/MODE.MECH.N.*, with what the receiver took in.
+#
 # The run happens in a private mount namespace with a bpffs of its own
 # (slicelimit's pins are not the host's) and in two network namespaces
 # named after our pid; the firewall rules live in our namespaces only and
@@ -122,6 +132,10 @@ MECHS=${MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit
 ACCEPT_NS=${ACCEPT_NS-"1000 100000 1000000"}
 ACCEPT_MECHS=${ACCEPT_MECHS-"slicelimit xdp-drop xdp-pass floor-count nft-netdev nft-inet ipt-hashlimit"}
 ACCEPT_RATE=1000000	# every limit of the accept cases, packets a second per source
+PROFILE=${PROFILE:-}
+PERF_EVENTS=${PERF_EVENTS:-cycles,instructions,cache-references,cache-misses,LLC-loads,LLC-load-misses,dTLB-loads,dTLB-load-misses,cpu-clock,context-switches,page-faults}
+PERF_PERIOD=${PERF_PERIOD:-250000}	# ns of cpu-clock a sample
+BPF_STATS_WAS=""	# kernel.bpf_stats_enabled as it was, put back by cleanup too
 ACC_MECHS=${ACC_MECHS-"sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy"}
 
 P=slm$$
@@ -151,6 +165,12 @@ fi
 for t in ip nsenter ethtool nft iptables ip6tables iptables-legacy clang bpftool gcc "$PY"; do
 	command -v "$t" >/dev/null || die "$t not found (apt-get install nftables iptables ethtool)"
 done
+if [ -n "$PROFILE" ]; then
+	command -v perf >/dev/null || die "perf not found (apt-get install --no-install-recommends linux-perf)"
+	mkdir -p "$PROFILE" || die "cannot create $PROFILE"
+	PROFILE=$(readlink -f "$PROFILE")
+	BPF_STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
+fi
 
 # ---- build the generator if make did not ----
 
@@ -209,6 +229,7 @@ cleanup() {
 	for ns in "$NS_C" "$NS_S"; do
 		[ -e "/run/netns/$ns" ] && ip netns del "$ns"
 	done
+	[ -z "$BPF_STATS_WAS" ] || sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_WAS"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -488,6 +509,7 @@ tput_case() {		# ROUND FAMILY N MECH [MODE: tput (over limit) or accept]
 	out=$(in_c $(gen_cmd "$fam" "$n" "$GEN_CPUS" --seconds "$SECS")) ||
 		echo "bench_macro: $mech: generator failed" >&2
 	b=$(snapshot "$mech" "$fam")
+	[ -z "$PROFILE" ] || profile_runs "$fam" "$n" "$mech" "$mode"
 	mech_down "$mech" "$fam"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$fam" "$n" "$mech" "$r" "$out" "$a" "$b" >>"$TMP/data.tsv"
 	log "$(printf 'round %s IPv%s N=%-8s %-6s %-14s ' "$r" "$fam" "$n" "$mode" "$mech")$(case_line "$out" "$a" "$b")"
@@ -499,6 +521,45 @@ case_line() {
 		awk -v hz="$CLK_TCK" '{ e = $1 / 1e9; rx = $10 - $4
 		printf "rx %.2f Mpps, dropped %.2f Mpps, passed %d, softirq %.0f ns/pkt\n", rx / e / 1e6,
 			($12 - $6) / e / 1e6, $13 - $7, ($8 - $2) * 1e9 / hz / (rx ? rx : 1) }'
+}
+
+# ---- the profile (PROFILE=DIR) ----
+
+rx_now() { veth_counts | awk '{ print $1 }'; }
+
+profile_runs() {	# FAMILY N MECH MODE: see PROFILE at the top
+	local fam=$1 n=$2 d=$PROFILE/$4.$3.$2 a gen
+	gen=$(gen_cmd "$fam" "$n" "$GEN_CPUS" --seconds "$SECS")
+	a=$(rx_now)
+	# shellcheck disable=SC2086
+	perf stat -a -A -x, -o "$d.stat.csv" -e "$PERF_EVENTS" -- \
+		nsenter --net="/run/netns/$NS_C" $gen >/dev/null 2>"$d.stat.err" ||
+		echo "bench_macro: profile $4 $3: perf stat failed (see $d.stat.err)" >&2
+	echo $(($(rx_now) - a)) >"$d.stat.packets"
+
+	a=$(rx_now)
+	# shellcheck disable=SC2086
+	perf record -q -a -g -e cpu-clock -c "$PERF_PERIOD" -o "$d.perf.data" -- \
+		nsenter --net="/run/netns/$NS_C" $gen >/dev/null 2>"$d.record.err" ||
+		echo "bench_macro: profile $4 $3: perf record failed (see $d.record.err)" >&2
+	echo $(($(rx_now) - a)) >"$d.record.packets"
+	# read now, while the programs are loaded
+	perf script -i "$d.perf.data" -F cpu,event,ip,sym >"$d.script" 2>/dev/null
+	"$PY" "$MACRO_DIR/profile_report.py" "$d.script" "$GEN_CPUS" "$PERF_PERIOD" \
+		"$(cat "$d.record.packets")" >"$d.report.md"
+
+	bpftool -j prog show >"$d.progs.before"
+	a=$(rx_now)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$NS_C" $gen >/dev/null
+	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_WAS"
+	echo $(($(rx_now) - a)) >"$d.bpfstats.packets"
+	bpftool -j prog show >"$d.progs.after"
+	in_s bpftool -j net show dev "$VS" >"$d.net.json"
+	"$PY" "$MACRO_DIR/bpf_run_time.py" "$d.progs.before" "$d.progs.after" \
+		"$d.net.json" "$(cat "$d.bpfstats.packets")" >"$d.bpfstats.md"
+	log "profile $4 $3 N=$n: $(head -1 "$d.report.md")"
 }
 
 # ---- 3. spoofed flood ----
