@@ -224,7 +224,8 @@ def tput_table(d, mechs, names, base=None):
         rr = f"{rx[0] / sl_rx:.2f}" if sl_rx else "-"
         rn = f"{ns[0] / sl_ns:.2f}" if sl_ns else "-"
         rc = f"{ns[0] / fc_ns:.2f}" if fc_ns else "-"
-        above = f" {ns[0] - base:.0f} |" if base is not None else ""
+        # XDP_DROP passes nothing: nothing of it is above the pass floor
+        above = "" if base is None else " - |" if mech == "xdp-drop" else f" {ns[0] - base:.0f} |"
         out.append(f"| {names[mech]} | {fmt(rx, 2)} | {fmt(med(rows, 'drop_mpps'), 2)} | "
                    f"{passed:,.0f} | {fmt(ns, 0)} |{above} {rr} | {rn} | {rc} | {len(rows)} |")
     out.append("")
