@@ -317,19 +317,21 @@ SL_INLINE void sl_slot_add(struct sl_slot *s, __u32 d, __u32 units,
 	SL_ADD(&s->count, units);
 }
 
-/* Zero a sliding record that has left the window, unless another CPU
- * changed its count since it was read: that count is then a fresh one
- * (the record reopened) or is being retired by that CPU.
- */
-SL_INLINE void sl_record_retire(struct sl_record *r, __u32 count)
-{
-	SL_CAS(&r->count, count, 0);
-}
-
 /* ---- sliding ---- */
 
-SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
-				const struct sl_params *p, __u64 now_ms)
+/* Whether wrapping u32 time `a` is before `b`: both within 2^31 of now in
+ * a counting state (sl_client_idle), so of each other.
+ */
+SL_INLINE int sl_u32_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+/* The full sum over the records: what the window holds when a record
+ * may have left it since the last walk (the running total still has it).
+ */
+SL_INLINE void sl_sliding_walk(struct sl_tally *t, const struct sl_client *c,
+			       const struct sl_params *p, __u64 now_ms)
 {
 	int i;
 
@@ -344,6 +346,28 @@ SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
 			 (p->window_ms - sl_record_age(r, now_ms));
 		sl_tally_expiry(t, expiry);
 	}
+}
+
+/* O(1) while no record has left the window: every record with a count
+ * then counts (none is older than the oldest), so the running total is
+ * the sum, and the oldest leaves first. Once it has left, the walk above,
+ * until an accept retires it (sl_sliding_retire).
+ */
+SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
+				const struct sl_params *p, __u64 now_ms)
+{
+	__u32 oldest = SL_LOAD(c->oldest_ms), age;
+
+	if (!SL_LOAD(c->live))
+		return;
+	age = sl_u32_since(oldest, (__u32)now_ms);
+	if (age >= p->window_ms) {
+		sl_sliding_walk(t, c, p, now_ms);
+		return;
+	}
+	t->used += SL_LOAD(c->total);
+	sl_tally_expiry(t, now_ms + sl_u32_ahead(oldest, (__u32)now_ms) +
+			   (p->window_ms - age));
 }
 
 /* Does a request of `units` fit? It must fit whole: a request that would
@@ -372,6 +396,57 @@ SL_INLINE __u64 sl_records_needed(const struct sl_tally *t,
 	return (left + cap - 1) / cap;
 }
 
+/* Zero the records that have left the window (all of them if `all`),
+ * each by a compare-and-swap of the count this CPU found (an add that
+ * came in between keeps the record), and take what the swap zeroed off
+ * the running total. Returns the records left with a count, and sets
+ * oldest_ms to the earliest of them (a record another CPU opens during
+ * the walk is at least as young as any the walk saw).
+ */
+SL_INLINE __u32 sl_sliding_retire(struct sl_client *c,
+				  const struct sl_params *p, __u64 now_ms,
+				  int all)
+{
+	__u32 live = 0, oldest = (__u32)now_ms;
+	int i;
+
+	for (i = 0; i < SL_RECORDS; i++) {
+		struct sl_record *r = &c->rec[i];
+		__u32 n = SL_LOAD(r->count);
+
+		if (n && (all || !sl_record_live(r, p, now_ms)) &&
+		    SL_CAS(&r->count, n, 0) == n) {
+			SL_ADD(&c->total, -n);
+			SL_ADD(&c->live, -1);
+		}
+		if (!SL_LOAD(r->count))
+			continue;
+		if (!live++ || sl_u32_before(r->first_ms, oldest))
+			oldest = r->first_ms;
+	}
+	if (live)
+		c->oldest_ms = oldest;
+	return live;
+}
+
+/* A record with no count, for a new slice: the one after the open one,
+ * which records opened in time order and retired oldest first leave
+ * free whenever any is; else (a step back of the clock retired them out
+ * of order) the first free. SL_RECORDS if none.
+ */
+SL_INLINE __u32 sl_sliding_free(const struct sl_client *c, __u32 cur_idx)
+{
+	__u32 next = cur_idx + 1 < SL_RECORDS ? cur_idx + 1 : 0;
+	int i;
+
+	if (!SL_LOAD(c->rec[next].count))
+		return next;
+	for (i = 0; i < SL_RECORDS; i++)
+		if (!SL_LOAD(c->rec[i].count))
+			return i;
+	return SL_RECORDS;
+}
+
 SL_INLINE void sl_sliding_charge(struct sl_client *c,
 				 const struct sl_params *p,
 				 const struct sl_tally *t, __u64 now_ms,
@@ -379,29 +454,22 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 {
 	__u64 cap = sl_slice_cap(p);
 	struct sl_record *cur;
-	__u32 live = 0, cur_idx, free_idx = SL_RECORDS;
-	int open = 0, i;
+	__u32 live = SL_LOAD(c->live), cur_idx, opened_ms;
+	int open = 0;
 
-	/* Zero what has left the window: a free record is then simply one
-	 * with count 0, and no stale time survives to wrap around.
+	/* Zero what has left the window, only once the oldest has: a free
+	 * record is then simply one with count 0, and no stale time
+	 * survives to wrap around.
 	 */
-	for (i = 0; i < SL_RECORDS; i++) {
-		struct sl_record *r = &c->rec[i];
-		__u32 n = SL_LOAD(r->count);
-
-		if (n && !sl_record_live(r, p, now_ms))
-			sl_record_retire(r, n);
-		if (SL_LOAD(r->count))
-			live++;
-		else if (free_idx == SL_RECORDS)
-			free_idx = i;
-	}
+	if (live && sl_u32_since(SL_LOAD(c->oldest_ms), (__u32)now_ms) >=
+		    p->window_ms)
+		live = sl_sliding_retire(c, p, now_ms, 0);
 
 	cur_idx = c->current < SL_RECORDS ? c->current : 0;
 	cur = &c->rec[cur_idx];
 	if (!cur->count) {
 		open = 1;
-	} else if ((__u32)(t->seq - cur->seq) >= cap) {
+	} else if ((__u32)(t->seq - c->open_seq) >= cap) {
 		open = 1;
 	} else {
 		__u64 first = now_ms - sl_record_age(cur, now_ms);
@@ -415,15 +483,30 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 	 * A free record's count is 0 already, so opening writes no count:
 	 * two CPUs opening the same record at once both keep their units.
 	 */
-	if (open && (!cur->count || free_idx < SL_RECORDS)) {
-		if (cur->count)
-			cur_idx = free_idx;
-		cur = &c->rec[cur_idx < SL_RECORDS ? cur_idx : 0];
+	if (open && cur->count) {
+		cur_idx = sl_sliding_free(c, cur_idx);
+		open = cur_idx < SL_RECORDS;
+		cur_idx = open ? cur_idx : c->current;
+	}
+	cur = &c->rec[cur_idx < SL_RECORDS ? cur_idx : 0];
+	if (open) {
 		cur->first_ms = (__u32)now_ms;
-		cur->seq = t->seq;
+		c->open_seq = t->seq;
 		c->current = cur_idx;
 	}
-	SL_ADD(&cur->count, units);
+	opened_ms = cur->first_ms;
+	/* The add that takes a record from no count to one (an open, or an
+	 * add to a record another CPU retired meanwhile) counts it live and
+	 * makes its time the oldest if it is: the running total then never
+	 * holds a record that the tally would not walk once it is out of
+	 * the window.
+	 */
+	if (!sl_fetch_add_u32(&cur->count, units)) {
+		if (!sl_fetch_add_u32(&c->live, 1) ||
+		    sl_u32_before(opened_ms, SL_LOAD(c->oldest_ms)))
+			c->oldest_ms = opened_ms;
+	}
+	SL_ADD(&c->total, units);
 }
 
 /* ---- sliding-plain: the study's sum of the last N slices ---- */
@@ -941,12 +1024,8 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 	/* a state whose slices no longer count starts clean, so no ancient
 	 * time can look young through u32 wrap-around
 	 */
-	if (p->algorithm == SL_ALGO_SLIDING && idle) {
-		int i;
-
-		for (i = 0; i < SL_RECORDS; i++)
-			sl_record_retire(&c->rec[i], SL_LOAD(c->rec[i].count));
-	}
+	if (p->algorithm == SL_ALGO_SLIDING && idle && SL_LOAD(c->live))
+		sl_sliding_retire(c, p, now_ms, 1);
 	switch (p->algorithm) {
 	case SL_ALGO_FIXED:
 		sl_fixed_charge(c, p, now_ms, units, idle);
