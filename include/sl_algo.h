@@ -81,6 +81,58 @@
  * the uncounted part can include that packet and exclude a small first one:
  * the bound becomes L + cap + two packets' bytes.
  *
+ * The running total
+ * -----------------
+ * The count is not summed per decision. Beside its records the state keeps
+ * `total`, the sum of the records' counts; `live`, how many have a count;
+ * `oldest_ms`, the earliest first accept among them; and `open_seq`, the
+ * accept sequence the open record opened at (the only record whose
+ * sequence is read, so records are 8 bytes). Records open at now, so in
+ * time order, and every record with a count is at least as young as the
+ * oldest: while the oldest is inside the window, so is every record, and
+ * the sum of the live records, which the decision needs, is `total`; the
+ * first to leave is the oldest, at oldest_ms + W, the tally's next expiry.
+ * (After a step back of the clock a record opened before it is ahead of
+ * now; "earliest" is by wrapping difference, and a record opened after
+ * the step is then the oldest, as it leaves first.) Only once the oldest
+ * has left does the tally walk the records (the old sum), and the next
+ * accept walks them too, retiring what has left and taking its count off
+ * `total`, then finding the new oldest: a record is walked out once, so
+ * the walks are amortised over the records' opens, at most one per slice
+ * or per cap units. An accept that crosses no slice end reads the first
+ * 64 bytes of the value and the open record, and writes the open record's
+ * count and `total`. The same decisions, bit for bit, as the sum:
+ * tests/unit/test_sliding_total.c runs both over random traces at today's
+ * clock and at the wraps of the u32 stamps.
+ *
+ * Under concurrency (every CPU, SL_ADD and SL_CAS): every add to a
+ * record's count is paired with the same add to `total`, made after it,
+ * and every retire (a compare-and-swap of the count n its CPU found, to
+ * 0) that succeeds with an add of -n after it; the add that takes a
+ * record from no count to one (fetch-and-add returning 0) adds one to
+ * `live`, a successful retire takes one off. So once the CPUs stop,
+ * `total` and `live` are the records' sum and count exactly, and in
+ * between `total` lags the records by the adds in flight: at most one
+ * request per CPU below the sum (NFR-1's slack, as for two CPUs reading
+ * the same count), and above it only by a count a retire has just
+ * zeroed, which is out of the window: no tally reads `total` then,
+ * because `oldest_ms` is still that record's, out of the window, and the
+ * tally walks. `oldest_ms` may be left earlier than the records' oldest
+ * (a walk's minimum, racing another's retire): that costs a walk, never
+ * a record counted past its window. A CPU whose add finds a record
+ * another CPU has just retired (count 0, not opened by it) restarts it at
+ * now rather than leave its units at the retired time: its units are
+ * counted for their own window, not lost as before. The tally is thus,
+ * at every instant, within one unit per CPU of the records' live sum and
+ * never above the accepts inside the window: the one-node bound (NFR-1)
+ * and NFR-2 hold as argued above, the every-CPU bound of
+ * tests/bpf/test_bpf_cpus.c as before (one unit per CPU per time the
+ * count reaches the limit), and bounded's fleet bound, which reads the
+ * node's own count through this tally and the records through
+ * sl_state_pieces (include/sl_peer.h), unchanged.
+ * tests/unit/test_sliding_total.c races threads over one state with the
+ * kernel's atomics and checks the model.
+ *
  * Time as an input
  * -----------------
  * `now_ms` is the TAI (or model) clock in ms: about 1.8e12 today, u64, no
@@ -115,7 +167,10 @@
  * on private copies. SL_LOAD reads a word other CPUs write once, so that
  * a check and the swap after it see the same value.
  */
-#ifdef __BPF__
+#if defined(__BPF__) || defined(SL_HOST_ATOMICS)
+/* SL_HOST_ATOMICS: the kernel's atomics on the host, for a test that
+ * races threads over one state as CPUs race over a map value.
+ */
 #define SL_ADD(ptr, v)	((void)__sync_fetch_and_add(ptr, v))
 #define SL_CAS(ptr, old, new)	__sync_val_compare_and_swap(ptr, old, new)
 #else
@@ -148,7 +203,7 @@ static inline __u64 sl_cas_private(void *ptr, __u64 old, __u64 new,
 /* The value before the add: an index two CPUs must not share. */
 SL_INLINE __u32 sl_fetch_add_u32(__u32 *ptr, __u32 v)
 {
-#ifdef __BPF__
+#if defined(__BPF__) || defined(SL_HOST_ATOMICS)
 	return __sync_fetch_and_add(ptr, v);
 #else
 	__u32 old = *ptr;
@@ -454,7 +509,7 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 {
 	__u64 cap = sl_slice_cap(p);
 	struct sl_record *cur;
-	__u32 live = SL_LOAD(c->live), cur_idx, opened_ms;
+	__u32 live = SL_LOAD(c->live), cur_idx;
 	int open = 0;
 
 	/* Zero what has left the window, only once the oldest has: a free
@@ -484,9 +539,11 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 	 * two CPUs opening the same record at once both keep their units.
 	 */
 	if (open && cur->count) {
-		cur_idx = sl_sliding_free(c, cur_idx);
-		open = cur_idx < SL_RECORDS;
-		cur_idx = open ? cur_idx : c->current;
+		__u32 free_idx = sl_sliding_free(c, cur_idx);
+
+		open = free_idx < SL_RECORDS;
+		if (open)
+			cur_idx = free_idx;
 	}
 	cur = &c->rec[cur_idx < SL_RECORDS ? cur_idx : 0];
 	if (open) {
@@ -494,17 +551,20 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 		c->open_seq = t->seq;
 		c->current = cur_idx;
 	}
-	opened_ms = cur->first_ms;
-	/* The add that takes a record from no count to one (an open, or an
-	 * add to a record another CPU retired meanwhile) counts it live and
-	 * makes its time the oldest if it is: the running total then never
-	 * holds a record that the tally would not walk once it is out of
-	 * the window.
+	/* The add that takes a record from no count to one counts it live,
+	 * and makes now the oldest time if no other record has a count or
+	 * (the clock stepped back) all are ahead. Not opened here, that is
+	 * another CPU's retire: it zeroed the record after this CPU read it,
+	 * so the time it kept is out of the window; the record starts again
+	 * now, with these units, rather than hold them at a time the total
+	 * would count them past.
 	 */
 	if (!sl_fetch_add_u32(&cur->count, units)) {
+		if (!open)
+			cur->first_ms = (__u32)now_ms;
 		if (!sl_fetch_add_u32(&c->live, 1) ||
-		    sl_u32_before(opened_ms, SL_LOAD(c->oldest_ms)))
-			c->oldest_ms = opened_ms;
+		    sl_u32_before((__u32)now_ms, SL_LOAD(c->oldest_ms)))
+			c->oldest_ms = (__u32)now_ms;
 	}
 	SL_ADD(&c->total, units);
 }
