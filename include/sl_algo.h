@@ -505,7 +505,7 @@ SL_INLINE __u32 sl_sliding_free(const struct sl_client *c, __u32 cur_idx)
 SL_INLINE void sl_sliding_charge(struct sl_client *c,
 				 const struct sl_params *p,
 				 const struct sl_tally *t, __u64 now_ms,
-				 __u32 units)
+				 __u32 units, int idle)
 {
 	__u64 cap = sl_slice_cap(p);
 	struct sl_record *cur;
@@ -514,11 +514,13 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 
 	/* Zero what has left the window, only once the oldest has: a free
 	 * record is then simply one with count 0, and no stale time
-	 * survives to wrap around.
+	 * survives to wrap around. A state whose slices no longer count
+	 * (idle) starts clean, so no ancient time can look young through
+	 * u32 wrap-around. One walk for both: the verifier meets it once.
 	 */
-	if (live && sl_u32_since(SL_LOAD(c->oldest_ms), (__u32)now_ms) >=
-		    p->window_ms)
-		live = sl_sliding_retire(c, p, now_ms, 0);
+	if (live && (idle || sl_u32_since(SL_LOAD(c->oldest_ms),
+					  (__u32)now_ms) >= p->window_ms))
+		live = sl_sliding_retire(c, p, now_ms, idle);
 
 	cur_idx = c->current < SL_RECORDS ? c->current : 0;
 	cur = &c->rec[cur_idx];
@@ -1081,11 +1083,6 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 {
 	int idle = sl_client_idle((struct sl_client_hdr *)c, p, now_ms);
 
-	/* a state whose slices no longer count starts clean, so no ancient
-	 * time can look young through u32 wrap-around
-	 */
-	if (p->algorithm == SL_ALGO_SLIDING && idle && SL_LOAD(c->live))
-		sl_sliding_retire(c, p, now_ms, 1);
 	switch (p->algorithm) {
 	case SL_ALGO_FIXED:
 		sl_fixed_charge(c, p, now_ms, units, idle);
@@ -1096,7 +1093,7 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 		sl_bucket_charge_slots(c, p, now_ms, units);
 		break;
 	default:
-		sl_sliding_charge(c, p, t, now_ms, units);
+		sl_sliding_charge(c, p, t, now_ms, units, idle);
 		break;
 	}
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
