@@ -339,7 +339,8 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		if (pkt.frag == SL_FRAG_FIRST) {
 			gs->fragments++;
 			gs->frag_first++;
-		} else if (sl_front_drop(cfg, &pkt, len)) {
+		} else if (sl_front_looks(gs) &&
+			   sl_front_drop(cfg, &pkt, len)) {
 			return SL_DROP;
 		}
 		break;

@@ -22,6 +22,27 @@
  * The one difference from the exact path: a state the LRU table evicts
  * stays blocked here until its block's end, where the exact path would
  * start it afresh.
+ *
+ * Quiet when it cannot hit: sources that take turns, more of them than
+ * the slots, each find their slot held by another and pay the lookup and
+ * the second look after the drop for nothing. A per-CPU score
+ * (sl_global_stats.front_score) counts +1 for each packet the front
+ * missed and the exact path then dropped (by the chain's first rule:
+ * the drops it could have held), -SL_FRONT_HIT_CREDIT for each hit, and
+ * stays within 0..SL_FRONT_QUIET. At SL_FRONT_QUIET the front is quiet:
+ * a packet neither looks nor writes (front_skipped), except one in
+ * SL_FRONT_PROBE by the CPU's packet count (front_probes), which looks,
+ * and whose drop then takes its slot even from a live entry. So when one
+ * flow floods again, its first probe dropped under its cached block
+ * writes its entry and the next probe hits, bringing the score under
+ * SL_FRONT_QUIET: the front is back within 2 * SL_FRONT_PROBE of that
+ * CPU's packets. Among many sources a probe's hit wakes it too, until
+ * the misses after it put it back: the share of packets that look
+ * follows the hit rate. SL_FRONT_HIT_CREDIT sets the break-even (a hit
+ * pays for that many misses: the front stays on while more than one
+ * drop in SL_FRONT_HIT_CREDIT + 1 hits) and SL_FRONT_QUIET how many net
+ * misses it takes to go quiet. Verdicts are the exact path's either
+ * way: the front only ever skips work.
  */
 #ifndef SL_FRONT_BPF_H
 #define SL_FRONT_BPF_H
@@ -69,12 +90,28 @@ static __always_inline int sl_front_matches(const struct sl_front_entry *fe,
 		 (c[0] ^ d[0]) | (c[1] ^ d[1]) | (c[2] ^ d[2]) | (c[3] ^ d[3]));
 }
 
+/* 1 if the packet looks in the front cache: always unless it is quiet,
+ * then one packet in SL_FRONT_PROBE.
+ */
+static __always_inline int sl_front_looks(struct sl_global_stats *gs)
+{
+	if (gs->front_score < SL_FRONT_QUIET)
+		return 1;
+	if (gs->packets & (SL_FRONT_PROBE - 1)) {
+		gs->front_skipped++;
+		return 0;
+	}
+	gs->front_probes++;
+	return 1;
+}
+
 /* 1 if the packet's front entry holds: counted as dropped by its rule. A
  * static subprogram: its frame is not on the rule chain's stack.
  */
 static __noinline int sl_front_drop(const struct sl_config *cfg,
 				    const struct sl_packet *pkt, __u32 len)
 {
+	struct sl_global_stats *gs;
 	struct sl_front_entry *fe = sl_front_entry_of(pkt);
 	struct sl_rule_stats *rs;
 	__u32 rule_id;
@@ -92,6 +129,11 @@ static __noinline int sl_front_drop(const struct sl_config *cfg,
 		return 0;
 	rs->dropped++;
 	rs->dropped_bytes += len;
+	/* looked up again: one argument fewer held by the entry's frame */
+	gs = sl_cpu_stats();
+	if (gs)
+		gs->front_score -= gs->front_score < SL_FRONT_HIT_CREDIT ?
+					   gs->front_score : SL_FRONT_HIT_CREDIT;
 	return 1;
 }
 
@@ -127,20 +169,29 @@ static __always_inline __u64 sl_front_block(const struct sl_rule *rule,
 }
 
 /* After the rule at `pos`, the first of the packet's chain, dropped it:
- * its flow's entry, if that drop was a cached block's.
+ * its flow's entry, if that drop was a cached block's and the packet
+ * looked in the front cache (sl_front_looks, the same test: the score
+ * and the packet count are as they were then).
  */
 static __noinline void sl_front_remember(const struct sl_config *cfg,
 					 const struct sl_packet *pkt,
 					 __u32 pos)
 {
+	struct sl_global_stats *gs = sl_cpu_stats();
 	const struct sl_rule *rule;
 	struct sl_front_entry *fe;
 	struct sl_client_key key;
 	__u32 forgotten;
 	__u64 gen, word;
+	int quiet;
 
-	if (!cfg || pos >= SL_MAX_RULES)
+	if (!cfg || !gs || pos >= SL_MAX_RULES)
 		return;
+	quiet = gs->front_score >= SL_FRONT_QUIET;
+	if (quiet && (gs->packets & (SL_FRONT_PROBE - 1)))
+		return;
+	if (!quiet)
+		gs->front_score++;
 	rule = sl_rule_at(cfg, pos);
 	if (!rule)
 		return;
@@ -152,9 +203,10 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	gen = sl_front_generation(cfg);
 	/* a slot another flow holds while its block lasts is left to it:
 	 * flows that share a slot would otherwise each pay a second state
-	 * lookup and a write for every packet of theirs, and hit no more
+	 * lookup and a write for every packet of theirs, and hit no more;
+	 * a probe takes it, so that a flow flooding alone gets one
 	 */
-	if (fe->set && fe->forgotten == forgotten && fe->gen == gen &&
+	if (!quiet && fe->set && fe->forgotten == forgotten && fe->gen == gen &&
 	    sl_cache_before(fe->end))
 		return;
 	sl_client_key_make(&key, rule, &pkt->src, pkt->dport);

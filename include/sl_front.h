@@ -15,6 +15,15 @@
 /* Entries per CPU: a power of two; 64 bytes each. */
 #define SL_FRONT_SLOTS	256
 
+/* The front cache goes quiet (bpf/front.h) when its score, +1 for each
+ * packet it missed and the exact path then dropped, less
+ * SL_FRONT_HIT_CREDIT for each hit, reaches SL_FRONT_QUIET; while quiet,
+ * one packet in SL_FRONT_PROBE (a power of two) still looks.
+ */
+#define SL_FRONT_QUIET		256
+#define SL_FRONT_PROBE		32
+#define SL_FRONT_HIT_CREDIT	4
+
 /* A flow the exact path dropped under a cached block: what it matched
  * on, the rule that dropped it, and what the block holds under.
  */

@@ -504,6 +504,75 @@ static void test_front_search_colliding_flows(void **state)
 	}
 }
 
+/* ---- quiet when it cannot hit, back when one flow floods ------------- */
+
+#define TURNS	2000	/* sources taking turns: far more than the slots */
+
+static void turn_source(unsigned i, char src[32])
+{
+	snprintf(src, 32, "198.18.%u.%u", i >> 8, i & 0xff);
+}
+
+/* One round of every source in turn, each packet through both. */
+static void turns_round(struct pair *p)
+{
+	char src[32];
+	struct pkt pk;
+	unsigned i;
+
+	for (i = 0; i < TURNS; i++) {
+		turn_source(i, src);
+		mk(&pk, src, DST, UDP, 53, 0, 0);
+		step(p, &pk);
+	}
+}
+
+static void test_front_quiet_when_sources_take_turns(void **state)
+{
+	struct pair *p = *state;
+	struct sl_global_stats g0, g1, g2, g3;
+	struct sl_front_entry fe;
+	char src[32];
+	struct pkt pk;
+	unsigned r, n;
+
+	pair_apply(p, limit2);
+	/* every source blocked, then most find their slot held by another */
+	for (r = 0; r < 5; r++)
+		turns_round(p);
+	g0 = sl_test_global_stats(&p->a);
+	assert_true(g0.front_score > SL_FRONT_QUIET - SL_FRONT_HIT_CREDIT);
+	/* quiet: most of a round skips the front (a probe's hit wakes it
+	 * until the misses after it put it back)
+	 */
+	turns_round(p);
+	g1 = sl_test_global_stats(&p->a);
+	if (g1.front_skipped - g0.front_skipped < TURNS / 2 ||
+	    g1.front_probes - g0.front_probes > TURNS / SL_FRONT_PROBE + 1)
+		fail_msg("a round of %u sources: %llu skipped, %llu probes",
+			 TURNS,
+			 (unsigned long long)(g1.front_skipped - g0.front_skipped),
+			 (unsigned long long)(g1.front_probes - g0.front_probes));
+	/* one flow floods: its entry and the front back within two probes */
+	turn_source(0, src);
+	mk(&pk, src, DST, UDP, 53, 0, 0);
+	for (n = 0; n < 2 * SL_FRONT_PROBE; n++)
+		assert_int_equal(step(p, &pk), DROP);
+	g2 = sl_test_global_stats(&p->a);
+	assert_true(g2.front_score < SL_FRONT_QUIET);
+	assert_true(front_entry(&p->a, src, SL_SLOT_UDP, 53, &fe));
+	/* and from then on every packet of it looks, and hits */
+	for (n = 0; n < SL_FRONT_PROBE; n++)
+		assert_int_equal(step(p, &pk), DROP);
+	g3 = sl_test_global_stats(&p->a);
+	assert_int_equal(g3.front_skipped, g2.front_skipped);
+	assert_int_equal(g3.front_score, 0);
+	same_counters(p);
+	printf("%u sources in turn: %llu skipped, %llu probes in a round\n",
+	       TURNS, (unsigned long long)(g1.front_skipped - g0.front_skipped),
+	       (unsigned long long)(g1.front_probes - g0.front_probes));
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, pair_setup, pair_teardown)
@@ -516,6 +585,7 @@ int main(void)
 		T(test_front_never_for_shadow_or_after_continue),
 		T(test_front_syn_entry_is_not_the_acks),
 		T(test_front_search_colliding_flows),
+		T(test_front_quiet_when_sources_take_turns),
 	};
 #undef T
 

@@ -40,7 +40,9 @@ static const char stats_help[] =
 "probation and got their state), newcomers_displaced (probation entries\n"
 "overwritten before their key came back: a spoofed flood shows here),\n"
 "frag_* and long_chains* (odd packet shapes, slicelimit-rules(5)),\n"
-"icmp_control (ICMP errors and link control: never limited).\n"
+"icmp_control (ICMP errors and link control: never limited),\n"
+"front_skipped and front_probes (packets that skipped the front cache of\n"
+"blocked flows while it was quiet, and those that still looked).\n"
 "--reset zeroes them all (as 'reset --stats'); stats then shows when\n"
 "(\"reset_ms_ago\", null when never).\n";
 
@@ -84,14 +86,17 @@ static void global_stats_print(const struct sl_global_stats *gs)
 	       (unsigned long long)gs->promoted,
 	       (unsigned long long)gs->newcomers_displaced);
 	printf("fragments: first %llu  later %llu (dropped %llu)  without first %llu\n"
-	       "long ipv6 chains %llu (dropped %llu)  icmp control %llu\n",
+	       "long ipv6 chains %llu (dropped %llu)  icmp control %llu\n"
+	       "front cache quiet: skipped %llu  probes %llu\n",
 	       (unsigned long long)gs->frag_first,
 	       (unsigned long long)gs->frag_later,
 	       (unsigned long long)gs->frag_later_dropped,
 	       (unsigned long long)gs->frag_orphans,
 	       (unsigned long long)gs->long_chains,
 	       (unsigned long long)gs->long_chains_dropped,
-	       (unsigned long long)gs->icmp_control);
+	       (unsigned long long)gs->icmp_control,
+	       (unsigned long long)gs->front_skipped,
+	       (unsigned long long)gs->front_probes);
 }
 
 /* Each rule's counters, read once and printed or added to arr (--json). */

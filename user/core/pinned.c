@@ -160,6 +160,8 @@ json_object *sl_global_stats_to_json(const struct sl_global_stats *gs)
 	sl_json_add_u64(g, "newcomers", gs->newcomers);
 	sl_json_add_u64(g, "promoted", gs->promoted);
 	sl_json_add_u64(g, "newcomers_displaced", gs->newcomers_displaced);
+	sl_json_add_u64(g, "front_skipped", gs->front_skipped);
+	sl_json_add_u64(g, "front_probes", gs->front_probes);
 	return g;
 }
 

@@ -268,14 +268,20 @@ static void packet_metrics(struct text *t, const struct sl_maps *m)
 			"slicelimit_long_chains_total{kind=\"dropped\"} %llu\n"
 			"# HELP slicelimit_icmp_control_total ICMP errors and link control messages: never limited.\n"
 			"# TYPE slicelimit_icmp_control_total counter\n"
-			"slicelimit_icmp_control_total %llu\n",
+			"slicelimit_icmp_control_total %llu\n"
+			"# HELP slicelimit_front_quiet_total Packets while the front cache of blocked flows was quiet: skipped it, or probed it.\n"
+			"# TYPE slicelimit_front_quiet_total counter\n"
+			"slicelimit_front_quiet_total{kind=\"skipped\"} %llu\n"
+			"slicelimit_front_quiet_total{kind=\"probe\"} %llu\n",
 		    (unsigned long long)gs.frag_first,
 		    (unsigned long long)gs.frag_later,
 		    (unsigned long long)gs.frag_later_dropped,
 		    (unsigned long long)gs.frag_orphans,
 		    (unsigned long long)gs.long_chains,
 		    (unsigned long long)gs.long_chains_dropped,
-		    (unsigned long long)gs.icmp_control);
+		    (unsigned long long)gs.icmp_control,
+		    (unsigned long long)gs.front_skipped,
+		    (unsigned long long)gs.front_probes);
 	}
 }
 
