@@ -336,6 +336,12 @@ struct sl_global_stats {
 	__u64 newcomers_displaced;	/* probation entries overwritten by a
 					 * later newcomer before their key came
 					 * back: a spoofed flood shows here */
+	__u64 mapped_v4;	/* IPv6 from an IPv4-mapped source
+				 * (::ffff:0:0/96): dropped, never charged */
+	__u64 vlan_deep;	/* frames with more VLAN tags than the parser
+				 * walks: decided by their addresses */
+	__u64 vlan_deep_dropped; /* of those, dropped: a rule matched their
+				 * addresses */
 };
 
 /* LRU hash sl_frags: what a datagram's first fragment was decided, for

@@ -268,14 +268,24 @@ static void packet_metrics(struct text *t, const struct sl_maps *m)
 			"slicelimit_long_chains_total{kind=\"dropped\"} %llu\n"
 			"# HELP slicelimit_icmp_control_total ICMP errors and link control messages: never limited.\n"
 			"# TYPE slicelimit_icmp_control_total counter\n"
-			"slicelimit_icmp_control_total %llu\n",
+			"slicelimit_icmp_control_total %llu\n"
+			"# HELP slicelimit_vlan_deep_total Frames with more VLAN tags than the parser walks, and those dropped.\n"
+			"# TYPE slicelimit_vlan_deep_total counter\n"
+			"slicelimit_vlan_deep_total{kind=\"all\"} %llu\n"
+			"slicelimit_vlan_deep_total{kind=\"dropped\"} %llu\n"
+			"# HELP slicelimit_mapped_v4_total IPv6 packets from an IPv4-mapped source (::ffff:0:0/96): dropped.\n"
+			"# TYPE slicelimit_mapped_v4_total counter\n"
+			"slicelimit_mapped_v4_total %llu\n",
 		    (unsigned long long)gs.frag_first,
 		    (unsigned long long)gs.frag_later,
 		    (unsigned long long)gs.frag_later_dropped,
 		    (unsigned long long)gs.frag_orphans,
 		    (unsigned long long)gs.long_chains,
 		    (unsigned long long)gs.long_chains_dropped,
-		    (unsigned long long)gs.icmp_control);
+		    (unsigned long long)gs.icmp_control,
+		    (unsigned long long)gs.vlan_deep,
+		    (unsigned long long)gs.vlan_deep_dropped,
+		    (unsigned long long)gs.mapped_v4);
 	}
 }
 
