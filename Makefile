@@ -63,7 +63,7 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/cli/main.o,$(USER_OBJS))
 TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
 		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
 
-.PHONY: all deps test demo bench bench-cpus install uninstall deb clean FORCE
+.PHONY: all deps test demo bench bench-cpus bench-profile install uninstall deb clean FORCE
 all: $(BUILD)/slicelimit
 
 # $(call apt_install,PACKAGES[,APT-OPTIONS]): apt-get install those not
@@ -220,6 +220,15 @@ bench: deps
 	$(Q)cat $(BUILD)/bench/RESULTS-micro.txt && cp $(BUILD)/bench/RESULTS-micro.txt bench/RESULTS-micro.txt
 	$(Q)bench/bench_http.sh $(BUILD)
 	$(Q)bench/macro/bench_macro.sh $(BUILD)
+
+# Where a packet's nanoseconds go in the 1,000,000-source cases
+# (bench/macro/profile.sh): perf stat, perf record -a -g over the softirq
+# that runs XDP and the kernel's BPF run-time statistics, for slicelimit
+# and the bare counter; writes $(BUILD)/bench/profile/. Debian's linux-perf.
+bench-profile: deps
+	$(call apt_install,linux-perf,--no-install-recommends)
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/macro/sl-macro
+	$(Q)bench/macro/profile.sh $(BUILD)
 
 # The many-CPU bed (bench/cpus/run.sh): one TCG VM per CPU count, Debian's
 # 6.1 kernel, busybox; writes bench/RESULTS-cpus.json and .md. The kernel

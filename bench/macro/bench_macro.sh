@@ -21,6 +21,14 @@
 #    2N + 200,000 packets (every source is known to the limiter and over
 #    its limit) and then measured for SECS seconds with the traffic
 #    stopped before and after each counter snapshot.
+# 1a. The accept path, for every N of ACCEPT_NS (IPv4), in the same rounds:
+#    the same traffic, every source within its limit. The limits are made
+#    high (1,000,000 a second per source, far above what a source sends
+#    here), not the traffic slow, so that every round sends as many packets
+#    as the over-limit case and ns/packet compares. What is accepted goes
+#    on to the stack (UDP, port 9, nobody listens), so the bare counter
+#    here counts and passes (floor_count_pass), and an XDP_PASS floor
+#    shows the stack's own share.
 # 2. Accuracy under flood: a limit of 10/s with a burst of 60 and a 5 s
 #    flood from one source from both CPUs (two generator threads, two veth
 #    queues, so the receiver runs on both CPUs at once); what passes,
@@ -50,6 +58,16 @@
 #    TCP_ROUNDS rounds of TCP_REQS requests quiet, then the same during
 #    the spoofed flood: answered requests and their latency.
 #
+# PROFILE=DIR (bench/macro/profile.sh): after each throughput or accept
+# case's measured run, three more of SECS seconds on the case as it stands
+# (its sources known, over or within their limit): `perf stat -a -A` with
+# PERF_EVENTS (the hardware events where the PMU has them: a VM may have
+# none), `perf record -a -g -e cpu-clock -c PERF_PERIOD` read by
+# profile_report.py (the softirq's functions, ns per packet), and the
+# kernel's BPF run-time statistics (kernel.bpf_stats_enabled for that run
+# only, put back after) read by bpf_run_time.py; each in
+# DIR/MODE.MECH.N.*, with what the receiver took in.
+#
 # The run happens in a private mount namespace with a bpffs of its own
 # (slicelimit's pins are not the host's) and in two network namespaces
 # named after our pid; the firewall rules live in our namespaces only and
@@ -60,10 +78,13 @@
 # 262,144, slicelimit's default, doubled until it holds N + N/32), GEN_CPUS (0),
 # ACC_ROUNDS (3), ACC_SECS (5), ACC_CPUS (0,1), CAL_SECS (1),
 # FLOOR_MIN_MPPS (0.5), FLOOR_MIN_SHARE (0.2), RX_MIN_SHARE (0.5),
-# FLOOD_MIN_MPPS (0.05): the
+# FLOOD_MIN_MPPS (0.05), ACCEPT_MAX_DROP (0.01: the share of an accept
+# case's packets a mechanism may drop, else no source was within its
+# limit and the run fails): the
 # plausibility bounds (see "Refusing a table" below),
 # MECHS and SPOOF_MECHS ("slicelimit xdp-drop floor-count nft-netdev
-# nft-inet ipt-hashlimit"), SPOOF_BITS (24), TCP_ROUNDS (2, 0: none),
+# nft-inet ipt-hashlimit"), ACCEPT_NS ("1000 100000 1000000"),
+# ACCEPT_MECHS (MECHS and xdp-pass), SPOOF_BITS (24), TCP_ROUNDS (2, 0: none),
 # TCP_REQS (300), TCP_RATE (100), WEB_LIMIT (5000),
 # ACC_MECHS ("sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy").
 
@@ -108,6 +129,13 @@ TCP_ROUNDS=${TCP_ROUNDS:-2}
 TCP_REQS=${TCP_REQS:-300}
 TCP_RATE=${TCP_RATE:-100}
 MECHS=${MECHS-"slicelimit xdp-drop floor-count nft-netdev nft-inet ipt-hashlimit"}
+ACCEPT_NS=${ACCEPT_NS-"1000 100000 1000000"}
+ACCEPT_MECHS=${ACCEPT_MECHS-"slicelimit xdp-drop xdp-pass floor-count nft-netdev nft-inet ipt-hashlimit"}
+ACCEPT_RATE=1000000	# every limit of the accept cases, packets a second per source
+PROFILE=${PROFILE:-}
+PERF_EVENTS=${PERF_EVENTS:-cycles,instructions,cache-references,cache-misses,LLC-loads,LLC-load-misses,dTLB-loads,dTLB-load-misses,cpu-clock,context-switches,page-faults}
+PERF_PERIOD=${PERF_PERIOD:-250000}	# ns of cpu-clock a sample
+BPF_STATS_WAS=""	# kernel.bpf_stats_enabled as it was, put back by cleanup too
 ACC_MECHS=${ACC_MECHS-"sl-bucket sl-sliding nft-netdev nft-inet ipt-nft ipt-legacy"}
 
 P=slm$$
@@ -137,6 +165,12 @@ fi
 for t in ip nsenter ethtool nft iptables ip6tables iptables-legacy clang bpftool gcc "$PY"; do
 	command -v "$t" >/dev/null || die "$t not found (apt-get install nftables iptables ethtool)"
 done
+if [ -n "$PROFILE" ]; then
+	command -v perf >/dev/null || die "perf not found (apt-get install --no-install-recommends linux-perf)"
+	mkdir -p "$PROFILE" || die "cannot create $PROFILE"
+	PROFILE=$(readlink -f "$PROFILE")
+	BPF_STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled) || die "no kernel.bpf_stats_enabled"
+fi
 
 # ---- build the generator if make did not ----
 
@@ -195,6 +229,7 @@ cleanup() {
 	for ns in "$NS_C" "$NS_S"; do
 		[ -e "/run/netns/$ns" ] && ip netns del "$ns"
 	done
+	[ -z "$BPF_STATS_WAS" ] || sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_WAS"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -227,13 +262,15 @@ netns_setup() {
 }
 
 # ---- the mechanisms ----
-# mech_up MECH FAMILY MODE: MODE tput (limit far below the offered rate)
-# or acc (10/s burst 60, one source SRC_ACC); mech_down MECH FAMILY;
+# mech_up MECH FAMILY MODE: MODE tput (limit far below the offered rate),
+# accept (ACCEPT_RATE per source, far above it), spoof, tcp, or acc (10/s
+# burst 60, one source SRC_ACC); mech_down MECH FAMILY;
 # mech_counts MECH FAMILY: "DROPPED PASSED" by the mechanism's own counters.
 
 sl_rules() {		# MODE MECH
 	case "$1/$2" in
 	tput/*) echo '  - { name: flood, protocol: udp, ports: 9, limit: 1, window: 60s }' ;;
+	accept/*) echo "  - { name: flood, protocol: udp, ports: 9, limit: $((ACCEPT_RATE * 60)), window: 60s }" ;;
 	acc/sl-bucket) echo '  - { name: flood, protocol: udp, ports: 9, limit: 60, window: 6s, algorithm: token-bucket, bucket_capacity: 60, refill_per_s: 10 }' ;;
 	acc/sl-sliding) echo '  - { name: flood, protocol: udp, ports: 9, limit: 600, window: 60s }' ;;
 	spoof/* | tcp/*)
@@ -256,8 +293,9 @@ nft_file() {		# MECH FAMILY MODE
 	else
 		fam=inet hook="type filter hook prerouting priority -300;"
 	fi
-	if [ "$3" = tput ] || [ "$3" = spoof ]; then
+	if [ "$3" = tput ] || [ "$3" = spoof ] || [ "$3" = accept ]; then
 		limit="limit rate over 1/minute burst 1 packets"
+		[ "$3" = accept ] && limit="limit rate over $ACCEPT_RATE/second burst $ACCEPT_RATE packets"
 		pass_match="udp dport 9"
 		# the spoofed flood: the port's total as well (sl_rules)
 		[ "$3" = spoof ] && pass_match="udp dport 9 limit rate over 1000/second burst 1000 packets counter name \"c_drop\" drop
@@ -290,6 +328,8 @@ ipt_cmd() {		# MECH FAMILY: the iptables binary
 ipt_args() {		# MODE FAMILY: the hashlimit rule
 	if [ "$1" = tput ] || [ "$1" = spoof ]; then
 		echo "-m hashlimit --hashlimit-name slm$2 --hashlimit-mode srcip --hashlimit-above 1/minute --hashlimit-burst 1 --hashlimit-htable-size $SIZE --hashlimit-htable-max $SIZE -j DROP"
+	elif [ "$1" = accept ]; then
+		echo "-m hashlimit --hashlimit-name slm$2 --hashlimit-mode srcip --hashlimit-above $ACCEPT_RATE/sec --hashlimit-burst $ACCEPT_RATE --hashlimit-htable-size $SIZE --hashlimit-htable-max $SIZE -j DROP"
 	else
 		echo "-m hashlimit --hashlimit-name slma$2 --hashlimit-mode srcip --hashlimit-above 10/second --hashlimit-burst 60 -j DROP"
 	fi
@@ -308,17 +348,18 @@ mech_up() {
 		# attach first: --clients only counts at the first load, and
 		# `rules apply` before attach would be that first load
 		b=""
-		[ "$mode" = tput ] && b="--clients $SIZE"
+		{ [ "$mode" = tput ] || [ "$mode" = accept ]; } && b="--clients $SIZE"
 		note_cmd "$mode.$mech" "$(printf 'nsenter --net=/run/netns/%s slicelimit attach %s %s\nnsenter --net=/run/netns/%s slicelimit rules apply rules.yaml   # rules:\n%s' \
 			"$NS_S" "$VS" "$b" "$NS_S" "$(sl_rules "$mode" "$mech")")"
 		# shellcheck disable=SC2086
 		in_s "$SL_BIN" attach "$VS" $b >/dev/null &&
 		in_s "$SL_BIN" rules apply "$TMP/rules.yaml" >/dev/null
 		;;
-	xdp-drop | floor-count)
-		b=drop
-		[ "$mech" = floor-count ] && b=count
-		note_cmd "$mode.$mech" "nsenter --net=/run/netns/$NS_S sl-macro floor $VS $b --max-entries SIZE   # bench/floor.bpf.c floor_$b, native XDP (bpf_xdp_attach, XDP_FLAGS_DRV_MODE)"
+	xdp-drop | xdp-pass | floor-count)
+		b=${mech#xdp-}
+		# within its limit, the counter passes what it counts
+		[ "$mech" = floor-count ] && b=count && [ "$mode" = accept ] && b=count-pass
+		note_cmd "$mode.$mech" "nsenter --net=/run/netns/$NS_S sl-macro floor $VS $b --max-entries SIZE   # bench/floor.bpf.c floor_${b/-/_}, native XDP (bpf_xdp_attach, XDP_FLAGS_DRV_MODE)"
 		in_s "$GEN" floor "$VS" "$b" --max-entries "$SIZE"
 		;;
 	nft-*)
@@ -353,7 +394,7 @@ mech_down() {
 	local mech=$1 fam=$2 b
 	case $mech in
 	slicelimit | sl-*) in_s "$SL_BIN" detach --all >/dev/null ;;
-	xdp-drop | floor-count) ip -n "$NS_S" link set dev "$VS" xdpdrv off ;;
+	xdp-drop | xdp-pass | floor-count) ip -n "$NS_S" link set dev "$VS" xdpdrv off ;;
 	nft-netdev) in_s nft delete table netdev slm ;;
 	nft-inet) in_s nft delete table inet slm ;;
 	ipt-legacy) in_s "$(ipt_cmd "$mech" "$fam")" -t raw -F PREROUTING ;;
@@ -375,7 +416,7 @@ veth_counts() {
 mech_counts() {
 	local mech=$1 fam=$2 b
 	if { [ "$MODE_NOW" = spoof ] || [ "$MODE_NOW" = tcp ]; } &&
-		[ "$mech" != xdp-drop ] && [ "$mech" != floor-count ]; then
+		[ "$mech" != xdp-drop ] && [ "$mech" != xdp-pass ] && [ "$mech" != floor-count ]; then
 		# one counting rule for every mechanism and whatever rule
 		# dropped: passed = what reached UDP (see nft below)
 		veth_counts | { read -r rx _; p=$(stack_passed "$fam"); echo "$((rx - p)) $p"; }
@@ -387,9 +428,9 @@ mech_counts() {
 		# cost a quarter of a second a call on this machine)
 		in_s "$SL_BIN" stats --json | grep -o '{"rule":"flood",[^}]*}' |
 			sed -E 's/.*"passed":([0-9]+).*"dropped":([0-9]+).*/\2 \1/' ;;
-	xdp-drop | floor-count) veth_counts | awk '{ print $2, $1 - $2 }' ;;
+	xdp-drop | xdp-pass | floor-count) veth_counts | awk '{ print $2, $1 - $2 }' ;;
 	nft-*)
-		if [ "$MODE_NOW" = tput ]; then
+		if [ "$MODE_NOW" = tput ] || [ "$MODE_NOW" = accept ]; then
 			# nft 1.0.6 reads the whole ruleset, every element of the
 			# meter included, to print one counter: minutes for a
 			# meter of 1,000,000 sources (and the buckets refill
@@ -451,10 +492,10 @@ table_size() {
 
 # ---- 1. throughput ----
 
-tput_case() {		# ROUND FAMILY N MECH
-	local r=$1 fam=$2 n=$3 mech=$4 a b out
-	CPUS_NOW=$GEN_CPUS BASE4=$SRC4 SIZE=$(table_size "$n") MODE_NOW=tput
-	if ! mech_up "$mech" "$fam" tput; then
+tput_case() {		# ROUND FAMILY N MECH [MODE: tput (over limit) or accept]
+	local r=$1 fam=$2 n=$3 mech=$4 mode=${5:-tput} a b out
+	CPUS_NOW=$GEN_CPUS BASE4=$SRC4 SIZE=$(table_size "$n") MODE_NOW=$mode
+	if ! mech_up "$mech" "$fam" "$mode"; then
 		echo "bench_macro: $mech: setup failed" >&2
 		mech_down "$mech" "$fam" 2>/dev/null
 		return 1
@@ -468,9 +509,10 @@ tput_case() {		# ROUND FAMILY N MECH
 	out=$(in_c $(gen_cmd "$fam" "$n" "$GEN_CPUS" --seconds "$SECS")) ||
 		echo "bench_macro: $mech: generator failed" >&2
 	b=$(snapshot "$mech" "$fam")
+	[ -z "$PROFILE" ] || profile_runs "$fam" "$n" "$mech" "$mode"
 	mech_down "$mech" "$fam"
-	printf 'tput\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$fam" "$n" "$mech" "$r" "$out" "$a" "$b" >>"$TMP/data.tsv"
-	log "$(printf 'round %s IPv%s N=%-8s %-14s ' "$r" "$fam" "$n" "$mech")$(case_line "$out" "$a" "$b")"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$fam" "$n" "$mech" "$r" "$out" "$a" "$b" >>"$TMP/data.tsv"
+	log "$(printf 'round %s IPv%s N=%-8s %-6s %-14s ' "$r" "$fam" "$n" "$mode" "$mech")$(case_line "$out" "$a" "$b")"
 }
 
 # case_line GEN_JSON SNAPSHOT_BEFORE SNAPSHOT_AFTER: one line for the log
@@ -479,6 +521,45 @@ case_line() {
 		awk -v hz="$CLK_TCK" '{ e = $1 / 1e9; rx = $10 - $4
 		printf "rx %.2f Mpps, dropped %.2f Mpps, passed %d, softirq %.0f ns/pkt\n", rx / e / 1e6,
 			($12 - $6) / e / 1e6, $13 - $7, ($8 - $2) * 1e9 / hz / (rx ? rx : 1) }'
+}
+
+# ---- the profile (PROFILE=DIR) ----
+
+rx_now() { veth_counts | awk '{ print $1 }'; }
+
+profile_runs() {	# FAMILY N MECH MODE: see PROFILE at the top
+	local fam=$1 n=$2 d=$PROFILE/$4.$3.$2 a gen
+	gen=$(gen_cmd "$fam" "$n" "$GEN_CPUS" --seconds "$SECS")
+	a=$(rx_now)
+	# shellcheck disable=SC2086
+	perf stat -a -A -x, -o "$d.stat.csv" -e "$PERF_EVENTS" -- \
+		nsenter --net="/run/netns/$NS_C" $gen >/dev/null 2>"$d.stat.err" ||
+		echo "bench_macro: profile $4 $3: perf stat failed (see $d.stat.err)" >&2
+	echo $(($(rx_now) - a)) >"$d.stat.packets"
+
+	a=$(rx_now)
+	# shellcheck disable=SC2086
+	perf record -q -a -g -e cpu-clock -c "$PERF_PERIOD" -o "$d.perf.data" -- \
+		nsenter --net="/run/netns/$NS_C" $gen >/dev/null 2>"$d.record.err" ||
+		echo "bench_macro: profile $4 $3: perf record failed (see $d.record.err)" >&2
+	echo $(($(rx_now) - a)) >"$d.record.packets"
+	# read now, while the programs are loaded
+	perf script -i "$d.perf.data" -F cpu,event,ip,sym >"$d.script" 2>/dev/null
+	"$PY" "$MACRO_DIR/profile_report.py" "$d.script" "$GEN_CPUS" "$PERF_PERIOD" \
+		"$(cat "$d.record.packets")" >"$d.report.md"
+
+	bpftool -j prog show >"$d.progs.before"
+	a=$(rx_now)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	# shellcheck disable=SC2086
+	nsenter --net="/run/netns/$NS_C" $gen >/dev/null
+	sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_WAS"
+	echo $(($(rx_now) - a)) >"$d.bpfstats.packets"
+	bpftool -j prog show >"$d.progs.after"
+	in_s bpftool -j net show dev "$VS" >"$d.net.json"
+	"$PY" "$MACRO_DIR/bpf_run_time.py" "$d.progs.before" "$d.progs.after" \
+		"$d.net.json" "$(cat "$d.bpfstats.packets")" >"$d.bpfstats.md"
+	log "profile $4 $3 N=$n: $(head -1 "$d.report.md")"
 }
 
 # ---- 3. spoofed flood ----
@@ -649,6 +730,11 @@ body() {
 				tput_case "$r" 4 "$n" "$m"
 			done
 		done
+		for n in $ACCEPT_NS; do
+			for m in $ACCEPT_MECHS; do
+				tput_case "$r" 4 "$n" "$m" accept
+			done
+		done
 		for n in $V6_NS; do
 			for m in $MECHS; do
 				[ "$m" = floor-count ] && continue	# IPv4 only
@@ -678,7 +764,7 @@ body() {
 		"nft=$(nft -v)"
 		"iptables=$(iptables -V) / $(iptables-legacy -V)"
 		"slicelimit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
-		"settings=$ROUNDS interleaved rounds x ${SECS}s per throughput case (after 2N+200000 warm-up packets), generator CPU(s) $GEN_CPUS; table sizes ${CLIENTS:-262144 for N <= 100000, 1048576 for N = 1000000}; spoofed flood over 2^$SPOOF_BITS sources in the same rounds; real TCP clients $TCP_ROUNDS rounds x $TCP_REQS requests at $TCP_RATE/s; accuracy $ACC_ROUNDS rounds x ${ACC_SECS}s on CPUs $ACC_CPUS"
+		"settings=$ROUNDS interleaved rounds x ${SECS}s per throughput case (after 2N+200000 warm-up packets), generator CPU(s) $GEN_CPUS; table sizes ${CLIENTS:-262144 for N <= 100000, 1048576 for N = 1000000}; accept path (every source within a limit of $ACCEPT_RATE/s) for N in ${ACCEPT_NS:-none} in the same rounds; spoofed flood over 2^$SPOOF_BITS sources in the same rounds; real TCP clients $TCP_ROUNDS rounds x $TCP_REQS requests at $TCP_RATE/s; accuracy $ACC_ROUNDS rounds x ${ACC_SECS}s on CPUs $ACC_CPUS"
 		"clk_tck=$(getconf CLK_TCK)"
 		"gen_cpus=$GEN_CPUS"
 		"spoof_bits=$SPOOF_BITS"
@@ -691,6 +777,8 @@ body() {
 		"floor_min_share=${FLOOR_MIN_SHARE:-0.2}"
 		"rx_min_share=${RX_MIN_SHARE:-0.5}"
 		"flood_min_mpps=${FLOOD_MIN_MPPS:-0.05}"
+		"accept_max_drop=${ACCEPT_MAX_DROP:-0.01}"
+		"accept_rate=$ACCEPT_RATE"
 		"elapsed=$(( $(date +%s) - t0 ))"
 	)
 	"$PY" "$MACRO_DIR/summary.py" "$TMP" "$RESULTS" "${RUN_INFO[@]}"

@@ -27,11 +27,11 @@
  *      the whole run: the dispatcher then holds the program (it counts
  *      references) and the calls change nothing.
  *
- *   sl-macro floor DEV drop|count [--max-entries N]
+ *   sl-macro floor DEV drop|count|pass|count-pass [--max-entries N]
  *      Loads bench/floor.bpf.c (floor_sources resized to N, default
- *      262,144) and attaches floor_drop or floor_count to DEV in native
- *      XDP mode (netlink, so it stays after exit). Detach with
- *      `ip link set dev DEV xdpdrv off`.
+ *      262,144) and attaches floor_drop, floor_count, floor_pass or
+ *      floor_count_pass to DEV in native XDP mode (netlink, so it stays
+ *      after exit). Detach with `ip link set dev DEV xdpdrv off`.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -348,7 +348,8 @@ static int cmd_floor(int argc, char **argv)
 	struct bpf_program *p;
 	int idx, err;
 
-	if (argc < 3)
+	if (argc < 3 || (strcmp(argv[2], "drop") && strcmp(argv[2], "count") &&
+			 strcmp(argv[2], "pass") && strcmp(argv[2], "count-pass")))
 		return 2;
 	if (argc == 5 && !strcmp(argv[3], "--max-entries"))
 		max = strtoul(argv[4], NULL, 0);
@@ -363,7 +364,14 @@ static int cmd_floor(int argc, char **argv)
 		fprintf(stderr, "floor: cannot load\n");
 		return 1;
 	}
-	p = !strcmp(argv[2], "drop") ? fl->progs.floor_drop : fl->progs.floor_count;
+	if (!strcmp(argv[2], "drop"))
+		p = fl->progs.floor_drop;
+	else if (!strcmp(argv[2], "pass"))
+		p = fl->progs.floor_pass;
+	else if (!strcmp(argv[2], "count-pass"))
+		p = fl->progs.floor_count_pass;
+	else
+		p = fl->progs.floor_count;
 	err = bpf_xdp_attach(idx, bpf_program__fd(p), XDP_FLAGS_DRV_MODE, NULL);
 	if (err) {
 		fprintf(stderr, "floor: attach %s: %s\n", argv[1], strerror(-err));
@@ -379,6 +387,6 @@ int main(int argc, char **argv)
 		return cmd_gen(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "floor"))
 		return cmd_floor(argc - 1, argv + 1);
-	fprintf(stderr, "usage: sl-macro gen ... | sl-macro floor DEV drop|count [--max-entries N]\n");
+	fprintf(stderr, "usage: sl-macro gen ... | sl-macro floor DEV drop|count|pass|count-pass [--max-entries N]\n");
 	return 2;
 }

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """bench/macro/summary.py TMP RESULTS KEY=VALUE...: the tables of
 bench_macro.sh from TMP/data.tsv (and the commands noted in TMP/cmd.*),
-printed and written to RESULTS as Markdown."""
+printed and written to RESULTS as Markdown. With goals_json=FILE among the
+KEY=VALUEs, every goal row (ratio, bound, met) also goes to FILE as JSON,
+written whether or not the run is refused, for a test or a script."""
 import glob
 import json
 import os
@@ -17,6 +19,7 @@ NAMES = {
     "slicelimit": "slicelimit (XDP, sliding, limit 1/60s)",
     "xdp-drop": "floor: XDP_DROP only",
     "floor-count": "floor: per-source LRU per-CPU count",
+    "xdp-pass": "floor: XDP_PASS only (the stack's share)",
     "nft-netdev": "nft meter, netdev ingress",
     "nft-inet": "nft meter, inet prerouting",
     "ipt-hashlimit": "iptables(-nft) hashlimit, raw",
@@ -26,7 +29,7 @@ NAMES = {
     "ipt-legacy": "iptables-legacy hashlimit, raw",
 }
 
-tput, acc, cal, spoof, flood = {}, {}, {}, {}, {}
+tput, accept, acc, cal, spoof, flood = {}, {}, {}, {}, {}, {}
 with open(os.path.join(tmp, "data.tsv")) as f:
     for line in f:
         kind, fam, n, mech, rnd, gen, a, b = line.rstrip("\n").split("\t")
@@ -49,7 +52,8 @@ with open(os.path.join(tmp, "data.tsv")) as f:
             "ns_all": (b[1] - a[1]) * 1e9 / clk / rx if rx else float("nan"),
         }
         row["zero_softirq"] = b[0] == a[0]
-        d = {"tput": tput, "acc": acc, "cal": cal, "spoof": spoof, "flood": flood}[kind]
+        d = {"tput": tput, "accept": accept, "acc": acc, "cal": cal, "spoof": spoof,
+             "flood": flood}[kind]
         d.setdefault((int(fam), int(n)), {}).setdefault(mech, []).append(row)
 
 # the real TCP clients: {phase: [(round, code, seconds)]}
@@ -99,12 +103,13 @@ def implausible():
     bound = float(info.get("floor_min_mpps", 0.5))
     if per_cpu is not None:
         bound = max(bound, float(info.get("floor_min_share", 0.2)) * per_cpu * ncpu("gen_cpus"))
-    single = ("throughput", "spoofed flood")
+    single = ("throughput", "accept path", "spoofed flood")
     if int(info.get("tcp_rounds", 0)) > 0 and not tcp:
         why.append("real TCP clients: no request was made (see the errors above)")
     if "quiet" in tcp and not any(c == "200" for _, c, _ in tcp["quiet"]):
         why.append("real TCP clients: not one request answered without a flood (nginx unreachable?)")
-    for kind, d in (("throughput", tput), ("spoofed flood", spoof), ("accuracy", acc),
+    for kind, d in (("throughput", tput), ("accept path", accept),
+                    ("spoofed flood", spoof), ("accuracy", acc),
                     ("calibration", cal), ("flood beside the TCP clients", flood)):
         for (fam, n), mechs in sorted(d.items()):
             where = f"{kind}, IPv{fam}, N = {n}"
@@ -119,6 +124,10 @@ def implausible():
                                    f"FLOOR_MIN_SHARE of the calibration's "
                                    f"{per_cpu or 0:.3f} Mpps per CPU)")
                 for r in rows:
+                    if (kind == "accept path" and mech != "xdp-drop" and
+                            r["dropped"] > float(info.get("accept_max_drop", 0.01)) * r["rx"]):
+                        why.append(f"{where}: {mech}: dropped {r['dropped']} of {r['rx']} packets "
+                                   f"with every source within its limit (ACCEPT_MAX_DROP)")
                     if mech in floors and r["zero_softirq"]:
                         why.append(f"{where}: {mech}: no softirq time at all for {r['rx']} packets")
                     if kind == "flood beside the TCP clients":
@@ -182,18 +191,31 @@ generator CPU, every floor case showed softirq time, and every receiver took
 in at least {info.get('rx_min_share', '?')} of what was sent (else the run fails and writes nothing).""")
     out.append("")
 
-out.append("## 1. Throughput at the receiver")
-out.append("")
-for (fam, n) in sorted(tput, key=lambda k: (k[0], k[1])):
-    d = tput[(fam, n)]
-    out.append(f"### IPv{fam}, N = {n:,} sources")
-    out.append("")
-    out.append("| mechanism | rx Mpps | dropped Mpps | passed (all) | softirq ns/pkt | x sl (Mpps) | x sl (ns/pkt) | runs |")
-    out.append("|---|---|---|---|---|---|---|---|")
-    sl = d.get("slicelimit")
+# every goal evaluated in the tables: one row each, also in goals_json
+goals = []
+
+
+def goal(table, fam, n, what, ratio, at_most):
+    """A goal row: ratio (from this run's medians) against its bound;
+    the words for the table."""
+    met = ratio <= at_most
+    goals.append({"table": table, "family": fam, "n": n, "what": what,
+                  "ratio": round(ratio, 4), "at_most": at_most, "met": met})
+    return f"{what}: {ratio:.2f} (goal <= {at_most:g}: {'met' if met else 'missed'})"
+
+
+def tput_table(d, mechs, names, base=None):
+    """A throughput table; with base (the XDP_PASS floor's median), a
+    column of each median above it."""
+    extra = " above XDP_PASS (ns/pkt) |" if base is not None else ""
+    out.append("| mechanism | rx Mpps | dropped Mpps | passed (all) | softirq ns/pkt |"
+               f"{extra} x sl (Mpps) | x sl (ns/pkt) | x counter (ns/pkt) | runs |")
+    out.append("|---|---|---|---|---|" + ("---|" if extra else "") + "---|---|---|---|")
+    sl, fc = d.get("slicelimit"), d.get("floor-count")
     sl_rx = med(sl, "rx_mpps")[0] if sl else None
     sl_ns = med(sl, "ns")[0] if sl else None
-    for mech in ("slicelimit", "xdp-drop", "floor-count", "nft-netdev", "nft-inet", "ipt-hashlimit"):
+    fc_ns = med(fc, "ns")[0] if fc else None
+    for mech in mechs:
         if mech not in d:
             continue
         rows = d[mech]
@@ -201,9 +223,70 @@ for (fam, n) in sorted(tput, key=lambda k: (k[0], k[1])):
         passed = statistics.median(r["passed"] for r in rows)
         rr = f"{rx[0] / sl_rx:.2f}" if sl_rx else "-"
         rn = f"{ns[0] / sl_ns:.2f}" if sl_ns else "-"
-        out.append(f"| {NAMES[mech]} | {fmt(rx, 2)} | {fmt(med(rows, 'drop_mpps'), 2)} | "
-                   f"{passed:,.0f} | {fmt(ns, 0)} | {rr} | {rn} | {len(rows)} |")
+        rc = f"{ns[0] / fc_ns:.2f}" if fc_ns else "-"
+        # XDP_DROP passes nothing: nothing of it is above the pass floor
+        above = "" if base is None else " - |" if mech == "xdp-drop" else f" {ns[0] - base:.0f} |"
+        out.append(f"| {names[mech]} | {fmt(rx, 2)} | {fmt(med(rows, 'drop_mpps'), 2)} | "
+                   f"{passed:,.0f} | {fmt(ns, 0)} |{above} {rr} | {rn} | {rc} | {len(rows)} |")
     out.append("")
+
+
+NETFILTER = ("nft-netdev", "nft-inet", "ipt-hashlimit")
+ACCEPT_NAMES = dict(NAMES, **{
+    "slicelimit": "slicelimit (XDP, sliding, within its limit)",
+    "floor-count": "floor: per-source LRU per-CPU count, then XDP_PASS",
+})
+
+out.append("## 1. Throughput at the receiver")
+out.append("")
+out.append(f"""Each IPv4 N has two tables: every source over its limit (what a limiter
+drops), then every source within its limit (the accept path: limits of
+{int(info.get('accept_rate', 1000000)):,} packets a second per source, far above what a source sends
+here, the traffic the same as over the limit). What is accepted goes on to
+the stack (UDP to port 9, where nobody listens), so in the accept table the
+bare counter counts and passes, and the XDP_PASS floor is the stack's own
+share; "above XDP_PASS" is a median minus that floor's, the XDP program's
+own share (and netfilter's). "x counter" = the median softirq ns/pkt over the
+bare counter's. The goal rows under each table are computed from its
+medians.""")
+out.append("")
+for (fam, n) in sorted(set(tput) | set(accept)):
+    d = tput.get((fam, n), {})
+    if d:
+        out.append(f"### IPv{fam}, N = {n:,} sources")
+        out.append("")
+        tput_table(d, ("slicelimit", "xdp-drop", "floor-count") + NETFILTER, NAMES)
+    sl, fc = d.get("slicelimit"), d.get("floor-count")
+    nf = [med(d[m], "ns")[0] for m in NETFILTER if m in d]
+    if sl and fc and fam == 4 and n > 1:
+        sl_ns = med(sl, "ns")[0]
+        line = [goal("over limit", fam, n, "slicelimit / bare counter",
+                     sl_ns / med(fc, "ns")[0], 1.5)]
+        if nf:
+            line.append(goal("over limit", fam, n,
+                             "slicelimit / the cheaper of nft meter and hashlimit",
+                             sl_ns / min(nf), 0.5))
+        out.append("; ".join(line) + ".")
+        out.append("")
+    if (fam, n) not in accept or fam != 4:
+        continue
+    d = accept[(4, n)]
+    out.append(f"### IPv4, N = {n:,} sources, every source within its limit")
+    out.append("")
+    sl, fc, xp = d.get("slicelimit"), d.get("floor-count"), d.get("xdp-pass")
+    xp_ns = med(xp, "ns")[0] if xp else None
+    tput_table(d, ("slicelimit", "xdp-drop", "xdp-pass", "floor-count") + NETFILTER,
+               ACCEPT_NAMES, xp_ns)
+    if sl and fc:
+        sl_ns, fc_ns = med(sl, "ns")[0], med(fc, "ns")[0]
+        line = [goal("within limit", 4, n, "slicelimit / bare counter, both passing",
+                     sl_ns / fc_ns, 2)]
+        if xp and fc_ns > xp_ns:
+            line.append(goal("within limit, above XDP_PASS", 4, n,
+                             "the same above the XDP_PASS floor (the programs' own share)",
+                             (sl_ns - xp_ns) / (fc_ns - xp_ns), 2))
+        out.append("; ".join(line) + ".")
+        out.append("")
 
 SPOOF_NAMES = dict(NAMES, **{
     "slicelimit": "slicelimit (XDP, 1/60s per source + 1000/s for the port)",
@@ -244,9 +327,9 @@ counter's: the goal for slicelimit is <= 1.5.""")
                    f"{passed:,.0f} | {fmt(ns, 0)} | {rn} | {rr} | {len(rows)} |")
     out.append("")
     if fc_ns and "slicelimit" in d:
-        ratio = med(d["slicelimit"], "ns")[0] / fc_ns
-        out.append(f"slicelimit / bare counter's insert path: {ratio:.2f} x in softirq ns per "
-                   f"packet (goal <= 1.5: {'met' if ratio <= 1.5 else 'missed'}).")
+        out.append(goal("spoofed flood", fam, n,
+                        "slicelimit / bare counter's insert path, softirq ns per packet",
+                        med(d["slicelimit"], "ns")[0] / fc_ns, 1.5) + ".")
         out.append("")
 
 if tcp:
@@ -326,6 +409,21 @@ for path in sorted(glob.glob(os.path.join(tmp, "cmd.*"))):
     out.append(open(path).read().rstrip("\n"))
     out.append("```")
     out.append("")
+
+if goals:
+    # every goal row of the tables above, gathered
+    at = out.index("## 1. Throughput at the receiver")
+    rows = ["## Goals of this run", "",
+            "Each a ratio of medians from the tables below (computed, not copied).", "",
+            "| table | N | ratio | value | goal | met |", "|---|---|---|---|---|---|"]
+    for g in goals:
+        rows.append(f"| {g['table']} (IPv{g['family']}) | {g['n']:,} | {g['what']} | "
+                    f"{g['ratio']:.2f} | <= {g['at_most']:g} | {'yes' if g['met'] else 'no'} |")
+    out[at:at] = rows + [""]
+if "goals_json" in info:
+    with open(info["goals_json"], "w") as f:
+        json.dump(goals, f, indent=1)
+        f.write("\n")
 
 text = "\n".join(out) + "\n"
 sys.stdout.write(text)

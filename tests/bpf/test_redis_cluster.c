@@ -293,6 +293,13 @@ static int begin_cluster(void **state)
 		stop_cluster();
 		return -1;
 	}
+	/* as sync.cluster: true with every node in sync.cluster_nodes */
+	for (i = 0; i < CLUSTER_N; i++)
+		if (sl_redis_allow_node(fx.a.redis, "127.0.0.1", cl.port[i]) ||
+		    sl_redis_allow_node(fx.b.redis, "127.0.0.1", cl.port[i]))
+			return -1;
+	sl_redis_set_cluster(fx.a.redis, true);
+	sl_redis_set_cluster(fx.b.redis, true);
 	return 0;
 }
 

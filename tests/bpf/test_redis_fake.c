@@ -45,6 +45,7 @@
 #include "sync/engine.h"
 #include "sync/redis.h"
 #include "sync/wire.h"
+#include "service/check_central.h"
 #include "redis_fixture.h"
 
 /* ---- with the fake server ---------------------------------------------- */
@@ -290,6 +291,188 @@ static void test_redis_learning_resumes_where_the_round_stopped(void **st)
 	}
 }
 
+/* ---- Redis is a store, not a director ---------------------------------- */
+
+#define PASSWORD	"s3cret-redis-pass"
+
+/* A server that says it is a Cluster whose every slot lives on another
+ * host (the trap): not configured as a Cluster, the backend keeps using
+ * the URL's server, and neither connects nor logs in anywhere else.
+ */
+static void test_redis_cluster_slots_directs_nothing_unless_configured(void **st)
+{
+	unsigned i;
+
+	assert_int_equal(sl_redis_set_auth(fx.a.redis, NULL, PASSWORD), 0);
+	set_fake(FAKE_DIRECTOR, NULL);
+	for (i = 0; i < 3; i++) {
+		fx.now += 10000;
+		round_on(&fx.a);
+	}
+	assert_int_equal(fx.fake->trap_conns, 0);
+	assert_int_equal(fx.fake->trap_auths, 0);
+	assert_int_equal(status(&fx.a)->backend_up, 1);
+	assert_int_equal(status(&fx.a)->backend_errors, 0);
+}
+
+/* Configured as a Cluster of the URL's node only: a MOVED to a node the
+ * config does not name is refused (counted, a store failure), and the
+ * node never hears from us, AUTH least of all.
+ */
+static void test_redis_redirect_to_unconfigured_node_refused(void **st)
+{
+	struct sl_addr x = new_client(NET_API);
+	__u64 errors;
+	unsigned i;
+
+	assert_int_equal(sl_redis_set_auth(fx.a.redis, NULL, PASSWORD), 0);
+	sl_redis_set_cluster(fx.a.redis, true);
+	set_fake(FAKE_MOVED, NULL);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(send_n(&fx.a, &x, 2), 2);
+		errors = status(&fx.a)->backend_errors;
+		fx.now += 10000;
+		round_on(&fx.a);
+		assert_int_equal(status(&fx.a)->backend_errors, errors + 1);
+		assert_int_equal(status(&fx.a)->backend_up, 0);
+	}
+	assert_int_equal(fx.fake->trap_conns, 0);
+	assert_int_equal(fx.fake->trap_auths, 0);
+	assert_true(sl_redis_refused(fx.a.redis) >= 3);
+}
+
+/* A server that answers a byte every 40 ms (each read well inside the
+ * timeout) holds a round one command deadline (half an interval), not
+ * the seconds its answer takes.
+ */
+static void test_redis_trickling_store_holds_a_round_one_deadline(void **st)
+{
+	__u64 errors = status(&fx.a)->backend_errors;
+	uint64_t took;
+
+	set_fake(FAKE_TRICKLE, NULL);
+	fx.now += 10000;
+	took = round_on(&fx.a);
+	print_message("trickling store: round took %llu ms\n", ULL(took));
+	assert_true(took < INTERVAL_MS);
+	assert_int_equal(status(&fx.a)->backend_errors, errors + 1);
+	assert_int_equal(status(&fx.a)->backend_up, 0);
+}
+
+/* The peak resident set since it was last reset, in KiB. */
+static long peak_rss_kib(void)
+{
+	char line[128];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static void reset_peak_rss(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+
+	assert_non_null(f);
+	fputs("5", f);	/* 5: the peak resident set to the current one */
+	fclose(f);
+}
+
+#define RSS_GROWTH_MAX_KIB	(32 << 10)
+
+/* A 150 MB reply is refused at the reply cap: the round fails, and this
+ * process's resident set does not grow by anything like the reply.
+ */
+static void test_redis_flood_reply_refused_memory_bounded(void **st)
+{
+	__u64 errors = status(&fx.a)->backend_errors;
+	long before, after;
+
+	set_fake(FAKE_FLOOD, NULL);
+	fx.now += 10000;
+	reset_peak_rss();
+	before = peak_rss_kib();
+	round_on(&fx.a);
+	after = peak_rss_kib();
+	print_message("flooding store: peak RSS %ld -> %ld KiB\n", before,
+		      after);
+	assert_true(before > 0);
+	assert_true(after - before < RSS_GROWTH_MAX_KIB);
+	assert_int_equal(status(&fx.a)->backend_errors, errors + 1);
+	assert_int_equal(status(&fx.a)->backend_up, 0);
+}
+
+/* Central checks (layout: central) against the same servers. */
+static struct sl_rule central_rule(void)
+{
+	struct sl_rule r = { .name = "api", .limit = 4, .window_ms = 60000,
+			     .slice_ms = 4000, .algorithm = SL_ALGO_SLIDING };
+
+	return r;
+}
+
+static int central_ask(struct sl_central *c, uint64_t *took)
+{
+	struct sl_rule r = central_rule();
+	struct sl_client_view v;
+	uint64_t t = sl_now_mono_ms();
+	bool allowed;
+	int err;
+
+	err = sl_central_check(c, &r, "k:alice", 7, true, &allowed, &v);
+	*took = sl_now_mono_ms() - t;
+	return err;
+}
+
+/* A trickling store turns a central check into an error (the caller's
+ * local decision) within one deadline, and opens the circuit: the next
+ * checks skip the store at once.
+ */
+static void test_central_trickling_store_fails_open_within_one_deadline(void **st)
+{
+	struct sl_central *c = sl_central_new(fx.url, INTERVAL_MS);
+	uint64_t took;
+	int err;
+
+	assert_non_null(c);
+	set_fake(FAKE_TRICKLE, NULL);
+	err = central_ask(c, &took);
+	print_message("trickling store: central check took %llu ms (%d)\n",
+		      ULL(took), err);
+	assert_true(took < INTERVAL_MS);
+	assert_int_equal(err, -EIO);
+	err = central_ask(c, &took);
+	assert_int_equal(err, -EAGAIN);
+	assert_true(took < 50);
+	sl_central_free(c);
+}
+
+static void test_central_flood_reply_refused_memory_bounded(void **st)
+{
+	struct sl_central *c = sl_central_new(fx.url, INTERVAL_MS);
+	long before, after;
+	uint64_t took;
+	int err;
+
+	assert_non_null(c);
+	set_fake(FAKE_FLOOD, NULL);
+	reset_peak_rss();
+	before = peak_rss_kib();
+	err = central_ask(c, &took);
+	after = peak_rss_kib();
+	print_message("flooding store: central check %d, peak RSS %ld -> %ld KiB\n",
+		      err, before, after);
+	assert_true(after - before < RSS_GROWTH_MAX_KIB);
+	assert_int_equal(err, -EIO);
+	sl_central_free(c);
+}
+
 int main(void)
 {
 #define T(name, setup) cmocka_unit_test_setup_teardown(name, setup, end)
@@ -300,6 +483,15 @@ int main(void)
 		  begin_fake),
 		T(test_redis_learning_resumes_where_the_round_stopped,
 		  begin_fake),
+		T(test_redis_cluster_slots_directs_nothing_unless_configured,
+		  begin_fake),
+		T(test_redis_redirect_to_unconfigured_node_refused, begin_fake),
+		T(test_redis_trickling_store_holds_a_round_one_deadline,
+		  begin_fake),
+		T(test_redis_flood_reply_refused_memory_bounded, begin_fake),
+		T(test_central_trickling_store_fails_open_within_one_deadline,
+		  begin_fake),
+		T(test_central_flood_reply_refused_memory_bounded, begin_fake),
 	};
 #undef T
 

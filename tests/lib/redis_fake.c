@@ -148,6 +148,59 @@ static void fake_index(int fd, struct fake *f)
 	free(buf);
 }
 
+/* A reply written a byte every 40 ms: each read in time, the whole not. */
+static void fake_trickle(int fd)
+{
+	char reply[128];
+	int i, n;
+
+	n = snprintf(reply, sizeof(reply), "$100\r\n%0100d\r\n", 0);
+	for (i = 0; i < n; i++) {
+		if (write(fd, reply + i, 1) != 1)
+			return;
+		usleep(40000);
+	}
+}
+
+/* A bulk string of FLOOD_BYTES, written as fast as it is taken. */
+#define FLOOD_BYTES	(150u << 20)
+static void fake_flood(int fd)
+{
+	static char chunk[65536];
+	size_t left = FLOOD_BYTES;
+	char head[32];
+
+	memset(chunk, 'x', sizeof(chunk));
+	snprintf(head, sizeof(head), "$%u\r\n", FLOOD_BYTES);
+	write_str(fd, head);
+	while (left) {
+		size_t n = left < sizeof(chunk) ? left : sizeof(chunk);
+		ssize_t w = write(fd, chunk, n);
+
+		if (w <= 0)
+			return;
+		left -= w;
+	}
+	write_str(fd, "\r\n");
+}
+
+/* CLUSTER SLOTS: every slot served by the trap (FAKE_DIRECTOR) or by this
+ * server (FAKE_MOVED); a standalone server's error otherwise.
+ */
+static void fake_slots(int fd, struct fake *f)
+{
+	char buf[128];
+
+	if (f->mode != FAKE_DIRECTOR && f->mode != FAKE_MOVED) {
+		write_str(fd, "-ERR This instance has cluster support disabled\r\n");
+		return;
+	}
+	snprintf(buf, sizeof(buf),
+		 "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:%d\r\n",
+		 f->mode == FAKE_DIRECTOR ? f->trap_port : f->port);
+	write_str(fd, buf);
+}
+
 static void fake_answer(int fd, struct fake *f, const redisReply *q)
 {
 	const char *name;
@@ -160,6 +213,10 @@ static void fake_answer(int fd, struct fake *f, const redisReply *q)
 		return;
 	}
 	name = q->element[0]->str;
+	if (!strcasecmp(name, "CLUSTER")) {
+		fake_slots(fd, f);
+		return;
+	}
 	if (!strcasecmp(name, "SCRIPT")) {
 		write_str(fd, "$40\r\nffffffffffffffffffffffffffffffffffffffff\r\n");
 		return;
@@ -177,6 +234,21 @@ static void fake_answer(int fd, struct fake *f, const redisReply *q)
 	}
 	switch (f->mode) {
 	case FAKE_HANG:
+		return;
+	case FAKE_MOVED: {
+		char buf[64];
+
+		snprintf(buf, sizeof(buf), "-MOVED %u 127.0.0.1:%d\r\n",
+			 ref_slot(q->element[3]->str, q->element[3]->len),
+			 f->trap_port);
+		write_str(fd, buf);
+		return;
+	}
+	case FAKE_TRICKLE:
+		fake_trickle(fd);
+		return;
+	case FAKE_FLOOD:
+		fake_flood(fd);
 		return;
 	case FAKE_RAW_INDEX:
 		if (index)
@@ -219,7 +291,18 @@ static void fake_answer(int fd, struct fake *f, const redisReply *q)
 	}
 }
 
-static void fake_serve(int lfd, struct fake *f)
+/* The trap: counts who reaches it and their AUTHs, answers like the
+ * fake.
+ */
+static void trap_count(struct fake *f, const redisReply *q)
+{
+	if (q->type == REDIS_REPLY_ARRAY && q->elements &&
+	    q->element[0]->type == REDIS_REPLY_STRING &&
+	    !strcasecmp(q->element[0]->str, "AUTH"))
+		f->trap_auths++;
+}
+
+static void fake_serve(int lfd, struct fake *f, bool trap)
 {
 	char buf[65536];
 
@@ -231,10 +314,14 @@ static void fake_serve(int lfd, struct fake *f)
 
 		if (fd < 0)
 			continue;
+		if (trap)
+			f->trap_conns++;
 		rd = redisReaderCreate();
 		while ((n = read(fd, buf, sizeof(buf))) > 0) {
 			redisReaderFeed(rd, buf, n);
 			while (redisReaderGetReply(rd, &q) == REDIS_OK && q) {
+				if (trap)
+					trap_count(f, q);
 				fake_answer(fd, f, q);
 				freeReplyObject(q);
 			}
@@ -244,34 +331,66 @@ static void fake_serve(int lfd, struct fake *f)
 	}
 }
 
-int start_fake(void)
+/* A listener on 127.0.0.1:port (0: any free one), its port in *bound. */
+static int fake_listen(int port, int *bound)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-				 .sin_port = htons(fx.port) };
+				 .sin_port = htons(port) };
+	socklen_t len = sizeof(a);
 	int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0);
-	pid_t pid;
 
 	if (lfd < 0)
 		return -1;
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 8)) {
+	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 8) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &len)) {
+		close(lfd);
+		return -1;
+	}
+	*bound = ntohs(a.sin_port);
+	return lfd;
+}
+
+/* A process serving lfd (the fake, or the trap); its pid, or -1. */
+static pid_t fake_fork(int lfd, bool trap)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* a client that gives up mid-reply is not the fake's end */
+		signal(SIGPIPE, SIG_IGN);
+		fake_serve(lfd, fx.fake, trap);
+		_exit(0);
+	}
+	close(lfd);
+	return pid;
+}
+
+int start_fake(void)
+{
+	int lfd, tfd, port, trap_port;
+
+	lfd = fake_listen(fx.port, &port);
+	if (lfd < 0)
+		return -1;
+	tfd = fake_listen(0, &trap_port);
+	if (tfd < 0) {
 		close(lfd);
 		return -1;
 	}
 	memset(fx.fake, 0, sizeof(*fx.fake));
 	fx.fake->api_hash = sl_rule_name_hash("api");
-	pid = fork();
-	if (pid < 0) {
-		close(lfd);
+	fx.fake->port = port;
+	fx.fake->trap_port = trap_port;
+	fx.server = fake_fork(lfd, false);
+	fx.trap = fake_fork(tfd, true);
+	if (fx.server < 0 || fx.trap < 0) {
+		fx.server = fx.server < 0 ? 0 : fx.server;
+		fx.trap = fx.trap < 0 ? 0 : fx.trap;
+		stop_server();
 		return -1;
 	}
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		fake_serve(lfd, fx.fake);
-		_exit(0);
-	}
-	close(lfd);
-	fx.server = pid;
 	return 0;
 }

@@ -141,6 +141,11 @@ void stop_server(void)
 		waitpid(fx.server, NULL, 0);
 	}
 	fx.server = 0;
+	if (fx.trap > 0) {
+		kill(fx.trap, SIGKILL);
+		waitpid(fx.trap, NULL, 0);
+	}
+	fx.trap = 0;
 }
 
 /* Extra redis-server arguments for the next start_redis (NULL-ended). */

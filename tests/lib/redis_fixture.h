@@ -48,6 +48,11 @@ enum fake_mode {
 	FAKE_LEARN,		/* the index lists `learn_count` api clients,
 				 * scored learn_score + i * learn_step; round
 				 * scripts are slow */
+	FAKE_DIRECTOR,		/* CLUSTER SLOTS: every slot on the trap */
+	FAKE_MOVED,		/* CLUSTER SLOTS: every slot here; scripts
+				 * answer MOVED to the trap */
+	FAKE_TRICKLE,		/* scripts answered a byte every 40 ms */
+	FAKE_FLOOD,		/* scripts answered with a 150 MB string */
 };
 
 /* Shared with the fake's process (MAP_SHARED): set by the test before a
@@ -65,6 +70,9 @@ struct fake {
 	uint32_t api_hash;
 	/* the cursor of the last index read: from, offset */
 	volatile unsigned long long read_from, read_offset;
+	/* the trap: a second server no config names, and what reached it */
+	volatile int port, trap_port;
+	volatile int trap_conns, trap_auths;
 	/* round scripts that carried each client (by its number) */
 	volatile unsigned char pushed[65536];
 };
@@ -81,6 +89,7 @@ struct fixture {
 	char dir[64];
 	int port;
 	pid_t server;		/* redis-server or the fake; 0: none */
+	pid_t trap;		/* the fake's trap; 0: none */
 	bool have_redis;
 	char url[64];
 	__u64 now;		/* model ms */

@@ -8,7 +8,9 @@
 #   2. every sliding algorithm allows exactly its limit across both, the
 #      remaining count going down across both, and 30 concurrent checks
 #      on both nodes get exactly the limit through;
-#   3. Redis stopped (the PID this test started): checks fail open
+#   3. the store's keys: an API key is stored under its keyed hash (the
+#      sync key_file's), never in clear; an address as the kernel masks it;
+#   4. Redis stopped (the PID this test started): checks fail open
 #      (allowed, decision local, counted in /metrics), and once Redis is
 #      back decisions are central again (a reconnect, counted).
 # Each node is `slicelimit run` in a mount namespace with a bpffs of its
@@ -44,6 +46,8 @@ rules:
   - { name: wide, limit: 1000, window: 60s }
   - { name: ex, limit: 1, window: 60s, exempt: [10.8.0.0/16] }
 EOF
+# the fleet's key: it keys the hashes API keys are stored under (mode 0600)
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
 for n in 1 2; do
 	cat >"$SL_TMP/node$n.yaml" <<EOF
 devices: []
@@ -56,8 +60,20 @@ sync:
   backend: redis
   url: redis://127.0.0.1:$RPORT
   interval: 1s
+  key_file: $SL_TMP/sync.key
 EOF
 done
+
+# kh KEY: the store's id of API key KEY, computed here from the key file
+# as docs/REDIS.md says (BLAKE2b-128 keyed with BLAKE2b-256 of a context
+# under the fleet's key), not by the code under test
+kh() {
+	"$SL_PY" -c 'import hashlib, sys
+k = bytes.fromhex(open(sys.argv[1]).read().strip())
+idk = hashlib.blake2b(b"slicelimit central client ids", digest_size=32, key=k).digest()
+print("kh:" + hashlib.blake2b(sys.argv[2].encode(), digest_size=16, key=idk).hexdigest())' \
+		"$SL_TMP/sync.key" "$1"
+}
 
 cat >"$SL_TMP/c.py" <<'EOF'
 import json, sys
@@ -228,9 +244,9 @@ body() {
 	# the keys: rule + client, hash-tagged, with a TTL
 	got=$(in_server redis-cli -p "$RPORT" --scan --pattern 'slc:*' | sort)
 	ok=1
-	for p in 'slc:{tb:k:alice}:token-bucket:' 'slc:{log:k:k-log}:sliding-log:' \
+	for p in "slc:{tb:$(kh alice)}:token-bucket:" "slc:{log:$(kh k-log)}:sliding-log:" \
 		 'slc:{net:ip:10.9.0.0/24}:sliding:'; do
-		printf '%s\n' "$got" | grep -qF "$p" || ok=0
+		printf '%s\n' "$got" | grep -qF "$p" || { ok=0; diag "no key $p"; }
 	done
 	while read -r i; do
 		[ -n "$i" ] || continue
@@ -238,8 +254,17 @@ body() {
 		[ "$t" -gt 0 ] 2>/dev/null || { ok=0; diag "$i: pttl $t"; }
 	done <<<"$got"
 	tap_eq "Redis keys are slc:{RULE:CLIENT}:..., every one with a TTL" "$ok" 1
+	# no API key the checks used is in any key's name
+	ok=1
+	for p in alice k-sl k-plain k-log k-fx k-ctr shared; do
+		if printf '%s\n' "$got" | grep -qF "$p"; then
+			ok=0
+			diag "API key $p in clear: $(printf '%s\n' "$got" | grep -F "$p" | head -1)"
+		fi
+	done
+	tap_eq "no API key is stored in clear: each is kh: and its keyed hash (the sync key_file's)" "$ok" 1
 
-	# ---- 3: Redis stopped, then back ----
+	# ---- 4: Redis stopped, then back ----
 	burst out 5 sl carol
 	tap_eq "before the outage: carol is over the limit centrally" \
 		"$(PY "[a['allowed'] for a in d]" "${TAGS[@]}")" "[True, True, True, True, False]"

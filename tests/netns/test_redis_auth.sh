@@ -130,7 +130,9 @@ EOF
 	sleep 1.2	# two sync rounds
 	tap_eq "node 5: status -j: the sync backend is up through the tunnel, no errors" \
 		"$(status_sync 5 "[d['backend_up'], d['backend_errors']]")" "[true, 0]"
-	got=$(in_server redis-cli -p "$SPORT" --no-auth-warning -a pw-default --scan --pattern 'slc:{sl:k:tls-bob}*' | wc -l)
+	# no key_file: the API key's id is its unkeyed BLAKE2b-128 (docs/REDIS.md)
+	i=$("$SL_PY" -c 'import hashlib; print(hashlib.blake2b(b"tls-bob", digest_size=16).hexdigest())')
+	got=$(in_server redis-cli -p "$SPORT" --no-auth-warning -a pw-default --scan --pattern "slc:{sl:kh:$i}*" | wc -l)
 	tap_eq "the check's key is in the TLS server" "$got" 1
 	sl_stop "${NODE_PID[5]}"
 	tap_eq "node 5: SIGTERM stops it with status 0" "$STOP_RC" 0

@@ -326,6 +326,44 @@ static void test_central_key_and_client_id(void **state)
 	assert_int_equal(sl_check_central_id(big, &t, buf, 100), -ENAMETOOLONG);
 }
 
+/* The id an API key is stored under: its keyed hash, the same on every
+ * node with the same secret, another with another secret; an address's
+ * id as it is.
+ */
+static void test_central_api_key_stored_under_keyed_hash(void **state)
+{
+	struct sl_central *a = sl_central_new("redis://127.0.0.1:1", 1000);
+	struct sl_central *b = sl_central_new("redis://127.0.0.1:1", 1000);
+	struct sl_central *o = sl_central_new("redis://127.0.0.1:1", 1000);
+	uint8_t secret[SL_CENTRAL_SECRET], other[SL_CENTRAL_SECRET];
+	char ia[64], ib[64], io[64], un[64];
+
+	memset(secret, 0x5a, sizeof(secret));
+	memset(other, 0xa5, sizeof(other));
+	assert_int_equal(sl_central_client_id(a, "k:alice", 7, un, sizeof(un)),
+			 3 + 2 * SL_CENTRAL_ID_HASH);
+	sl_central_set_id_key(a, secret);
+	sl_central_set_id_key(b, secret);
+	sl_central_set_id_key(o, other);
+	assert_int_equal(sl_central_client_id(a, "k:alice", 7, ia, sizeof(ia)),
+			 3 + 2 * SL_CENTRAL_ID_HASH);
+	sl_central_client_id(b, "k:alice", 7, ib, sizeof(ib));
+	sl_central_client_id(o, "k:alice", 7, io, sizeof(io));
+	assert_memory_equal(ia, "kh:", 3);
+	assert_null(strstr(ia, "alice"));
+	assert_string_equal(ia, ib);
+	assert_string_not_equal(ia, io);
+	assert_string_not_equal(ia, un);
+	assert_int_equal(sl_central_client_id(a, "ip:10.1.2.0/24", 14, ia,
+					      sizeof(ia)), 14);
+	assert_string_equal(ia, "ip:10.1.2.0/24");
+	assert_int_equal(sl_central_client_id(a, "k:alice", 7, ia, 20),
+			 -ENAMETOOLONG);
+	sl_central_free(a);
+	sl_central_free(b);
+	sl_central_free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_central_noscript_loads_and_sends_once_more),
 		cmocka_unit_test(test_central_outage_drops_and_backs_off),
 		cmocka_unit_test(test_central_key_and_client_id),
+		cmocka_unit_test(test_central_api_key_stored_under_keyed_hash),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -394,6 +394,45 @@ static int out_of_key_dir(void **state)
 	return rmdir(dir);
 }
 
+/* Cluster mode only when asked for, and the nodes it may follow; the
+ * reply cap.
+ */
+static void test_config_redis_cluster_only_when_configured(void **state)
+{
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+			      "  url: redis://10.0.0.1:7000\n"), 0);
+	assert_false(cfg.sync.cluster);
+	assert_int_equal(cfg.sync.nr_cluster_nodes, 0);
+	assert_int_equal(cfg.sync.max_reply, 4u << 20);
+	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+			      "  url: redis://10.0.0.1:7000\n  cluster: true\n"
+			      "  cluster_nodes: [10.0.0.2:7000, '[2001:db8::3]:7001']\n"
+			      "  max_reply: 1048576\n"), 0);
+	assert_true(cfg.sync.cluster);
+	assert_int_equal(cfg.sync.nr_cluster_nodes, 2);
+	assert_string_equal(cfg.sync.cluster_nodes[0].host, "10.0.0.2");
+	assert_int_equal(cfg.sync.cluster_nodes[0].port, 7000);
+	assert_string_equal(cfg.sync.cluster_nodes[1].host, "2001:db8::3");
+	assert_int_equal(cfg.sync.cluster_nodes[1].port, 7001);
+	assert_int_equal(cfg.sync.max_reply, 1048576);
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://10.0.0.1:7000\n  cluster_nodes: [10.0.0.2:7000]\n",
+		     6, "sync.cluster_nodes", "only with cluster: true");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://10.0.0.1:7000\n  cluster: true\n"
+		     "  cluster_nodes: [10.0.0.2:x]\n", 7, "sync.cluster_nodes",
+		     "is not HOST:PORT");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://10.0.0.1:7000\n  cluster: maybe\n", 6,
+		     "sync.cluster", "");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://10.0.0.1:7000\n  max_reply: 10\n", 6,
+		     "sync.max_reply", "");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
+		     "  key_file: k\n  cluster: true\n", 6, "sync.cluster",
+		     "only with backend: redis");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_config_key_file_refused_when_others_may_read_it),
 		cmocka_unit_test(test_config_secret_files_checked_on_the_open_descriptor),
 		cmocka_unit_test(test_config_sync_that_cannot_run_refused),
+		cmocka_unit_test(test_config_redis_cluster_only_when_configured),
 	};
 
 	return cmocka_run_group_tests(tests, in_key_dir, out_of_key_dir);

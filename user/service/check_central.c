@@ -13,7 +13,10 @@
  * A check is one EVALSHA, one round trip; the scripts read the store's
  * clock (TIME), so the nodes' clocks do not enter the decision.
  *
- * Keys: slc:{RULE:ID}:ALGORITHM:WINDOW_MS:SLICE_MS. RULE:ID is the hash
+ * Keys: slc:{RULE:ID}:ALGORITHM:WINDOW_MS:SLICE_MS. An API key's ID is
+ * kh: and its keyed hash (sl_central_set_id_key), never the key: whoever
+ * reads the store learns which clients are counted, not their keys; an
+ * address's ID is ip:ADDR[/BITS] as the rule masks it. RULE:ID is the hash
  * tag, so a Redis Cluster keeps one client's keys in one slot; the
  * algorithm and its window are part of the name, so a rule whose window
  * changes starts its clients afresh (an undercount: fails open) instead
@@ -29,6 +32,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <hiredis/hiredis.h>
+#include <sodium.h>
 #include "service/check_central.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -51,8 +55,12 @@ static const char *const script_src[NR_SCRIPTS] = {
 struct sl_central {
 	char host[256];
 	int port;
-	unsigned interval_ms, timeout_ms;
+	unsigned interval_ms;
+	struct sl_redis_limits lim;	/* every command's deadline and cap */
 	char *user, *pass;		/* AUTH; pass NULL: none */
+	/* the key of API keys' hashes; unkeyed until one is set */
+	uint8_t id_key[crypto_generichash_KEYBYTES];
+	bool id_keyed;
 
 	pthread_mutex_t lock;		/* the connection and what follows */
 	redisContext *ctx;
@@ -79,11 +87,51 @@ struct sl_central *sl_central_new(const char *url, unsigned interval_ms)
 		return NULL;
 	}
 	c->interval_ms = interval_ms ? interval_ms : 1000;
-	c->timeout_ms = c->interval_ms / 2;
-	if (c->timeout_ms < CENTRAL_TIMEOUT_MIN_MS)
-		c->timeout_ms = CENTRAL_TIMEOUT_MIN_MS;
+	c->lim.timeout_ms = c->interval_ms / 2;
+	if (c->lim.timeout_ms < CENTRAL_TIMEOUT_MIN_MS)
+		c->lim.timeout_ms = CENTRAL_TIMEOUT_MIN_MS;
+	c->lim.max_reply = SL_REDIS_MAX_REPLY_DEFAULT;
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
+}
+
+void sl_central_set_id_key(struct sl_central *c,
+			   const uint8_t secret[SL_CENTRAL_SECRET])
+{
+	static const char ctx[] = "slicelimit central client ids";
+
+	/* its own key, derived: the secret may key other things too */
+	crypto_generichash(c->id_key, sizeof(c->id_key),
+			   (const unsigned char *)ctx, sizeof(ctx) - 1, secret,
+			   SL_CENTRAL_SECRET);
+	c->id_keyed = true;
+}
+
+int sl_central_client_id(const struct sl_central *c, const char *client,
+			 size_t len, char *buf, size_t size)
+{
+	uint8_t h[SL_CENTRAL_ID_HASH];
+
+	if (len < 2 || memcmp(client, "k:", 2)) {
+		if (len >= size)
+			return -ENAMETOOLONG;
+		memcpy(buf, client, len);
+		buf[len] = 0;
+		return len;
+	}
+	if (size < 3 + 2 * sizeof(h) + 1)
+		return -ENAMETOOLONG;
+	crypto_generichash(h, sizeof(h), (const unsigned char *)client + 2,
+			   len - 2, c->id_keyed ? c->id_key : NULL,
+			   c->id_keyed ? sizeof(c->id_key) : 0);
+	memcpy(buf, "kh:", 3);
+	sodium_bin2hex(buf + 3, size - 3, h, sizeof(h));
+	return 3 + 2 * sizeof(h);
+}
+
+void sl_central_set_max_reply(struct sl_central *c, size_t bytes)
+{
+	c->lim.max_reply = bytes;
 }
 
 int sl_central_set_auth(struct sl_central *c, const char *user,
@@ -113,6 +161,7 @@ void sl_central_free(struct sl_central *c)
 	drop(c);
 	if (c->pass)
 		explicit_bzero(c->pass, strlen(c->pass));
+	sodium_memzero(c->id_key, sizeof(c->id_key));
 	free(c->pass);
 	free(c->user);
 	pthread_mutex_destroy(&c->lock);
@@ -144,8 +193,8 @@ static bool load_scripts(struct sl_central *c, char *why, size_t size)
 	unsigned i;
 
 	for (i = 0; i < NR_SCRIPTS; i++) {
-		redisReply *x = redisCommand(c->ctx, "SCRIPT LOAD %s",
-					     script_src[i]);
+		redisReply *x = sl_redis_commandl(c->ctx, &c->lim, "SCRIPT",
+						  "LOAD", script_src[i], NULL);
 		bool ok = x && x->type == REDIS_REPLY_STRING && x->len == 40;
 
 		if (ok)
@@ -173,7 +222,7 @@ static void warn_cluster(struct sl_central *c)
 
 	if (c->cluster_warned)
 		return;
-	x = redisCommand(c->ctx, "CLUSTER SLOTS");
+	x = sl_redis_commandl(c->ctx, &c->lim, "CLUSTER", "SLOTS", NULL);
 	if (x && x->type == REDIS_REPLY_ARRAY && x->elements > 1) {
 		pr_warn("check: redis at %s:%d is a Cluster node: central checks use one server, so checks of keys on other masters fail open (MOVED); point sync.url at a standalone Redis or a Cluster proxy (docs/REDIS.md)",
 			c->host, c->port);
@@ -185,8 +234,8 @@ static void warn_cluster(struct sl_central *c)
 static int connect_store(struct sl_central *c)
 {
 	struct timeval tv = {
-		.tv_sec = c->timeout_ms / 1000,
-		.tv_usec = (c->timeout_ms % 1000) * 1000,
+		.tv_sec = c->lim.timeout_ms / 1000,
+		.tv_usec = (c->lim.timeout_ms % 1000) * 1000,
 	};
 	char why[160];
 
@@ -204,7 +253,8 @@ static int connect_store(struct sl_central *c)
 		return -EIO;
 	}
 	redisEnableKeepAlive(c->ctx);
-	if (sl_redis_auth(c->ctx, c->user, c->pass, why, sizeof(why))) {
+	if (sl_redis_auth(c->ctx, &c->lim, c->user, c->pass, why,
+			  sizeof(why))) {
 		outage(c, why);
 		return -EIO;
 	}
@@ -333,7 +383,7 @@ static int eval_script(struct sl_central *c, int script, struct eval_args *e,
 	redisReply *x;
 	int err = 0;
 
-	x = redisCommandArgv(c->ctx, e->argc, e->argv, e->argvlen);
+	x = sl_redis_command(c->ctx, &c->lim, e->argc, e->argv, e->argvlen);
 	if (is_error(x, "NOSCRIPT")) {
 		/* a restarted or flushed store; refused before it ran, so
 		 * sending again counts once
@@ -347,7 +397,7 @@ static int eval_script(struct sl_central *c, int script, struct eval_args *e,
 			return -EIO;
 		}
 		e->argv[1] = c->sha[script];
-		x = redisCommandArgv(c->ctx, e->argc, e->argv, e->argvlen);
+		x = sl_redis_command(c->ctx, &c->lim, e->argc, e->argv, e->argvlen);
 	}
 	if (!x) {
 		/* timeout or a broken connection: the script may or may not
@@ -376,11 +426,14 @@ int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
 		     const char *client, size_t len, bool count,
 		     bool *allowed, struct sl_client_view *v)
 {
-	char key[CENTRAL_KEY_MAX];
+	char key[CENTRAL_KEY_MAX], id[CENTRAL_KEY_MAX];
 	struct eval_args e = { .argc = 0 };
-	int script, klen, err = 0;
+	int script, klen, n, err = 0;
 
-	klen = sl_central_key(key, sizeof(key), rule, client, len);
+	n = sl_central_client_id(c, client, len, id, sizeof(id));
+	if (n < 0)
+		return n;
+	klen = sl_central_key(key, sizeof(key), rule, id, n);
 	if (klen < 0)
 		return klen;
 	script = rule->algorithm == SL_ALGO_TOKEN_BUCKET ? SCRIPT_BUCKET :

@@ -17,6 +17,7 @@
 #include "service/config.h"
 #include "core/loader.h"
 #include "sync/engine.h"
+#include "sync/redis.h"
 #include "sync/wire.h"
 #include "core/yaml_doc.h"
 
@@ -54,7 +55,8 @@ static const char *const device_keys[] = { "name", "mode", NULL };
 static const char *const http_keys[] = { "listen", NULL };
 static const char *const sync_keys[] = {
 	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
-	"url", "nodes", "password_file", "username", NULL,
+	"url", "nodes", "password_file", "username", "cluster",
+	"cluster_nodes", "max_reply", NULL,
 };
 
 static void read_devices(const struct sl_yctx *c, const struct sl_ynode *list,
@@ -323,12 +325,51 @@ static void read_sync_udp(const struct sl_yctx *c, const struct sl_ynode *y,
 		sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
 }
 
+/* sync.cluster and the nodes a Cluster may send this node to. */
+static void read_sync_cluster(const struct sl_yctx *c, const struct sl_ynode *y,
+			      struct sl_sync_config *sc)
+{
+	const struct sl_ynode *v, *nodes = sl_yaml_get(y, "cluster_nodes");
+	struct sl_redis_node_conf *n;
+	const char *text, *end;
+	unsigned i;
+
+	if ((v = sl_yaml_get(y, "cluster")))
+		sl_yaml_bool(c, v, "sync.cluster", &sc->cluster);
+	if (!nodes)
+		return;
+	if (!sc->cluster) {
+		sl_yaml_bad(c, nodes, "sync.cluster_nodes", "only with cluster: true");
+		return;
+	}
+	if (nodes->type != SL_YNODE_SEQ || nodes->nr > SL_MAX_CLUSTER_NODES) {
+		sl_yaml_bad(c, nodes, "sync.cluster_nodes", "expected a list of at most %u HOST:PORT",
+			    SL_MAX_CLUSTER_NODES);
+		return;
+	}
+	for (i = 0; i < nodes->nr; i++) {
+		if (!sl_yaml_text(c, nodes->kids[i], "sync.cluster_nodes", 300,
+				  &text))
+			continue;
+		n = &sc->cluster_nodes[sc->nr_cluster_nodes];
+		n->port = 6379;
+		if (sl_parse_host_port(text, n->host, sizeof(n->host), &n->port,
+				       &end) || *end) {
+			sl_yaml_bad(c, nodes->kids[i], "sync.cluster_nodes", "'%s' is not HOST:PORT",
+				    text);
+			continue;
+		}
+		sc->nr_cluster_nodes++;
+	}
+}
+
 /* Redis: its URL and, for an ACL user, the user's name and password. */
 static void read_sync_redis(const struct sl_yctx *c, const struct sl_ynode *y,
 			    struct sl_sync_config *sc)
 {
 	const struct sl_ynode *v;
 	const char *text;
+	uint64_t n;
 
 	if (!(v = sl_yaml_get(y, "url")))
 		sl_yaml_bad(c, y, "sync.url", "required: redis://HOST:PORT");
@@ -354,6 +395,11 @@ static void read_sync_redis(const struct sl_yctx *c, const struct sl_ynode *y,
 			snprintf(sc->username, sizeof(sc->username),
 				 "%s", text);
 	}
+	read_sync_cluster(c, y, sc);
+	sc->max_reply = SL_REDIS_MAX_REPLY_DEFAULT;
+	if ((v = sl_yaml_get(y, "max_reply")) &&
+	    sl_yaml_uint(c, v, "sync.max_reply", 4096, 1u << 30, &n))
+		sc->max_reply = n;
 }
 
 /* sync.nodes: how many nodes share each limit (unless given, the peers
@@ -424,6 +470,8 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		read_sync_redis(c, y, sc);
 	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "password_file")))
 		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with key_file)");
+	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "cluster")))
+		sl_yaml_bad(c, v, "sync.cluster", "only with backend: redis");
 	read_sync_nodes(c, y, sc);
 }
 

@@ -40,6 +40,8 @@ struct sl_config_device {
 	enum sl_attach_mode mode;
 };
 
+#define SL_MAX_CLUSTER_NODES	64
+
 enum sl_sync_backend {
 	SL_SYNC_UDP = 0,
 	SL_SYNC_REDIS = 1,
@@ -64,6 +66,16 @@ struct sl_sync_config {
 	bool auth;
 	char username[128];
 	char password[512];
+	/* Redis Cluster: only when configured, and only to these nodes
+	 * (besides the URL's)
+	 */
+	bool cluster;
+	struct sl_redis_node_conf {
+		char host[256];
+		uint16_t port;
+	} cluster_nodes[SL_MAX_CLUSTER_NODES];
+	unsigned nr_cluster_nodes;
+	size_t max_reply;		/* bytes of one reply */
 };
 
 struct sl_service_config {

@@ -32,6 +32,9 @@
 #include "service/sync_watch.h"
 #include "sync/health.h"
 #include "sync/thread.h"
+#include "sync/wire.h"
+
+_Static_assert(SL_WIRE_KEY == SL_CENTRAL_SECRET, "the sync key keys the central ids");
 
 /* Attach what the config names and is not attached yet, and note in st
  * how this run holds each device. One it holds already keeps how it came:
@@ -340,6 +343,20 @@ static int start_central(struct run *r)
 		sl_central_free(r->central);
 		r->central = NULL;
 		return -ENOMEM;
+	}
+	sl_central_set_max_reply(r->central, sc->max_reply);
+	if (sc->key_file[0]) {
+		uint8_t key[SL_WIRE_KEY];
+
+		if (sl_wire_key_load(sc->key_file, key)) {
+			sl_central_free(r->central);
+			r->central = NULL;
+			return -EINVAL;
+		}
+		sl_central_set_id_key(r->central, key);
+		explicit_bzero(key, sizeof(key));
+	} else {
+		pr_warn("check: sync.key_file not set: API keys are stored in redis under an unkeyed hash (a guessable key can be found by trying); set the fleet's key_file");
 	}
 	sl_checker_set_central(&r->checker, r->central);
 	pr_notice("check: /v1/check decided in redis at %s (layout central); packets as delayed-sync",

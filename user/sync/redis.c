@@ -48,6 +48,33 @@ int sl_redis_set_auth(struct sl_redis *r, const char *user, const char *pass)
 	return 0;
 }
 
+void sl_redis_set_cluster(struct sl_redis *r, bool on)
+{
+	r->want_cluster = on;
+}
+
+int sl_redis_allow_node(struct sl_redis *r, const char *host, int port)
+{
+	struct redis_addr *a;
+
+	if (r->nr_allowed == SL_REDIS_MAX_SEEDS || strlen(host) >= sizeof(a->host))
+		return -E2BIG;
+	a = &r->allowed[r->nr_allowed++];
+	snprintf(a->host, sizeof(a->host), "%s", host);
+	a->port = port;
+	return 0;
+}
+
+unsigned long long sl_redis_refused(const struct sl_redis *r)
+{
+	return r->refused;
+}
+
+void sl_redis_set_max_reply(struct sl_redis *r, size_t bytes)
+{
+	r->lim.max_reply = bytes;
+}
+
 struct sl_redis *sl_redis_new(const char *url, unsigned node,
 			      unsigned interval_ms)
 {
@@ -67,9 +94,10 @@ struct sl_redis *sl_redis_new(const char *url, unsigned node,
 	r->ent.max = SL_REDIS_MAX_ENTRIES;
 	r->spare.max = SL_REDIS_MAX_ENTRIES;
 	r->interval_ms = interval_ms ? interval_ms : 1000;
-	r->timeout_ms = r->interval_ms / 2;
-	if (r->timeout_ms < SL_REDIS_TIMEOUT_MIN_MS)
-		r->timeout_ms = SL_REDIS_TIMEOUT_MIN_MS;
+	r->lim.timeout_ms = r->interval_ms / 2;
+	if (r->lim.timeout_ms < SL_REDIS_TIMEOUT_MIN_MS)
+		r->lim.timeout_ms = SL_REDIS_TIMEOUT_MIN_MS;
+	r->lim.max_reply = SL_REDIS_MAX_REPLY_DEFAULT;
 	return r;
 }
 

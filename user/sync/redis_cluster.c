@@ -29,12 +29,45 @@ static bool addr_eq(const struct redis_addr *a, const char *host, int port)
 	return a->port == port && !strcmp(a->host, host);
 }
 
+/* A node the config names: the URL's, or one of sync.cluster_nodes.
+ * Any other is refused: counted, and said once (`who` is what named it).
+ */
+bool redis_node_allowed(struct sl_redis *r, const char *host, int port,
+			const char *who)
+{
+	unsigned i;
+
+	if (port == r->port && !strcmp(host, r->host))
+		return true;
+	for (i = 0; i < r->nr_allowed; i++)
+		if (addr_eq(&r->allowed[i], host, port))
+			return true;
+	r->refused++;
+	snprintf(r->why, sizeof(r->why),
+		 "%s names %.*s:%d, not a configured node (sync.url, sync.cluster_nodes)",
+		 who, 64, host, port);
+	if (r->refused == 1)
+		pr_warn("sync: redis at %s: %s: refused", r->where, r->why);
+	else
+		pr_debug("sync: redis at %s: %s: refused", r->where, r->why);
+	return false;
+}
+
+/* Where to look for the Cluster when the URL's node is gone: the nodes a
+ * map named that the config allows (replicas it does not name are not
+ * an attack: skipped quietly).
+ */
 static void seed_add(struct sl_redis *r, const char *host, int port)
 {
 	unsigned i;
 
 	if (port == r->port && !strcmp(host, r->host))
 		return;	/* the URL's: always tried first */
+	for (i = 0; i < r->nr_allowed && !addr_eq(&r->allowed[i], host, port);
+	     i++)
+		;
+	if (i == r->nr_allowed)
+		return;
 	for (i = 0; i < r->nr_seeds; i++)
 		if (addr_eq(&r->seeds[i], host, port))
 			return;
@@ -98,6 +131,9 @@ static int map_range(struct sl_redis *r, struct fresh_map *m,
 	}
 	for (i = 0; i < m->nr && !addr_eq(&m->nodes[i].a, a.host, a.port); i++)
 		;
+	if (i == m->nr && !redis_node_allowed(r, a.host, a.port,
+					     "CLUSTER SLOTS"))
+		return -1;
 	if (i == m->nr) {
 		if (m->nr == SL_REDIS_MAX_NODES) {
 			snprintf(r->why, sizeof(r->why),
@@ -171,7 +207,7 @@ int redis_read_map(struct sl_redis *r, redisContext *c, const char *asked,
 	/* a standalone server says "cluster support disabled"; a proxy may
 	 * say anything: whatever is not a map is a server of every slot
 	 */
-	x = redisCommand(c, "CLUSTER SLOTS");
+	x = sl_redis_commandl(c, &r->lim, "CLUSTER", "SLOTS", NULL);
 	if (x && x->type != REDIS_REPLY_ARRAY) {
 		freeReplyObject(x);
 		return 0;
@@ -295,6 +331,8 @@ int redis_redirect_node(struct sl_redis *r, const redisReply *x)
 	for (i = 0; i < r->nr_nodes; i++)
 		if (addr_eq(&r->nodes[i].a, host, port))
 			return i;
+	if (!redis_node_allowed(r, host, port, "a redirect"))
+		return -1;
 	if (r->nr_nodes == SL_REDIS_MAX_NODES)
 		return -1;
 	memset(&r->nodes[i], 0, sizeof(r->nodes[i]));
@@ -333,7 +371,11 @@ int redis_connect(struct sl_redis *r, uint64_t now_ms)
 		r->why[0] = 0;
 		c = redis_open_ctx(r, host, port);
 		if (c) {
-			ret = redis_read_map(r, c, host, port);
+			/* not configured as a Cluster: whatever the server
+			 * says of slots, it serves them all
+			 */
+			ret = r->want_cluster ?
+			      redis_read_map(r, c, host, port) : 0;
 			if (ret >= 0)
 				break;
 			redisFree(c);

@@ -63,7 +63,7 @@ redisReply *redis_evalsha(struct sl_redis *r, size_t n, uint16_t slot)
 	if (redis_use_slot(r, slot))
 		return NULL;
 	for (hops = 0;; hops++) {
-		x = redisCommandArgv(r->c, n, r->argv, r->argvlen);
+		x = sl_redis_command(r->c, &r->lim, n, r->argv, r->argvlen);
 		if (redis_error_is(x, "NOSCRIPT")) {
 			freeReplyObject(x);
 			pr_info("sync: redis at %s lost the scripts: loading "
@@ -73,7 +73,7 @@ redisReply *redis_evalsha(struct sl_redis *r, size_t n, uint16_t slot)
 			/* argv[1] points at the sha just loaded again (the
 			 * same text, so the same sha)
 			 */
-			x = redisCommandArgv(r->c, n, r->argv, r->argvlen);
+			x = sl_redis_command(r->c, &r->lim, n, r->argv, r->argvlen);
 		}
 		if (!r->cluster || hops == SL_REDIS_REDIRECTS ||
 		    !(redis_error_is(x, "MOVED ") || redis_error_is(x, "ASK ")))
@@ -92,7 +92,8 @@ redisReply *redis_evalsha(struct sl_redis *r, size_t n, uint16_t slot)
 			return NULL;
 		}
 		if (redis_error_is(x, "ASK ")) {
-			redisReply *y = redisCommand(r->c, "ASKING");
+			redisReply *y = sl_redis_commandl(r->c, &r->lim,
+							 "ASKING", NULL);
 			bool ok = y && y->type == REDIS_REPLY_STATUS;
 
 			freeReplyObject(y);

@@ -10,6 +10,7 @@
  *   redis_cluster.c  connecting, the Cluster slot map, the connection per
  *                    master (built on redis_link.c, never the other way)
  *   redis_link.c     one connection, AUTH, and the outage with its backoff
+ *   redis_bounded.c  one command within its deadline and reply cap
  *   redis_expiry.c   how long the hashes and the index keep a push
  *   redis_keys.c     the client hash names, ids and their Cluster slot
  */
@@ -86,7 +87,8 @@ struct sl_redis {
 	char where[300];		/* "HOST:PORT" for messages */
 	char *user, *pass;		/* AUTH; pass NULL: none */
 	unsigned node;
-	unsigned interval_ms, timeout_ms;
+	unsigned interval_ms;
+	struct sl_redis_limits lim;	/* every command's */
 
 	redisContext *c;		/* the node of the command at hand */
 	bool up;			/* connected (the map read, if a Cluster) */
@@ -94,6 +96,11 @@ struct sl_redis {
 	 * standalone: nodes[0] is the URL's server and serves every slot
 	 */
 	bool cluster;
+	bool want_cluster;		/* sync.cluster: false, never a Cluster */
+	/* the nodes a Cluster may send us to besides the URL's (configured) */
+	struct redis_addr allowed[SL_REDIS_MAX_SEEDS];
+	unsigned nr_allowed;
+	unsigned long long refused;	/* redirects and map nodes refused */
 	bool map_stale;			/* a MOVED said the map is old */
 	struct redis_node nodes[SL_REDIS_MAX_NODES];
 	unsigned nr_nodes;
@@ -170,6 +177,8 @@ void redis_reply_failed(struct sl_redis *r, uint64_t now_ms,
 			const redisReply *x);
 
 /* redis_cluster.c */
+bool redis_node_allowed(struct sl_redis *r, const char *host, int port,
+			const char *who);
 int redis_connect(struct sl_redis *r, uint64_t now_ms);
 int redis_read_map(struct sl_redis *r, redisContext *c, const char *asked,
 		   int asked_port);

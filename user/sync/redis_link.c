@@ -12,8 +12,8 @@
  * meanwhile stays in its counters and is pushed on reconnect (while still
  * in the window). Deltas collected but not yet sent when a round stops are
  * kept for the next push (up to SL_REDIS_MAX_ENTRIES); only the batch in
- * flight is given up. Every command has a timeout of half an interval (at
- * least 50 ms), and a round that runs past its interval leaves the rest of
+ * flight is given up. Every command has a deadline of half an interval (at
+ * least 50 ms) for its whole round trip (redis_bounded.c), and a round that runs past its interval leaves the rest of
  * its pushes and reads to the next, so the sync thread is back within
  * about an interval. The data path never waits for any of it.
  */
@@ -75,10 +75,16 @@ static const char *context_error(const struct sl_redis *r)
 redisContext *redis_open_ctx(struct sl_redis *r, const char *host, int port)
 {
 	struct timeval tv = {
-		.tv_sec = r->timeout_ms / 1000,
-		.tv_usec = (r->timeout_ms % 1000) * 1000,
+		.tv_sec = r->lim.timeout_ms / 1000,
+		.tv_usec = (r->lim.timeout_ms % 1000) * 1000,
 	};
-	redisContext *c;
+	redisContext *c = NULL;
+
+	/* the one place a connection (and with it AUTH) starts: never to
+	 * a node the config does not name
+	 */
+	if (!redis_node_allowed(r, host, port, "a connection"))
+		goto fail;
 
 	/* the name is resolved in here too; a resolver that hangs is the
 	 * one wait this bounds only by its own timeouts
@@ -95,7 +101,7 @@ redisContext *redis_open_ctx(struct sl_redis *r, const char *host, int port)
 		goto fail;
 	}
 	redisEnableKeepAlive(c);
-	if (sl_redis_auth(c, r->user, r->pass, r->why, sizeof(r->why)))
+	if (sl_redis_auth(c, &r->lim, r->user, r->pass, r->why, sizeof(r->why)))
 		goto fail;
 	return c;
 fail:
@@ -104,8 +110,8 @@ fail:
 	return NULL;
 }
 
-int sl_redis_auth(redisContext *c, const char *user, const char *pass,
-		  char *why, size_t size)
+int sl_redis_auth(redisContext *c, const struct sl_redis_limits *lim,
+		  const char *user, const char *pass, char *why, size_t size)
 {
 	redisReply *x;
 	int err = 0;
@@ -116,9 +122,9 @@ int sl_redis_auth(redisContext *c, const char *user, const char *pass,
 	 * hold any byte but NUL
 	 */
 	if (user && *user)
-		x = redisCommand(c, "AUTH %s %s", user, pass);
+		x = sl_redis_commandl(c, lim, "AUTH", user, pass, NULL);
 	else
-		x = redisCommand(c, "AUTH %s", pass);
+		x = sl_redis_commandl(c, lim, "AUTH", pass, NULL);
 	if (!x) {
 		snprintf(why, size, "AUTH: %s", c->err ? c->errstr : "no reply");
 		err = -EACCES;

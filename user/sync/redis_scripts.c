@@ -14,7 +14,7 @@ static int load_script(struct sl_redis *r, const char *src, char sha[41])
 	redisReply *x;
 	int err = -EPROTO;
 
-	x = redisCommand(r->c, "SCRIPT LOAD %s", src);
+	x = sl_redis_commandl(r->c, &r->lim, "SCRIPT", "LOAD", src, NULL);
 	if (x && x->type == REDIS_REPLY_STRING && x->len == 40 &&
 	    strspn(x->str, "0123456789abcdef") == 40) {
 		err = 0;

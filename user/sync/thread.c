@@ -206,6 +206,7 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 	};
 	struct sl_sync_service *svc;
 	char name[64];
+	unsigned i;
 	int err = 0;
 
 	snprintf(why, why_len, "out of memory");
@@ -237,6 +238,13 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 			pr_error("sync: out of memory");
 			goto fail;
 		}
+		sl_redis_set_cluster(svc->redis, c->cluster);
+		sl_redis_set_max_reply(svc->redis, c->max_reply);
+		for (i = 0; i < c->nr_cluster_nodes; i++)
+			if (sl_redis_allow_node(svc->redis,
+						c->cluster_nodes[i].host,
+						c->cluster_nodes[i].port))
+				goto fail;
 	} else {
 		err = open_socket(svc);
 		if (err) {
