@@ -554,6 +554,9 @@ struct sl_sync_status {
 				 * remember what was sent of them */
 	__u64 backend_errors;	/* redis: failed round trips */
 	__u64 backend_reconnects;
+	__u64 store_transitions; /* redis: times backend_up changed from one
+				 * round to the next (down, up), each logged
+				 * once */
 	__u32 backend_up;	/* redis: connected */
 	__u32 nr_peers;		/* peer[] entries in use */
 	__u32 live_nodes;	/* bounded: nodes sharing the room, this
