@@ -519,7 +519,8 @@ enum {
 };
 
 /* Admission of a key the client tables do not hold (include/
- * sl_newcomer.h): SL_ACCEPT, its first packet accepted on probation; or
+ * sl_newcomer.h), at first_out->now_ms (the packet's clock, read once by
+ * the caller): SL_ACCEPT, its first packet accepted on probation; or
  * SL_PROMOTED, it came back while on probation, with its first accept
  * in `first` (when and how many units); or SL_ADMITTED, it has a state
  * now: the peers count it, or its packet does not fit an empty state
@@ -567,7 +568,7 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 		goto create;
 	sl_tally_init(&empty);
 	fits = sl_tally_allows(&empty, p, units);
-	now_ms = sl_now_ms();
+	now_ms = first_out->now_ms;
 	r = bpf_get_prandom_u32();	/* no helper call under the lock */
 
 	bpf_spin_lock(&b->lock);
@@ -635,9 +636,14 @@ sl_state_get(const struct sl_client_key *key, const struct sl_params *p,
 	struct sl_client_hdr *own;
 	int admitted;
 
+	rq->now_ms = 0;	/* the clock not read yet */
 	own = bpf_map_lookup_elem(map, key);
 	if (own)
 		return own;
+	/* the packet's one read of the clock: probation decides on it, and
+	 * so does sl_decide_kind after, unless a promotion took rq over
+	 */
+	rq->now_ms = sl_now_ms();
 	admitted = sl_admit(key, p, sc, units, rq);
 	*verdict = admitted;
 	if (admitted != SL_ADMITTED && admitted != SL_PROMOTED)
@@ -649,6 +655,7 @@ sl_state_get(const struct sl_client_key *key, const struct sl_params *p,
 		sl_charge_own(own, kind, p, t, rq);
 		if (sc)
 			sl_note_round(own, key, sc, rq->units);
+		rq->now_ms = 0;	/* it held the first accept's time */
 	}
 	return own;
 }
@@ -676,7 +683,9 @@ static __always_inline int sl_decide_kind(const struct sl_client_key *key,
 	if (sl_block_holds(own, gen))
 		return SL_OVER;
 
-	rq.now_ms = sl_now_ms();
+	/* read once per decision: a new key's admission read it already */
+	if (!rq.now_ms)
+		rq.now_ms = sl_now_ms();
 	rq.units = units;
 	sl_tally_own(own, kind, p, rq.now_ms, &t);
 	if (sc)

@@ -81,6 +81,58 @@
  * the uncounted part can include that packet and exclude a small first one:
  * the bound becomes L + cap + two packets' bytes.
  *
+ * The running total
+ * -----------------
+ * The count is not summed per decision. Beside its records the state keeps
+ * `total`, the sum of the records' counts; `live`, how many have a count;
+ * `oldest_ms`, the earliest first accept among them; and `open_seq`, the
+ * accept sequence the open record opened at (the only record whose
+ * sequence is read, so records are 8 bytes). Records open at now, so in
+ * time order, and every record with a count is at least as young as the
+ * oldest: while the oldest is inside the window, so is every record, and
+ * the sum of the live records, which the decision needs, is `total`; the
+ * first to leave is the oldest, at oldest_ms + W, the tally's next expiry.
+ * (After a step back of the clock a record opened before it is ahead of
+ * now; "earliest" is by wrapping difference, and a record opened after
+ * the step is then the oldest, as it leaves first.) Only once the oldest
+ * has left does the tally walk the records (the old sum), and the next
+ * accept walks them too, retiring what has left and taking its count off
+ * `total`, then finding the new oldest: a record is walked out once, so
+ * the walks are amortised over the records' opens, at most one per slice
+ * or per cap units. An accept that crosses no slice end reads the first
+ * 64 bytes of the value and the open record, and writes the open record's
+ * count and `total`. The same decisions, bit for bit, as the sum:
+ * tests/unit/test_sliding_total.c runs both over random traces at today's
+ * clock and at the wraps of the u32 stamps.
+ *
+ * Under concurrency (every CPU, SL_ADD and SL_CAS): every add to a
+ * record's count is paired with the same add to `total`, made after it,
+ * and every retire (a compare-and-swap of the count n its CPU found, to
+ * 0) that succeeds with an add of -n after it; the add that takes a
+ * record from no count to one (fetch-and-add returning 0) adds one to
+ * `live`, a successful retire takes one off. So once the CPUs stop,
+ * `total` and `live` are the records' sum and count exactly, and in
+ * between `total` lags the records by the adds in flight: at most one
+ * request per CPU below the sum (NFR-1's slack, as for two CPUs reading
+ * the same count), and above it only by a count a retire has just
+ * zeroed, which is out of the window: no tally reads `total` then,
+ * because `oldest_ms` is still that record's, out of the window, and the
+ * tally walks. `oldest_ms` may be left earlier than the records' oldest
+ * (a walk's minimum, racing another's retire): that costs a walk, never
+ * a record counted past its window. A CPU whose add finds a record
+ * another CPU has just retired (count 0, not opened by it) restarts it at
+ * now rather than leave its units at the retired time: its units are
+ * counted for their own window, not lost as before. The tally is thus,
+ * at every instant, within one unit per CPU of the records' live sum and
+ * never above the accepts inside the window: the one-node bound (NFR-1)
+ * and NFR-2 hold as argued above, the every-CPU bound of
+ * tests/bpf/test_bpf_cpus.c as before (one unit per CPU per time the
+ * count reaches the limit), and bounded's fleet bound, which reads the
+ * node's own count through this tally and the records through
+ * sl_state_pieces (include/sl_peer.h), unchanged.
+ * tests/unit/test_sliding_total.c races threads over one state with the
+ * kernel's atomics and checks the model.
+ *
  * Time as an input
  * -----------------
  * `now_ms` is the TAI (or model) clock in ms: about 1.8e12 today, u64, no
@@ -115,7 +167,10 @@
  * on private copies. SL_LOAD reads a word other CPUs write once, so that
  * a check and the swap after it see the same value.
  */
-#ifdef __BPF__
+#if defined(__BPF__) || defined(SL_HOST_ATOMICS)
+/* SL_HOST_ATOMICS: the kernel's atomics on the host, for a test that
+ * races threads over one state as CPUs race over a map value.
+ */
 #define SL_ADD(ptr, v)	((void)__sync_fetch_and_add(ptr, v))
 #define SL_CAS(ptr, old, new)	__sync_val_compare_and_swap(ptr, old, new)
 #else
@@ -148,7 +203,7 @@ static inline __u64 sl_cas_private(void *ptr, __u64 old, __u64 new,
 /* The value before the add: an index two CPUs must not share. */
 SL_INLINE __u32 sl_fetch_add_u32(__u32 *ptr, __u32 v)
 {
-#ifdef __BPF__
+#if defined(__BPF__) || defined(SL_HOST_ATOMICS)
 	return __sync_fetch_and_add(ptr, v);
 #else
 	__u32 old = *ptr;
@@ -317,19 +372,21 @@ SL_INLINE void sl_slot_add(struct sl_slot *s, __u32 d, __u32 units,
 	SL_ADD(&s->count, units);
 }
 
-/* Zero a sliding record that has left the window, unless another CPU
- * changed its count since it was read: that count is then a fresh one
- * (the record reopened) or is being retired by that CPU.
- */
-SL_INLINE void sl_record_retire(struct sl_record *r, __u32 count)
-{
-	SL_CAS(&r->count, count, 0);
-}
-
 /* ---- sliding ---- */
 
-SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
-				const struct sl_params *p, __u64 now_ms)
+/* Whether wrapping u32 time `a` is before `b`: both within 2^31 of now in
+ * a counting state (sl_client_idle), so of each other.
+ */
+SL_INLINE int sl_u32_before(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) < 0;
+}
+
+/* The full sum over the records: what the window holds when a record
+ * may have left it since the last walk (the running total still has it).
+ */
+SL_INLINE void sl_sliding_walk(struct sl_tally *t, const struct sl_client *c,
+			       const struct sl_params *p, __u64 now_ms)
 {
 	int i;
 
@@ -344,6 +401,28 @@ SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
 			 (p->window_ms - sl_record_age(r, now_ms));
 		sl_tally_expiry(t, expiry);
 	}
+}
+
+/* O(1) while no record has left the window: every record with a count
+ * then counts (none is older than the oldest), so the running total is
+ * the sum, and the oldest leaves first. Once it has left, the walk above,
+ * until an accept retires it (sl_sliding_retire).
+ */
+SL_INLINE void sl_sliding_tally(struct sl_tally *t, const struct sl_client *c,
+				const struct sl_params *p, __u64 now_ms)
+{
+	__u32 oldest = SL_LOAD(c->oldest_ms), age;
+
+	if (!SL_LOAD(c->live))
+		return;
+	age = sl_u32_since(oldest, (__u32)now_ms);
+	if (age >= p->window_ms) {
+		sl_sliding_walk(t, c, p, now_ms);
+		return;
+	}
+	t->used += SL_LOAD(c->total);
+	sl_tally_expiry(t, now_ms + sl_u32_ahead(oldest, (__u32)now_ms) +
+			   (p->window_ms - age));
 }
 
 /* Does a request of `units` fit? It must fit whole: a request that would
@@ -372,36 +451,82 @@ SL_INLINE __u64 sl_records_needed(const struct sl_tally *t,
 	return (left + cap - 1) / cap;
 }
 
-SL_INLINE void sl_sliding_charge(struct sl_client *c,
-				 const struct sl_params *p,
-				 const struct sl_tally *t, __u64 now_ms,
-				 __u32 units)
+/* Zero the records that have left the window (all of them if `all`),
+ * each by a compare-and-swap of the count this CPU found (an add that
+ * came in between keeps the record), and take what the swap zeroed off
+ * the running total. Returns the records left with a count, and sets
+ * oldest_ms to the earliest of them (a record another CPU opens during
+ * the walk is at least as young as any the walk saw).
+ */
+SL_INLINE __u32 sl_sliding_retire(struct sl_client *c,
+				  const struct sl_params *p, __u64 now_ms,
+				  int all)
 {
-	__u64 cap = sl_slice_cap(p);
-	struct sl_record *cur;
-	__u32 live = 0, cur_idx, free_idx = SL_RECORDS;
-	int open = 0, i;
+	__u32 live = 0, oldest = (__u32)now_ms;
+	int i;
 
-	/* Zero what has left the window: a free record is then simply one
-	 * with count 0, and no stale time survives to wrap around.
-	 */
 	for (i = 0; i < SL_RECORDS; i++) {
 		struct sl_record *r = &c->rec[i];
 		__u32 n = SL_LOAD(r->count);
 
-		if (n && !sl_record_live(r, p, now_ms))
-			sl_record_retire(r, n);
-		if (SL_LOAD(r->count))
-			live++;
-		else if (free_idx == SL_RECORDS)
-			free_idx = i;
+		if (n && (all || !sl_record_live(r, p, now_ms)) &&
+		    SL_CAS(&r->count, n, 0) == n) {
+			SL_ADD(&c->total, -n);
+			SL_ADD(&c->live, -1);
+		}
+		if (!SL_LOAD(r->count))
+			continue;
+		if (!live++ || sl_u32_before(r->first_ms, oldest))
+			oldest = r->first_ms;
 	}
+	if (live)
+		c->oldest_ms = oldest;
+	return live;
+}
+
+/* A record with no count, for a new slice: the one after the open one,
+ * which records opened in time order and retired oldest first leave
+ * free whenever any is; else (a step back of the clock retired them out
+ * of order) the first free. SL_RECORDS if none.
+ */
+SL_INLINE __u32 sl_sliding_free(const struct sl_client *c, __u32 cur_idx)
+{
+	__u32 next = cur_idx + 1 < SL_RECORDS ? cur_idx + 1 : 0;
+	int i;
+
+	if (!SL_LOAD(c->rec[next].count))
+		return next;
+	for (i = 0; i < SL_RECORDS; i++)
+		if (!SL_LOAD(c->rec[i].count))
+			return i;
+	return SL_RECORDS;
+}
+
+SL_INLINE void sl_sliding_charge(struct sl_client *c,
+				 const struct sl_params *p,
+				 const struct sl_tally *t, __u64 now_ms,
+				 __u32 units, int idle)
+{
+	__u64 cap = sl_slice_cap(p);
+	struct sl_record *cur;
+	__u32 live = SL_LOAD(c->live), cur_idx;
+	int open = 0;
+
+	/* Zero what has left the window, only once the oldest has: a free
+	 * record is then simply one with count 0, and no stale time
+	 * survives to wrap around. A state whose slices no longer count
+	 * (idle) starts clean, so no ancient time can look young through
+	 * u32 wrap-around. One walk for both: the verifier meets it once.
+	 */
+	if (live && (idle || sl_u32_since(SL_LOAD(c->oldest_ms),
+					  (__u32)now_ms) >= p->window_ms))
+		live = sl_sliding_retire(c, p, now_ms, idle);
 
 	cur_idx = c->current < SL_RECORDS ? c->current : 0;
 	cur = &c->rec[cur_idx];
 	if (!cur->count) {
 		open = 1;
-	} else if ((__u32)(t->seq - cur->seq) >= cap) {
+	} else if ((__u32)(t->seq - c->open_seq) >= cap) {
 		open = 1;
 	} else {
 		__u64 first = now_ms - sl_record_age(cur, now_ms);
@@ -415,15 +540,35 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 	 * A free record's count is 0 already, so opening writes no count:
 	 * two CPUs opening the same record at once both keep their units.
 	 */
-	if (open && (!cur->count || free_idx < SL_RECORDS)) {
-		if (cur->count)
+	if (open && cur->count) {
+		__u32 free_idx = sl_sliding_free(c, cur_idx);
+
+		open = free_idx < SL_RECORDS;
+		if (open)
 			cur_idx = free_idx;
-		cur = &c->rec[cur_idx < SL_RECORDS ? cur_idx : 0];
+	}
+	cur = &c->rec[cur_idx < SL_RECORDS ? cur_idx : 0];
+	if (open) {
 		cur->first_ms = (__u32)now_ms;
-		cur->seq = t->seq;
+		c->open_seq = t->seq;
 		c->current = cur_idx;
 	}
-	SL_ADD(&cur->count, units);
+	/* The add that takes a record from no count to one counts it live,
+	 * and makes now the oldest time if no other record has a count or
+	 * (the clock stepped back) all are ahead. Not opened here, that is
+	 * another CPU's retire: it zeroed the record after this CPU read it,
+	 * so the time it kept is out of the window; the record starts again
+	 * now, with these units, rather than hold them at a time the total
+	 * would count them past.
+	 */
+	if (!sl_fetch_add_u32(&cur->count, units)) {
+		if (!open)
+			cur->first_ms = (__u32)now_ms;
+		if (!sl_fetch_add_u32(&c->live, 1) ||
+		    sl_u32_before((__u32)now_ms, SL_LOAD(c->oldest_ms)))
+			c->oldest_ms = (__u32)now_ms;
+	}
+	SL_ADD(&c->total, units);
 }
 
 /* ---- sliding-plain: the study's sum of the last N slices ---- */
@@ -938,15 +1083,6 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 {
 	int idle = sl_client_idle((struct sl_client_hdr *)c, p, now_ms);
 
-	/* a state whose slices no longer count starts clean, so no ancient
-	 * time can look young through u32 wrap-around
-	 */
-	if (p->algorithm == SL_ALGO_SLIDING && idle) {
-		int i;
-
-		for (i = 0; i < SL_RECORDS; i++)
-			sl_record_retire(&c->rec[i], SL_LOAD(c->rec[i].count));
-	}
 	switch (p->algorithm) {
 	case SL_ALGO_FIXED:
 		sl_fixed_charge(c, p, now_ms, units, idle);
@@ -957,7 +1093,7 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 		sl_bucket_charge_slots(c, p, now_ms, units);
 		break;
 	default:
-		sl_sliding_charge(c, p, t, now_ms, units);
+		sl_sliding_charge(c, p, t, now_ms, units, idle);
 		break;
 	}
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);

@@ -168,7 +168,10 @@ struct sl_client_key {
 	__u16 dport;		/* network byte order; 0 unless key_by_port */
 };
 
-/* One slice of the sliding algorithm. */
+/* One slice of the sliding algorithm: 8 bytes, two in a word. What
+ * only the open record needs (the accept sequence it opened at) is kept
+ * once, in the state (struct sl_client, open_seq).
+ */
 struct sl_record {
 	__u32 first_ms;		/* model/TAI ms of the slice's first accept,
 				 * cut to u32 (wraps every 49.7 days): read by
@@ -176,7 +179,6 @@ struct sl_record {
 				 * behind and SL_MAX_STEP_MS ahead of now in a
 				 * counting state (include/sl_algo.h) */
 	__u32 count;		/* units accepted into this slice */
-	__u32 seq;		/* the client's accept sequence when it opened */
 };
 
 /* sliding-plain and sliding-counter: one counter per slice, ring indexed
@@ -214,7 +216,13 @@ struct sl_bucket {
 				 * one exactly 2^32 slices old is sent again */
 };
 
-/* The header every client state starts with (all three maps). */
+/* The header every client state starts with (all three maps). What the
+ * over-limit check reads (blocked_*) and what an accept of a host without
+ * peers reads and writes (last_ms, accepted, current) come first, in the
+ * value's first 32 bytes; event_ms is read once per block; the sync and
+ * share-round words are read only by a host that syncs (bpf/limit.h,
+ * sl_note_round), and sit behind.
+ */
 #define SL_CLIENT_HEADER						\
 	__u64 last_ms;		/* last accept, model/TAI ms: no wrap; what	\
 				 * tells a counting state (sl_client_idle) */	\
@@ -225,6 +233,7 @@ struct sl_bucket {
 				 * below (bpf/limit.h) */			\
 	__u32 accepted;		/* units accepted, wrapping */			\
 	__u32 blocked_epoch;	/* the block's generation: rules epoch */	\
+	__u32 blocked_sync;	/* ... and sync conf (sl_generation) */		\
 	__u32 current;		/* sliding: open record; log: first valid */	\
 	__u32 event_ms;		/* last drop event sent for this client, u32	\
 				 * ms: wraps every 49.7 days; an event 2^32 ms	\
@@ -241,20 +250,31 @@ struct sl_bucket {
 				 * count for one round, holding back, never	\
 				 * letting more through */			\
 	__u32 round_units;	/* units accepted in that share round: what	\
-				 * peers do not know of yet */			\
-	__u32 blocked_sync;	/* ... and sync conf (sl_generation) */
+				 * peers do not know of yet */
 
 struct sl_client_hdr {
 	SL_CLIENT_HEADER
 };
 
 /* Client state, one per client shared by every CPU (sl_clients is an LRU
- * hash; see include/sl_algo.h for why not per CPU).
+ * hash; see include/sl_algo.h for why not per CPU, and for the sliding
+ * part's running total and its proof).
  */
 struct sl_client {
 	SL_CLIENT_HEADER
 	union {
-		struct sl_record rec[SL_RECORDS];	/* sliding */
+		struct {			/* sliding */
+			__u32 total;	/* the records' counts summed: what
+					 * the window holds while no record
+					 * has left it (sl_sliding_tally) */
+			__u32 oldest_ms; /* first_ms of the earliest record
+					 * with a count (u32, wrapping); the
+					 * first to leave the window */
+			__u32 live;	/* records with a count */
+			__u32 open_seq;	/* `accepted` when the open record
+					 * (`current`) opened */
+			struct sl_record rec[SL_RECORDS];
+		};
 		struct sl_slot fixed;	/* slice: now_ms / window_ms */
 		struct sl_bucket bucket;
 	};
