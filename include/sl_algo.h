@@ -120,7 +120,12 @@
 #define SL_CAS(ptr, old, new)	__sync_val_compare_and_swap(ptr, old, new)
 #else
 #define SL_ADD(ptr, v)	((void)(*(ptr) += (v)))
+/* A test may define its own SL_CAS first, to run another CPU's
+ * decisions between a CPU's reads of the state and its swap.
+ */
+#ifndef SL_CAS
 #define SL_CAS(ptr, old, new)	sl_cas_private(ptr, old, new, sizeof(*(ptr)))
+#endif
 
 static inline __u64 sl_cas_private(void *ptr, __u64 old, __u64 new,
 				   unsigned size)
