@@ -211,12 +211,18 @@ SL_INLINE __u64 sl_slice_cap(const struct sl_params *p)
  * SL_MAX_STEP_MS ahead (the clock stepped back further): its u32 numbers
  * could no longer be told from past ones.
  */
+SL_INLINE int sl_idle_since(__u64 last_ms, const struct sl_params *p,
+			    __u64 now_ms)
+{
+	__s64 age = (__s64)(now_ms - last_ms);
+
+	return age >= (__s64)p->idle_ms || age < -(__s64)SL_MAX_STEP_MS;
+}
+
 SL_INLINE int sl_client_idle(const struct sl_client_hdr *c,
 			     const struct sl_params *p, __u64 now_ms)
 {
-	__s64 age = (__s64)(now_ms - c->last_ms);
-
-	return age >= (__s64)p->idle_ms || age < -(__s64)SL_MAX_STEP_MS;
+	return sl_idle_since(c->last_ms, p, now_ms);
 }
 
 /* Slices of `len_ms` a number made before a step back can be ahead of
@@ -429,6 +435,41 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 		c->current = cur_idx;
 	}
 	SL_ADD(&cur->count, units);
+}
+
+/* A state whose slices no longer count starts clean, so that no ancient
+ * time can look young through u32 wrap-around: its records that still
+ * look live are zeroed (the others leave at sl_sliding_charge's walk).
+ * Other CPUs may meet the same idle state at once, and decide on while
+ * this one stalls, for as long as it stalls:
+ *  - one CPU restarts it, the one whose swap moves its last accept from
+ *    the idle `last` it read to now; another restart, after records were
+ *    opened again, would find a record of the new period at the very
+ *    count it read of the old one and zero it;
+ *  - a record is of the last period when its units all came before
+ *    `before`, the accept count read before idleness was seen. A record
+ *    opened since has a seq no older than the last period's accepts, so
+ *    it can pass only with the units of accepts that had not yet ended
+ *    the idleness when `before` was read: at most one accept per CPU
+ *    once per idle period, what sl_record_retire's swap lets go.
+ */
+SL_INLINE void sl_sliding_restart(struct sl_client *c,
+				  const struct sl_params *p, __u64 now_ms,
+				  __u64 last, __u32 before)
+{
+	int i;
+
+	if (SL_CAS(&c->last_ms, last, now_ms) != last)
+		return;
+	for (i = 0; i < SL_RECORDS; i++) {
+		struct sl_record *r = &c->rec[i];
+		__u32 n = SL_LOAD(r->count);
+		__u32 since = before - SL_LOAD(r->seq);
+
+		if (n && sl_record_live(r, p, now_ms) && (__s32)since >= 0 &&
+		    since >= n)
+			sl_record_retire(r, n);
+	}
 }
 
 /* ---- sliding-plain: the study's sum of the last N slices ---- */
@@ -941,17 +982,16 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 			       const struct sl_tally *t, __u64 now_ms,
 			       __u32 units)
 {
-	int idle = sl_client_idle((struct sl_client_hdr *)c, p, now_ms);
+	/* read before idleness: an accept that ended it is counted here */
+	__u32 before = SL_LOAD(c->accepted);
+	__u64 last;
+	int idle;
 
-	/* a state whose slices no longer count starts clean, so no ancient
-	 * time can look young through u32 wrap-around
-	 */
-	if (p->algorithm == SL_ALGO_SLIDING && idle) {
-		int i;
-
-		for (i = 0; i < SL_RECORDS; i++)
-			sl_record_retire(&c->rec[i], SL_LOAD(c->rec[i].count));
-	}
+	__asm__ volatile("" ::: "memory");
+	last = SL_LOAD(c->last_ms);
+	idle = sl_idle_since(last, p, now_ms);
+	if (p->algorithm == SL_ALGO_SLIDING && idle)
+		sl_sliding_restart(c, p, now_ms, last, before);
 	switch (p->algorithm) {
 	case SL_ALGO_FIXED:
 		sl_fixed_charge(c, p, now_ms, units, idle);
