@@ -47,6 +47,12 @@
  * add to what it started; a sliding record is zeroed (retired) only by a
  * compare-and-swap of the count its CPU found out of the window, so an
  * add that came in between keeps it; opening a record writes no count.
+ * An idle state is restarted by one CPU, of its last period's records
+ * only (sl_sliding_restart), so that accepts other CPUs make while that
+ * one stalls stay counted. Not closed: a CPU stalled between reading a
+ * record out of the window and its swap, while another zeroes, opens
+ * and fills that record again to the very count it read, zeroes the new
+ * one (the swap holds the count alone, not a tag of the opening).
  * The token bucket is exact: its arrival time moves by compare-and-swap,
  * and the accept is decided again on the value the swap replaces
  * (sl_bucket_charge), so two CPUs never both take the last token.
