@@ -1027,7 +1027,9 @@ SL_INLINE int sl_client_plain_charge(struct sl_client_plain *c,
 
 /* The log counts requests: one entry, one unit, whatever `units` says.
  * The restart after an idle window moves `current` only from the value
- * this CPU found: a CPU restarting it at the same instant as another
+ * this CPU found, and to `accepted` as read before idleness was seen:
+ * other CPUs that accept while this one stalls between the two keep
+ * their entries; a CPU restarting it at the same instant as another
  * accepts keeps that accept's entry unless it read `accepted` after it,
  * at most one entry per CPU once per idle period.
  */
@@ -1035,14 +1037,16 @@ SL_INLINE int sl_client_log_charge(struct sl_client_log *c,
 				   const struct sl_params *p, __u64 now_ms)
 {
 	__u32 cur = SL_LOAD(c->current);
+	__u32 before = SL_LOAD(c->accepted);
 
+	__asm__ volatile("" ::: "memory");
 	/* the valid entries start at the first still in the window (none
 	 * if idle): a client that never idles keeps no stamp older than
 	 * two windows, whose u32 age could wrap and look young to the
 	 * search of sl_log_first_live
 	 */
 	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms))
-		SL_CAS(&c->current, cur, SL_LOAD(c->accepted));
+		SL_CAS(&c->current, cur, before);
 	else
 		SL_CAS(&c->current, cur, sl_log_first_live(c, p, now_ms));
 	sl_log_charge(c, now_ms);	/* counts the accept itself */
