@@ -40,17 +40,33 @@ static void cpu_b_runs_here(void);
 static struct {
 	struct sl_params p;
 	struct sl_client state;	/* the one state both CPUs decide on */
+	struct sl_client_log log;	/* ... under sliding-log */
 	__u64 now;
 	unsigned armed;		/* B runs at A's swap number `armed` */
 	unsigned swaps;		/* A's swaps so far */
 	unsigned b_accepts;
 } ix;
 
+static int is_log(void)
+{
+	return ix.p.algorithm == SL_ALGO_SLIDING_LOG;
+}
+
 static void tally(struct sl_tally *t, __u64 now)
 {
 	sl_tally_init(t);
-	sl_client_tally(t, &ix.state, &ix.p, now);
+	if (is_log())
+		sl_client_log_tally(t, &ix.log, &ix.p, now);
+	else
+		sl_client_tally(t, &ix.state, &ix.p, now);
 	sl_tally_finish(t, &ix.p, now);
+}
+
+static int charge(const struct sl_tally *t, __u64 now)
+{
+	if (is_log())
+		return sl_client_log_charge(&ix.log, &ix.p, now);
+	return sl_client_charge(&ix.state, &ix.p, t, now, 1);
 }
 
 /* One decision as the kernel takes it: tally, verdict, charge. */
@@ -61,7 +77,7 @@ static int decide(__u64 now)
 	tally(&t, now);
 	if (!sl_tally_allows(&t, &ix.p, 1))
 		return 0;
-	return sl_client_charge(&ix.state, &ix.p, &t, now, 1);
+	return charge(&t, now);
 }
 
 /* CPU B, at A's swap: decides until the client is over its limit. */
@@ -74,12 +90,14 @@ static void cpu_b_runs_here(void)
 		ix.b_accepts++;
 }
 
+static __u32 ix_algorithm = SL_ALGO_SLIDING;
+
 static void ix_init(__u64 limit)
 {
 	memset(&ix, 0, sizeof(ix));
 	ix.p = (struct sl_params){ .limit = limit, .window_ms = HOUR_MS,
 				   .slice_ms = HOUR_MS / 10,
-				   .algorithm = SL_ALGO_SLIDING,
+				   .algorithm = ix_algorithm,
 				   .idle_ms = HOUR_MS };
 }
 
@@ -99,7 +117,7 @@ static unsigned race_at(__u64 now, unsigned at)
 	tally(&t, now);
 	assert_true(sl_tally_allows(&t, &ix.p, 1));
 	ix.armed = at;
-	n += sl_client_charge(&ix.state, &ix.p, &t, now, 1);
+	n += charge(&t, now);
 	ix.armed = ix.armed ? 1 : 0;
 	ix.swaps = 0;
 	cpu_b_runs_here();
@@ -111,6 +129,11 @@ static unsigned race_at(__u64 now, unsigned at)
 
 #define SWAPS	32	/* more than A's charge makes */
 
+static int is_log_run(void)
+{
+	return ix_algorithm == SL_ALGO_SLIDING_LOG;
+}
+
 /* Every stall point of A up to its swap `last_at`, under each limit: the
  * client's accepts from `gap` after a first period of `before` accepts
  * (none: its first accepts) are at most limit + 1, and at least the
@@ -120,7 +143,8 @@ static unsigned race_at(__u64 now, unsigned at)
 static void race_every_stall(__u64 gap, unsigned before, unsigned last_at,
 			     int old_held)
 {
-	const __u64 limits[] = { 20000, 1000, 10 };
+	/* the log holds SL_MAX_LOG accepts */
+	const __u64 limits[] = { is_log_run() ? 1000 : 20000, 1000, 10 };
 	unsigned i, k, at, n, bad = 0;
 
 	for (i = 0; i < sizeof(limits) / sizeof(*limits); i++)
@@ -177,12 +201,26 @@ static void test_interleave_restart_after_wrap_within_one_extra(void **st)
 	race_every_stall((1ULL << 32) + 10, 20000 / 2 + 1, SWAPS, 1);
 }
 
+/* sliding-log: A's restart of the idle log moves its first valid entry
+ * to the accepts it counted before it saw the idleness, not past what B
+ * logged meanwhile; at a client's first accepts and after an idle
+ * window.
+ */
+static void test_interleave_log_within_one_extra(void **st)
+{
+	ix_algorithm = SL_ALGO_SLIDING_LOG;
+	race_every_stall(0, 0, SWAPS, 0);
+	race_every_stall(2ULL * HOUR_MS, 5, SWAPS, 0);
+	ix_algorithm = SL_ALGO_SLIDING;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interleave_first_accepts_within_one_extra),
 		cmocka_unit_test(test_interleave_after_idle_within_one_extra),
 		cmocka_unit_test(test_interleave_restart_after_wrap_within_one_extra),
+		cmocka_unit_test(test_interleave_log_within_one_extra),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
