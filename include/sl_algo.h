@@ -52,7 +52,9 @@
  * one stalls stay counted. Not closed: a CPU stalled between reading a
  * record out of the window and its swap, while another zeroes, opens
  * and fills that record again to the very count it read, zeroes the new
- * one (the swap holds the count alone, not a tag of the opening).
+ * one (the swap holds the count alone, not a tag of the opening). Nor
+ * the ring's restart (sl_plain_charge): a CPU stalled between its idle
+ * check and zeroing the ring zeroes what others counted meanwhile.
  * The token bucket is exact: its arrival time moves by compare-and-swap,
  * and the accept is decided again on the value the swap replaces
  * (sl_bucket_charge), so two CPUs never both take the last token.
@@ -543,8 +545,10 @@ SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
 
 	/* an idle state's slots are of any age, and one 2^32 slices old
 	 * would count as new: they go, together. A CPU accepting at the
-	 * same instant may lose its units to this, at most one accept per
-	 * CPU once per idle period (as sl_client_log_charge).
+	 * same instant may lose its units to this: one accept per CPU
+	 * once per idle period, unless this CPU stalls between its idle
+	 * check and here; then all that the others counted meanwhile
+	 * (not closed yet: see "What sharing costs" above).
 	 */
 	if (idle)
 		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++)
