@@ -5,7 +5,7 @@
  * it decided on them. SL_CAS is interposed, so that CPU B's decisions
  * run, whole, just before CPU A's swap number k, for every k of A's
  * charge, as they do while A stalls there (an interrupt, or a vCPU its
- * host preempted: under TCG the other CPU then decides thousands of
+ * host preempted, which under TCG lasts many of the other CPU's
  * packets).
  *
  * The bound the shared state promises: at most one unit per CPU beyond
