@@ -193,7 +193,10 @@ $(NETNS_TOOL): tests/netns/traffic.c | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+# tests/netns/test_debian_kernel.sh boots Debian 12's own kernel (6.1) to
+# load the object there: the bench-cpus bed's packages.
 test: deps
+	$(call apt_install,$(BENCH_CPUS_PACKAGES),--no-install-recommends)
 	$(Q)$(MAKE) --no-print-directory all $(TEST_BINS) $(NETNS_TOOL) $(FUZZ_BINS) \
 		$(BUILD)/bench/bench_xdp
 	$(Q)tests/run.sh $(BUILD)

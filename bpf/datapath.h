@@ -61,11 +61,12 @@
 #include "parse.h"
 #include "rule.h"
 
-/* sl_run: the TC entry must make more of the packet readable, then run
- * the packet again; nothing was counted yet.
+/* sl_run_rules' answers beside SL_PASS and SL_DROP: the packet met no
+ * rule; a drop by the chain's first rule carries that rule's position
+ * plus one above SL_FIRST_SHIFT.
  */
 enum {
-	SL_NEED_PULL = 4,
+	SL_NO_RULE = 4,
 	SL_FIRST_SHIFT = 8,
 };
 
@@ -197,96 +198,128 @@ static __noinline void sl_frag_dropped(const struct sl_packet *pkt)
  * to the next rule that matches it, to the end of the chain. The walk is
  * a bpf_loop body: the verifier checks one step, however long the chain;
  * each step starts past the rule before, so the rule count bounds it.
- * `any_port`: match the rules of `ports` whatever the port, else the
- * packet's port (`ports` unread). A drop by the chain's first rule
+ * `ports`: match the rules of `ports` whatever the packet's port, or
+ * NULL: the rules of the packet's port. A drop by the chain's first rule
  * carries that rule's position plus one above SL_FIRST_SHIFT (for the
  * front cache).
+ *
+ * The walk's state is the whole frame of sl_run_rules, under the entry's
+ * and above sl_apply_rule's on the deepest call chain: 6.1 limits that
+ * chain to 512 bytes, each frame rounded up to 32, so it fits in 32.
  */
 struct sl_chain_walk {
 	const struct sl_config *cfg;
 	const struct sl_packet *pkt;
 	const struct sl_bitmap *ports;
-	__u32 any_port;
 	__u32 len;
-	__u32 start;		/* the first position the next step looks at */
-	__u32 met;		/* rules the packet met */
-	int verdict;
-	__u32 pad;
+	__u16 next;		/* the first step: the chain's first rule's
+				 * position (sl_run found it); after that the
+				 * first position the next step looks at, and
+				 * after a drop, past the rule that dropped */
+	__u8 dropped;		/* SL_WALK_* */
+	__u8 pad;
 };
+
+enum {
+	SL_WALK_PASSED = 0,
+	SL_WALK_DROPPED_FIRST = 1,	/* by the chain's first rule */
+	SL_WALK_DROPPED_LATER = 2,
+};
+
+_Static_assert(sizeof(struct sl_chain_walk) <= 32,
+	       "the chain walk's frame must stay within 32 bytes on 6.1");
+_Static_assert(SL_MAX_RULES <= 0xffff, "positions are kept in 16 bits");
+
+/* The position of the first rule at or after `start` that matches the
+ * packet, among `ports` or the packet's port's (NULL), or -1.
+ */
+static __always_inline int sl_chain_next(const struct sl_config *cfg,
+					 const struct sl_packet *pkt,
+					 const struct sl_bitmap *ports,
+					 __u32 start)
+{
+	return ports ? sl_rule_position_any_port(cfg, pkt, start, ports) :
+		       sl_rule_position(cfg, pkt, start);
+}
 
 static long sl_chain_step(__u32 i, void *data)
 {
 	struct sl_chain_walk *w = data;
 	int pos, ret;
 
-	pos = w->any_port ? sl_rule_position_any_port(w->cfg, w->pkt, w->start,
-						      w->ports) :
-			    sl_rule_position(w->cfg, w->pkt, w->start);
+	pos = i ? sl_chain_next(w->cfg, w->pkt, w->ports, w->next) : w->next;
 	if (pos < 0)
 		return 1;
-	w->met++;
 	ret = sl_apply_rule(w->cfg, w->pkt, pos, w->len);
+	w->next = pos + 1;
 	if (ret == SL_DROP) {
-		w->verdict = i ? SL_DROP :
-				 SL_DROP | (pos + 1) << SL_FIRST_SHIFT;
+		w->dropped = i ? SL_WALK_DROPPED_LATER : SL_WALK_DROPPED_FIRST;
 		return 1;
 	}
-	if (!(ret & SL_CONTINUE))
-		return 1;
-	w->start = pos + 1;
-	return 0;
+	return ret & SL_CONTINUE ? 0 : 1;
 }
 
-/* A global function: verified once, whatever the states of its callers
- * (the TC entry runs the data path twice), which the walk's loop would
- * otherwise multiply.
+/* The chain, or SL_NO_RULE: a packet that meets no rule (the no-rule
+ * path) takes no walk. A global function: verified once, whatever the
+ * states of its callers (the XDP and TC entries, and every path of the
+ * data path that gets here), which the walk's loop would otherwise
+ * multiply.
  */
 __noinline int sl_run_rules(const struct sl_config *cfg,
 			    const struct sl_packet *pkt,
-			    const struct sl_bitmap *ports, __u32 any_port,
-			    __u32 len)
+			    const struct sl_bitmap *ports, __u32 len)
 {
-	struct sl_global_stats *gs;
-	struct sl_chain_walk w = {
-		.cfg = cfg,
-		.pkt = pkt,
-		.ports = ports,
-		.any_port = any_port,
-		.len = len,
-		.verdict = SL_PASS,
-	};
+	struct sl_chain_walk w;
+	int first;
 
-	if (!cfg || !pkt || !ports)
+	if (!cfg || !pkt)
 		return SL_PASS;
+	first = sl_chain_next(cfg, pkt, ports, 0);
+	if (first < 0 || first >= SL_MAX_RULES)
+		return SL_NO_RULE;
+	w.cfg = cfg;
+	w.pkt = pkt;
+	w.ports = ports;
+	w.len = len;
+	w.next = first;
+	w.dropped = SL_WALK_PASSED;
+	w.pad = 0;
 	bpf_loop(cfg->nr_rules < SL_MAX_RULES ? cfg->nr_rules : SL_MAX_RULES,
 		 sl_chain_step, &w, 0);
-	/* looked up again: one value fewer held across the walk */
-	gs = sl_cpu_stats();
-	if (!w.met && gs)
-		gs->no_rule++;
-	return w.verdict;
+	if (w.dropped == SL_WALK_DROPPED_FIRST)
+		return SL_DROP | (__u32)w.next << SL_FIRST_SHIFT;
+	return w.dropped ? SL_DROP : SL_PASS;
 }
 
-/* `can_pull`: more of the packet than data_end can be made readable
- * (TC); a packet cut by that is not malformed, only not read yet.
+/* Whether a packet's headers go on past what the program can read now
+ * (`data_end`) but not past the packet (`len`): the TC entry can make
+ * more of an skb readable first. A static subprogram, called before the
+ * data path: its parse's frame is not under the rule chain's calls,
+ * whose stack 6.1 limits to 512 bytes.
  */
-static __always_inline int sl_run(void *data, void *data_end, __u32 len,
-				  int can_pull)
+static __noinline int sl_headers_cut(void *data, void *data_end, __u32 len)
+{
+	struct sl_packet pkt = {};
+
+	return sl_parse(data, data_end, &pkt) == SL_PARSE_TRUNCATED &&
+	       data_end - data < len;
+}
+
+static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 {
 	const struct sl_bitmap *ports = NULL;
 	struct sl_global_stats *gs;
 	struct sl_config *cfg;
 	struct sl_packet pkt = {};
-	struct sl_frag *first;
+	struct sl_frag *frag;
 	int ret, verdict;
 
 	ret = sl_parse(data, data_end, &pkt);
-	if (ret == SL_PARSE_TRUNCATED && data_end - data < len) {
-		if (can_pull)
-			return SL_NEED_PULL;
-		/* headers past what the program can read at all */
+	/* headers past what the program can read at all (the TC entry has
+	 * made all it can readable)
+	 */
+	if (ret == SL_PARSE_TRUNCATED && data_end - data < len)
 		ret = SL_PARSE_LONG_CHAIN;
-	}
 	/* a first fragment cut before its ports is decided like a later
 	 * one: its ports are where the program cannot see them
 	 */
@@ -324,15 +357,15 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len,
 			gs->no_rule++;
 			return SL_PASS;
 		}
-		first = sl_frag_find(&pkt);
-		if (first) {
+		frag = sl_frag_find(&pkt);
+		if (frag) {
 			gs->frag_later++;
-			if (first->dropped) {
+			if (frag->dropped) {
 				gs->frag_later_dropped++;
 				return SL_DROP;
 			}
-			pkt.slot = first->slot;
-			pkt.dport = first->dport;
+			pkt.slot = frag->slot;
+			pkt.dport = frag->dport;
 			pkt.counted = 1;
 		} else {
 			gs->frag_orphans++;
@@ -344,8 +377,18 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len,
 		return SL_PASS;
 	}
 
-	verdict = sl_run_rules(cfg, &pkt, ports ? ports : &cfg->all_rules,
-			       ports != NULL, len);
+	verdict = cfg->nr_rules ? sl_run_rules(cfg, &pkt, ports, len) :
+				  SL_NO_RULE;
+	if (verdict == SL_NO_RULE) {
+		/* looked up again: one value fewer held across the chain */
+		gs = sl_cpu_stats();
+		if (gs)
+			gs->no_rule++;
+		/* a first fragment is still remembered, passed: its later
+		 * ones follow it, not the orphans' rules
+		 */
+		verdict = SL_PASS;
+	}
 	if (verdict >> SL_FIRST_SHIFT) {
 		if (ret == SL_PARSE_OK && pkt.frag == SL_FRAG_NONE)
 			sl_front_remember(cfg, &pkt,

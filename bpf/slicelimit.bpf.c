@@ -26,7 +26,7 @@ int sl_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 
-	return sl_run(data, data_end, data_end - data, 0) == SL_DROP ?
+	return sl_run(data, data_end, data_end - data) == SL_DROP ?
 	       XDP_DROP : XDP_PASS;
 }
 
@@ -59,7 +59,6 @@ SEC("tc")
 int sl_tc(struct __sk_buff *skb)
 {
 	void *data, *data_end;
-	int pass, verdict = SL_PASS;
 
 	/* Headers may sit outside the linear part of an skb; make the first
 	 * bytes readable before parsing (a no-op when they already are).
@@ -67,17 +66,16 @@ int sl_tc(struct __sk_buff *skb)
 	if (skb->data_end - skb->data < skb->len &&
 	    skb->data_end - skb->data < SL_TC_PULL)
 		bpf_skb_pull_data(skb, skb->len < SL_TC_PULL ? skb->len : SL_TC_PULL);
-	/* A header chain past those bytes: pull what the walk needs, the
-	 * whole packet, and run it again; if that fails, the second run
-	 * decides on what it can read.
+	/* A header chain past those bytes: pull the whole packet; if that
+	 * fails, the data path decides on what it can read.
 	 */
-	for (pass = 0; pass < 2; pass++) {
+	data = (void *)(long)skb->data;
+	data_end = (void *)(long)skb->data_end;
+	if (sl_headers_cut(data, data_end, skb->len)) {
+		bpf_skb_pull_data(skb, skb->len);
 		data = (void *)(long)skb->data;
 		data_end = (void *)(long)skb->data_end;
-		verdict = sl_run(data, data_end, skb->len, pass == 0);
-		if (verdict != SL_NEED_PULL)
-			break;
-		bpf_skb_pull_data(skb, skb->len);
 	}
-	return verdict == SL_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+	return sl_run(data, data_end, skb->len) == SL_DROP ? TC_ACT_SHOT :
+							      TC_ACT_OK;
 }
