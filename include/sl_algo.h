@@ -52,9 +52,9 @@
  * one stalls stay counted. Not closed: a CPU stalled between reading a
  * record out of the window and its swap, while another zeroes, opens
  * and fills that record again to the very count it read, zeroes the new
- * one (the swap holds the count alone, not a tag of the opening). Nor
- * the ring's restart (sl_plain_charge): a CPU stalled between its idle
- * check and zeroing the ring zeroes what others counted meanwhile.
+ * one (the swap holds the count alone, not a tag of the opening). The
+ * ring of sliding-plain and sliding-counter restarts the same way, by
+ * one CPU and of its last period's slots only (sl_plain_charge).
  * The token bucket is exact: its arrival time moves by compare-and-swap,
  * and the accept is decided again on the value the swap replaces
  * (sl_bucket_charge), so two CPUs never both take the last token.
@@ -538,21 +538,28 @@ SL_INLINE void sl_plain_tally_slot(struct sl_tally *t, const struct sl_slot *s,
  */
 SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
 			       const struct sl_params *p, __u64 now_ms,
-			       __u32 units, int idle)
+			       __u32 units, int idle, int restart,
+			       __u32 last_slice)
 {
 	__u32 d = now_ms / p->slice_ms;
 	int i;
 
 	/* an idle state's slots are of any age, and one 2^32 slices old
-	 * would count as new: they go, together. A CPU accepting at the
-	 * same instant may lose its units to this: one accept per CPU
-	 * once per idle period, unless this CPU stalls between its idle
-	 * check and here; then all that the others counted meanwhile
-	 * (not closed yet: see "What sharing costs" above).
+	 * would count as new: they go. Only the CPU that restarts the
+	 * state (sl_client_plain_charge) zeroes them, and only slots of
+	 * its last period (at or before the slice of its last accept),
+	 * each by a swap of the slot it found: what other CPUs count while
+	 * this one stalls here is in slices after that, or in a slot
+	 * whose word changed, and stays.
 	 */
-	if (idle)
-		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++)
-			*(sl_slot_word *)&c->slot[i] = 0;
+	if (restart)
+		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
+			struct sl_slot s = sl_slot_load(&c->slot[i]);
+
+			if (s.count && (__s32)(last_slice - s.slice) >= 0)
+				SL_CAS((sl_slot_word *)&c->slot[i],
+				       sl_slot_pack(s), 0);
+		}
 	/* the ring holds SL_MAX_PLAIN_SLICES >= n slices: what this slot
 	 * held, if another slice, is out of the window, unless it is ahead
 	 * (the clock stepped back)
@@ -1023,8 +1030,15 @@ SL_INLINE int sl_client_plain_charge(struct sl_client_plain *c,
 				     const struct sl_params *p,
 				     __u64 now_ms, __u32 units)
 {
-	sl_plain_charge(c, p, now_ms, units,
-			sl_client_idle((struct sl_client_hdr *)c, p, now_ms));
+	__u64 last = SL_LOAD(c->last_ms);
+	int idle = sl_idle_since(last, p, now_ms);
+
+	/* one CPU restarts an idle ring: the one whose swap moves its last
+	 * accept from the idle value it read to now (as sl_sliding_restart)
+	 */
+	sl_plain_charge(c, p, now_ms, units, idle,
+			idle && SL_CAS(&c->last_ms, last, now_ms) == last,
+			last / p->slice_ms);
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
 	return 1;
 }
