@@ -41,6 +41,7 @@ static struct {
 	struct sl_params p;
 	struct sl_client state;	/* the one state both CPUs decide on */
 	struct sl_client_log log;	/* ... under sliding-log */
+	struct sl_client_plain plain;	/* ... sliding-plain, -counter */
 	__u64 now;
 	unsigned armed;		/* B runs at A's swap number `armed` */
 	unsigned swaps;		/* A's swaps so far */
@@ -57,6 +58,8 @@ static void tally(struct sl_tally *t, __u64 now)
 	sl_tally_init(t);
 	if (is_log())
 		sl_client_log_tally(t, &ix.log, &ix.p, now);
+	else if (sl_uses_slots(ix.p.algorithm))
+		sl_client_plain_tally(t, &ix.plain, &ix.p, now);
 	else
 		sl_client_tally(t, &ix.state, &ix.p, now);
 	sl_tally_finish(t, &ix.p, now);
@@ -66,6 +69,8 @@ static int charge(const struct sl_tally *t, __u64 now)
 {
 	if (is_log())
 		return sl_client_log_charge(&ix.log, &ix.p, now);
+	if (sl_uses_slots(ix.p.algorithm))
+		return sl_client_plain_charge(&ix.plain, &ix.p, now, 1);
 	return sl_client_charge(&ix.state, &ix.p, t, now, 1);
 }
 
@@ -214,6 +219,25 @@ static void test_interleave_log_within_one_extra(void **st)
 	ix_algorithm = SL_ALGO_SLIDING;
 }
 
+/* sliding-plain and sliding-counter: one CPU restarts the idle ring, of
+ * its last period's slots only; at a client's first accepts and after an
+ * idle window.
+ */
+static void test_interleave_ring_within_one_extra(void **st)
+{
+	const __u32 algorithms[] = { SL_ALGO_SLIDING_PLAIN,
+				     SL_ALGO_SLIDING_COUNTER };
+	unsigned a;
+
+	for (a = 0; a < 2; a++) {
+		ix_algorithm = algorithms[a];
+		race_every_stall(0, 0, SWAPS, 0);
+		race_every_stall(2ULL * HOUR_MS, 5, SWAPS, 0);
+		race_every_stall(2ULL * HOUR_MS, 20000 / 2 + 1, SWAPS, 0);
+	}
+	ix_algorithm = SL_ALGO_SLIDING;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_interleave_after_idle_within_one_extra),
 		cmocka_unit_test(test_interleave_restart_after_wrap_within_one_extra),
 		cmocka_unit_test(test_interleave_log_within_one_extra),
+		cmocka_unit_test(test_interleave_ring_within_one_extra),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
