@@ -12,8 +12,10 @@
  *   the first's ports, charged its bytes only (a datagram is one packet);
  * - a later fragment with no first remembered is counted under the first
  *   rule of its protocol that its addresses match, whatever the port;
- * - an IPv6 chain longer than the walk is dropped if a rule matches its
- *   addresses;
+ * - an IPv6 chain longer than the walk, or a frame with more VLAN tags
+ *   than the parser walks, is dropped if a rule matches its addresses;
+ * - IPv6 from an IPv4-mapped source is dropped: it would otherwise be
+ *   charged to the IPv4 client, and the stack drops it anyway;
  * - ICMP errors and link control (neighbour discovery, packet-too-big)
  *   are never limited.
  *
@@ -139,19 +141,27 @@ sl_orphan_rules(const struct sl_config *cfg, struct sl_packet *pkt)
 	}
 }
 
-/* A chain too long to walk: whatever it carries, the first rule that its
- * addresses match drops it (a shadow rule only counts it).
+/* A chain too long to walk, or a frame with more VLAN tags than the
+ * parser walks (`vlan`): whatever it carries, the first rule that its
+ * addresses match drops it (a shadow rule only counts it). A frame whose
+ * addresses lie past the tags walked has none (all zero): only a rule
+ * without address prefixes matches it. A static subprogram: nothing of
+ * the entry's is held across it, so the entry's frame does not grow.
  */
-static __always_inline int sl_long_chain(const struct sl_config *cfg,
-					 struct sl_global_stats *gs,
-					 const struct sl_packet *pkt, __u32 len)
+static __noinline int sl_long_chain(const struct sl_config *cfg,
+				    struct sl_global_stats *gs,
+				    const struct sl_packet *pkt, __u32 len,
+				    int vlan)
 {
 	const struct sl_rule *rule;
 	struct sl_rule_stats *rs;
 	__u32 rule_id;
 	int pos;
 
-	gs->long_chains++;
+	if (vlan)
+		gs->vlan_deep++;
+	else
+		gs->long_chains++;
 	pos = sl_rule_position_any_port(cfg, pkt, 0, &cfg->all_rules);
 	if (pos < 0) {
 		gs->no_rule++;
@@ -174,7 +184,10 @@ static __always_inline int sl_long_chain(const struct sl_config *cfg,
 		rs->passed_bytes += len;
 		return SL_PASS;
 	}
-	gs->long_chains_dropped++;
+	if (vlan)
+		gs->vlan_deep_dropped++;
+	else
+		gs->long_chains_dropped++;
 	rs->dropped++;
 	rs->dropped_bytes += len;
 	return SL_DROP;
@@ -351,7 +364,12 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		gs->icmp_control++;
 		return SL_PASS;
 	case SL_PARSE_LONG_CHAIN:
-		return sl_long_chain(cfg, gs, &pkt, len);
+	case SL_PARSE_DEEP_VLAN:
+		return sl_long_chain(cfg, gs, &pkt, len,
+				     ret == SL_PARSE_DEEP_VLAN);
+	case SL_PARSE_MAPPED_V4:
+		gs->mapped_v4++;
+		return SL_DROP;
 	case SL_PARSE_FRAGMENT:
 		gs->fragments++;
 		if (!cfg->nr_rules) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Packet parsing: Ethernet, up to two VLAN tags, IPv4 (options, fragments),
+ * Packet parsing: Ethernet, up to two VLAN tags (a deeper stack has only
+ * its addresses read), IPv4 (options, fragments),
  * IPv6 (the extension header chain, fragment header included), TCP, UDP,
  * ICMP/ICMPv6. A cursor walks the packet and every header is reached
  * through sl_pull(), the one place that checks a read against data_end.
@@ -22,6 +23,12 @@
 #include "slicelimit.h"
 
 #define SL_MAX_VLANS		2
+
+/* VLAN tags walked, at most, to reach the addresses of a frame with more
+ * than SL_MAX_VLANS: such a frame gets the deep-VLAN verdict
+ * (datapath.h). Past this many, its addresses are out of reach.
+ */
+#define SL_MAX_VLANS_DEEP	8
 
 /* IPv6 extension headers walked before the chain counts as too long.
  * Linux itself sets no count: each header's handler hands the next one
@@ -53,6 +60,11 @@ enum sl_parse_result {
 				 * one, or a first too short for them */
 	SL_PARSE_LONG_CHAIN,	/* more than SL_MAX_IPV6_EXT headers */
 	SL_PARSE_CONTROL,	/* ICMP error or link control: never limited */
+	SL_PARSE_MAPPED_V4,	/* IPv6 from an IPv4-mapped source: the
+				 * stack drops it, so never an IPv4 client */
+	SL_PARSE_DEEP_VLAN,	/* more VLAN tags than SL_MAX_VLANS: only
+				 * the addresses read (none past
+				 * SL_MAX_VLANS_DEEP tags) */
 };
 
 enum sl_frag_kind {
@@ -122,7 +134,18 @@ static __always_inline void sl_addr_from_ipv4(struct sl_addr *a, __be32 ip)
 	__builtin_memcpy(&a->byte[12], &ip, 4);
 }
 
-/* Returns the ethertype (network byte order) after any VLAN tags. */
+/* ::ffff:0:0/96, the IPv4-mapped prefix (RFC 4291): no such source is on
+ * the wire (RFC 6890), and Linux's IPv6 input drops it.
+ */
+static __always_inline int sl_addr_is_mapped_v4(const struct in6_addr *a)
+{
+	return a->in6_u.u6_addr32[0] == 0 && a->in6_u.u6_addr32[1] == 0 &&
+	       a->in6_u.u6_addr32[2] == bpf_htonl(0xffff);
+}
+
+/* Returns the ethertype (network byte order) after up to SL_MAX_VLANS
+ * VLAN tags, or SL_PARSE_DEEP_VLAN if more follow.
+ */
 static __always_inline int sl_parse_eth(struct sl_cursor *c, __be16 *proto)
 {
 	struct ethhdr *eth = sl_pull(c, sizeof(*eth));
@@ -143,6 +166,9 @@ static __always_inline int sl_parse_eth(struct sl_cursor *c, __be16 *proto)
 			return SL_PARSE_TRUNCATED;
 		*proto = vlan->proto;
 	}
+	if (*proto == bpf_htons(ETH_P_8021Q) ||
+	    *proto == bpf_htons(ETH_P_8021AD))
+		return SL_PARSE_DEEP_VLAN;
 	return SL_PARSE_OK;
 }
 
@@ -316,6 +342,9 @@ static __always_inline int sl_parse_ipv6(struct sl_cursor *c,
 	__builtin_memcpy(pkt->src.byte, &ip6->saddr, 16);
 	__builtin_memcpy(pkt->dst.byte, &ip6->daddr, 16);
 	pkt->family = 6;
+	/* ::ffff:a.b.c.d would be the key of the IPv4 client a.b.c.d */
+	if (sl_addr_is_mapped_v4(&ip6->saddr))
+		return SL_PARSE_MAPPED_V4;
 
 	/* most packets have no extension header: no walk */
 	if (!sl_ipv6_ext(ip6->nexthdr)) {
@@ -420,6 +449,63 @@ static __always_inline int sl_parse_l4(struct sl_cursor *c,
 	}
 }
 
+/* The addresses of a frame with more VLAN tags than SL_MAX_VLANS, behind
+ * up to SL_MAX_VLANS_DEEP of them in all: nothing past them is read.
+ * `pos` is the first tag past those sl_parse_eth() walked. Returns
+ * SL_PARSE_DEEP_VLAN, with the addresses in *pkt when they were reached
+ * (else none, all zero), or what the frame is if it ends first or
+ * carries no IP. A static subprogram: its unrolled walk is verified once,
+ * not once per path of the data path after it.
+ */
+static __noinline int sl_parse_deep_vlan(void *pos, void *end,
+					 struct sl_packet *pkt)
+{
+	struct sl_cursor c = { .pos = pos, .end = end };
+	__be16 proto = bpf_htons(ETH_P_8021Q);
+	struct sl_vlan_hdr *vlan;
+	struct ipv6hdr *ip6;
+	struct iphdr *ip;
+	int i;
+
+	if (!pkt)
+		return SL_PARSE_MALFORMED;
+#pragma unroll
+	for (i = SL_MAX_VLANS; i < SL_MAX_VLANS_DEEP; i++) {
+		if (proto != bpf_htons(ETH_P_8021Q) &&
+		    proto != bpf_htons(ETH_P_8021AD))
+			break;
+		vlan = sl_pull(&c, sizeof(*vlan));
+		if (!vlan)
+			return SL_PARSE_TRUNCATED;
+		proto = vlan->proto;
+	}
+	if (proto == bpf_htons(ETH_P_IP)) {
+		ip = sl_pull(&c, sizeof(*ip));
+		if (!ip)
+			return SL_PARSE_TRUNCATED;
+		if (ip->version != 4 || ip->ihl < 5)
+			return SL_PARSE_MALFORMED;
+		sl_addr_from_ipv4(&pkt->src, ip->saddr);
+		sl_addr_from_ipv4(&pkt->dst, ip->daddr);
+		pkt->family = 4;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		ip6 = sl_pull(&c, sizeof(*ip6));
+		if (!ip6)
+			return SL_PARSE_TRUNCATED;
+		if (ip6->version != 6)
+			return SL_PARSE_MALFORMED;
+		if (sl_addr_is_mapped_v4(&ip6->saddr))
+			return SL_PARSE_MAPPED_V4;
+		__builtin_memcpy(pkt->src.byte, &ip6->saddr, 16);
+		__builtin_memcpy(pkt->dst.byte, &ip6->daddr, 16);
+		pkt->family = 6;
+	} else if (proto != bpf_htons(ETH_P_8021Q) &&
+		   proto != bpf_htons(ETH_P_8021AD)) {
+		return SL_PARSE_NON_IP;
+	}
+	return SL_PARSE_DEEP_VLAN;
+}
+
 static __always_inline int sl_parse(void *data, void *data_end,
 			       struct sl_packet *pkt)
 {
@@ -429,6 +515,8 @@ static __always_inline int sl_parse(void *data, void *data_end,
 	int ret;
 
 	ret = sl_parse_eth(&c, &proto);
+	if (ret == SL_PARSE_DEEP_VLAN)
+		return sl_parse_deep_vlan(c.pos, c.end, pkt);
 	if (ret)
 		return ret;
 	if (proto == bpf_htons(ETH_P_IP))

@@ -47,6 +47,18 @@
  * add to what it started; a sliding record is zeroed (retired) only by a
  * compare-and-swap of the count its CPU found out of the window, so an
  * add that came in between keeps it; opening a record writes no count.
+ * An idle state is restarted by one CPU, of its last period's records
+ * only (sl_sliding_retire), so that accepts other CPUs make while that
+ * one stalls stay counted; told by their u32 times, so only while the
+ * idle gap is under 2^31 ms: after a longer one every record is zeroed,
+ * and a CPU that stalls through that restart can still zero what others
+ * accepted meanwhile (records keep no accept sequence to tell them by).
+ * Not closed either: a CPU stalled between reading a
+ * record out of the window and its swap, while another zeroes, opens
+ * and fills that record again to the very count it read, zeroes the new
+ * one (the swap holds the count alone, not a tag of the opening). The
+ * ring of sliding-plain and sliding-counter restarts the same way, by
+ * one CPU and of its last period's slots only (sl_plain_charge).
  * The token bucket is exact: its arrival time moves by compare-and-swap,
  * and the accept is decided again on the value the swap replaces
  * (sl_bucket_charge), so two CPUs never both take the last token.
@@ -175,7 +187,12 @@
 #define SL_CAS(ptr, old, new)	__sync_val_compare_and_swap(ptr, old, new)
 #else
 #define SL_ADD(ptr, v)	((void)(*(ptr) += (v)))
+/* A test may define its own SL_CAS first, to run another CPU's
+ * decisions between a CPU's reads of the state and its swap.
+ */
+#ifndef SL_CAS
 #define SL_CAS(ptr, old, new)	sl_cas_private(ptr, old, new, sizeof(*(ptr)))
+#endif
 
 static inline __u64 sl_cas_private(void *ptr, __u64 old, __u64 new,
 				   unsigned size)
@@ -261,12 +278,18 @@ SL_INLINE __u64 sl_slice_cap(const struct sl_params *p)
  * SL_MAX_STEP_MS ahead (the clock stepped back further): its u32 numbers
  * could no longer be told from past ones.
  */
+SL_INLINE int sl_idle_since(__u64 last_ms, const struct sl_params *p,
+			    __u64 now_ms)
+{
+	__s64 age = (__s64)(now_ms - last_ms);
+
+	return age >= (__s64)p->idle_ms || age < -(__s64)SL_MAX_STEP_MS;
+}
+
 SL_INLINE int sl_client_idle(const struct sl_client_hdr *c,
 			     const struct sl_params *p, __u64 now_ms)
 {
-	__s64 age = (__s64)(now_ms - c->last_ms);
-
-	return age >= (__s64)p->idle_ms || age < -(__s64)SL_MAX_STEP_MS;
+	return sl_idle_since(c->last_ms, p, now_ms);
 }
 
 /* Slices of `len_ms` a number made before a step back can be ahead of
@@ -451,25 +474,52 @@ SL_INLINE __u64 sl_records_needed(const struct sl_tally *t,
 	return (left + cap - 1) / cap;
 }
 
-/* Zero the records that have left the window (all of them if `all`),
- * each by a compare-and-swap of the count this CPU found (an add that
- * came in between keeps the record), and take what the swap zeroed off
- * the running total. Returns the records left with a count, and sets
- * oldest_ms to the earliest of them (a record another CPU opens during
- * the walk is at least as young as any the walk saw).
+/* Distance between two u32 stamps, either way round; branch-free (it
+ * runs in the retire walk, which the verifier walks once per record).
+ */
+SL_INLINE __u32 sl_u32_dist(__u32 a, __u32 b)
+{
+	__u32 d = a - b, m = (__u32)((__s32)d >> 31);
+
+	return (d ^ m) - m;
+}
+
+/* Zero the records that have left the window, and in a restart of an
+ * idle state (`restart`, its last accept at `last`) those of its last
+ * period too, which can look live through u32 wrap-around or after a
+ * step back of the clock, and not the ones other CPUs opened since the
+ * restart began (a CPU can stall in it for many of their accepts). A
+ * record of the last period was opened within a window before `last`
+ * or, after a step back, at most SL_MAX_STEP_MS after it; one opened
+ * since, at about now: so it is the one nearer `last` than now, told
+ * exactly while the idle gap is under 2^31 ms; past that the u32 stamps
+ * cannot tell, and every record is taken for the last period's. Each by
+ * a compare-and-swap of the count this CPU found (an add that came in
+ * between keeps the record), taking what the swap zeroed off the running
+ * total. Returns the records left with a count, and sets oldest_ms to
+ * the earliest of them (a record another CPU opens during the walk is at
+ * least as young as any the walk saw).
  */
 SL_INLINE __u32 sl_sliding_retire(struct sl_client *c,
 				  const struct sl_params *p, __u64 now_ms,
-				  int all)
+				  int restart, __u64 last)
 {
+	__u64 gap = now_ms > last ? now_ms - last : last - now_ms;
 	__u32 live = 0, oldest = (__u32)now_ms;
+	__u32 every = restart && gap >= 0x80000000ULL;
+	__u32 by_time = restart && !every;
 	int i;
 
 	for (i = 0; i < SL_RECORDS; i++) {
 		struct sl_record *r = &c->rec[i];
 		__u32 n = SL_LOAD(r->count);
+		__u32 f = r->first_ms;
+		__u32 of_last = (sl_u32_dist(f, (__u32)last) -
+				 sl_u32_dist(f, (__u32)now_ms)) >> 31;
 
-		if (n && (all || !sl_record_live(r, p, now_ms)) &&
+		__u32 stale = !sl_record_live(r, p, now_ms);
+
+		if (n && (stale | every | (by_time & of_last)) &&
 		    SL_CAS(&r->count, n, 0) == n) {
 			SL_ADD(&c->total, -n);
 			SL_ADD(&c->live, -1);
@@ -505,7 +555,7 @@ SL_INLINE __u32 sl_sliding_free(const struct sl_client *c, __u32 cur_idx)
 SL_INLINE void sl_sliding_charge(struct sl_client *c,
 				 const struct sl_params *p,
 				 const struct sl_tally *t, __u64 now_ms,
-				 __u32 units, int idle)
+				 __u32 units, int restart, __u64 last)
 {
 	__u64 cap = sl_slice_cap(p);
 	struct sl_record *cur;
@@ -516,11 +566,13 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 	 * record is then simply one with count 0, and no stale time
 	 * survives to wrap around. A state whose slices no longer count
 	 * (idle) starts clean, so no ancient time can look young through
-	 * u32 wrap-around. One walk for both: the verifier meets it once.
+	 * u32 wrap-around: the one CPU that restarts it (`restart`) zeroes
+	 * its last period's records. One walk for both: the verifier meets
+	 * it once.
 	 */
-	if (live && (idle || sl_u32_since(SL_LOAD(c->oldest_ms),
-					  (__u32)now_ms) >= p->window_ms))
-		live = sl_sliding_retire(c, p, now_ms, idle);
+	if (live && (restart || sl_u32_since(SL_LOAD(c->oldest_ms),
+					     (__u32)now_ms) >= p->window_ms))
+		live = sl_sliding_retire(c, p, now_ms, restart, last);
 
 	cur_idx = c->current < SL_RECORDS ? c->current : 0;
 	cur = &c->rec[cur_idx];
@@ -629,19 +681,28 @@ SL_INLINE void sl_plain_tally_slot(struct sl_tally *t, const struct sl_slot *s,
  */
 SL_INLINE void sl_plain_charge(struct sl_client_plain *c,
 			       const struct sl_params *p, __u64 now_ms,
-			       __u32 units, int idle)
+			       __u32 units, int idle, int restart,
+			       __u32 last_slice)
 {
 	__u32 d = now_ms / p->slice_ms;
 	int i;
 
 	/* an idle state's slots are of any age, and one 2^32 slices old
-	 * would count as new: they go, together. A CPU accepting at the
-	 * same instant may lose its units to this, at most one accept per
-	 * CPU once per idle period (as sl_client_log_charge).
+	 * would count as new: they go. Only the CPU that restarts the
+	 * state (sl_client_plain_charge) zeroes them, and only slots of
+	 * its last period (at or before the slice of its last accept),
+	 * each by a swap of the slot it found: what other CPUs count while
+	 * this one stalls here is in slices after that, or in a slot
+	 * whose word changed, and stays.
 	 */
-	if (idle)
-		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++)
-			*(sl_slot_word *)&c->slot[i] = 0;
+	if (restart)
+		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
+			struct sl_slot s = sl_slot_load(&c->slot[i]);
+
+			if (s.count && (__s32)(last_slice - s.slice) >= 0)
+				SL_CAS((sl_slot_word *)&c->slot[i],
+				       sl_slot_pack(s), 0);
+		}
 	/* the ring holds SL_MAX_PLAIN_SLICES >= n slices: what this slot
 	 * held, if another slice, is out of the window, unless it is ahead
 	 * (the clock stepped back)
@@ -1081,7 +1142,8 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 			       const struct sl_tally *t, __u64 now_ms,
 			       __u32 units)
 {
-	int idle = sl_client_idle((struct sl_client_hdr *)c, p, now_ms);
+	__u64 last = SL_LOAD(c->last_ms);
+	int idle = sl_idle_since(last, p, now_ms);
 
 	switch (p->algorithm) {
 	case SL_ALGO_FIXED:
@@ -1093,7 +1155,12 @@ SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
 		sl_bucket_charge_slots(c, p, now_ms, units);
 		break;
 	default:
-		sl_sliding_charge(c, p, t, now_ms, units, idle);
+		/* one CPU restarts an idle state: the one whose swap moves its
+		 * last accept from the idle value it read to now
+		 */
+		sl_sliding_charge(c, p, t, now_ms, units,
+				  idle && SL_CAS(&c->last_ms, last, now_ms) == last,
+				  last);
 		break;
 	}
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
@@ -1104,15 +1171,24 @@ SL_INLINE int sl_client_plain_charge(struct sl_client_plain *c,
 				     const struct sl_params *p,
 				     __u64 now_ms, __u32 units)
 {
-	sl_plain_charge(c, p, now_ms, units,
-			sl_client_idle((struct sl_client_hdr *)c, p, now_ms));
+	__u64 last = SL_LOAD(c->last_ms);
+	int idle = sl_idle_since(last, p, now_ms);
+
+	/* one CPU restarts an idle ring: the one whose swap moves its last
+	 * accept from the idle value it read to now (as sl_client_charge)
+	 */
+	sl_plain_charge(c, p, now_ms, units, idle,
+			idle && SL_CAS(&c->last_ms, last, now_ms) == last,
+			last / p->slice_ms);
 	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
 	return 1;
 }
 
 /* The log counts requests: one entry, one unit, whatever `units` says.
  * The restart after an idle window moves `current` only from the value
- * this CPU found: a CPU restarting it at the same instant as another
+ * this CPU found, and to `accepted` as read before idleness was seen:
+ * other CPUs that accept while this one stalls between the two keep
+ * their entries; a CPU restarting it at the same instant as another
  * accepts keeps that accept's entry unless it read `accepted` after it,
  * at most one entry per CPU once per idle period.
  */
@@ -1120,14 +1196,16 @@ SL_INLINE int sl_client_log_charge(struct sl_client_log *c,
 				   const struct sl_params *p, __u64 now_ms)
 {
 	__u32 cur = SL_LOAD(c->current);
+	__u32 before = SL_LOAD(c->accepted);
 
+	__asm__ volatile("" ::: "memory");
 	/* the valid entries start at the first still in the window (none
 	 * if idle): a client that never idles keeps no stamp older than
 	 * two windows, whose u32 age could wrap and look young to the
 	 * search of sl_log_first_live
 	 */
 	if (sl_client_idle((struct sl_client_hdr *)c, p, now_ms))
-		SL_CAS(&c->current, cur, SL_LOAD(c->accepted));
+		SL_CAS(&c->current, cur, before);
 	else
 		SL_CAS(&c->current, cur, sl_log_first_live(c, p, now_ms));
 	sl_log_charge(c, now_ms);	/* counts the accept itself */

@@ -356,6 +356,12 @@ struct sl_global_stats {
 	__u64 newcomers_displaced;	/* probation entries overwritten by a
 					 * later newcomer before their key came
 					 * back: a spoofed flood shows here */
+	__u64 mapped_v4;	/* IPv6 from an IPv4-mapped source
+				 * (::ffff:0:0/96): dropped, never charged */
+	__u64 vlan_deep;	/* frames with more VLAN tags than the parser
+				 * walks: decided by their addresses */
+	__u64 vlan_deep_dropped; /* of those, dropped: a rule matched their
+				 * addresses */
 	__u64 front_skipped;	/* packets that did not look in the front
 				 * cache (bpf/front.h): it was quiet */
 	__u64 front_probes;	/* packets that looked while it was quiet */
@@ -574,6 +580,9 @@ struct sl_sync_status {
 				 * remember what was sent of them */
 	__u64 backend_errors;	/* redis: failed round trips */
 	__u64 backend_reconnects;
+	__u64 store_transitions; /* redis: times backend_up changed from one
+				 * round to the next (down, up), each logged
+				 * once */
 	__u32 backend_up;	/* redis: connected */
 	__u32 nr_peers;		/* peer[] entries in use */
 	__u32 live_nodes;	/* bounded: nodes sharing the room, this

@@ -69,17 +69,18 @@ static const char corpus_rules[] =
  * and LONG_CHAIN reach the rule too; CONTROL never does.
  */
 enum counter { RULE, NON_IP, MALFORMED, FRAG_FIRST, FRAG_ORPHAN, LONG_CHAIN,
-	       CONTROL, NO_RULE, FRAG_FIRST_NO_RULE };
+	       CONTROL, NO_RULE, FRAG_FIRST_NO_RULE, VLAN_DEEP, MAPPED_V4 };
 
 static const char *const counter_names[] = {
 	"rule", "non_ip", "malformed", "first fragment", "orphan fragment",
 	"long chain", "icmp control", "no_rule", "first fragment, no rule",
+	"deep vlan", "ipv4-mapped ipv6 source",
 };
 
 static bool reaches_rule(enum counter c)
 {
 	return c == RULE || c == FRAG_FIRST || c == FRAG_ORPHAN ||
-	       c == LONG_CHAIN;
+	       c == LONG_CHAIN || c == VLAN_DEEP;
 }
 
 static void c_udp4(struct pkt *p)
@@ -97,6 +98,28 @@ static void c_qinq_8100(struct pkt *p)
 static void c_vlan3(struct pkt *p)
 { eth(p); vlan(p, ETH_P_8021AD); vlan(p, ETH_P_8021Q); vlan(p, ETH_P_8021Q);
   ip4(p, 5, 0); udp(p, LIMITED_PORT); }
+static void c_vlan3_free(struct pkt *p)
+{ eth(p); vlan(p, ETH_P_8021AD); vlan(p, ETH_P_8021Q); vlan(p, ETH_P_8021Q);
+  ip4(p, 5, 0); udp(p, FREE_PORT); }
+static void c_vlan4_udp6(struct pkt *p)
+{ eth(p); vlan(p, ETH_P_8021AD); vlan(p, ETH_P_8021Q); vlan(p, ETH_P_8021Q);
+  vlan(p, ETH_P_8021Q); ip6(p); udp(p, LIMITED_PORT); }
+static void c_vlan3_arp(struct pkt *p)
+{ eth(p); vlan(p, ETH_P_8021AD); vlan(p, ETH_P_8021Q); vlan(p, ETH_P_8021Q);
+  ethertype(p, ETH_P_ARP, 28); }
+/* bpf/parse.h's SL_MAX_VLANS_DEEP: one tag more hides the addresses */
+static void c_vlan9(struct pkt *p)
+{ int i; eth(p); for (i = 0; i < 9; i++) vlan(p, ETH_P_8021Q);
+  ip4(p, 5, 0); udp(p, LIMITED_PORT); }
+static void c_udp6_mapped(struct pkt *p)
+{ eth(p); ip6_from(p, "::ffff:192.0.2.1", "2001:db8::2");
+  udp(p, LIMITED_PORT); payload(p, 10); }
+static void c_udp6_mapped_free(struct pkt *p)
+{ eth(p); ip6_from(p, "::ffff:192.0.2.1", "2001:db8::2");
+  udp(p, FREE_PORT); }
+static void c_vlan3_udp6_mapped(struct pkt *p)
+{ eth(p); vlan(p, ETH_P_8021AD); vlan(p, ETH_P_8021Q); vlan(p, ETH_P_8021Q);
+  ip6_from(p, "::ffff:192.0.2.1", "2001:db8::2"); udp(p, FREE_PORT); }
 static void c_vlan_arp(struct pkt *p)
 { eth(p); vlan(p, ETH_P_8021Q); ethertype(p, ETH_P_ARP, 28); }
 static void c_ihl6(struct pkt *p)
@@ -224,7 +247,14 @@ static const struct corpus_row corpus[] = {
 	{ "802.1Q ipv4 udp",			c_vlan, DROP, RULE, true },
 	{ "QinQ 802.1ad + 802.1Q ipv4 udp",	c_qinq, DROP, RULE, true },
 	{ "two 802.1Q tags ipv4 udp",		c_qinq_8100, DROP, RULE, true },
-	{ "three VLAN tags (over the 2 parsed)", c_vlan3, PASS, NON_IP, false },
+	{ "three VLAN tags (over the 2 parsed)", c_vlan3, DROP, VLAN_DEEP, false },
+	{ "three VLAN tags, port without rule",	c_vlan3_free, DROP, VLAN_DEEP, false },
+	{ "four VLAN tags ipv6 udp",		c_vlan4_udp6, DROP, VLAN_DEEP, false },
+	{ "nine VLAN tags: addresses past the walk", c_vlan9, DROP, VLAN_DEEP, false },
+	{ "three VLAN tags arp",		c_vlan3_arp, PASS, NON_IP, false },
+	{ "ipv6 from ::ffff:192.0.2.1",		c_udp6_mapped, DROP, MAPPED_V4, false },
+	{ "ipv6 from ::ffff:192.0.2.1, port without rule", c_udp6_mapped_free, DROP, MAPPED_V4, false },
+	{ "three VLAN tags, ipv6 from ::ffff:192.0.2.1", c_vlan3_udp6_mapped, DROP, MAPPED_V4, false },
 	{ "802.1Q arp",				c_vlan_arp, PASS, NON_IP, false },
 	{ "ipv4 options ihl 6",			c_ihl6, DROP, RULE, true },
 	{ "ipv4 options ihl 10",		c_ihl10, DROP, RULE, true },
@@ -327,6 +357,10 @@ static int check_one(struct fixture *f, bool tc, __u32 rule_id,
 	       counter == LONG_CHAIN && want == DROP);
 	EXPECT("icmp_control", g1.icmp_control - g0.icmp_control,
 	       counter == CONTROL);
+	EXPECT("vlan_deep", g1.vlan_deep - g0.vlan_deep, counter == VLAN_DEEP);
+	EXPECT("vlan_deep_dropped", g1.vlan_deep_dropped - g0.vlan_deep_dropped,
+	       counter == VLAN_DEEP && want == DROP);
+	EXPECT("mapped_v4", g1.mapped_v4 - g0.mapped_v4, counter == MAPPED_V4);
 	EXPECT("no_rule", g1.no_rule - g0.no_rule,
 	       counter == NO_RULE || counter == FRAG_FIRST_NO_RULE);
 	EXPECT("fail_open", g1.fail_open - g0.fail_open, 0);
@@ -740,6 +774,85 @@ static void test_parse_chain_over_walk_dropped_when_a_rule_matches(void **state)
 	assert_int_equal(g1.no_rule - g0.no_rule, 1);
 }
 
+/* IPv6 from ::ffff:198.51.100.20 is dropped and counted, and never
+ * charged to the IPv4 client 198.51.100.20: that one keeps its whole
+ * allowance.
+ */
+static const char mapped_rules[] =
+	"rules:\n"
+	"  - {name: web, protocol: udp, ports: 9000, limit: 5, window: 60s}\n";
+
+static void test_parse_ipv4_mapped_source_dropped_never_charged(void **state)
+{
+	struct fixture *f = *state;
+	struct sl_global_stats g0, g1;
+	unsigned i, pass = 0;
+	struct pkt v6 = {}, v4 = {};
+
+	apply(f, mapped_rules);
+	eth(&v6);
+	ip6_from(&v6, "::ffff:198.51.100.20", "2001:db8::2");
+	udp(&v6, 9000);
+	finish(&v6);
+	eth(&v4);
+	ip4_from(&v4, "198.51.100.20", "192.0.2.2", 5, 0);
+	udp(&v4, 9000);
+	finish(&v4);
+
+	g0 = global_stats(f);
+	for (i = 0; i < DATAGRAMS; i++) {
+		assert_int_equal(run_len(f, i & 1, -1, &v6, v6.len), DROP);
+	}
+	g1 = global_stats(f);
+	assert_int_equal(g1.mapped_v4 - g0.mapped_v4, DATAGRAMS);
+	assert_int_equal(clients_of(f, id_of(f, "web")), 0);
+	assert_int_equal(stats_of(f, "web").dropped, 0);
+	for (i = 0; i < DATAGRAMS; i++)
+		pass += run(f, &v4) == PASS;
+	assert_int_equal(pass, 5);
+}
+
+/* Three and four VLAN tags (one and two more than the parser walks) are
+ * dropped under a rule that matches their addresses, whatever their port;
+ * passed, and counted, where no rule could match.
+ */
+static void deep_vlan_dropped(void **state, unsigned tags)
+{
+	struct fixture *f = *state;
+	struct sl_global_stats g0, g1;
+	unsigned i;
+	struct pkt p = {};
+
+	apply(f, "rules:\n  - {name: web, protocol: udp, source: 198.51.100.0/24, ports: 9000, limit: 5, window: 60s}\n");
+	eth(&p);
+	for (i = 0; i < tags; i++)
+		vlan(&p, i ? ETH_P_8021Q : ETH_P_8021AD);
+	ip4_from(&p, "198.51.100.20", "192.0.2.2", 5, 0);
+	udp(&p, 9000);
+	finish(&p);
+	g0 = global_stats(f);
+	for (i = 0; i < DATAGRAMS; i++)
+		assert_int_equal(run_len(f, i & 1, -1, &p, p.len), DROP);
+	g1 = global_stats(f);
+	assert_int_equal(g1.vlan_deep - g0.vlan_deep, DATAGRAMS);
+	assert_int_equal(g1.vlan_deep_dropped - g0.vlan_deep_dropped, DATAGRAMS);
+	assert_int_equal(stats_of(f, "web").dropped, DATAGRAMS);
+
+	/* a rule only for another source: nothing to hide from */
+	apply(f, "rules:\n  - {name: other, protocol: udp, source: 203.0.113.0/24, limit: 1}\n");
+	g0 = global_stats(f);
+	assert_int_equal(run(f, &p), PASS);
+	g1 = global_stats(f);
+	assert_int_equal(g1.vlan_deep - g0.vlan_deep, 1);
+	assert_int_equal(g1.vlan_deep_dropped - g0.vlan_deep_dropped, 0);
+	assert_int_equal(g1.no_rule - g0.no_rule, 1);
+}
+
+static void test_parse_3_vlan_tags_dropped_when_a_rule_matches(void **state)
+{ deep_vlan_dropped(state, 3); }
+static void test_parse_4_vlan_tags_dropped_when_a_rule_matches(void **state)
+{ deep_vlan_dropped(state, 4); }
+
 /* ---- 3. ICMP ------------------------------------------------------------
  *
  * `protocol: icmp` limits echo requests; errors (PMTU discovery) and
@@ -861,6 +974,9 @@ int main(void)
 		T(test_parse_12_dstopts_chain_counted_xdp),
 		T(test_parse_12_dstopts_chain_counted_tc),
 		T(test_parse_chain_over_walk_dropped_when_a_rule_matches),
+		T(test_parse_ipv4_mapped_source_dropped_never_charged),
+		T(test_parse_3_vlan_tags_dropped_when_a_rule_matches),
+		T(test_parse_4_vlan_tags_dropped_when_a_rule_matches),
 		T(test_parse_icmp_control_never_limited_by_icmp_rule),
 		T(test_parse_icmp_control_never_limited_by_any_rule),
 		T(test_parse_icmp_echo_reply_left_by_icmp_rules_counted_by_any),

@@ -218,6 +218,41 @@ static void test_redis_outage_is_a_peer_outage_and_sync_resumes(void **st)
 	assert_int_equal(send_n(&fx.b, &z, 10), 5);
 }
 
+/* A flapping store (down, up, three times over) is three downs and three
+ * ups in status (store_transitions: what the engine logs, once each),
+ * however many attempts failed while it was away (backend_errors).
+ */
+static void test_redis_flapping_store_counted_per_change_not_per_attempt(void **st)
+{
+	__u64 errors0, transitions0;
+	int flap, i;
+
+	need_redis();
+	round_on(&fx.a);
+	assert_int_equal(status(&fx.a)->backend_up, 1);
+	errors0 = status(&fx.a)->backend_errors;
+	transitions0 = status(&fx.a)->store_transitions;
+	for (flap = 0; flap < 3; flap++) {
+		stop_server();
+		for (i = 0; i < 8; i++) {
+			fx.now += INTERVAL_MS;
+			round_on(&fx.a);
+		}
+		assert_int_equal(status(&fx.a)->backend_up, 0);
+		assert_int_equal(start_redis(), 0);
+		for (i = 0; i < 10 && !status(&fx.a)->backend_up; i++) {
+			fx.now += INTERVAL_MS;
+			round_on(&fx.a);
+		}
+		assert_int_equal(status(&fx.a)->backend_up, 1);
+	}
+	print_message("3 flaps: %llu failed attempts, %llu transitions\n",
+		      ULL(status(&fx.a)->backend_errors - errors0),
+		      ULL(status(&fx.a)->store_transitions - transitions0));
+	assert_int_equal(status(&fx.a)->store_transitions - transitions0, 6);
+	assert_true(status(&fx.a)->backend_errors - errors0 > 6);
+}
+
 static void test_redis_flushed_scripts_are_loaded_again(void **st)
 {
 	struct sl_addr x = new_client(NET_API);
@@ -361,6 +396,8 @@ int main(void)
 		T(test_redis_peers_units_count_once_own_never, begin_redis),
 		T(test_redis_log_counter_bucket_counted_across_nodes, begin_redis),
 		T(test_redis_outage_is_a_peer_outage_and_sync_resumes,
+		  begin_redis),
+		T(test_redis_flapping_store_counted_per_change_not_per_attempt,
 		  begin_redis),
 		T(test_redis_flushed_scripts_are_loaded_again, begin_redis),
 		T(test_redis_auth_password_and_acl_user_wrong_one_fails_open,

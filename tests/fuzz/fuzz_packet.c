@@ -106,12 +106,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * without them (a later one, or a first cut short).
  */
 enum class { C_PARSED, C_NON_IP, C_MALFORMED, C_FRAGMENT, C_FIRST, C_CONTROL,
-	     C_LONG };
+	     C_LONG, C_DEEP_VLAN, C_MAPPED };
 
 static const char *const class_names[] = {
 	"parsed", "non_ip", "malformed", "fragment", "first fragment",
-	"icmp control", "long chain",
+	"icmp control", "long chain", "deep vlan", "ipv4-mapped source",
 };
+
+/* bpf/parse.h's SL_MAX_VLANS and SL_MAX_VLANS_DEEP */
+#define REF_MAX_VLANS		2
+#define REF_MAX_VLANS_DEEP	8
 
 /* bpf/parse.h's SL_MAX_IPV6_EXT (its byte bound is past any frame here) */
 #define REF_MAX_IPV6_EXT	256
@@ -167,6 +171,45 @@ static enum class ref_first(enum class c, bool first, bool cut)
 	return c == C_PARSED ? C_FIRST : c;
 }
 
+static bool ref_vlan(unsigned type)
+{
+	return type == 0x8100 || type == 0x88a8;
+}
+
+/* ::ffff:0:0/96 at p */
+static bool ref_mapped(const uint8_t *p)
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(p, prefix, sizeof(prefix));
+}
+
+/* More tags than the parser walks: only the addresses are read, behind
+ * up to REF_MAX_VLANS_DEEP tags; `off` is past the walked ones.
+ */
+static enum class ref_deep_vlan(const uint8_t *p, size_t len, size_t off)
+{
+	unsigned type = 0x8100, i;
+
+	for (i = REF_MAX_VLANS; i < REF_MAX_VLANS_DEEP && ref_vlan(type); i++) {
+		if (off + 4 > len)
+			return C_MALFORMED;
+		type = be16(p + off + 2);
+		off += 4;
+	}
+	if (type == 0x0800) {
+		if (off + 20 > len || p[off] >> 4 != 4 || (p[off] & 15) < 5)
+			return C_MALFORMED;
+		return C_DEEP_VLAN;
+	}
+	if (type == 0x86dd) {
+		if (off + 40 > len || p[off] >> 4 != 6)
+			return C_MALFORMED;
+		return ref_mapped(p + off + 8) ? C_MAPPED : C_DEEP_VLAN;
+	}
+	return ref_vlan(type) ? C_DEEP_VLAN : C_NON_IP;
+}
+
 static enum class ref_parse(const uint8_t *p, size_t len)
 {
 	size_t off = 14;
@@ -177,12 +220,14 @@ static enum class ref_parse(const uint8_t *p, size_t len)
 	if (len < 14)
 		return C_MALFORMED;
 	type = be16(p + 12);
-	for (i = 0; i < 2 && (type == 0x8100 || type == 0x88a8); i++) {
+	for (i = 0; i < REF_MAX_VLANS && ref_vlan(type); i++) {
 		if (off + 4 > len)
 			return C_MALFORMED;
 		type = be16(p + off + 2);
 		off += 4;
 	}
+	if (ref_vlan(type))
+		return ref_deep_vlan(p, len, off);
 	if (type == 0x0800) {
 		unsigned ihl, frag;
 
@@ -201,6 +246,8 @@ static enum class ref_parse(const uint8_t *p, size_t len)
 		return C_NON_IP;
 	if (off + 40 > len || p[off] >> 4 != 6)
 		return C_MALFORMED;
+	if (ref_mapped(p + off + 8))
+		return C_MAPPED;
 	next = p[off + 6];
 	off += 40;
 	for (i = 0; ; i++) {
@@ -240,19 +287,19 @@ static enum class ref_parse(const uint8_t *p, size_t len)
 /* ---- one run ---- */
 
 enum outcome { O_NON_IP, O_MALFORMED, O_CONTROL, O_NO_RULE, O_FOLLOWED,
-	       O_RULE };
+	       O_MAPPED, O_RULE };
 
 struct result {
 	enum outcome what;
 	unsigned rule;		/* index in live[] for O_RULE */
 	int kind;		/* 0 passed, 1 dropped, 2 shadow, 3 exempt */
-	__u64 frag[4];		/* fragments, frag_first, later + orphans,
-				 * long_chains: moved by */
+	__u64 frag[5];		/* fragments, frag_first, later + orphans,
+				 * long_chains, vlan_deep: moved by */
 };
 
 static const char *const outcome_names[] = {
 	"non_ip", "malformed", "icmp control", "no_rule",
-	"dropped with its datagram", "rule",
+	"dropped with its datagram", "ipv4-mapped source", "rule",
 };
 
 static void check_deltas(const char *prog, const struct snap *a,
@@ -261,10 +308,11 @@ static void check_deltas(const char *prog, const struct snap *a,
 {
 	__u64 later = b->g.frag_later - a->g.frag_later;
 	__u64 later_dropped = b->g.frag_later_dropped - a->g.frag_later_dropped;
-	__u64 moved[5] = {
+	__u64 moved[O_RULE] = {
 		b->g.non_ip - a->g.non_ip, b->g.malformed - a->g.malformed,
 		b->g.icmp_control - a->g.icmp_control,
 		b->g.no_rule - a->g.no_rule, 0,
+		b->g.mapped_v4 - a->g.mapped_v4,
 	};
 	__u64 total = 0, new_clients = b->g.new_clients - a->g.new_clients;
 	unsigned i, k, hits = 0, rule_hits = 0;
@@ -276,6 +324,7 @@ static void check_deltas(const char *prog, const struct snap *a,
 	res->frag[1] = b->g.frag_first - a->g.frag_first;
 	res->frag[2] = later + b->g.frag_orphans - a->g.frag_orphans;
 	res->frag[3] = b->g.long_chains - a->g.long_chains;
+	res->frag[4] = b->g.vlan_deep - a->g.vlan_deep;
 	for (i = 0; i < nr_live; i++) {
 		const struct sl_rule_stats *x = &a->r[i], *y = &b->r[i];
 		__u64 d[4] = {
@@ -309,7 +358,7 @@ static void check_deltas(const char *prog, const struct snap *a,
 	else if (later_dropped > (rule_hits ? 1u : 0u))
 		die("%s: frag_later_dropped moved by %llu", prog,
 		    (unsigned long long)later_dropped);
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < O_RULE; i++) {
 		total += moved[i];
 		if (moved[i]) {
 			res->what = i;
@@ -319,7 +368,7 @@ static void check_deltas(const char *prog, const struct snap *a,
 	if (total != 1 || hits != 1)
 		die("%s: packets moved by 1 but the other counters by %llu (in %u places)",
 		    prog, (unsigned long long)total, hits);
-	if (drop != (res->what == O_FOLLOWED ||
+	if (drop != (res->what == O_FOLLOWED || res->what == O_MAPPED ||
 		     (res->what == O_RULE && res->kind == 1)))
 		die("%s: verdict %s but counted as %s%s%s", prog,
 		    drop ? "drop" : "pass", outcome_names[res->what],
@@ -352,6 +401,9 @@ static void check_class(const char *prog, enum class want,
 	case C_CONTROL:
 		ok = got->what == O_CONTROL;
 		break;
+	case C_MAPPED:
+		ok = got->what == O_MAPPED;
+		break;
 	default:
 		ok = decided && got->what != O_FOLLOWED;
 		if (want == C_FRAGMENT)
@@ -362,14 +414,16 @@ static void check_class(const char *prog, enum class want,
 	ok = ok && got->frag[0] == (want == C_FIRST || want == C_FRAGMENT) &&
 	     got->frag[1] == (want == C_FIRST) &&
 	     got->frag[2] == (want == C_FRAGMENT) &&
-	     got->frag[3] == (want == C_LONG);
+	     got->frag[3] == (want == C_LONG) &&
+	     got->frag[4] == (want == C_DEEP_VLAN);
 	if (!ok)
-		die("%s: counted as %s (fragments/first/later/long %llu/%llu/%llu/%llu); the reference parser says %s",
+		die("%s: counted as %s (fragments/first/later/long/vlan %llu/%llu/%llu/%llu/%llu); the reference parser says %s",
 		    prog, outcome_names[got->what],
 		    (unsigned long long)got->frag[0],
 		    (unsigned long long)got->frag[1],
 		    (unsigned long long)got->frag[2],
-		    (unsigned long long)got->frag[3], class_names[want]);
+		    (unsigned long long)got->frag[3],
+		    (unsigned long long)got->frag[4], class_names[want]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -282,7 +282,7 @@ test_bpftool_dumps_name_fields() {
 		"$(dump_names sl_rule_stats passed dropped shadow_dropped exempt passed_bytes dropped_bytes)" \
 		"none missing"
 	tap_eq "bpftool dump of sl_clients names its fields" \
-		"$(dump_names sl_clients rule_id last_ms blocked_until first_ms count seq)" \
+		"$(dump_names sl_clients rule_id last_ms blocked_until first_ms count total)" \
 		"none missing"
 	id=$(sl -j rules list | json_get "[r['id'] for r in d['rules'] if r['name'] == 'udp4'][0]")
 	snapshot_stats

@@ -11,6 +11,11 @@
 #     exactly 5 arrive;
 #   - 30 UDP packets behind 12 destination-options headers (scapy) against
 #     limit 5: exactly 5 arrive;
+#   - 10 IPv6 packets from ::ffff:A.B.C.D (scapy): dropped, counted
+#     (mapped_v4), and the IPv4 client A.B.C.D then gets its 5 of 30;
+#     10 frames behind 3 VLAN tags (XDP; 4 under TC, whose stack takes
+#     one tag off first) dropped under the rule their addresses match
+#     (vlan_deep_dropped);
 #   - 10 pings against `{protocol: icmp, limit: 3}`, then both neighbour
 #     caches flushed: the client still resolves the server over IPv6, and
 #     UDP and TCP on ports without a rule still work.
@@ -42,6 +47,8 @@ FRAG6=${CLIENT6[0]}
 CHAIN6=${CLIENT6[2]}
 PING4=${CLIENT4[1]}
 PING6=${CLIENT6[3]}	# a /64 of its own: the client the icmp rule limits
+ODD4=${CLIENT4[2]}	# the IPv4 client a mapped IPv6 source names
+ODD_SENT=10
 
 # send_big SRC DST PORT COUNT SIZE: COUNT UDP datagrams of SIZE bytes from
 # the client's own stack, which fragments them (IPv4 without DF); prints
@@ -81,6 +88,30 @@ p = IPv6(src=src, dst=dst)
 for _ in range(headers):
     p = p / IPv6ExtHdrDestOpt()
 p = Ether(dst=mac) / p / UDP(sport=40000, dport=port) / Raw(b"x" * 32)
+sendp(p, iface=dev, count=count, inter=0.005, verbose=False)
+print(json.dumps({"sent": count, "bytes": len(p)}))
+EOF
+}
+
+# send_odd KIND SRC DST PORT COUNT: COUNT UDP packets built by scapy from
+# the client: KIND mapped (IPv6 from ::ffff:SRC, SRC an IPv4 address) or
+# vlanN (IPv4 behind N VLAN tags, 802.1ad outside)
+send_odd() {
+	local mac
+	mac=$(in_server ip -j link show "$VETH_S" | json_get "d[0]['address']")
+	in_client "$SL_PY" - "$@" "$mac" "$VETH_C" <<'EOF'
+import json, sys
+from scapy.all import Ether, Dot1Q, Dot1AD, IP, IPv6, UDP, Raw, sendp
+kind, src, dst, port, count, mac, dev = sys.argv[1], sys.argv[2], \
+    sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6], sys.argv[7]
+l4 = UDP(sport=40000, dport=port) / Raw(b"x" * 32)
+if kind == "mapped":
+    p = Ether(dst=mac) / IPv6(src="::ffff:" + src, dst=dst) / l4
+else:
+    p = Ether(dst=mac) / Dot1AD(vlan=10)
+    for i in range(int(kind[4:]) - 1):
+        p = p / Dot1Q(vlan=20 + i)
+    p = p / IP(src=src, dst=dst) / l4
 sendp(p, iface=dev, count=count, inter=0.005, verbose=False)
 print(json.dumps({"sent": count, "bytes": len(p)}))
 EOF
@@ -142,6 +173,29 @@ test_dstopts_chain_cut_to_limit() {		# MODE
 		"$LIMIT/$((SENT - LIMIT))"
 }
 
+# IPv6 from ::ffff:A.B.C.D is dropped and counted, and the IPv4 client
+# A.B.C.D keeps its whole allowance; frames with more VLAN tags than the
+# parser walks are dropped under the rule their addresses match (TC
+# sees one tag fewer: the stack takes the outer one into the skb first).
+test_mapped_source_and_vlan_stack() {		# MODE
+	local m=$1 out tags
+	out=$(send_odd mapped "$ODD4" "$SRV6" 9000 "$ODD_SENT")
+	tap_eq "$m: scapy sent $ODD_SENT ipv6 packets from ::ffff:$ODD4" \
+		"$(printf '%s' "$out" | json_get "d['sent']")" "$ODD_SENT"
+	sl_recv_start "odd4_$m" udp "$SRV4" 9000
+	out=$(send_big "$ODD4" "$SRV4" 9000 "$SENT" 100)
+	sl_recv_stop "odd4_$m"
+	tap_eq "$m: after them, the ipv4 client $ODD4 still gets its $LIMIT of $SENT" \
+		"$(received "odd4_$m" "$ODD4")" "$LIMIT"
+	tags=4
+	[ "$m" = xdp ] && tags=3
+	out=$(send_odd "vlan$tags" "$ODD4" "$SRV4" 9000 "$ODD_SENT")
+	snapshot_stats
+	tap_eq "$m: mapped_v4 / vlan_deep / vlan_deep_dropped after $ODD_SENT mapped and $ODD_SENT $tags-tag frames" \
+		"$(global_stat mapped_v4)/$(global_stat vlan_deep)/$(global_stat vlan_deep_dropped)" \
+		"$ODD_SENT/$ODD_SENT/$ODD_SENT"
+}
+
 test_icmp_rule_leaves_neighbour_discovery() {	# MODE
 	local m=$1 out state
 	in_client ping -q -n -c 10 -i 0.05 -W 1 -I "$PING4" "$SRV4" >/dev/null 2>&1
@@ -184,6 +238,7 @@ run_mode() {		# MODE
 	tap_check "$1: rules apply" sl rules apply "$SL_TMP/rules.yaml"
 	test_fragmented_datagrams_cut_to_limit "$1"
 	test_dstopts_chain_cut_to_limit "$1"
+	test_mapped_source_and_vlan_stack "$1"
 	test_icmp_rule_leaves_neighbour_discovery "$1"
 	# the last detach removes the pins: the next mode starts afresh
 	tap_check "detach $VETH_S ($1)" sl detach "$VETH_S"

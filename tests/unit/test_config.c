@@ -229,9 +229,9 @@ static void test_config_redis_password_read_from_file_never_world_readable(void 
 	assert_string_equal(cfg.sync.password, "s3cret pass");
 	assert_string_equal(cfg.sync.username, "sl");
 
-	/* group-readable is the operator's choice; world-readable is not */
+	/* a secret: readable by neither its group nor every user */
 	assert_int_equal(chmod(path, 0640), 0);
-	assert_int_equal(load(yaml), 0);
+	expect_error(yaml, 6, "sync.password_file", "readable by its group");
 	assert_int_equal(chmod(path, 0604), 0);
 	expect_error(yaml, 6, "sync.password_file", "readable by every user");
 	unlink(path);
@@ -269,6 +269,57 @@ static void test_config_key_file_refused_when_others_may_read_it(void **state)
 	assert_int_equal(chmod(path, 0400), 0);
 	assert_int_equal(load(yaml), 0);
 	unlink(path);
+}
+
+/* Each secret file (the sync key, the Redis password) is opened without
+ * following a symbolic link and checked on the open descriptor: a link to
+ * a good file, a file every user (or its group) may write, and a file
+ * owned by another user (nobody) are refused, each saying what is wrong;
+ * root's own 0600 file is taken.
+ */
+static void secret_file_refused(const char *field, const char *yaml_fmt,
+				unsigned line, const char *text)
+{
+	char path[64], link[80], yaml[512];
+
+	password_file(path, 0600, text);
+	snprintf(yaml, sizeof(yaml), yaml_fmt, path);
+	assert_int_equal(load(yaml), 0);
+
+	snprintf(link, sizeof(link), "%s.link", path);
+	assert_int_equal(symlink(path, link), 0);
+	snprintf(yaml, sizeof(yaml), yaml_fmt, link);
+	expect_error(yaml, line, field, "is a symbolic link");
+	unlink(link);
+
+	snprintf(yaml, sizeof(yaml), yaml_fmt, path);
+	assert_int_equal(chmod(path, 0666), 0);
+	expect_error(yaml, line, field, "writable by every user (mode 0666)");
+	assert_int_equal(chmod(path, 0620), 0);
+	expect_error(yaml, line, field, "writable by its group (mode 0620)");
+	assert_int_equal(chmod(path, 0600), 0);
+
+	assert_int_equal(chown(path, 65534, 65534), 0);	/* nobody */
+	expect_error(yaml, line, field, "owned by uid 65534");
+	assert_int_equal(chown(path, 0, 0), 0);
+	assert_int_equal(load(yaml), 0);
+	unlink(path);
+}
+
+static void test_config_secret_files_checked_on_the_open_descriptor(void **state)
+{
+	if (geteuid()) {
+		skip();	/* chown to another user needs root */
+		return;
+	}
+	secret_file_refused("sync.key_file",
+			    "rules: r.yaml\nsync:\n  node: 1\n"
+			    "  listen: 10.0.0.1:7400\n  key_file: %s\n", 5,
+			    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+	secret_file_refused("sync.password_file",
+			    "rules: r.yaml\nsync:\n  node: 1\n"
+			    "  backend: redis\n  url: redis://127.0.0.1:6379\n"
+			    "  password_file: %s\n", 6, "s3cret pass\n");
 }
 
 /* A config that asks for sync and cannot sync is refused, not run
@@ -393,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_config_every_problem_reported),
 		cmocka_unit_test(test_config_redis_password_read_from_file_never_world_readable),
 		cmocka_unit_test(test_config_key_file_refused_when_others_may_read_it),
+		cmocka_unit_test(test_config_secret_files_checked_on_the_open_descriptor),
 		cmocka_unit_test(test_config_sync_that_cannot_run_refused),
 		cmocka_unit_test(test_config_redis_cluster_only_when_configured),
 	};

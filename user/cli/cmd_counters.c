@@ -39,10 +39,10 @@ static const char stats_help[] =
 "state, counted on probation instead), promoted (keys that came back on\n"
 "probation and got their state), newcomers_displaced (probation entries\n"
 "overwritten before their key came back: a spoofed flood shows here),\n"
-"frag_* and long_chains* (odd packet shapes, slicelimit-rules(5)),\n"
-"icmp_control (ICMP errors and link control: never limited),\n"
-"front_skipped and front_probes (packets that skipped the front cache of\n"
-"blocked flows while it was quiet, and those that still looked).\n"
+"frag_*, long_chains*, vlan_deep* and mapped_v4 (odd packet shapes,\n"
+"slicelimit-rules(5)), icmp_control (ICMP errors and link control: never\n"
+"limited), front_skipped and front_probes (packets that skipped the front\n"
+"cache of blocked flows while it was quiet, and those that still looked).\n"
 "--reset zeroes them all (as 'reset --stats'); stats then shows when\n"
 "(\"reset_ms_ago\", null when never).\n";
 
@@ -87,6 +87,7 @@ static void global_stats_print(const struct sl_global_stats *gs)
 	       (unsigned long long)gs->newcomers_displaced);
 	printf("fragments: first %llu  later %llu (dropped %llu)  without first %llu\n"
 	       "long ipv6 chains %llu (dropped %llu)  icmp control %llu\n"
+	       "vlan tags past the parser %llu (dropped %llu)  ipv4-mapped ipv6 sources %llu (dropped)\n"
 	       "front cache quiet: skipped %llu  probes %llu\n",
 	       (unsigned long long)gs->frag_first,
 	       (unsigned long long)gs->frag_later,
@@ -95,6 +96,9 @@ static void global_stats_print(const struct sl_global_stats *gs)
 	       (unsigned long long)gs->long_chains,
 	       (unsigned long long)gs->long_chains_dropped,
 	       (unsigned long long)gs->icmp_control,
+	       (unsigned long long)gs->vlan_deep,
+	       (unsigned long long)gs->vlan_deep_dropped,
+	       (unsigned long long)gs->mapped_v4,
 	       (unsigned long long)gs->front_skipped,
 	       (unsigned long long)gs->front_probes);
 }

@@ -306,12 +306,13 @@ static void status_print(const struct status *st)
 	if (st->synced) {
 		sl_sync_health_print(&st->sync);
 		if (st->service.st.sync_url[0])
-			printf("redis:    %.*s: %s, %llu errors, %llu reconnects\n",
+			printf("redis:    %.*s: %s, %llu errors, %llu reconnects, %llu transitions\n",
 			       (int)sizeof(st->service.st.sync_url),
 			       st->service.st.sync_url,
 			       st->sync.st.backend_up ? "up" : "down",
 			       (unsigned long long)st->sync.st.backend_errors,
-			       (unsigned long long)st->sync.st.backend_reconnects);
+			       (unsigned long long)st->sync.st.backend_reconnects,
+			       (unsigned long long)st->sync.st.store_transitions);
 	}
 	sl_service_status_print(&st->service);
 }

@@ -157,6 +157,9 @@ json_object *sl_global_stats_to_json(const struct sl_global_stats *gs)
 	sl_json_add_u64(g, "long_chains", gs->long_chains);
 	sl_json_add_u64(g, "long_chains_dropped", gs->long_chains_dropped);
 	sl_json_add_u64(g, "icmp_control", gs->icmp_control);
+	sl_json_add_u64(g, "mapped_v4", gs->mapped_v4);
+	sl_json_add_u64(g, "vlan_deep", gs->vlan_deep);
+	sl_json_add_u64(g, "vlan_deep_dropped", gs->vlan_deep_dropped);
 	sl_json_add_u64(g, "newcomers", gs->newcomers);
 	sl_json_add_u64(g, "promoted", gs->promoted);
 	sl_json_add_u64(g, "newcomers_displaced", gs->newcomers_displaced);

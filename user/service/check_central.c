@@ -66,6 +66,7 @@ struct sl_central {
 	redisContext *ctx;
 	char sha[NR_SCRIPTS][41];
 	bool ever_up, down_logged;
+	bool refusing_logged;	/* a run of replies not ours was reported */
 	bool cluster_warned;		/* said once that this is a Cluster */
 	uint64_t backoff_ms, retry_at_ms;	/* monotonic */
 
@@ -410,13 +411,21 @@ static int eval_script(struct sl_central *c, int script, struct eval_args *e,
 		 * words): the connection is still in step
 		 */
 		atomic_fetch_add(&c->errors, 1);
-		if (x->type == REDIS_REPLY_ERROR)
+		/* once per run of them (a store still loading answers every
+		 * check so), not once per check: the count is in errors
+		 */
+		if (!c->refusing_logged && x->type == REDIS_REPLY_ERROR)
 			pr_warn("check: redis at %s:%d: %.*s", c->host, c->port,
 				(int)(x->len < 160 ? x->len : 160), x->str);
-		else
+		else if (!c->refusing_logged)
 			pr_warn("check: redis at %s:%d: unexpected reply (type %d)",
 				c->host, c->port, x->type);
+		c->refusing_logged = true;
 		err = -EPROTO;
+	} else if (c->refusing_logged) {
+		pr_notice("check: redis at %s:%d answers again", c->host,
+			  c->port);
+		c->refusing_logged = false;
 	}
 	freeReplyObject(x);
 	return err;

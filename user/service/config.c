@@ -119,32 +119,34 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 }
 
 /* The fleet's key signs every sync message: anyone who can read it can
- * forge a peer's counts. A key others may read is refused, as ssh refuses
- * such a private key. A key that cannot be read or holds no key is
- * refused too: the service would run unsynced, each node enforcing the
- * whole limit on its own.
+ * forge a peer's counts, and anyone who can write it or swap the file
+ * can choose it. A key that is a symbolic link, belongs to another user,
+ * or that its group or others may read or write is refused, as ssh
+ * refuses such a private key (core/secret_file.h). A key that cannot be
+ * read or holds no key is refused too: the service would run unsynced,
+ * each node enforcing the whole limit on its own.
  */
 static void check_key_file(const struct sl_yctx *c, const struct sl_ynode *v,
 			   const char *path)
 {
+	enum sl_secret_problem problem;
 	uint8_t key[SL_WIRE_KEY];
 	struct stat st;
+	char why[512];
 	int err;
 
-	if (!stat(path, &st) && (st.st_mode & (S_IRGRP | S_IROTH))) {
-		sl_yaml_bad(c, v, "sync.key_file", "'%s' is readable by %s (mode %04o): chmod 600 it",
-			    path, st.st_mode & S_IROTH ? "every user" : "its group",
-			    (unsigned)(st.st_mode & 07777));
-		return;
-	}
-	err = sl_wire_key_read(path, key);
+	err = sl_wire_key_read(path, key, &st, &problem);
 	explicit_bzero(key, sizeof(key));
-	if (err == -EINVAL)
+	if (err == -EINVAL) {
 		sl_yaml_bad(c, v, "sync.key_file", "'%s' holds no key: want " SL_WIRE_KEY_FORMAT,
 			    path);
-	else if (err)
+	} else if (err == -EACCES || err == -ELOOP) {
+		sl_secret_describe(why, sizeof(why), path, err, &st, problem);
+		sl_yaml_bad(c, v, "sync.key_file", "%s", why);
+	} else if (err) {
 		sl_yaml_bad(c, v, "sync.key_file", "cannot read '%s': %s; sync needs the fleet's key",
 			    path, strerror(-err));
+	}
 }
 
 static bool same_address(const struct sockaddr_storage *a,
@@ -210,32 +212,24 @@ static bool is_own_address(const struct sockaddr_storage *peer,
 
 /* The Redis password, from a file only the service's user may read: the
  * config names the file, never the secret, so the config can be shown,
- * versioned and world-readable while the password is not. One line; a
- * trailing newline (as `echo` writes it) is not part of it.
+ * versioned and world-readable while the password is not. Opened as a
+ * secret (core/secret_file.h). One line; a trailing newline (as `echo`
+ * writes it) is not part of it.
  */
 static void read_password(const struct sl_yctx *c, const struct sl_ynode *v,
 			  const char *path, struct sl_sync_config *sc)
 {
 	char buf[sizeof(sc->password) + 1];
+	enum sl_secret_problem problem;
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = sl_secret_open(path, &st, &problem);
 	if (fd < 0) {
-		sl_yaml_bad(c, v, "sync.password_file", "cannot open '%s': %s",
-			    path, strerror(errno));
+		sl_secret_describe(buf, sizeof(buf), path, fd, &st, problem);
+		sl_yaml_bad(c, v, "sync.password_file", "%s", buf);
 		return;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		sl_yaml_bad(c, v, "sync.password_file", "'%s' is not a regular file",
-			    path);
-		goto out;
-	}
-	if (st.st_mode & S_IROTH) {
-		sl_yaml_bad(c, v, "sync.password_file", "'%s' is readable by every user (mode %04o): chmod o-rwx it",
-			    path, (unsigned)(st.st_mode & 07777));
-		goto out;
 	}
 	n = read(fd, buf, sizeof(buf));
 	if (n < 0) {

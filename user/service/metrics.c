@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include "core/aggregate.h"
 #include "core/clock.h"
 #include "core/grow.h"
 #include "service/metrics.h"
@@ -269,6 +270,13 @@ static void packet_metrics(struct text *t, const struct sl_maps *m)
 			"# HELP slicelimit_icmp_control_total ICMP errors and link control messages: never limited.\n"
 			"# TYPE slicelimit_icmp_control_total counter\n"
 			"slicelimit_icmp_control_total %llu\n"
+			"# HELP slicelimit_vlan_deep_total Frames with more VLAN tags than the parser walks, and those dropped.\n"
+			"# TYPE slicelimit_vlan_deep_total counter\n"
+			"slicelimit_vlan_deep_total{kind=\"all\"} %llu\n"
+			"slicelimit_vlan_deep_total{kind=\"dropped\"} %llu\n"
+			"# HELP slicelimit_mapped_v4_total IPv6 packets from an IPv4-mapped source (::ffff:0:0/96): dropped.\n"
+			"# TYPE slicelimit_mapped_v4_total counter\n"
+			"slicelimit_mapped_v4_total %llu\n"
 			"# HELP slicelimit_front_quiet_total Packets while the front cache of blocked flows was quiet: skipped it, or probed it.\n"
 			"# TYPE slicelimit_front_quiet_total counter\n"
 			"slicelimit_front_quiet_total{kind=\"skipped\"} %llu\n"
@@ -280,16 +288,36 @@ static void packet_metrics(struct text *t, const struct sl_maps *m)
 		    (unsigned long long)gs.long_chains,
 		    (unsigned long long)gs.long_chains_dropped,
 		    (unsigned long long)gs.icmp_control,
+		    (unsigned long long)gs.vlan_deep,
+		    (unsigned long long)gs.vlan_deep_dropped,
+		    (unsigned long long)gs.mapped_v4,
 		    (unsigned long long)gs.front_skipped,
 		    (unsigned long long)gs.front_probes);
 	}
 }
 
-/* The client tables: states held, and what each can hold. */
+static int count_client(void *ctx, const struct sl_client_key *key,
+			const void *state, __u32 value_size)
+{
+	(void)key;
+	(void)state;
+	(void)value_size;
+	++*(__u32 *)ctx;
+	return 0;
+}
+
+/* The client tables: states held, and what each can hold. The states are
+ * counted with batched lookups, as the aggregation pass reads them: one
+ * syscall per batch, not one per key, so an unauthenticated scrape of a
+ * full table costs little; and a bucket walk, where get_next_key would
+ * start over from the first key whenever the key it stood on is evicted.
+ */
 static void table_metrics(struct text *t, const struct sl_maps *m)
 {
-	static const struct { const char *name; int which; } tables[] = {
-		{ "sl_clients", 0 }, { "sl_clients_plain", 1 }, { "sl_clients_log", 2 },
+	static const struct { const char *name; __u32 value_size; } tables[] = {
+		{ "sl_clients", sizeof(struct sl_client) },
+		{ "sl_clients_plain", sizeof(struct sl_client_plain) },
+		{ "sl_clients_log", sizeof(struct sl_client_log) },
 	};
 	unsigned i;
 
@@ -297,9 +325,12 @@ static void table_metrics(struct text *t, const struct sl_maps *m)
 		"# TYPE slicelimit_clients gauge\n");
 	for (i = 0; i < 3; i++) {
 		int fd = i == 0 ? m->clients : i == 1 ? m->clients_plain : m->clients_log;
+		__u32 n = 0;
 
-		put(t, "slicelimit_clients{table=\"%s\"} %u\n", tables[i].name,
-		    sl_map_count_keys(fd));
+		/* an error leaves what was counted: a gauge, not a failure */
+		sl_for_each_client_in(m, fd, tables[i].value_size,
+				      count_client, &n);
+		put(t, "slicelimit_clients{table=\"%s\"} %u\n", tables[i].name, n);
 	}
 	put(t, "# HELP slicelimit_clients_capacity Client states a table can hold.\n"
 		"# TYPE slicelimit_clients_capacity gauge\n");

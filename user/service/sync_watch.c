@@ -53,14 +53,10 @@ void sl_sync_watch(struct sl_sync_watch *w, const struct sl_maps *m,
 		else
 			pr_notice("sync: all %u peers up", h.peers_up);
 	}
-	if (redis_url && (w->seen ? h.st.backend_up != w->backend_up :
-			  !h.st.backend_up)) {
-		if (h.st.backend_up)
-			pr_notice("sync: redis at %s is up again", redis_url);
-		else
-			pr_warn("sync: redis at %s is down (%llu errors); this node counts on its own",
-				redis_url, (unsigned long long)h.st.backend_errors);
-	}
+	/* the store's down and up are logged by the sync engine, once per
+	 * change, with the reason (sync/redis_link.c): a second line here
+	 * would double every flap
+	 */
 	if (w->seen && refused > w->refused && !w->refusing)
 		pr_warn("sync: refusing datagrams: %llu forged, %llu malformed, %llu replayed, %llu stale, %llu from the future so far",
 			(unsigned long long)h.st.rejected_forged,

@@ -51,6 +51,7 @@ struct sl_sync {
 	struct sl_changed *changed;	/* the reader of sl_changed */
 	struct sl_wire_sender sender;	/* node, incarnation, key, sequence */
 	struct sl_sync_status st;
+	bool store_reported;	/* st.backend_up holds a round's report */
 	struct peer_seen seen[SL_MAX_PEERS];
 
 	struct sent_client *table;	/* open addressing, power of two */
@@ -952,6 +953,9 @@ void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 
 void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st)
 {
+	if (s->store_reported && s->st.backend_up != st->up)
+		s->st.store_transitions++;
+	s->store_reported = true;
 	s->st.backend_up = st->up;
 	s->st.backend_errors = st->errors;
 	s->st.backend_reconnects = st->reconnects;

@@ -84,6 +84,7 @@ json_object *sl_sync_health_to_json(const struct sl_sync_health *h)
 	json_object_object_add(o, "backend_up", json_object_new_boolean(st->backend_up));
 	sl_json_add_u64(o, "backend_errors", st->backend_errors);
 	sl_json_add_u64(o, "backend_reconnects", st->backend_reconnects);
+	sl_json_add_u64(o, "store_transitions", st->store_transitions);
 	json_object_object_add(o, "peers", peers);
 	return o;
 }

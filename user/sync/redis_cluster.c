@@ -24,35 +24,6 @@
  */
 #include "sync/redis_internal.h"
 
-static bool addr_eq(const struct redis_addr *a, const char *host, int port)
-{
-	return a->port == port && !strcmp(a->host, host);
-}
-
-/* A node the config names: the URL's, or one of sync.cluster_nodes.
- * Any other is refused: counted, and said once (`who` is what named it).
- */
-bool redis_node_allowed(struct sl_redis *r, const char *host, int port,
-			const char *who)
-{
-	unsigned i;
-
-	if (port == r->port && !strcmp(host, r->host))
-		return true;
-	for (i = 0; i < r->nr_allowed; i++)
-		if (addr_eq(&r->allowed[i], host, port))
-			return true;
-	r->refused++;
-	snprintf(r->why, sizeof(r->why),
-		 "%s names %.*s:%d, not a configured node (sync.url, sync.cluster_nodes)",
-		 who, 64, host, port);
-	if (r->refused == 1)
-		pr_warn("sync: redis at %s: %s: refused", r->where, r->why);
-	else
-		pr_debug("sync: redis at %s: %s: refused", r->where, r->why);
-	return false;
-}
-
 /* Where to look for the Cluster when the URL's node is gone: the nodes a
  * map named that the config allows (replicas it does not name are not
  * an attack: skipped quietly).
@@ -63,13 +34,13 @@ static void seed_add(struct sl_redis *r, const char *host, int port)
 
 	if (port == r->port && !strcmp(host, r->host))
 		return;	/* the URL's: always tried first */
-	for (i = 0; i < r->nr_allowed && !addr_eq(&r->allowed[i], host, port);
+	for (i = 0; i < r->nr_allowed && !redis_addr_eq(&r->allowed[i], host, port);
 	     i++)
 		;
 	if (i == r->nr_allowed)
 		return;
 	for (i = 0; i < r->nr_seeds; i++)
-		if (addr_eq(&r->seeds[i], host, port))
+		if (redis_addr_eq(&r->seeds[i], host, port))
 			return;
 	if (r->nr_seeds == SL_REDIS_MAX_SEEDS)
 		return;
@@ -129,7 +100,7 @@ static int map_range(struct sl_redis *r, struct fresh_map *m,
 			 "CLUSTER SLOTS: range %lld-%lld", lo, hi);
 		return -1;
 	}
-	for (i = 0; i < m->nr && !addr_eq(&m->nodes[i].a, a.host, a.port); i++)
+	for (i = 0; i < m->nr && !redis_addr_eq(&m->nodes[i].a, a.host, a.port); i++)
 		;
 	if (i == m->nr && !redis_node_allowed(r, a.host, a.port,
 					     "CLUSTER SLOTS"))
@@ -164,14 +135,14 @@ static void map_install(struct sl_redis *r, struct fresh_map *m,
 	for (i = 0; i < m->nr; i++) {
 		for (k = 0; k < r->nr_nodes; k++)
 			if (r->nodes[k].c &&
-			    addr_eq(&r->nodes[k].a, m->nodes[i].a.host,
+			    redis_addr_eq(&r->nodes[k].a, m->nodes[i].a.host,
 				    m->nodes[i].a.port)) {
 				m->nodes[i].c = r->nodes[k].c;
 				r->nodes[k].c = NULL;
 				break;
 			}
 		if (!m->nodes[i].c &&
-		    addr_eq(&m->nodes[i].a, asked, asked_port)) {
+		    redis_addr_eq(&m->nodes[i].a, asked, asked_port)) {
 			m->nodes[i].c = c;
 			c = NULL;
 		}
@@ -329,7 +300,7 @@ int redis_redirect_node(struct sl_redis *r, const redisReply *x)
 	if (!port || port > 65535)
 		return -1;
 	for (i = 0; i < r->nr_nodes; i++)
-		if (addr_eq(&r->nodes[i].a, host, port))
+		if (redis_addr_eq(&r->nodes[i].a, host, port))
 			return i;
 	if (!redis_node_allowed(r, host, port, "a redirect"))
 		return -1;

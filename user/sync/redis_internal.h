@@ -176,9 +176,16 @@ redisContext *redis_open_ctx(struct sl_redis *r, const char *host, int port);
 void redis_reply_failed(struct sl_redis *r, uint64_t now_ms,
 			const redisReply *x);
 
-/* redis_cluster.c */
 bool redis_node_allowed(struct sl_redis *r, const char *host, int port,
 			const char *who);
+
+static inline bool redis_addr_eq(const struct redis_addr *a,
+				 const char *host, int port)
+{
+	return a->port == port && !strcmp(a->host, host);
+}
+
+/* redis_cluster.c */
 int redis_connect(struct sl_redis *r, uint64_t now_ms);
 int redis_read_map(struct sl_redis *r, redisContext *c, const char *asked,
 		   int asked_port);

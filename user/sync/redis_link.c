@@ -20,6 +20,30 @@
 #include <sys/time.h>
 #include "sync/redis_internal.h"
 
+/* A node the config names: the URL's, or one of sync.cluster_nodes.
+ * Any other is refused: counted, and said once (`who` is what named it).
+ */
+bool redis_node_allowed(struct sl_redis *r, const char *host, int port,
+			const char *who)
+{
+	unsigned i;
+
+	if (port == r->port && !strcmp(host, r->host))
+		return true;
+	for (i = 0; i < r->nr_allowed; i++)
+		if (redis_addr_eq(&r->allowed[i], host, port))
+			return true;
+	r->refused++;
+	snprintf(r->why, sizeof(r->why),
+		 "%s names %.*s:%d, not a configured node (sync.url, sync.cluster_nodes)",
+		 who, 64, host, port);
+	if (r->refused == 1)
+		pr_warn("sync: redis at %s: %s: refused", r->where, r->why);
+	else
+		pr_debug("sync: redis at %s: %s: refused", r->where, r->why);
+	return false;
+}
+
 /* Every connection: after any failure the map is read again. */
 void redis_drop_all(struct sl_redis *r)
 {

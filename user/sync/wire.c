@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sodium.h>
 #include "core/log.h"
 #include "sync/wire.h"
@@ -162,17 +163,30 @@ enum sl_wire_error sl_wire_decode(const uint8_t *buf, size_t len,
 	return SL_WIRE_OK;
 }
 
-int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY])
+int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY],
+		     struct stat *st, enum sl_secret_problem *problem)
 {
 	uint8_t raw[4 * SL_WIRE_KEY];
-	size_t len, i, n = 0, bin_len;
-	FILE *f;
+	size_t len = 0, i, n = 0, bin_len;
+	ssize_t got;
+	int fd, err = 0;
 
-	f = fopen(path, "rb");
-	if (!f)
-		return -errno;
-	len = fread(raw, 1, sizeof(raw), f);
-	fclose(f);
+	fd = sl_secret_open(path, st, problem);
+	if (fd < 0)
+		return fd;
+	while (len < sizeof(raw)) {
+		got = read(fd, raw + len, sizeof(raw) - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			err = -errno;
+		if (got <= 0)
+			break;
+		len += got;
+	}
+	close(fd);
+	if (err)
+		return err;
 	if (len == SL_WIRE_KEY) {
 		memcpy(key, raw, SL_WIRE_KEY);
 		return 0;
@@ -191,11 +205,16 @@ int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY])
 
 int sl_wire_key_load(const char *path, uint8_t key[SL_WIRE_KEY])
 {
-	int err = sl_wire_key_read(path, key);
+	enum sl_secret_problem problem;
+	struct stat st;
+	char why[512];
+	int err = sl_wire_key_read(path, key, &st, &problem);
 
-	if (err == -EINVAL)
+	if (err == -EINVAL) {
 		pr_error("sync key %s: want " SL_WIRE_KEY_FORMAT, path);
-	else if (err)
-		pr_error("cannot open the sync key %s: %s", path, strerror(-err));
+	} else if (err) {
+		sl_secret_describe(why, sizeof(why), path, err, &st, problem);
+		pr_error("sync key: %s", why);
+	}
 	return err;
 }

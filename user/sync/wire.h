@@ -29,7 +29,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include "slicelimit.h"
+#include "core/secret_file.h"
 
 #define SL_WIRE_MAGIC		0x534c5331u	/* "SLS1" */
 #define SL_WIRE_VERSION		1
@@ -127,10 +129,13 @@ void sl_wire_send(struct sl_wire_sender *snd, uint64_t sent_ms,
 		  sl_wire_emit_fn emit, void *ctx, struct sl_wire_sent *sent);
 
 /* Read a key file: 64 hex digits (and optional whitespace), or 32 raw
- * bytes. 0, -errno when it cannot be read, -EINVAL when it holds no
- * key; nothing printed.
+ * bytes, opened as a secret (core/secret_file.h: the file itself, owned
+ * by root or this user, no access for group or others). 0, -errno when
+ * it cannot be read (-ELOOP a symbolic link; -EACCES unfit, with *st and
+ * *problem saying why), -EINVAL when it holds no key; nothing printed.
  */
-int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY]);
+int sl_wire_key_read(const char *path, uint8_t key[SL_WIRE_KEY],
+		     struct stat *st, enum sl_secret_problem *problem);
 /* What sl_wire_key_read wants of a file's content, for its messages. */
 #define SL_WIRE_KEY_FORMAT "64 hex digits or 32 raw bytes (make one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')"
 /* The same, 0 or -errno with a message. */
