@@ -28,7 +28,14 @@ START=$SECONDS
 RPORT=6394	# the fake
 TRAP=6393	# the node it points at
 NODE_PID=()
-HWM_MAX_KB=$((100 * 1024))
+# what the flood may add to the service's peak RSS: the reply is 150 MB,
+# the cap 4 MiB; growth, not the total, so that a sanitizer build's own
+# overhead (ASan's shadow) is not counted
+HWM_MAX_KB=$((64 * 1024))
+# a sanitizer build keeps freed memory aside (ASan's quarantine, 256 MB):
+# the service's peak would be that, not what it holds; a small one keeps
+# the peak the program's own (no effect on other builds)
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
 
 cat >"$SL_TMP/rules.yaml" <<'EOF'
 rules:
@@ -194,6 +201,9 @@ body() {
 	fi
 
 	# ---- 3: a server that floods ----
+	# the peak from here on: VmHWM reset to the RSS now (clear_refs 5)
+	echo 5 >"/proc/$pid/clear_refs"
+	rss0=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status")
 	echo flood >"$SL_TMP/mode"
 	sleep 5.5	# past the store's backoff: the next check asks it
 	ok=1
@@ -204,12 +214,13 @@ body() {
 		sleep 5.5
 	done
 	hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$pid/status")
-	diag "flooding store: the service's VmHWM ${hwm} kB"
+	diag "flooding store: the service's VmHWM ${hwm} kB, from ${rss0} kB"
+	[ -n "$hwm" ] && [ -n "$rss0" ] && hwm=$((hwm - rss0))
 	tap_eq "a 150 MB reply: checks decided locally (fail open)" "$ok" 1
 	if [ -n "$hwm" ] && [ "$hwm" -lt "$HWM_MAX_KB" ]; then
-		tap_ok "... and the service's peak RSS stays under $((HWM_MAX_KB / 1024)) MiB (${hwm} kB)"
+		tap_ok "... and the service's peak RSS grows by under $((HWM_MAX_KB / 1024)) MiB (${hwm} kB)"
 	else
-		tap_fail "... and the service's peak RSS stays under $((HWM_MAX_KB / 1024)) MiB" "VmHWM ${hwm} kB"
+		tap_fail "... and the service's peak RSS grows by under $((HWM_MAX_KB / 1024)) MiB" "VmHWM grew ${hwm} kB"
 	fi
 
 	sl_stop "$pid"
