@@ -27,6 +27,11 @@ import sys
 # list, the one place to change when the layout changes. bytes_per_client
 # is their fdinfo memlock added up, over the entries of the first.
 CLIENT_MAPS = ["sl_clients"]
+# The clients the default table is for (include/slicelimit.h,
+# SL_DEFAULT_CLIENTS): bytes_per_client divides by them, not by the
+# table's entries, which add per-CPU spare (user/core/instance_maps.h,
+# SL_LRU_LOCAL_FREE a CPU), so that what more CPUs cost shows there.
+DEFAULT_CLIENTS = 262144
 
 # bench_xdp's cases (bench/bench_xdp.c, add_case) behind each field
 CASES = {
@@ -88,8 +93,13 @@ def bench_fields(obj, res):
     if missing:
         raise KeyError("no client map %s in bench_xdp's output" % ", ".join(missing))
     entries = maps[CLIENT_MAPS[0]]["max_entries"]
+    if entries < DEFAULT_CLIENTS:
+        raise ValueError("%s has %d entries, fewer than the %d clients of "
+                         "the default table" % (CLIENT_MAPS[0], entries,
+                                                DEFAULT_CLIENTS))
     memlock = sum(maps[n]["memlock"] for n in CLIENT_MAPS)
-    obj["bytes_per_client"] = round(memlock / entries, 1)
+    obj["bytes_per_client"] = round(memlock / DEFAULT_CLIENTS, 1)
+    obj["bytes_per_entry"] = round(memlock / entries, 1)
     obj["client_maps"] = {n: {"memlock": maps[n]["memlock"],
                               "max_entries": maps[n]["max_entries"],
                               "value_size": maps[n]["value_size"]}
@@ -215,6 +225,10 @@ def problems(objs):
     return out
 
 
+def fmt1(v):
+    return "-" if v is None else "%.1f" % v
+
+
 def cell(o, field, spec="%s"):
     """A figure as the table shows it: a failed step's figure (a race
     cut short still has the cases it finished) says so."""
@@ -245,14 +259,20 @@ def markdown(objs, command, bench_args, date):
            "|---|---|---|---|---|---|---|---|---|---|"]
     for o in objs:
         out.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            o["cpus"], cell(o, "bytes_per_client", "%.0f"),
+            o["cpus"], cell(o, "bytes_per_client", "%.1f"),
             cell(o, "accept_x_drop"), cell(o, "over_limit_x_drop"),
             cell(o, "no_rule_x_drop"), cell(o, "sync_round_ms"),
             cell(o, "aggregation_ms"), cell(o, "nfr1_max_ratio"),
             cell(o, "nfr2_false_rejects"), cell(o, "race_extra_units")))
-    out += ["", "bytes/client: fdinfo memlock of %s over the entries of %s "
-            "(the default 262,144-entry table)." % (", ".join(CLIENT_MAPS),
-                                                    CLIENT_MAPS[0]),
+    out += ["", "bytes/client: fdinfo memlock of %s over the {:,} clients "
+            "the default table holds; its entries add a per-CPU spare for "
+            "the LRU's free lists (%s)."
+            .format(DEFAULT_CLIENTS) % (", ".join(CLIENT_MAPS), "; ".join(
+                "%d CPUs: %s entries, %s bytes an entry" % (
+                    o["cpus"], "{:,}".format(o["client_maps"][CLIENT_MAPS[0]]
+                                             ["max_entries"]),
+                    fmt1(o.get("bytes_per_entry")))
+                for o in objs if o.get("client_maps"))),
             "NFR-1: the most accepted in any window over the limit, worst "
             "adversarial client; NFR-2: rejects of compliant clients "
             "(traces through the exact sliding log). Every trace deals "
