@@ -94,18 +94,28 @@ static void test_limit_two_cpus_node_total_at_limit(void **state)
 #define SL_RACE_LIMIT	20000	/* frozen clock, packets: units of the run */
 #define SL_RACE_SMALL	1000	/* frozen clock, the other cases */
 #define SL_RACE_MOVING	500	/* moving clock: per 1 s window */
-#define SL_RACE_STEP_MS	20	/* the clock moves this much per run */
-#define SL_RACE_SPAN_MS	2000	/* ... over this much model time */
+#define SL_RACE_SPAN_MS	2000	/* moving clock: over this much model time */
 #define SL_RACE_BYTES	100	/* frame length of the bytes cases */
-/* One run of every CPU sends about this many packets, each CPU's run a
- * share of it (runs of 64 on 2 CPUs), and no run is shorter than
- * SL_RACE_RUN_MIN: a case's work stays about the same from 2 CPUs up,
- * so that a 64-CPU VM under TCG finishes the table. The bounds do not
- * depend on how many packets are sent, only on the CPUs and the model
- * time, so the check stays exact.
+#define SL_RACE_RUN	64	/* packets a BPF_PROG_TEST_RUN */
+
+/* How far the moving clock steps: every CPU makes a run a step, so a
+ * case makes CPUs x span / step runs. Under TCG a run costs mostly its
+ * syscall, not its packets, and the runs of 64 CPUs at 20 ms steps did
+ * not fit the 64-CPU VM's time limit. The step grows with the CPUs
+ * (20 ms on 2 CPUs, as on the host; 200 ms, ten steps, from 16 CPUs
+ * up), each a divisor of the 1 s window so that windows hold whole
+ * steps; the bounds take the step, so the check stays exact.
  */
-#define SL_RACE_RUN_ALL	128
-#define SL_RACE_RUN_MIN	4
+static __u64 race_step_ms(int ncpu)
+{
+	static const __u64 steps[] = { 20, 25, 40, 50, 100, 200 };
+	unsigned i;
+
+	for (i = 0; i < sizeof(steps) / sizeof(*steps) - 1; i++)
+		if (steps[i] >= 10 * (__u64)ncpu)
+			break;
+	return steps[i];
+}
 
 struct racer {
 	struct fixture *f;
@@ -113,9 +123,8 @@ struct racer {
 	pthread_barrier_t *start;
 	int cpu;
 	__u32 packets;
-	__u32 run;		/* packets a BPF_PROG_TEST_RUN */
 	bool clock;		/* this racer moves the model clock */
-	__u64 t0, t_end;
+	__u64 t0, t_end, step_ms;
 	int err;
 };
 
@@ -127,13 +136,13 @@ static void *race_one_cpu(void *arg)
 	r->err = sl_pin_to_cpu(r->cpu);
 	pthread_barrier_wait(r->start);
 	/* short runs, so that every CPU is inside the program at once */
-	for (done = 0; done < r->packets && !r->err; done += r->run, run++) {
+	for (done = 0; done < r->packets && !r->err; done += SL_RACE_RUN, run++) {
 		if (r->clock) {
-			r->t_end = r->t0 + (__u64)run * SL_RACE_STEP_MS;
+			r->t_end = r->t0 + (__u64)run * r->step_ms;
 			set_time(r->f, r->t_end);
 		}
 		r->err = sl_instance_run(&r->f->in, false, -1, r->p->b,
-					 r->p->len, r->run, &retval, NULL);
+					 r->p->len, SL_RACE_RUN, &retval, NULL);
 	}
 	return NULL;
 }
@@ -149,7 +158,7 @@ struct race_case {
  * the count can reach the limit.
  */
 static __u64 race_bound_counted(const struct race_case *c, __u64 limit,
-				int ncpu, __u64 t0, __u64 t_end)
+				int ncpu, __u64 t0, __u64 t_end, __u64 step_ms)
 {
 	__u64 extra = ncpu - 1, windows, span = t_end - t0;
 
@@ -176,7 +185,7 @@ static __u64 race_bound_counted(const struct race_case *c, __u64 limit,
 		return windows * (limit + limit / (SL_RECORDS - 2) + 1 +
 				  (SL_RECORDS + 1) * extra);
 	if (!strcmp(c->algorithm, "sliding-log"))
-		return windows * (limit + 1000 / SL_RACE_STEP_MS * extra);
+		return windows * (limit + 1000 / step_ms * extra);
 	return windows * (2 * limit + 11 * extra);
 }
 
@@ -186,9 +195,9 @@ static __u64 race_bound_counted(const struct race_case *c, __u64 limit,
  * (include/sl_newcomer.h).
  */
 static __u64 race_bound(const struct race_case *c, __u64 limit, int ncpu,
-			__u64 t0, __u64 t_end)
+			__u64 t0, __u64 t_end, __u64 step_ms)
 {
-	return race_bound_counted(c, limit, ncpu, t0, t_end) + ncpu - 1;
+	return race_bound_counted(c, limit, ncpu, t0, t_end, step_ms) + ncpu - 1;
 }
 
 /* The rule of a case: `limit` packets' worth of units a window (a
@@ -226,7 +235,7 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 	pthread_t *th;
 	int ncpu = 0, cpu, i, bad = 0, n = 0;
 	unsigned a, u, m;
-	__u32 run;
+	__u64 step_ms;
 
 	r = calloc(CPU_SETSIZE, sizeof(*r));
 	th = calloc(CPU_SETSIZE, sizeof(*th));
@@ -237,9 +246,7 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 			r[ncpu++].cpu = cpu;
 	if (ncpu < 2)
 		skip();
-	run = SL_RACE_RUN_ALL / ncpu;
-	if (run < SL_RACE_RUN_MIN)
-		run = SL_RACE_RUN_MIN;
+	step_ms = race_step_ms(ncpu);
 	for (a = 0; a < sizeof(algorithms) / sizeof(*algorithms); a++)
 	for (u = 0; u < sizeof(units) / sizeof(*units); u++)
 	for (m = 0; m < 2; m++) {
@@ -277,16 +284,16 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 			r[i].start = &start;
 			r[i].clock = m && i == 0;
 			r[i].t0 = r[i].t_end = t0;
+			r[i].step_ms = step_ms;
 			r[i].err = 0;
 			/* frozen: twice the limit in all, rounded up to
 			 * whole runs; moving: a run per step of the clock
-			 * over the span, on 2 CPUs about six times the
-			 * limit a window
+			 * over the span, many times the limit a window
 			 */
-			per = m ? SL_RACE_SPAN_MS / SL_RACE_STEP_MS * run :
-			      (2 * limit / ncpu + run - 1) / run * run;
+			per = m ? SL_RACE_SPAN_MS / step_ms * SL_RACE_RUN :
+			      (2 * limit / ncpu + SL_RACE_RUN - 1) /
+			      SL_RACE_RUN * SL_RACE_RUN;
 			r[i].packets = per;
-			r[i].run = run;
 			sent += per;
 			assert_int_equal(pthread_create(&th[i], NULL, race_one_cpu, &r[i]), 0);
 		}
@@ -297,17 +304,18 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 		clock_gettime(CLOCK_MONOTONIC, &ts1);
 		pthread_barrier_destroy(&start);
 		s = stats_of(f, name);
-		bound = race_bound(&c, limit, ncpu, t0, r[0].t_end);
+		bound = race_bound(&c, limit, ncpu, t0, r[0].t_end, step_ms);
 		/* one JSON line per case: make bench-cpus records them */
 		print_message("{\"cpus\": %d, \"algorithm\": \"%s\", \"unit\": \"%s\", "
 			      "\"clock\": \"%s\", \"sent\": %llu, \"passed\": %llu, "
-			      "\"limit\": %llu, \"bound\": %llu, \"run\": %u, "
+			      "\"limit\": %llu, \"bound\": %llu, \"step_ms\": %llu, "
 			      "\"ms\": %lld}\n", ncpu,
 			      c.algorithm, c.unit, m ? "moving" : "frozen",
 			      (unsigned long long)sent,
 			      (unsigned long long)s.passed,
 			      (unsigned long long)limit,
-			      (unsigned long long)bound, run,
+			      (unsigned long long)bound,
+			      (unsigned long long)(m ? step_ms : 0),
 			      (long long)(ts1.tv_sec - ts0.tv_sec) * 1000 +
 			      (ts1.tv_nsec - ts0.tv_nsec) / 1000000);
 		if (s.passed + s.dropped != sent || s.passed < limit ||
