@@ -154,7 +154,11 @@ struct sl_rule {
 	__u8 continues;		/* after this rule passes a packet, apply the
 				 * next rule that matches it too (stacking a
 				 * per-prefix rule on a per-address one) */
-	__u8 pad[3];
+	__u8 api_key_is_address;	/* userspace only: a check API key that
+				 * parses as an address charges that
+				 * address's packet state; else it is
+				 * hashed like any other key */
+	__u8 pad[2];
 	__u64 bucket_capacity;	/* token-bucket: burst, in units */
 	__u64 token_ns;		/* token-bucket: refill interval per unit */
 	struct sl_addr src;

@@ -49,10 +49,12 @@ static void check_accepted(const struct sl_service_config *c)
 		fail("no rules path, or not terminated");
 	if (c->clients > (1u << 26))
 		fail("clients above 2^26");
-	if (strnlen(c->http_listen, sizeof(c->http_listen)) >= sizeof(c->http_listen))
+	if (strnlen(c->http.listen, sizeof(c->http.listen)) >= sizeof(c->http.listen))
 		fail("http listen not terminated");
-	if (c->http_enabled != !!strcmp(c->http_listen, "off"))
-		fail("http enabled disagrees with listen");
+	if (c->http.tcp_enabled && !c->http.token[0])
+		fail("a TCP listener without a token");
+	if (c->http.socket_enabled && c->http.socket[0] != '/')
+		fail("a socket path that is not absolute");
 	if (!c->sync.enabled)
 		return;
 	if (c->sync.node < 1 || c->sync.node > 65535)

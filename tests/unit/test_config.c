@@ -53,6 +53,7 @@ static void test_config_full_file_parsed(void **state)
 		"keep_attached: true\n"
 		"http:\n"
 		"  listen: '[::1]:8081'\n"
+		"  token_file: tok\n"
 		"sync:\n"
 		"  node: 2\n"
 		"  layout: split-quota\n"
@@ -69,8 +70,9 @@ static void test_config_full_file_parsed(void **state)
 	assert_string_equal(cfg.rules_path, "/etc/slicelimit/rules.yaml");
 	assert_int_equal(cfg.clients, 1u << 26);
 	assert_true(cfg.keep_attached);
-	assert_true(cfg.http_enabled);
-	assert_string_equal(cfg.http_listen, "[::1]:8081");
+	assert_true(cfg.http.tcp_enabled);
+	assert_string_equal(cfg.http.listen, "[::1]:8081");
+	assert_string_equal(cfg.http.token, "s3cret-token");
 	assert_true(cfg.sync.enabled);
 	assert_int_equal(cfg.sync.node, 2);
 	assert_int_equal(cfg.sync.layout, SL_LAYOUT_SPLIT_QUOTA);
@@ -105,8 +107,12 @@ static void test_config_defaults(void **state)
 	assert_int_equal(cfg.nr_devices, 0);
 	assert_int_equal(cfg.clients, 0);	/* the loader's default */
 	assert_false(cfg.keep_attached);
-	assert_true(cfg.http_enabled);
-	assert_string_equal(cfg.http_listen, "127.0.0.1:8080");
+	/* the Unix socket, and no TCP unless asked for */
+	assert_true(cfg.http.socket_enabled);
+	assert_string_equal(cfg.http.socket, "/run/slicelimit/api.sock");
+	assert_int_equal(cfg.http.socket_mode, 0660);
+	assert_false(cfg.http.tcp_enabled);
+	assert_int_equal(cfg.http.timeout_s, 10);
 	assert_false(cfg.sync.enabled);
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
 			      "  key_file: k\n"), 0);
@@ -121,8 +127,9 @@ static void test_config_defaults(void **state)
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: bounded\n  backend: redis\n"
 		     "  url: redis://127.0.0.1:6379\n", 3, "sync.nodes",
 		     "bounded over Redis needs the number of nodes");
-	assert_int_equal(load("rules: r.yaml\nhttp: { listen: off }\n"), 0);
-	assert_false(cfg.http_enabled);
+	assert_int_equal(load("rules: r.yaml\nhttp: { listen: off, socket: off }\n"), 0);
+	assert_false(cfg.http.tcp_enabled);
+	assert_false(cfg.http.socket_enabled);
 }
 
 /* clients: had no range check; 4294967297 became 1 */
@@ -306,6 +313,39 @@ static void secret_file_refused(const char *field, const char *yaml_fmt,
 	unlink(path);
 }
 
+/* The check API: a Unix socket unless told otherwise; TCP only with a
+ * token, and a TCP listener without one is refused saying what to add.
+ */
+static void test_config_http_tcp_needs_a_token(void **state)
+{
+	expect_error("rules: r.yaml\nhttp:\n  listen: 127.0.0.1:8080\n", 3,
+		     "http.listen", "TCP needs http.token_file");
+	expect_error("rules: r.yaml\nhttp:\n  token_file: tok\n", 3,
+		     "http.token_file", "only with http.listen");
+	assert_int_equal(load("rules: r.yaml\nhttp:\n  listen: 127.0.0.1:8080\n"
+			      "  token_file: tok\n  socket: off\n  timeout: 5s\n"
+			      "  connections_per_ip: 4\n"), 0);
+	assert_true(cfg.http.tcp_enabled);
+	assert_false(cfg.http.socket_enabled);
+	assert_string_equal(cfg.http.token, "s3cret-token");
+	assert_int_equal(cfg.http.timeout_s, 5);
+	assert_int_equal(cfg.http.per_ip, 4);
+	assert_int_equal(load("rules: r.yaml\nhttp:\n  socket: /run/x/api.sock\n"
+			      "  socket_mode: \"0666\"\n  socket_group: root\n"), 0);
+	assert_string_equal(cfg.http.socket, "/run/x/api.sock");
+	assert_int_equal(cfg.http.socket_mode, 0666);
+	assert_true(cfg.http.socket_group_set);
+	assert_int_equal(cfg.http.socket_gid, 0);
+	expect_error("rules: r.yaml\nhttp:\n  socket: api.sock\n", 3,
+		     "http.socket", "not an absolute path");
+	expect_error("rules: r.yaml\nhttp:\n  socket_mode: rw\n", 3,
+		     "http.socket_mode", "not an octal file mode");
+	expect_error("rules: r.yaml\nhttp:\n  socket_group: no-such-group-x\n", 3,
+		     "http.socket_group", "no group");
+	expect_error("rules: r.yaml\nhttp:\n  timeout: 1h\n", 3,
+		     "http.timeout", "from 1s to 300s");
+}
+
 static void test_config_secret_files_checked_on_the_open_descriptor(void **state)
 {
 	if (geteuid()) {
@@ -320,6 +360,9 @@ static void test_config_secret_files_checked_on_the_open_descriptor(void **state
 			    "rules: r.yaml\nsync:\n  node: 1\n"
 			    "  backend: redis\n  url: redis://127.0.0.1:6379\n"
 			    "  password_file: %s\n", 6, "s3cret pass\n");
+	secret_file_refused("http.token_file",
+			    "rules: r.yaml\nhttp:\n  listen: 127.0.0.1:1\n"
+			    "  token_file: %s\n", 4, "t0ken\n");
 }
 
 /* A config that asks for sync and cannot sync is refused, not run
@@ -378,7 +421,14 @@ static int in_key_dir(void **state)
 		return -1;
 	fputs("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n", f);
 	fclose(f);
-	return chmod("k", 0600);
+	if (chmod("k", 0600))
+		return -1;
+	f = fopen("tok", "w");
+	if (!f)
+		return -1;
+	fputs("s3cret-token\n", f);
+	fclose(f);
+	return chmod("tok", 0600);
 }
 
 static int out_of_key_dir(void **state)
@@ -389,6 +439,7 @@ static int out_of_key_dir(void **state)
 	if (!getcwd(dir, sizeof(dir)))
 		return -1;
 	unlink("k");
+	unlink("tok");
 	if (chdir("/"))
 		return -1;
 	return rmdir(dir);
@@ -445,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_config_redis_password_read_from_file_never_world_readable),
 		cmocka_unit_test(test_config_key_file_refused_when_others_may_read_it),
 		cmocka_unit_test(test_config_secret_files_checked_on_the_open_descriptor),
+		cmocka_unit_test(test_config_http_tcp_needs_a_token),
 		cmocka_unit_test(test_config_sync_that_cannot_run_refused),
 		cmocka_unit_test(test_config_redis_cluster_only_when_configured),
 	};

@@ -89,7 +89,7 @@ static int run_check(const char *path)
 	json_object *problems = json_object_new_array();
 	json_object *warnings = json_object_new_array();
 	unsigned total;
-	bool ok;
+	bool ok, cfg_ok;
 	int err;
 
 	if (!pb) {
@@ -99,7 +99,7 @@ static int run_check(const char *path)
 		return SL_EXIT_FAIL;
 	}
 	err = sl_config_parse_file(path, &cfg, pb);
-	ok = !err;
+	ok = cfg_ok = !err;
 	total = pb->total;
 	if (pb->oom)
 		pr_error("%s: out of memory", path);
@@ -128,6 +128,12 @@ static int run_check(const char *path)
 		json_object_object_add(o, "config", json_object_new_string(path));
 		json_object_object_add(o, "rules", cfg.rules_path[0] ?
 			json_object_new_string(cfg.rules_path) : NULL);
+		json_object_object_add(o, "http", cfg_ok ?
+			sl_http_listeners_to_json(
+				cfg.http.socket_enabled ? cfg.http.socket : "",
+				cfg.http.socket_mode,
+				cfg.http.tcp_enabled ? cfg.http.listen : "") :
+			NULL);
 		json_object_object_add(o, "problems", problems);
 		json_object_object_add(o, "warnings", warnings);
 		sl_print_json(o);

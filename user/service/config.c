@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,10 @@ static const char *const config_keys[] = {
 	"devices", "rules", "clients", "keep_attached", "http", "sync", NULL,
 };
 static const char *const device_keys[] = { "name", "mode", NULL };
-static const char *const http_keys[] = { "listen", NULL };
+static const char *const http_keys[] = {
+	"socket", "socket_mode", "socket_group", "listen", "token_file",
+	"timeout", "connections_per_ip", NULL,
+};
 static const char *const sync_keys[] = {
 	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
 	"url", "nodes", "password_file", "username", "cluster",
@@ -216,44 +220,63 @@ static bool is_own_address(const struct sockaddr_storage *peer,
  * secret (core/secret_file.h). One line; a trailing newline (as `echo`
  * writes it) is not part of it.
  */
-static void read_password(const struct sl_yctx *c, const struct sl_ynode *v,
-			  const char *path, struct sl_sync_config *sc)
+/* The one line of a secret file (the Redis password, the API token) into
+ * OUT (SIZE bytes with its NUL), the file checked as sl_secret_open()
+ * does. The length, or 0 (reported at FIELD).
+ */
+static size_t read_secret_line(const struct sl_yctx *c,
+			       const struct sl_ynode *v, const char *field,
+			       const char *path, char *out, size_t size)
 {
-	char buf[sizeof(sc->password) + 1];
+	/* the longest secret (the Redis password), one byte more to see
+	 * that it is too long, and its NUL
+	 */
+	char buf[514];
 	enum sl_secret_problem problem;
 	struct stat st;
 	ssize_t n;
 	int fd;
 
+	if (size + 1 > sizeof(buf))
+		size = sizeof(buf) - 1;
 	fd = sl_secret_open(path, &st, &problem);
 	if (fd < 0) {
 		sl_secret_describe(buf, sizeof(buf), path, fd, &st, problem);
-		sl_yaml_bad(c, v, "sync.password_file", "%s", buf);
-		return;
+		sl_yaml_bad(c, v, field, "%s", buf);
+		return 0;
 	}
-	n = read(fd, buf, sizeof(buf));
+	n = read(fd, buf, size + 1);
 	if (n < 0) {
-		sl_yaml_bad(c, v, "sync.password_file", "cannot read '%s': %s",
-			    path, strerror(errno));
+		sl_yaml_bad(c, v, field, "cannot read '%s': %s", path,
+			    strerror(errno));
+		n = 0;
 		goto out;
 	}
 	if (n > 0 && buf[n - 1] == '\n')
 		n--;
 	if (n > 0 && buf[n - 1] == '\r')
 		n--;
-	if (!n || (size_t)n >= sizeof(sc->password) || memchr(buf, '\n', n) ||
+	if (!n || (size_t)n >= size || memchr(buf, '\n', n) ||
 	    memchr(buf, 0, n)) {
-		sl_yaml_bad(c, v, "sync.password_file", "'%s' must hold the password on one line, 1 to %zu bytes",
-			    path, sizeof(sc->password) - 1);
+		sl_yaml_bad(c, v, field, "'%s' must hold the secret on one line, 1 to %zu bytes",
+			    path, size - 1);
+		n = 0;
 		goto out;
 	}
-	memcpy(sc->password, buf, n);
-	sc->password[n] = 0;
-	sc->auth = true;
+	memcpy(out, buf, n);
+	out[n] = 0;
 out:
 	/* the copy on the stack is not left behind */
 	explicit_bzero(buf, sizeof(buf));
 	close(fd);
+	return n;
+}
+
+static void read_password(const struct sl_yctx *c, const struct sl_ynode *v,
+			  const char *path, struct sl_sync_config *sc)
+{
+	sc->auth = read_secret_line(c, v, "sync.password_file", path,
+				    sc->password, sizeof(sc->password)) > 0;
 }
 
 /* sync.layout (bounded when not given); the node of "central", which
@@ -475,11 +498,124 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	read_sync_nodes(c, y, sc);
 }
 
+/* http.socket: a path, or "off"; its mode and group. */
+static void read_http_socket(const struct sl_yctx *c, const struct sl_ynode *y,
+			     struct sl_http_config *hc)
+{
+	const struct sl_ynode *v;
+	const char *text = SL_HTTP_SOCKET_DEFAULT;
+	unsigned long mode;
+	char *end;
+
+	if ((v = sl_yaml_get(y, "socket")) &&
+	    !sl_yaml_text(c, v, "http.socket", 4095, &text))
+		return;
+	if (strcmp(text, "off")) {
+		if (text[0] != '/' || strlen(text) >= sizeof(hc->socket))
+			sl_yaml_bad(c, v, "http.socket", "'%s' is not an absolute path of at most %zu bytes (a Unix socket's), or off",
+				    text, sizeof(hc->socket) - 1);
+		else
+			hc->socket_enabled = true;
+		snprintf(hc->socket, sizeof(hc->socket), "%s", text);
+	}
+	hc->socket_mode = 0660;
+	if ((v = sl_yaml_get(y, "socket_mode")) &&
+	    sl_yaml_text(c, v, "http.socket_mode", 15, &text)) {
+		errno = 0;
+		mode = strtoul(text, &end, 8);
+		if (!*text || *end || errno || mode > 0777)
+			sl_yaml_bad(c, v, "http.socket_mode", "'%s' is not an octal file mode (\"0660\": the owner and the group may connect)",
+				    text);
+		else
+			hc->socket_mode = mode;
+	}
+	if ((v = sl_yaml_get(y, "socket_group")) &&
+	    sl_yaml_text(c, v, "http.socket_group", 63, &text)) {
+		struct group *g = getgrnam(text);
+
+		if (!g)
+			sl_yaml_bad(c, v, "http.socket_group", "no group '%s' on this host (the group of nginx's workers, www-data or nginx)",
+				    text);
+		else {
+			hc->socket_group_set = true;
+			hc->socket_gid = g->gr_gid;
+		}
+	}
+}
+
+/* http.listen (TCP, only when given) and the token it needs. */
+static void read_http_tcp(const struct sl_yctx *c, const struct sl_ynode *y,
+			  struct sl_http_config *hc)
+{
+	const struct sl_ynode *v, *listen;
+	const char *text;
+	uint64_t n;
+
+	hc->per_ip = 32;
+	if ((v = sl_yaml_get(y, "connections_per_ip")) &&
+	    sl_yaml_uint(c, v, "http.connections_per_ip", 1, 65535, &n))
+		hc->per_ip = n;
+	if (!(listen = sl_yaml_get(y, "listen")) ||
+	    !sl_yaml_text(c, listen, "http.listen", sizeof(hc->listen) - 1,
+			  &text) || !strcmp(text, "off")) {
+		if ((v = sl_yaml_get(y, "token_file")))
+			sl_yaml_bad(c, v, "http.token_file", "only with http.listen: the Unix socket is guarded by its mode and group");
+		return;
+	}
+	snprintf(hc->listen, sizeof(hc->listen), "%s", text);
+	if (sl_parse_listen(text, &hc->addr)) {
+		sl_yaml_bad(c, listen, "http.listen", "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
+			    text);
+		return;
+	}
+	hc->tcp_enabled = true;
+	if (!(v = sl_yaml_get(y, "token_file"))) {
+		sl_yaml_bad(c, listen, "http.listen", "TCP needs http.token_file: a file (mode 0600) holding the bearer token clients send as 'Authorization: Bearer TOKEN' (or use the Unix socket, http.socket, and no listen)");
+		return;
+	}
+	if (sl_yaml_text(c, v, "http.token_file", sizeof(hc->token_file) - 1,
+			 &text)) {
+		snprintf(hc->token_file, sizeof(hc->token_file), "%s", text);
+		read_secret_line(c, v, "http.token_file", text, hc->token,
+				 sizeof(hc->token));
+	}
+}
+
+static void read_http(const struct sl_yctx *c, const struct sl_ynode *y,
+		      struct sl_http_config *hc)
+{
+	const struct sl_ynode *v;
+	const char *text;
+	uint64_t ms = 10000;
+
+	hc->timeout_s = 10;
+	hc->per_ip = 32;
+	hc->socket_mode = 0660;
+	if (!y) {
+		hc->socket_enabled = true;
+		snprintf(hc->socket, sizeof(hc->socket), "%s",
+			 SL_HTTP_SOCKET_DEFAULT);
+		return;
+	}
+	if (!sl_yaml_check_keys(c, y, "http", http_keys))
+		return;
+	read_http_socket(c, y, hc);
+	read_http_tcp(c, y, hc);
+	if ((v = sl_yaml_get(y, "timeout")) &&
+	    sl_yaml_text(c, v, "http.timeout", 31, &text)) {
+		if (sl_parse_duration_ms(text, &ms) || ms < 1000 || ms > 300000)
+			sl_yaml_bad(c, v, "http.timeout", "'%s' is not a duration from 1s to 300s (10s)",
+				    text);
+		else
+			hc->timeout_s = (ms + 999) / 1000;
+	}
+}
+
 int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 			   struct sl_service_config *cfg, struct sl_problems *pb)
 {
 	const struct sl_yctx c = { .pb = pb };
-	const char *listen = "127.0.0.1:8080", *text;
+	const char *text;
 	const struct sl_ynode *v;
 	struct sl_ynode *root;
 	uint64_t n;
@@ -509,17 +645,7 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 		cfg->clients = n;
 	if ((v = sl_yaml_get(root, "keep_attached")))
 		sl_yaml_bool(&c, v, "keep_attached", &cfg->keep_attached);
-	if ((v = sl_yaml_get(root, "http")) &&
-	    sl_yaml_check_keys(&c, v, "http", http_keys) &&
-	    (v = sl_yaml_get(v, "listen")) &&
-	    !sl_yaml_text(&c, v, "http.listen", sizeof(cfg->http_listen) - 1,
-			  &listen))
-		listen = "off";
-	snprintf(cfg->http_listen, sizeof(cfg->http_listen), "%s", listen);
-	cfg->http_enabled = strcmp(listen, "off") != 0;
-	if (cfg->http_enabled && sl_parse_listen(listen, &cfg->http_addr))
-		sl_yaml_bad(&c, v, "http.listen", "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
-			    listen);
+	read_http(&c, sl_yaml_get(root, "http"), &cfg->http);
 	if ((v = sl_yaml_get(root, "sync")))
 		read_sync(&c, v, &cfg->sync);
 out:

@@ -7,8 +7,14 @@
  *   rules: /etc/slicelimit/rules.yaml  # applied at start and on SIGHUP
  *   clients: 262144           # client table capacity (first load only)
  *   keep_attached: false      # true: leave the programs enforcing at stop
- *   http:
- *     listen: 127.0.0.1:8080  # the check API and /metrics; "off": none
+ *   http:                     # the check API and /metrics
+ *     socket: /run/slicelimit/api.sock   # the default listener; "off": none
+ *     socket_mode: "0660"     # who may connect: the file's mode ...
+ *     socket_group: www-data  # ... and group (nginx's workers)
+ *     listen: 127.0.0.1:8080  # TCP as well, only when given: needs token_file
+ *     token_file: /etc/slicelimit/api.token  # Authorization: Bearer TOKEN
+ *     timeout: 10s            # a connection idle this long is closed
+ *     connections_per_ip: 32  # TCP connections one address may hold
  *   sync:                     # optional: count each client with peers
  *     node: 1                 # this node's id, unique in the fleet
  *     layout: delayed-sync    # split-quota, predictive; or central
@@ -78,15 +84,35 @@ struct sl_sync_config {
 	size_t max_reply;		/* bytes of one reply */
 };
 
+#define SL_HTTP_SOCKET_DEFAULT	"/run/slicelimit/api.sock"
+#define SL_HTTP_TOKEN_MAX	256
+
+/* The check API's listeners and who may use them. */
+struct sl_http_config {
+	bool socket_enabled;		/* http.socket is not "off" */
+	char socket[108];		/* sun_path */
+	unsigned socket_mode;		/* of the socket file */
+	bool socket_group_set;
+	unsigned socket_gid;		/* http.socket_group, resolved */
+	bool tcp_enabled;		/* http.listen given, not "off" */
+	struct sockaddr_storage addr;
+	char listen[128];
+	/* the bearer token every TCP request must carry, read from
+	 * token_file at parse time as the Redis password is
+	 */
+	char token_file[4096];
+	char token[SL_HTTP_TOKEN_MAX + 1];
+	unsigned timeout_s;
+	unsigned per_ip;		/* TCP connections per client address */
+};
+
 struct sl_service_config {
 	struct sl_config_device devices[SL_MAX_DEVICES];
 	unsigned nr_devices;
 	char rules_path[4096];
 	unsigned clients;
 	bool keep_attached;
-	bool http_enabled;
-	struct sockaddr_storage http_addr;
-	char http_listen[128];
+	struct sl_http_config http;
 	struct sl_sync_config sync;
 };
 

@@ -188,8 +188,8 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		refused(st, next.rules_path, "not valid");
 		return;
 	}
-	if (strcmp(next.http_listen, cfg->http_listen))
-		pr_warn("http.listen changed: takes effect at the next start");
+	if (memcmp(&next.http, &cfg->http, sizeof(next.http)))
+		pr_warn("http changed: takes effect at the next start");
 	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
 		pr_warn("sync changed: takes effect at the next start");
 	if (next.clients != cfg->clients)
@@ -221,9 +221,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	}
 	/* keep the listener and the sync we have */
 	next.sync = cfg->sync;
-	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
-	next.http_addr = cfg->http_addr;
-	next.http_enabled = cfg->http_enabled;
+	next.http = cfg->http;
 	*cfg = next;
 	st->reloads_applied++;
 	/* what it manages is its config's again */
@@ -366,15 +364,35 @@ static int start_central(struct run *r)
 
 static int start_http(struct run *r)
 {
-	if (!r->cfg.http_enabled)
+	const struct sl_http_config *hc = &r->cfg.http;
+	int err;
+
+	if (!hc->socket_enabled && !hc->tcp_enabled)
 		return 0;
-	r->http = sl_http_start(&r->cfg.http_addr, &r->checker);
-	if (!r->http) {
-		pr_error("http: cannot listen on %s (in use? a privileged port?)",
-			 r->cfg.http_listen);
-		return -EADDRINUSE;
-	}
-	pr_notice("http: listening on %s", r->cfg.http_listen);
+	err = sl_http_start(hc, &r->checker, &r->http);
+	if (err == -EEXIST)
+		pr_error("http: %s is there and is not a socket: remove it or set http.socket",
+			 hc->socket);
+	else if (err == -EADDRINUSE && hc->socket_enabled &&
+		 !hc->tcp_enabled)
+		pr_error("http: an instance answers on %s already (two services? set http.socket)",
+			 hc->socket);
+	else if (err == -EADDRINUSE)
+		pr_error("http: cannot listen on %s%s%s (in use? a privileged port? an instance on the socket?)",
+			 hc->socket_enabled ? hc->socket : "",
+			 hc->socket_enabled && hc->tcp_enabled ? " and " : "",
+			 hc->tcp_enabled ? hc->listen : "");
+	else if (err)
+		pr_error("http: cannot listen on %s: %s", hc->socket,
+			 strerror(-err));
+	if (err)
+		return err;
+	if (hc->socket_enabled)
+		pr_notice("http: listening on %s (mode %04o)", hc->socket,
+			  hc->socket_mode);
+	if (hc->tcp_enabled)
+		pr_notice("http: listening on %s (bearer token required)",
+			  hc->listen);
 	return 0;
 }
 
@@ -562,6 +580,13 @@ int sl_service_run(const char *path)
 		public_url(r.cfg.sync.url, r.st.sync_url,
 				    sizeof(r.st.sync_url));
 	r.st.started_ms = sl_now_tai_ms();
+	if (r.cfg.http.socket_enabled)
+		snprintf(r.st.http_socket, sizeof(r.st.http_socket), "%s",
+			 r.cfg.http.socket);
+	r.st.http_socket_mode = r.cfg.http.socket_mode;
+	if (r.cfg.http.tcp_enabled)
+		snprintf(r.st.http_listen, sizeof(r.st.http_listen), "%s",
+			 r.cfg.http.listen);
 	publish(&r.st);
 	err = start_http(&r);
 	if (err)

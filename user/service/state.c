@@ -74,8 +74,29 @@ static json_object *string_field(const char *f, size_t size)
 	return json_object_new_string_len(f, strnlen(f, size));
 }
 
+json_object *sl_http_listeners_to_json(const char *socket, unsigned mode,
+				       const char *listen)
+{
+	json_object *o = json_object_new_object();
+	char text[8];
+
+	snprintf(text, sizeof(text), "%04o", mode & 0777);
+	json_object_object_add(o, "socket", *socket ?
+			       json_object_new_string(socket) : NULL);
+	json_object_object_add(o, "socket_mode", *socket ?
+			       json_object_new_string(text) : NULL);
+	json_object_object_add(o, "listen", *listen ?
+			       json_object_new_string(listen) : NULL);
+	/* TCP never runs without the token (the config refuses it) */
+	json_object_object_add(o, "token_required",
+			       json_object_new_boolean(*listen != '\0'));
+	return o;
+}
+
 json_object *sl_service_status_to_json(const struct sl_service_status *s)
 {
+	char sock[sizeof(s->st.http_socket) + 1];
+	char listen[sizeof(s->st.http_listen) + 1];
 	const struct sl_service_state *st = &s->st;
 	json_object *o, *last = NULL, *changed = NULL;
 
@@ -113,6 +134,12 @@ json_object *sl_service_status_to_json(const struct sl_service_status *s)
 			       json_object_new_boolean(st->sync_wanted));
 	json_object_object_add(o, "sync_down", st->sync_wanted && st->sync_down[0] ?
 			       string_field(st->sync_down, sizeof(st->sync_down)) : NULL);
+	snprintf(sock, sizeof(sock), "%.*s", (int)sizeof(st->http_socket),
+		 st->http_socket);
+	snprintf(listen, sizeof(listen), "%.*s", (int)sizeof(st->http_listen),
+		 st->http_listen);
+	json_object_object_add(o, "http", sl_http_listeners_to_json(sock,
+			       st->http_socket_mode, listen));
 	return o;
 }
 
@@ -134,6 +161,13 @@ void sl_service_status_print(const struct sl_service_status *s)
 		       (unsigned long long)s->last_refused_ago_ms,
 		       (int)sizeof(st->last_refused_file), st->last_refused_file,
 		       (int)sizeof(st->last_refused_error), st->last_refused_error);
+	if (st->http_socket[0])
+		printf("          api: socket %.*s (mode %04o)\n",
+		       (int)sizeof(st->http_socket), st->http_socket,
+		       st->http_socket_mode & 0777);
+	if (st->http_listen[0])
+		printf("          api: tcp %.*s (bearer token required)\n",
+		       (int)sizeof(st->http_listen), st->http_listen);
 	if (st->sync_wanted && st->sync_down[0])
 		printf("          sync DOWN: %.*s; this node decides on its own counts\n",
 		       (int)sizeof(st->sync_down), st->sync_down);

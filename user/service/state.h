@@ -56,6 +56,10 @@ struct sl_service_state {
 	char rules[256];	/* the rule file its config names, as a full
 				 * path: what a refused `rules apply` points
 				 * the operator to */
+	char http_socket[108];	/* the API's Unix socket; "": none */
+	__u32 http_socket_mode;
+	char http_listen[128];	/* its TCP address (a bearer token on every
+				 * request); "": none */
 };
 
 /* Write st to the pin, creating it (or replacing one of another layout).
@@ -72,6 +76,13 @@ enum sl_service_how sl_service_device_how(const struct sl_service_state *st,
 					  const char *dev);
 /* "attached", "adopted", or NULL for SL_SERVICE_NONE. */
 const char *sl_service_how_name(enum sl_service_how how);
+
+/* The API's listeners as `status --json` and `run --check --json` show
+ * them: {"socket", "socket_mode", "listen", "token_required"}, with null
+ * for a listener that is off ("" here).
+ */
+json_object *sl_http_listeners_to_json(const char *socket, unsigned mode,
+				       const char *listen);
 
 /* The service as `status` shows it: the pinned state, and what is derived
  * from it at one instant, so that the JSON and the text say the same.
