@@ -5,6 +5,7 @@
 #   sl_need TOOL...                   bail out unless every TOOL is on PATH
 #   fake_old_build                    the pinned build record made another build's
 #   sl_api_code / sl_service_wait     the service's API, from the server
+#                                     (curl sends $SL_API_TOKEN: CURL_HOME)
 #   sl_run FUNCTION                   run the script's body, clean up after
 #   sl_netns_setup                    client and server namespaces + veth
 #   sl ARGS...                        slicelimit in the server namespace
@@ -35,6 +36,10 @@ if [ -z "${SL_PRIVATE_BPFFS:-}" ]; then
 		bash "$0" "$@"
 fi
 mount -t bpf bpf /sys/fs/bpf || { echo "not ok - cannot mount a private bpffs"; exit 1; }
+# and a private /run/slicelimit: the API's default socket is there, one per
+# run (a node that unshares its own mount namespace shares this one)
+mkdir -p /run/slicelimit && mount -t tmpfs -o mode=0755 tmpfs /run/slicelimit ||
+	{ echo "not ok - cannot mount a private /run/slicelimit"; exit 1; }
 
 SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SL_PIN=/sys/fs/bpf/slicelimit
@@ -202,6 +207,16 @@ sl_init() {
 			die "cannot build $SL_TRAFFIC"
 	fi
 	SL_TMP=$(mktemp -d "/tmp/$SL_P.XXXXXX")
+	# the check API's bearer token for a TCP listener (http.token_file:
+	# $SL_API_TOKEN_FILE), sent by every curl of the run (CURL_HOME's
+	# .curlrc); python clients read $SL_API_TOKEN
+	SL_API_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	SL_API_TOKEN_FILE=$SL_TMP/api.token
+	(umask 077; echo "$SL_API_TOKEN" >"$SL_API_TOKEN_FILE")
+	mkdir -p "$SL_TMP/curl"
+	printf 'header = "Authorization: Bearer %s"\n' "$SL_API_TOKEN" \
+		>"$SL_TMP/curl/.curlrc"
+	export CURL_HOME=$SL_TMP/curl SL_API_TOKEN SL_API_TOKEN_FILE
 	trap sl_cleanup EXIT
 	trap 'sl_cleanup; exit 130' INT
 	trap 'sl_cleanup; exit 143' TERM

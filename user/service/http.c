@@ -628,13 +628,14 @@ static int start_listener(struct listener *l, struct sl_http *h, int fd,
 }
 
 int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
-		  struct sl_http **out)
+		  struct sl_http **out, bool *socket_failed)
 {
 	struct sl_http *h = calloc(1, sizeof(*h));
 	unsigned threads = worker_threads(checker);
 	unsigned listeners = hc->socket_enabled + hc->tcp_enabled, cap;
 	int fd, err = 0;
 
+	*socket_failed = false;
 	if (!h)
 		return -ENOMEM;
 	h->checker = checker;
@@ -644,6 +645,7 @@ int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
 					  hc->socket_group_set, hc->socket_gid);
 		if (fd < 0) {
 			err = fd;
+			*socket_failed = true;
 			goto fail;
 		}
 		/* from here the file is this instance's to remove */
@@ -652,6 +654,7 @@ int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
 		err = start_listener(&h->sock, h, fd, NULL, hc, threads, cap);
 		if (err) {
 			close(fd);
+			*socket_failed = true;
 			goto fail;
 		}
 	}

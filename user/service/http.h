@@ -25,12 +25,13 @@
 
 struct sl_http;
 
-/* Listen on what HC names. 0, or -EADDRINUSE (the TCP address is taken,
- * or an instance answers on the socket), -EEXIST (something not a socket
- * is at the socket's path), -errno.
+/* Listen on what HC names. 0, or -errno with *SOCKET_FAILED saying
+ * which listener failed: the socket's -EADDRINUSE is an instance
+ * answering on it, -EEXIST something not a socket at its path; TCP's
+ * -EADDRINUSE an address in use (or not this host's).
  */
 int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
-		  struct sl_http **out);
+		  struct sl_http **out, bool *socket_failed);
 void sl_http_stop(struct sl_http *h);
 
 #endif /* SL_HTTP_H */

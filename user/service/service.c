@@ -365,26 +365,24 @@ static int start_central(struct run *r)
 static int start_http(struct run *r)
 {
 	const struct sl_http_config *hc = &r->cfg.http;
+	bool on_socket;
 	int err;
 
 	if (!hc->socket_enabled && !hc->tcp_enabled)
 		return 0;
-	err = sl_http_start(hc, &r->checker, &r->http);
-	if (err == -EEXIST)
+	err = sl_http_start(hc, &r->checker, &r->http, &on_socket);
+	if (err == -EEXIST && on_socket)
 		pr_error("http: %s is there and is not a socket: remove it or set http.socket",
 			 hc->socket);
-	else if (err == -EADDRINUSE && hc->socket_enabled &&
-		 !hc->tcp_enabled)
-		pr_error("http: an instance answers on %s already (two services? set http.socket)",
+	else if (err == -EADDRINUSE && on_socket)
+		pr_error("http: an instance answers on %s already: stop it, or give this one another http.socket",
 			 hc->socket);
-	else if (err == -EADDRINUSE)
-		pr_error("http: cannot listen on %s%s%s (in use? a privileged port? an instance on the socket?)",
-			 hc->socket_enabled ? hc->socket : "",
-			 hc->socket_enabled && hc->tcp_enabled ? " and " : "",
-			 hc->tcp_enabled ? hc->listen : "");
-	else if (err)
+	else if (err && on_socket)
 		pr_error("http: cannot listen on %s: %s", hc->socket,
 			 strerror(-err));
+	else if (err)
+		pr_error("http: cannot listen on %s (in use? not this host's address?)",
+			 hc->listen);
 	if (err)
 		return err;
 	if (hc->socket_enabled)
