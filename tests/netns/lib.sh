@@ -165,9 +165,11 @@ wait_state() {
 }
 
 # sl_api_code PATH: the HTTP status of GET $API PATH, from the server
-# namespace (000: no answer)
+# namespace (000: no answer); curl gets ${SL_API_ARGS[@]} too (e.g.
+# --unix-socket PATH, with API=http://localhost)
+SL_API_ARGS=()
 sl_api_code() {
-	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
+	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "${SL_API_ARGS[@]}" "$API$1"
 }
 
 # sl_service_wait PID LOG: wait (bounded: 10 s) until the service PID

@@ -107,14 +107,17 @@ mn_write_configs() {
 		for j in $(seq 1 "$NODES"); do
 			[ "$j" = "$i" ] || peers="$peers${peers:+, }$(node_sync "$j"):$SYNC_PORT"
 		done
+		# the nodes share /run/slicelimit: a socket each
 		listen='"off"'
 		[ "$i" = 1 ] && [ -n "${MN_HTTP_PORT:-}" ] &&
-			listen=127.0.0.1:$MN_HTTP_PORT
+			listen="127.0.0.1:$MN_HTTP_PORT
+  token_file: $SL_API_TOKEN_FILE"
 		cat >"$SL_TMP/node$i.yaml" <<EOF
 devices:
   - { name: data, mode: xdp }
 rules: $SL_TMP/rules.yaml
 http:
+  socket: /run/slicelimit/api$i.sock
   listen: $listen
 sync:
   node: $i

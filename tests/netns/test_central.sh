@@ -53,7 +53,9 @@ for n in 1 2; do
 devices: []
 rules: $SL_TMP/rules.yaml
 http:
+  socket: /run/slicelimit/api$n.sock
   listen: 127.0.0.1:808$n
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: $n
   layout: central

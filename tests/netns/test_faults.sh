@@ -74,6 +74,7 @@ devices:
 rules: $SL_TMP/running.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 
 ABUSIVE=${CLIENT4[0]}		# abusive across the kill -9
@@ -715,6 +716,7 @@ devices:
 rules: $SL_TMP/running.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 	run_fails "run with a second device that does not exist" "$SL_TMP/two.yaml"
 	tap_eq "... detaches $VETH_S, which it attached, and unpins (ip link, bpftool net, the pin dir)" \

@@ -51,7 +51,9 @@ node_yaml() {
 devices: []
 rules: $SL_TMP/rules.yaml
 http:
+  socket: /run/slicelimit/api$1.sock
   listen: 127.0.0.1:808$1
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: $1
   layout: central

@@ -55,6 +55,7 @@ config() {		# FILE RULES DEVICE...
 		echo "rules: $r"
 		echo "http:"
 		echo "  listen: 127.0.0.1:8080"
+		echo "  token_file: $SL_API_TOKEN_FILE"
 	} >"$f"
 }
 
@@ -104,6 +105,7 @@ $dev
 rules: $SL_TMP/small.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: 1
   listen: $3

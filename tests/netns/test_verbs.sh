@@ -49,6 +49,7 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 
 # healthz: "CODE BODY" of GET /healthz
@@ -142,6 +143,7 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: 1
   interval: 200ms

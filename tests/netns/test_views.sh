@@ -65,6 +65,7 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 
 # req PATH: GET $API PATH from the server namespace; prints the status,
