@@ -152,7 +152,7 @@ body() {
 	in_server "$SL_BIN" run --config "$SL_TMP/node4.yaml" >/dev/null 2>"$SL_TMP/node4.log"
 	got=$?
 	tap_eq "a world-readable password file: run exits 1" "$got" 1
-	if grep -q "node4.yaml:11: sync.password_file: .*readable by every user" "$SL_TMP/node4.log"; then
+	if grep -q "node4.yaml:13: sync.password_file: .*readable by every user" "$SL_TMP/node4.log"; then
 		tap_ok "... naming the file's line and field"
 	else
 		tap_fail "... naming the file's line and field" "$(cat "$SL_TMP/node4.log")"
