@@ -605,7 +605,9 @@ static int start_listener(struct listener *l, struct sl_http *h, int fd,
 	if (fd < 0) {
 		opts[n++] = (struct MHD_OptionItem){
 			MHD_OPTION_SOCK_ADDR, 0, (void *)addr };
-		/* the Unix socket has no address to count by */
+		/* TCP only: a Unix socket's peers have no address to
+		 * count by (who may connect is the file's mode)
+		 */
 		opts[n++] = (struct MHD_OptionItem){
 			MHD_OPTION_PER_IP_CONNECTION_LIMIT, hc->per_ip, NULL };
 	} else {
