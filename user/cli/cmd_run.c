@@ -17,12 +17,14 @@
 #include "core/instance_maps.h"
 #include "core/pin_lock.h"
 #include "rules/rules.h"
+#include "service/privdrop.h"
 #include "service/service.h"
 #include "service/state.h"
 #include "core/yaml_doc.h"
+#include "core/secret_file.h"
 
 static const char run_help[] =
-"Usage: slicelimit run --config FILE\n"
+"Usage: slicelimit run --config FILE [--user USER]\n"
 "       slicelimit run --check --config FILE [--json]\n"
 "\n"
 "--check validates the config and the rule file it names, loading and\n"
@@ -40,6 +42,11 @@ static const char run_help[] =
 "pinned; pins of another\n"
 "build (status: \"program\") get this build's programs, on the maps whose\n"
 "layout is unchanged (the others are recreated, and named).\n"
+"\n"
+"Once attached, the service becomes USER (default: $SLICELIMIT_USER, else\n"
+"slicelimit) with CAP_BPF only, before it parses any input; a root child\n"
+"stays to detach at the stop. A reload then applies rules, not devices.\n"
+"--user root keeps every privilege (warned). Secret files must be USER's.\n"
 "\n"
 "Config (YAML):\n"
 "  devices:\n"
@@ -150,18 +157,22 @@ int do_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 'n' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *config = NULL;
+	struct sl_service_user user;
+	const char *config = NULL, *user_name = getenv("SLICELIMIT_USER");
 	bool check = false;
 	int c;
 
-	while ((c = sl_getopt_long(argc, argv, "c:nh", opts)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "c:nu:h", opts)) != -1) {
 		if (c == 'c')
 			config = optarg;
 		else if (c == 'n')
 			check = true;
+		else if (c == 'u')
+			user_name = optarg;
 		else
 			return sl_usage(run_help, c != 'h');
 	}
@@ -174,9 +185,21 @@ int do_run(int argc, char **argv)
 	 */
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (check)
+	if (!user_name || !user_name[0])
+		user_name = SL_SERVICE_USER;
+	if (check) {
+		/* the secrets as the service will check them, when its user
+		 * exists here (a check may run on another host)
+		 */
+		if (!sl_privdrop_find(user_name, &user) && !user.root)
+			sl_secret_set_service_uid(user.uid);
 		return run_check(config);
-	return sl_service_run(config) ? SL_EXIT_FAIL : SL_EXIT_OK;
+	}
+	if (sl_privdrop_lookup(user_name, &user))
+		return SL_EXIT_FAIL;
+	if (!user.root)
+		sl_secret_set_service_uid(user.uid);
+	return sl_service_run(config, &user) ? SL_EXIT_FAIL : SL_EXIT_OK;
 }
 
 static const char reload_help[] =

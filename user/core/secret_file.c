@@ -6,12 +6,25 @@
 #include <unistd.h>
 #include "core/secret_file.h"
 
+/* The service's user when it drops root to it; 0: it does not. */
+static uid_t service_uid;
+
+void sl_secret_set_service_uid(uid_t uid)
+{
+	service_uid = uid;
+}
+
 static enum sl_secret_problem secret_problem(const struct stat *st)
 {
 	if (!S_ISREG(st->st_mode))
 		return SL_SECRET_NOT_REGULAR;
-	if (st->st_uid != 0 && st->st_uid != geteuid())
+	if (service_uid) {
+		if (st->st_uid != service_uid)
+			return st->st_uid == 0 || st->st_uid == geteuid() ?
+			       SL_SECRET_NOT_SERVICE : SL_SECRET_OWNER;
+	} else if (st->st_uid != 0 && st->st_uid != geteuid()) {
 		return SL_SECRET_OWNER;
+	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return SL_SECRET_WRITABLE;
 	if (st->st_mode & (S_IRGRP | S_IROTH))
@@ -68,7 +81,13 @@ void sl_secret_describe(char *buf, size_t len, const char *path, int err,
 		break;
 	case SL_SECRET_OWNER:
 		snprintf(buf, len, "'%s' is owned by uid %u, not by root or this service's user (uid %u): chown it",
-			 path, (unsigned)st->st_uid, (unsigned)geteuid());
+			 path, (unsigned)st->st_uid,
+			 (unsigned)(service_uid ? service_uid : geteuid()));
+		break;
+	case SL_SECRET_NOT_SERVICE:
+		snprintf(buf, len, "'%s' is owned by uid %u, but the service reads it again as its user (uid %u) when it reloads: chown %u it (mode 600)",
+			 path, (unsigned)st->st_uid, (unsigned)service_uid,
+			 (unsigned)service_uid);
 		break;
 	case SL_SECRET_WRITABLE:
 		snprintf(buf, len, "'%s' is writable by %s (mode %04o): chmod 600 it",

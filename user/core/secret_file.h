@@ -2,7 +2,8 @@
 /*
  * Opening a file that holds a secret (the sync key, the Redis password):
  * the file itself, never a symbolic link to it, owned by root or by the
- * user the service runs as, and neither writable nor readable by its
+ * user the service runs as (only by that user when the service drops
+ * root: sl_secret_set_service_uid), and neither writable nor readable by its
  * group or by others. Everything is checked on the open descriptor
  * (fstat), so the file checked is the file read: a rename or a link
  * swapped in between is not followed.
@@ -20,7 +21,15 @@ enum sl_secret_problem {
 	SL_SECRET_OWNER,	/* owned by neither root nor this user */
 	SL_SECRET_WRITABLE,	/* group or others may write it */
 	SL_SECRET_READABLE,	/* group or others may read it */
+	SL_SECRET_NOT_SERVICE,	/* not the service's user's, though that
+				 * user reads it again on a reload */
 };
+
+/* The service runs as UID once it dropped root, and reads the secrets
+ * again as that user when it reloads: from here on a secret must be that
+ * user's (root's would open now and fail at the next reload).
+ */
+void sl_secret_set_service_uid(uid_t uid);
 
 /* Open `path` read-only without following a symbolic link, and check it.
  * Returns the descriptor; or -errno when it does not open (-ELOOP: the
