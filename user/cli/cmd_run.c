@@ -44,7 +44,7 @@ static const char run_help[] =
 "layout is unchanged (the others are recreated, and named).\n"
 "\n"
 "Once attached, the service becomes USER (default: $SLICELIMIT_USER, else\n"
-"slicelimit) with CAP_BPF only, before it parses any input; a root child\n"
+"slicelimit) with no capabilities, before it parses any input; a root child\n"
 "stays to detach at the stop. A reload then applies rules, not devices.\n"
 "--user root keeps every privilege (warned). Secret files must be USER's.\n"
 "\n"

@@ -89,15 +89,12 @@ int sl_privdrop_apply(const struct sl_service_user *u)
 		pr_error("cannot set no_new_privs: %s", strerror(-err));
 		return err;
 	}
-	capng_clear(CAPNG_SELECT_BOTH);
-	/* kernels before 6.5 refuse every bpf() command, even on a map fd
-	 * the process holds, to one without CAP_BPF while
-	 * kernel.unprivileged_bpf_disabled is set (Debian's default)
+	/* none kept: with unprivileged_bpf_disabled set, kernels since 5.19
+	 * refuse only map creation and program loads to a process without
+	 * CAP_BPF, not the commands on descriptors it holds (map reads and
+	 * writes, BPF_PROG_TEST_RUN), which is all the service does now
 	 */
-	if (capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_BPF)) {
-		pr_error("cannot keep CAP_BPF: this libcap-ng does not know it");
-		return -EINVAL;
-	}
+	capng_clear(CAPNG_SELECT_BOTH);
 	err = capng_change_id((int)u->uid, (int)u->gid,
 			      CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
 	if (err) {

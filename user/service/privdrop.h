@@ -35,10 +35,9 @@ int sl_privdrop_find(const char *name, struct sl_service_user *u);
  */
 int sl_privdrop_runtime_dir(const struct sl_service_user *u);
 /* Become U for good: its uid and gid, no supplementary groups, no new
- * privileges, and of the capabilities only CAP_BPF (effective and
- * permitted; the bounding set emptied, so no exec gets any back). Call
- * before any thread starts: ids and capabilities are per thread. 0 or
- * -errno (reported).
+ * privileges, and no capabilities (effective, permitted, bounding: no
+ * exec gets any back). Call before any thread starts: ids and
+ * capabilities are per thread. 0 or -errno (reported).
  */
 int sl_privdrop_apply(const struct sl_service_user *u);
 

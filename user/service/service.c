@@ -631,7 +631,7 @@ static void tell_monitor(struct run *r, char what)
 }
 
 /* After the attach, before anything parses input: the monitor forked,
- * then this process becomes USER with CAP_BPF only.
+ * then this process becomes USER with no capabilities.
  */
 static int drop_root(struct run *r, const struct sl_service_user *user)
 {
@@ -646,7 +646,7 @@ static int drop_root(struct run *r, const struct sl_service_user *user)
 	err = sl_privdrop_apply(user);
 	if (err)
 		return err;
-	pr_notice("running as user %s (uid %u), with CAP_BPF only", user->name,
+	pr_notice("running as user %s (uid %u), with no capabilities", user->name,
 		  (unsigned)user->uid);
 	return 0;
 }

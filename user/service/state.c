@@ -152,7 +152,7 @@ void sl_service_status_print(const struct sl_service_status *s)
 	if (!st->uid)
 		printf("          runs as root (--user root): every privilege for its whole life\n");
 	else
-		printf("          runs as user %.*s (uid %u), with CAP_BPF only\n",
+		printf("          runs as user %.*s (uid %u), with no capabilities\n",
 		       (int)sizeof(st->user), st->user, st->uid);
 	if (st->last_refused_ms)
 		printf("          last refused %llu ms ago: %.*s: %.*s\n",
