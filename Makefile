@@ -105,7 +105,7 @@ endef
 deps:
 	$(call apt_install,$(DEB_PACKAGES))
 	$(call apt_install,prometheus,--no-install-recommends)
-	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	@mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf
 
 $(BUILD) $(BUILD)/tests $(BUILD)/lua:
 	$(Q)mkdir -p $@
