@@ -46,7 +46,8 @@ static const char run_help[] =
 "Once attached, the service becomes USER (default: $SLICELIMIT_USER, else\n"
 "slicelimit) with no capabilities, before it parses any input; a root child\n"
 "stays to detach at the stop. A reload then applies rules, not devices.\n"
-"--user root keeps every privilege (warned). Secret files must be USER's.\n"
+"--user root keeps every privilege (warned). Secret files: root:USER's group,\n"
+"mode 640 (read again as USER on a reload).\n"
 "\n"
 "Config (YAML):\n"
 "  devices:\n"
@@ -192,13 +193,13 @@ int do_run(int argc, char **argv)
 		 * exists here (a check may run on another host)
 		 */
 		if (!sl_privdrop_find(user_name, &user) && !user.root)
-			sl_secret_set_service_uid(user.uid);
+			sl_secret_set_service_user(user.uid, user.gid);
 		return run_check(config);
 	}
 	if (sl_privdrop_lookup(user_name, &user))
 		return SL_EXIT_FAIL;
 	if (!user.root)
-		sl_secret_set_service_uid(user.uid);
+		sl_secret_set_service_user(user.uid, user.gid);
 	return sl_service_run(config, &user) ? SL_EXIT_FAIL : SL_EXIT_OK;
 }
 
