@@ -43,8 +43,9 @@ static const char run_help[] =
 "build (status: \"program\") get this build's programs, on the maps whose\n"
 "layout is unchanged (the others are recreated, and named).\n"
 "\n"
-"Once attached, the service becomes USER (default: $SLICELIMIT_USER, else\n"
-"slicelimit) with no capabilities, before it parses any input; a root child\n"
+"Once attached, the service becomes USER (default: the config's\n"
+"service.user, else $SLICELIMIT_USER, else slicelimit) with no\n"
+"capabilities, before it parses any input; a root child\n"
 "stays to detach at the stop. A reload then applies rules, not devices.\n"
 "--user root keeps every privilege (warned). Secret files: root:USER's group,\n"
 "mode 640 (read again as USER on a reload).\n"
@@ -57,6 +58,8 @@ static const char run_help[] =
 "  keep_attached: false                # true: keep enforcing after stop\n"
 "  http:\n"
 "    listen: 127.0.0.1:8080            # or [::1]:8080, or off\n"
+"  service:\n"
+"    user: slicelimit                  # the user it drops to once attached\n"
 "\n"
 "HTTP API:\n"
 "  POST /v1/check  {\"rule\": NAME, \"key\": KEY}  (or GET ?rule=&key=)\n"
@@ -153,6 +156,24 @@ static int run_check(const char *path)
 	return ok ? SL_EXIT_OK : SL_EXIT_FAIL;
 }
 
+/* The config's service.user, read before the service reads the config
+ * for good: the secrets in it are checked against that user. Nothing is
+ * reported here: the service's own read reports every problem.
+ */
+static void config_user(const char *path, char *user, size_t len)
+{
+	struct sl_service_config *cfg = malloc(sizeof(*cfg));
+	struct sl_problems *pb = malloc(sizeof(*pb));
+
+	user[0] = '\0';
+	if (cfg && pb) {
+		sl_config_parse_file(path, cfg, pb);
+		snprintf(user, len, "%s", cfg->service_user);
+	}
+	free(cfg);
+	free(pb);
+}
+
 int do_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -163,7 +184,8 @@ int do_run(int argc, char **argv)
 		{ 0 },
 	};
 	struct sl_service_user user;
-	const char *config = NULL, *user_name = getenv("SLICELIMIT_USER");
+	const char *config = NULL, *user_name = NULL;
+	char cfg_user[sizeof(user.name)];
 	bool check = false;
 	int c;
 
@@ -186,6 +208,11 @@ int do_run(int argc, char **argv)
 	 */
 	if (sl_args_only)
 		return SL_EXIT_OK;
+	/* --user, the config's service.user, $SLICELIMIT_USER, slicelimit */
+	if (!user_name) {
+		config_user(config, cfg_user, sizeof(cfg_user));
+		user_name = cfg_user[0] ? cfg_user : getenv("SLICELIMIT_USER");
+	}
 	if (!user_name || !user_name[0])
 		user_name = SL_SERVICE_USER;
 	if (check) {

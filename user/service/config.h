@@ -7,6 +7,8 @@
  *   rules: /etc/slicelimit/rules.yaml  # applied at start and on SIGHUP
  *   clients: 262144           # client table capacity (first load only)
  *   keep_attached: false      # true: leave the programs enforcing at stop
+ *   service:
+ *     user: slicelimit        # dropped to once attached (run --user wins)
  *   http:
  *     listen: 127.0.0.1:8080  # the check API and /metrics; "off": none
  *   sync:                     # optional: count each client with peers
@@ -88,6 +90,8 @@ struct sl_service_config {
 	struct sockaddr_storage http_addr;
 	char http_listen[128];
 	struct sl_sync_config sync;
+	char service_user[32];		/* "": not set (run --user, or the
+					 * default, names the user) */
 };
 
 /* Parse and validate; every problem of the file goes into *pb, each with

@@ -215,6 +215,8 @@ static void reload_dropped(const char *path, struct sl_service_config *cfg,
 		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
 	if (!same_devices(&next, cfg))
 		pr_warn("devices changed: take effect at the next start (the service gave up root once it attached)");
+	if (strcmp(next.service_user, cfg->service_user))
+		pr_warn("service.user changed: takes effect at the next start");
 	if (next.keep_attached != cfg->keep_attached)
 		pr_warn("keep_attached changed: takes effect at the next start");
 	if (sl_rules_apply_open(next.rules_path, &rs, m, NULL)) {
@@ -269,6 +271,8 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		pr_warn("sync changed: takes effect at the next start");
 	if (next.clients != cfg->clients)
 		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
+	if (strcmp(next.service_user, cfg->service_user))
+		pr_warn("service.user changed: takes effect at the next start");
 	before = *st;
 	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
@@ -758,7 +762,7 @@ int sl_service_run(const char *path, const struct sl_service_user *user)
 	/* by path, as root: the service keeps the record open for later */
 	publish(&r.st);
 	if (user->root) {
-		pr_warn("running as root (--user %s): every privilege kept while it parses HTTP, sync and Redis input",
+		pr_warn("running as root (its user is %s): every privilege kept while it parses HTTP, sync and Redis input",
 			user->name);
 	} else {
 		err = drop_root(&r, user);

@@ -150,7 +150,7 @@ void sl_service_status_print(const struct sl_service_status *s)
 	       (unsigned long long)st->reloads_refused,
 	       check_mode(st));
 	if (!st->uid)
-		printf("          runs as root (--user root): every privilege for its whole life\n");
+		printf("          runs as root (its user is root): every privilege for its whole life\n");
 	else
 		printf("          runs as user %.*s (uid %u), with no capabilities\n",
 		       (int)sizeof(st->user), st->user, st->uid);
