@@ -13,6 +13,8 @@
 #      through), runs its sync, answers a check (200, then 429 over the
 #      limit), reloads on SIGHUP (a raised limit answers 200 again), and
 #      stops cleanly (exit 0, XDP detached, pins gone, the monitor gone).
+#      Killed with -9, it leaves the programs attached and pinned (its
+#      monitor goes without detaching), and the next start adopts them.
 #   2. A sync key owned by root (mode 0600) is refused at start when the
 #      service drops to its user (it reads the key again as that user on a
 #      reload), with the fix; root's with the user's group, 0640, it is
@@ -51,6 +53,8 @@ trap cleanup EXIT
 trap 'cleanup; exit 130' INT
 trap 'cleanup; exit 143' TERM
 
+bset=-all		# the unit's CapabilityBoundingSet, for setpriv
+
 # proc_field PID FIELD: a line of /proc/PID/status, its values only
 proc_field() {
 	awk -v f="$2:" '$1 == f { $1 = ""; sub(/^ /, ""); print }' "/proc/$1/status"
@@ -87,7 +91,7 @@ EOF
 }
 
 test_service_dropped() {
-	local svc mon rc code i uid gid bset c n
+	local svc mon rc code i uid gid c n
 	uid=$(id -u "$SVC_USER")
 	gid=$(id -g "$SVC_USER")
 	rules 3
@@ -179,6 +183,33 @@ EOF
 		"0/False/gone/gone"
 }
 
+# kill -9 of the dropped service: its monitor sees the pipe close without
+# a word and leaves the programs as they are (as before the drop), and
+# goes; the next start adopts them
+test_killed_leaves_enforcing() {
+	local svc mon i
+	sl_bg svc nsenter --net="/run/netns/$NS_S" setpriv --bounding-set="$bset" \
+		"$SL_BIN" run --config "$SL_TMP/svc.yaml" 2>"$SL_TMP/svc2.log"
+	sl_service_wait "$svc" "$SL_TMP/svc2.log"
+	mon=$(ps -o pid= --ppid "$svc" | tr -d ' ')
+	sl_stop "$svc" KILL
+	for i in $(seq 1 50); do
+		[ -n "$mon" ] && kill -0 "$mon" 2>/dev/null || break
+		sleep 0.1
+	done
+	tap_eq "kill -9 of the dropped service: its monitor goes, XDP stays attached, the pins stay" \
+		"$( [ -n "$mon" ] && kill -0 "$mon" 2>/dev/null && echo alive || echo gone)/$(in_server ip -j link show "$VETH_S" | json_get "'xdp' in d[0]")/$(pins_gone)" \
+		"gone/True/pinned"
+	sl_bg svc nsenter --net="/run/netns/$NS_S" setpriv --bounding-set="$bset" \
+		"$SL_BIN" run --config "$SL_TMP/svc.yaml" 2>"$SL_TMP/svc3.log"
+	sl_service_wait "$svc" "$SL_TMP/svc3.log"
+	tap_eq "... the next start adopts the device and drops again" \
+		"$(sl -j status | json_get "[x['service'] for x in d['devices']]")/$(proc_first "$svc" Uid)" \
+		"[\"adopted\"]/$(id -u "$SVC_USER")"
+	sl_stop "$svc"
+	tap_eq "... and its stop detaches (exit 0, pins gone)" "$STOP_RC/$(pins_gone)" "0/gone"
+}
+
 test_secret_owner() {
 	local out rc
 	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
@@ -262,6 +293,7 @@ body() {
 	test_nobody_cannot_block_root
 	test_secret_owner
 	test_service_dropped
+	test_killed_leaves_enforcing
 	tap_done
 }
 
