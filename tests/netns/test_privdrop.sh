@@ -127,7 +127,8 @@ EOF
 	tap_eq "the service runs as its user: Uid and Gid (real, effective, saved, fs)" \
 		"$(proc_field "$svc" Uid)/$(proc_field "$svc" Gid)" \
 		"$uid $uid $uid $uid/$gid $gid $gid $gid"
-	tap_eq "... no supplementary groups" "$(proc_field "$svc" Groups)" ""
+	tap_eq "... its own groups only, not root's (its primary group)" \
+		"$(proc_field "$svc" Groups)" "$gid"
 	tap_eq "... no capabilities: CapEff, CapPrm, CapBnd, CapInh, CapAmb all 0; NoNewPrivs" \
 		"$(proc_field "$svc" CapEff) $(proc_field "$svc" CapPrm) $(proc_field "$svc" CapBnd) $(proc_field "$svc" CapInh) $(proc_field "$svc" CapAmb) $(proc_field "$svc" NoNewPrivs)" \
 		"$CAP_NONE $CAP_NONE $CAP_NONE $CAP_NONE $CAP_NONE 1"

@@ -95,8 +95,12 @@ int sl_privdrop_apply(const struct sl_service_user *u)
 	 * writes, BPF_PROG_TEST_RUN), which is all the service does now
 	 */
 	capng_clear(CAPNG_SELECT_BOTH);
+	/* the user's own groups (initgroups), as systemd's User= gives
+	 * them, not root's: an operator can add the user to the group its
+	 * API socket is to belong to
+	 */
 	err = capng_change_id((int)u->uid, (int)u->gid,
-			      CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
+			      CAPNG_INIT_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
 	if (err) {
 		pr_error("cannot become user %s (uid %u, gid %u): libcap-ng's capng_change_id failed (%d)",
 			 u->name, (unsigned)u->uid, (unsigned)u->gid, err);

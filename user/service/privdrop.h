@@ -34,7 +34,7 @@ int sl_privdrop_find(const char *name, struct sl_service_user *u);
  * -errno (reported).
  */
 int sl_privdrop_runtime_dir(const struct sl_service_user *u);
-/* Become U for good: its uid and gid, no supplementary groups, no new
+/* Become U for good: its uid, gid and supplementary groups, no new
  * privileges, and no capabilities (effective, permitted, bounding: no
  * exec gets any back). Call before any thread starts: ids and
  * capabilities are per thread. 0 or -errno (reported).
