@@ -15,7 +15,8 @@
 #      stops cleanly (exit 0, XDP detached, pins gone, the monitor gone).
 #      Killed with -9, it leaves the programs attached and pinned (its
 #      monitor goes without detaching), and the next start adopts them.
-#   2. A sync key owned by root (mode 0600) is refused at start when the
+#   2. A user that does not exist is an error that says how to make it.
+#      A sync key owned by root (mode 0600) is refused at start when the
 #      service drops to its user (it reads the key again as that user on a
 #      reload), with the fix; root's with the user's group, 0640, it is
 #      accepted (root reads it at the start without CAP_DAC_OVERRIDE, the
@@ -211,6 +212,15 @@ test_killed_leaves_enforcing() {
 	tap_eq "... and its stop detaches (exit 0, pins gone)" "$STOP_RC/$(pins_gone)" "0/gone"
 }
 
+test_missing_user() {
+	local rc=0
+	in_server "$SL_BIN" -j run --config "$SL_TMP/config.yaml" --user "${SVC_USER}x" \
+		>"$SL_TMP/nouser.json" 2>/dev/null || rc=$?
+	tap_eq "run --user USER that does not exist: exit 1 before anything is loaded, the error says how to create it" \
+		"$rc/$(json_get "'useradd --system' in d['error'] and '--user root' in d['error']" "$SL_TMP/nouser.json" 2>/dev/null)/$(pins_gone)" \
+		"1/True/gone"
+}
+
 test_secret_owner() {
 	local out rc
 	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
@@ -292,6 +302,7 @@ body() {
 	# cannot start
 	test_unit_scores_ok
 	test_nobody_cannot_block_root
+	test_missing_user
 	test_secret_owner
 	test_service_dropped
 	test_killed_leaves_enforcing
