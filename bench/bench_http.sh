@@ -216,7 +216,8 @@ start_servers() {
 	# /sys/fs/bpf (private pins), in our network namespace (nsenter, not
 	# `ip netns exec`, which remounts /sys). The wrapper shell stays to
 	# report whether the service left pins after it stopped; the
-	# service's own pid goes to sl.pid.
+	# service's own pid goes to sl.pid. --user root: the bench measures
+	# the API, not the drop, and needs no slicelimit user on the host.
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	cmd=(taskset -c "$SERVER_CPU" unshare --mount --propagation private
 	     sh -c 'mount -t bpf bpf /sys/fs/bpf || exit 90
@@ -224,9 +225,9 @@ start_servers() {
 		wait $!; rc=$?
 		[ -z "$(ls -A /sys/fs/bpf/slicelimit 2>/dev/null)" ] || rc=91
 		exit $rc' sh
-	     nsenter --net="/run/netns/$NS" "$SL_BIN" run --config "$TMP/slicelimit.yaml")
+	     nsenter --net="/run/netns/$NS" "$SL_BIN" run --user root --config "$TMP/slicelimit.yaml")
 	printf '%s\n' "taskset -c $SERVER_CPU unshare --mount --propagation private sh -c 'mount -t bpf bpf /sys/fs/bpf; ...' \\" \
-		"    nsenter --net=/run/netns/$NS $SL_BIN run --config $TMP/slicelimit.yaml" \
+		"    nsenter --net=/run/netns/$NS $SL_BIN run --user root --config $TMP/slicelimit.yaml" \
 		>"$TMP/cmd-slicelimit"
 	SL_PIDFILE=$TMP/sl.pid "${cmd[@]}" >"$TMP/slicelimit.log" 2>&1 &
 	SL_WRAP=$!

@@ -18,8 +18,9 @@
 # Every name carries the prefix sl$$, so parallel runs do not clash on
 # namespaces or links. The pins under /sys/fs/bpf/slicelimit would be one
 # per host, so every run re-executes itself in a private mount namespace
-# with a bpffs of its own: concurrent runs, and a slicelimit the host runs,
-# never see each other's pins (sl_claim_pins then only has to mount it).
+# with a bpffs (and a /run/slicelimit) of its own: concurrent runs, and a
+# slicelimit the host runs, never see each other's pins or locks
+# (sl_claim_pins then only has to mount it).
 #
 # Why the body runs in a child (sl_run): bash 5.2.15 (Debian 12) loses a
 # trapped signal that arrives while it runs a $(command substitution): the
@@ -36,10 +37,13 @@ if [ -z "${SL_PRIVATE_BPFFS:-}" ]; then
 		bash "$0" "$@"
 fi
 mount -t bpf bpf /sys/fs/bpf || { echo "not ok - cannot mount a private bpffs"; exit 1; }
-# and a private /run/slicelimit: the API's default socket is there, one per
-# run (a node that unshares its own mount namespace shares this one)
+# The writers' lock and the API socket live in /run/slicelimit: one of
+# this run's own too, so that concurrent runs never wait for each other.
 mkdir -p /run/slicelimit && mount -t tmpfs -o mode=0755 tmpfs /run/slicelimit ||
 	{ echo "not ok - cannot mount a private /run/slicelimit"; exit 1; }
+# The service keeps root (as before the drop existed) unless a test asks
+# for its user with --user: the slicelimit user need not exist here.
+export SLICELIMIT_USER=${SLICELIMIT_USER:-root}
 
 SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SL_PIN=/sys/fs/bpf/slicelimit

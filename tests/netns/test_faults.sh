@@ -615,7 +615,7 @@ test_full_disk() {
 # with the service of test_full_disk still running
 test_bpffs_not_mounted() {
 	local kept=$BPFFS_KEEP rc cmd bad="" msg
-	msg="bpffs not mounted at /sys/fs/bpf: run mount -t bpf bpf /sys/fs/bpf"
+	msg="bpffs not mounted at /sys/fs/bpf: run mount -t bpf -o mode=0700 bpf /sys/fs/bpf"
 	sl -j rules list >"$SL_TMP/before.json"
 	# keep our bpffs (and its pins) on a bind mount while /sys/fs/bpf has
 	# none; unmount every bpffs stacked there (the host's may be under ours)

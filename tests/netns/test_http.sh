@@ -533,8 +533,8 @@ test_shipped_config_under_the_units_capabilities() {
 		c=${c#CAP_}
 		bset="$bset,+${c,,}"
 	done
-	tap_eq "packaging/slicelimit.service.in: CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN" \
-		"$caps" "CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN"
+	tap_eq "packaging/slicelimit.service.in: CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN and the drop's" \
+		"$caps" "CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN CAP_SETUID CAP_SETGID CAP_SETPCAP"
 	start_service SLD2 "$SL_TMP/sl2.log" setpriv --bounding-set="$bset"
 	tap_eq "with only those capabilities it attaches $VETH_S (XDP, native)" \
 		"$(in_server ip -j link show "$VETH_S" | json_get "d[0].get('xdp', {}).get('mode')")" 1

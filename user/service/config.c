@@ -50,8 +50,10 @@ int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 }
 
 static const char *const config_keys[] = {
-	"devices", "rules", "clients", "keep_attached", "http", "sync", NULL,
+	"devices", "rules", "clients", "keep_attached", "http", "sync",
+	"service", NULL,
 };
+static const char *const service_keys[] = { "user", NULL };
 static const char *const device_keys[] = { "name", "mode", NULL };
 static const char *const http_keys[] = {
 	"socket", "socket_mode", "socket_group", "listen", "token_file",
@@ -648,6 +650,16 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 	read_http(&c, sl_yaml_get(root, "http"), &cfg->http);
 	if ((v = sl_yaml_get(root, "sync")))
 		read_sync(&c, v, &cfg->sync);
+	if ((v = sl_yaml_get(root, "service")) &&
+	    sl_yaml_check_keys(&c, v, "service", service_keys) &&
+	    (v = sl_yaml_get(v, "user")) &&
+	    sl_yaml_text(&c, v, "service.user", sizeof(cfg->service_user) - 1,
+			 &text)) {
+		if (*text)
+			snprintf(cfg->service_user, sizeof(cfg->service_user), "%s", text);
+		else
+			sl_yaml_bad(&c, v, "service.user", "empty: the user the service runs as once attached (root: keep root)");
+	}
 out:
 	sl_yaml_free(root);
 	if (pb->oom)

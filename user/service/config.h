@@ -7,6 +7,8 @@
  *   rules: /etc/slicelimit/rules.yaml  # applied at start and on SIGHUP
  *   clients: 262144           # client table capacity (first load only)
  *   keep_attached: false      # true: leave the programs enforcing at stop
+ *   service:
+ *     user: slicelimit        # dropped to once attached (run --user wins)
  *   http:                     # the check API and /metrics
  *     socket: /run/slicelimit/api.sock   # the default listener; "off": none
  *     socket_mode: "0660"     # who may connect: the file's mode ...
@@ -114,6 +116,8 @@ struct sl_service_config {
 	bool keep_attached;
 	struct sl_http_config http;
 	struct sl_sync_config sync;
+	char service_user[32];		/* "": not set (run --user, or the
+					 * default, names the user) */
 };
 
 /* Parse and validate; every problem of the file goes into *pb, each with

@@ -9,18 +9,36 @@
 #include "core/pinned_record.h"
 #include "service/state.h"
 
+static const __u32 zero;
+/* This process's own record, once it published one; -1: none. */
+static int state_fd = -1;
+
 int sl_service_state_publish(const struct sl_service_state *st)
 {
-	return sl_pinned_record_write(SL_SERVICE_PIN, "sl_service", st, sizeof(*st));
+	int err;
+
+	if (state_fd >= 0)
+		return bpf_map_update_elem(state_fd, &zero, st, BPF_ANY) ? -errno : 0;
+	err = sl_pinned_record_write(SL_SERVICE_PIN, "sl_service", st, sizeof(*st));
+	if (!err)
+		state_fd = sl_pinned_record_open(SL_SERVICE_PIN, sizeof(*st));
+	return err;
 }
 
 int sl_service_state_read(struct sl_service_state *st)
 {
+	if (state_fd >= 0) {
+		memset(st, 0, sizeof(*st));
+		return bpf_map_lookup_elem(state_fd, &zero, st) ? -errno : 0;
+	}
 	return sl_pinned_record_read(SL_SERVICE_PIN, st, sizeof(*st));
 }
 
 void sl_service_state_unpin(void)
 {
+	if (state_fd >= 0)
+		close(state_fd);
+	state_fd = -1;
 	unlink(SL_SERVICE_PIN);
 }
 
@@ -130,6 +148,8 @@ json_object *sl_service_status_to_json(const struct sl_service_status *s)
 		sl_json_add_u64(changed, "ms_ago", s->changed_ago_ms);
 	}
 	json_object_object_add(o, "changed_under_it", changed);
+	json_object_object_add(o, "user", string_field(st->user, sizeof(st->user)));
+	json_object_object_add(o, "uid", json_object_new_int64(st->uid));
 	json_object_object_add(o, "sync_wanted",
 			       json_object_new_boolean(st->sync_wanted));
 	json_object_object_add(o, "sync_down", st->sync_wanted && st->sync_down[0] ?
@@ -156,6 +176,11 @@ void sl_service_status_print(const struct sl_service_status *s)
 	       (unsigned long long)st->reloads_applied,
 	       (unsigned long long)st->reloads_refused,
 	       check_mode(st));
+	if (!st->uid)
+		printf("          runs as root (its user is root): every privilege for its whole life\n");
+	else
+		printf("          runs as user %.*s (uid %u), with no capabilities\n",
+		       (int)sizeof(st->user), st->user, st->uid);
 	if (st->last_refused_ms)
 		printf("          last refused %llu ms ago: %.*s: %.*s\n",
 		       (unsigned long long)s->last_refused_ago_ms,
