@@ -1054,7 +1054,7 @@ static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
  * accept of a client in a round. Under bounded, the sender's share as
  * far as this node can bound it, from the peers' units of the client in
  * its view (sl_bounded_sender_cap); elsewhere, what any verdict passes
- * in a window. A report claiming more is a forgery or a fault: it is cut to
+ * in a window (a bucket: in one entry's slice). A report claiming more is a forgery or a fault: it is cut to
  * this and counted, so that one datagram can take a client no further
  * than a real node could.
  */
@@ -1062,10 +1062,17 @@ static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
 		       const struct sl_peer_view *v, __u64 now_ms)
 {
 	__u64 keep = sl_peer_keep_ms(p), peers = 0;
+	__u64 cap = p->limit + p->limit / SL_PREDICT_MARGIN;
 	unsigned i;
 
-	if (s->o.layout != SL_LAYOUT_BOUNDED)
-		return p->limit + p->limit / SL_PREDICT_MARGIN;
+	/* a bucket takes its capacity at once and its refill on top, for
+	 * as long as one entry's slice lasts
+	 */
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET && p->token_ns)
+		cap += sl_peer_slice_of(p) * 1000000 / p->token_ns + 1;
+	/* the shares bound the sums only (sl_bounded_room) */
+	if (s->o.layout != SL_LAYOUT_BOUNDED || !sl_peer_sums(p))
+		return cap;
 	for (i = 0; i < SL_PEER_SLOTS; i++)
 		if (v->slot[i].count > v->slot[i].own &&
 		    sl_u32_since(v->slot[i].first_ms, (__u32)now_ms) < keep)
