@@ -166,6 +166,10 @@ static void test_unknown_node_ids_do_not_keep_configured_peer_out(void **st)
 			   0, 0);
 	assert_int_equal(sl_sync_receive(f->sb, buf, len, "192.0.2.66:7400",
 					 f->now + 160), SL_SYNC_UNKNOWN);
+	/* and from its own, as a wildcard IPv6 socket sees an IPv4 peer */
+	assert_int_equal(sl_sync_receive(f->sb, buf, len,
+					 "[::ffff:" PEER_A_HOST "]:7400",
+					 f->now + 160), SL_SYNC_MERGED);
 }
 
 /* Two configured peers: node 3 reports one junk client per entry until

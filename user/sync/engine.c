@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
 #include "core/clock.h"
@@ -941,7 +942,10 @@ int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 
 /* ---- receiving ---- */
 
-/* The host part of "ADDR:PORT" or "[ADDR]:PORT" into buf. */
+/* The host part of "ADDR:PORT" or "[ADDR]:PORT" into buf; an IPv4
+ * peer seen by a wildcard IPv6 socket ("[::ffff:10.0.0.2]:7400") as the
+ * IPv4 address the config names it by.
+ */
 static void host_of(const char *from, char *buf, size_t len)
 {
 	const char *end = strrchr(from, ':');
@@ -950,6 +954,11 @@ static void host_of(const char *from, char *buf, size_t len)
 	if (n >= 2 && from[0] == '[' && from[n - 1] == ']') {
 		from++;
 		n -= 2;
+	}
+	if (n > 7 && !strncasecmp(from, "::ffff:", 7) &&
+	    strchr(from + 7, '.') && strchr(from + 7, '.') < from + n) {
+		from += 7;
+		n -= 7;
 	}
 	snprintf(buf, len, "%.*s", (int)n, from);
 }
@@ -997,10 +1006,13 @@ static struct sl_sync_peer *peer_of(struct sl_sync *s, __u32 node,
 		if (s->st.peer[i].node == node)
 			break;
 	if (i < s->st.nr_peers) {
-		/* a slot stays with the address it was given to */
+		/* a slot stays with the address it was given to (one made
+		 * before the members were named has none: refused)
+		 */
 		if (s->admit_set &&
-		    !member_admits(&s->members[s->member_of[i] - 1], node,
-				   host))
+		    (!s->member_of[i] ||
+		     !member_admits(&s->members[s->member_of[i] - 1], node,
+				    host)))
 			return NULL;
 	} else {
 		if (i == SL_MAX_PEERS)

@@ -59,7 +59,7 @@ struct sl_sync_member {
  * (and node id) it was given to, so that senders the config does not
  * name can neither take a configured peer's slot nor crowd it out.
  * Without a call (the replay, unit tests), any node id gets a slot while
- * one is free. 0 or -errno.
+ * one is free. Call it before the first datagram. 0 or -errno.
  */
 int sl_sync_admit_only(struct sl_sync *s, const struct sl_sync_member *m,
 		       unsigned n);
