@@ -212,7 +212,7 @@ main() {
 	test_junk_flood_does_not_crowd_out_node_4
 	test_unknown_nodes_do_not_keep_node_5_out
 	sl_stop "$SVC"
-	tap_elapsed "$t0" 40
+	tap_elapsed "$t0" 60
 	tap_done
 }
 
