@@ -537,7 +537,11 @@ struct sl_peer_view {
 				 * up to one interval, and the service rewrites
 				 * it every round */
 	__u32 round_units;	/* predictive: peers' units merged since */
-	__u32 pad;
+	__u32 pad;		/* the kernel never reads it; the sync engine
+				 * keeps there the node id whose report made
+				 * the entry (its per-peer share of the map).
+				 * Still named pad: a pinned view stays the
+				 * same type across an upgrade */
 	struct sl_peer_slot slot[SL_PEER_SLOTS];
 };
 
@@ -548,7 +552,8 @@ struct sl_peer_view {
 
 struct sl_sync_peer {
 	__u32 node;		/* the peer's node id; 0: free */
-	__u32 pad;
+	__u32 view_refused;	/* entries it would have added to sl_peer_view
+				 * past its share of the map */
 	__u64 last_heard_ms;	/* TAI ms of its last accepted message */
 	__u64 lag_ms;		/* arrival - sending time of that message */
 	__u64 messages;		/* accepted */
@@ -576,8 +581,15 @@ struct sl_sync_status {
 	__u64 rejected_malformed;
 	__u64 rejected_replayed;	/* seen sequence, or an older incarnation */
 	__u64 rejected_own;	/* carrying this node's own id */
-	__u64 rejected_future;	/* sent more than SL_SYNC_MAX_SKEW_MS ahead */
+	__u64 rejected_future;	/* sent (or its sender started) more than
+				 * SL_SYNC_MAX_SKEW_MS ahead */
 	__u64 rejected_stale;	/* sent too long ago, or before this start */
+	__u64 rejected_unknown;	/* from a node id or an address the config
+				 * does not name, or with no peer slot left */
+	__u64 clamped_entries;	/* entries claiming more units than a node
+				 * can accept in a round: cut to that */
+	__u64 view_capped;	/* entries refused for their peer's share of
+				 * sl_peer_view (per peer: view_refused) */
 	__u64 unknown_rule;	/* entries for a rule this node does not have */
 	__u64 view_full;	/* entries sl_peer_view had no room for */
 	__u64 untracked;	/* changed clients not sent: no room to

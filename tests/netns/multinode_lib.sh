@@ -127,6 +127,7 @@ sync:
   listen: $(node_sync "$i"):$SYNC_PORT
   peers: [$peers]
   key_file: $SL_TMP/sync.key
+  state_dir: $SL_TMP/state
 EOF
 	done
 }

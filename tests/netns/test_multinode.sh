@@ -20,7 +20,8 @@
 #   5. a node cut off the sync link is seen down by its peers, fails open
 #      for a compliant client, and is seen up once reconnected;
 #   6. forged, malformed and replayed datagrams on a sync port are counted
-#      as such and change no count (a validly signed one does: the control).
+#      as such and change no count; so does a validly signed one from an
+#      address the config does not name (refused as unknown).
 #
 # Why a 20 s window, and so a one-minute test: between two rounds every
 # node accepts the headroom it last saw, so delayed sync lets through about
@@ -77,7 +78,7 @@ ALIGN_MS=$((PEER_SLICE_MS * 43 / 100))
 FLOOD=10.97.0.5			# abusive, towards every node
 STEADY=10.97.0.6		# compliant, towards every node, then node $CUT
 FRESH=10.97.0.7			# forged counts claim it is over its limit
-CONTROL=10.97.0.8		# validly signed counts say it is over its limit
+CONTROL=10.97.0.8		# signed counts from a stranger say it is over
 BURST=10.97.0.9			# at node $DEAD while its daemon is dead
 REPORTED=10.97.0.10		# reported before the kill: counted once
 
@@ -324,8 +325,8 @@ test_partition_fails_open() {
 
 # ---- 6. forged, malformed, replayed (node 1, while the flood runs) ----
 
-rejected() {		# I: node I's forged/malformed/replayed counters
-	sln "$1" -j status | json_get "'%d/%d/%d' % (d['sync']['rejected_forged'], d['sync']['rejected_malformed'], d['sync']['rejected_replayed'])"
+rejected() {		# I: node I's forged/malformed/replayed/unknown counters
+	sln "$1" -j status | json_get "'%d/%d/%d/%d' % (d['sync']['rejected_forged'], d['sync']['rejected_malformed'], d['sync']['rejected_replayed'], d['sync']['rejected_unknown'])"
 }
 
 rejected_is() { [ "$(rejected "$1")" = "$2" ]; }
@@ -335,7 +336,7 @@ forge() {		# KIND ARGS...: one datagram from the client to node 1
 }
 
 test_forged_and_replayed_change_nothing() {
-	local before f m r want v
+	local before f m r want v u
 	# a real message of node 2 to node 1, taken off the bridge
 	if ! nsenter --net="/run/netns/$NS_B" "$SL_PY" "$MN_PY" capture p2 \
 		"$(node_sync 1)" "$SYNC_PORT" 3 "$SL_TMP/captured.bin"; then
@@ -344,31 +345,38 @@ test_forged_and_replayed_change_nothing() {
 	fi
 	sleep 0.2		# the original has long arrived
 	before=$(rejected 1)
-	IFS=/ read -r f m r <<<"$before"
+	IFS=/ read -r f m r u <<<"$before"
 	forge forged 2 "$FRESH" exact 1000	# node 2's id, a wrong key
 	forge garbage 200			# long enough to carry a tag
 	forge garbage 20			# shorter than a header and a tag
 	forge truncated "$SL_TMP/sync.key" 2	# a heartbeat cut to 40 bytes
 	forge garbage 1460			# longer than SL_WIRE_MAX (1452)
-	forge replay "$SL_TMP/captured.bin"	# node 2's, a second time
-	want="$((f + 2))/$((m + 3))/$((r + 1))"
+	# node 2's, a second time, from the client: its slot is bound to
+	# node 2's address, so it is refused as unknown before its sequence
+	# is looked at (a replay from node 2's address: test_sync_refused)
+	forge replay "$SL_TMP/captured.bin"
+	want="$((f + 2))/$((m + 3))/$r/$((u + 1))"
 	poll 3 rejected_is 1 "$want"
-	diag "node 1 rejected (forged/malformed/replayed): $before before, $(rejected 1) after; the replayed datagram had $(stat -c %s "$SL_TMP/captured.bin") bytes"
-	tap_eq "sync port: 2 forged (a wrong key, random bytes), 3 malformed (short, truncated, too long) and 1 replayed datagram, each counted as such" \
+	diag "node 1 rejected (forged/malformed/replayed/unknown): $before before, $(rejected 1) after; the replayed datagram had $(stat -c %s "$SL_TMP/captured.bin") bytes"
+	tap_eq "sync port: 2 forged (a wrong key, random bytes), 3 malformed (short, truncated, too long) and 1 replayed datagram from another address (unknown), each counted as such" \
 		"$(rejected 1)" "$want"
 	tap_eq "forged: node 1's peer view holds nothing of $FRESH" "$(peer_units 1 "$FRESH")" 0
 	v=$(rule_stat 1 exact passed)
 	send "$FRESH" 1 11 50 || tap_fail "sl-traffic sent 50 from $FRESH"
 	tap_eq "forged: $FRESH, claimed 1000 over its limit, still gets 50 of 50 through node 1" \
 		"$(stat_delta 1 exact passed "$v")" 50
-	# the control: the same claim, signed with the fleet's key, is taken;
-	# so the forged one would have counted, had it been accepted
+	# the same claim signed with the fleet's key, from an address no
+	# configured peer has (the client's): refused as unknown, no slot
+	# (what a configured peer's signed claim does: test_sync_peers.sh)
+	u=$(sln 1 -j status | json_get "d['sync']['rejected_unknown']")
 	forge signed "$SL_TMP/sync.key" 77 "$CONTROL" exact 1000
-	poll 2 peer_units_is 1 "$CONTROL" 1000
-	v=$(rule_stat 1 exact dropped)
-	send "$CONTROL" 1 11 20 || tap_fail "sl-traffic sent 20 from $CONTROL"
-	tap_eq "control: the same claim for $CONTROL signed with the fleet's key is merged (1000) and drops 20 of 20" \
-		"$(peer_units 1 "$CONTROL")/$(stat_delta 1 exact dropped "$v")" "1000/20"
+	poll 2 unknown_is 1 "$((u + 1))"
+	tap_eq "signed with the fleet's key, from an address the config does not name: refused as unknown, node 1's view holds nothing of $CONTROL" \
+		"$(($(sln 1 -j status | json_get "d['sync']['rejected_unknown']") - u))/$(peer_units 1 "$CONTROL")" "1/0"
+}
+
+unknown_is() {		# I N: node I has refused N datagrams as unknown
+	[ "$(sln "$1" -j status | json_get "d['sync']['rejected_unknown']")" = "$2" ]
 }
 
 main() {

@@ -150,6 +150,7 @@ sync:
   listen: $SRV4:7400
   peers: [${CLIENT4[0]}:7400]
   key_file: $SL_TMP/sync.key
+  state_dir: $SL_TMP/state
 EOF2
 	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
 	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \

@@ -60,7 +60,8 @@ static void test_config_full_file_parsed(void **state)
 		"  interval: 1s\n"
 		"  listen: 10.0.0.1:7400\n"
 		"  peers: [10.0.0.2:7400, 10.0.0.3:7400]\n"
-		"  key_file: k\n";
+		"  key_file: k\n"
+		"  state_dir: /srv/slicelimit\n";
 
 	assert_int_equal(load(yaml), 0);
 	assert_int_equal(pb.total, 0);
@@ -79,6 +80,7 @@ static void test_config_full_file_parsed(void **state)
 	assert_int_equal(cfg.sync.interval_ms, 1000);
 	assert_int_equal(cfg.sync.nr_peers, 2);
 	assert_int_equal(cfg.sync.nodes, 3);	/* peers + 1 */
+	assert_string_equal(cfg.sync.state_dir, "/srv/slicelimit");
 }
 
 /* central is the check API's mode, not a kernel layout: the packets sync
@@ -147,6 +149,9 @@ static void test_config_numbers_range_checked(void **state)
 		     6, "sync.nodes", "from 1 to 65535");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:65536\n  key_file: k\n",
 		     4, "sync.listen", "not ADDRESS:PORT");
+	/* the replay state is found by the service whatever its cwd */
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  key_file: k\n  state_dir: var/sl\n",
+		     6, "sync.state_dir", "not an absolute path");
 }
 
 /* Before, a config error had no line at all */

@@ -62,7 +62,7 @@ static const char *const http_keys[] = {
 static const char *const sync_keys[] = {
 	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
 	"url", "nodes", "password_file", "username", "cluster",
-	"cluster_nodes", "max_reply", NULL,
+	"cluster_nodes", "max_reply", "state_dir", NULL,
 };
 
 static void read_devices(const struct sl_yctx *c, const struct sl_ynode *list,
@@ -488,6 +488,18 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text)) {
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
 		check_key_file(c, v, text);
+	}
+	snprintf(sc->state_dir, sizeof(sc->state_dir), "%s",
+		 SL_SYNC_STATE_DIR_DEFAULT);
+	if ((v = sl_yaml_get(y, "state_dir")) &&
+	    sl_yaml_text(c, v, "sync.state_dir", sizeof(sc->state_dir) - 1,
+			 &text)) {
+		if (text[0] != '/')
+			sl_yaml_bad(c, v, "sync.state_dir", "'%s' is not an absolute path (the directory that keeps the replay state across restarts)",
+				    text);
+		else
+			snprintf(sc->state_dir, sizeof(sc->state_dir), "%s",
+				 text);
 	}
 	if (sc->backend == SL_SYNC_UDP)
 		read_sync_udp(c, y, sc);

@@ -49,6 +49,7 @@ struct sl_config_device {
 };
 
 #define SL_MAX_CLUSTER_NODES	64
+#define SL_SYNC_STATE_DIR_DEFAULT	"/var/lib/slicelimit"
 
 enum sl_sync_backend {
 	SL_SYNC_UDP = 0,
@@ -67,6 +68,10 @@ struct sl_sync_config {
 	unsigned nr_peers;
 	unsigned nodes;
 	char key_file[4096];
+	/* udp: where the replay state survives a restart (the directory is
+	 * made, 0700, if missing)
+	 */
+	char state_dir[4096];
 	char url[256];
 	/* Redis AUTH: the password read from password_file at start, and the
 	 * ACL user ("" : the default user)

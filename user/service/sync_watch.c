@@ -7,7 +7,7 @@ static __u64 refused_total(const struct sl_sync_status *st)
 {
 	return st->rejected_forged + st->rejected_malformed +
 	       st->rejected_replayed + st->rejected_stale +
-	       st->rejected_future + st->rejected_own;
+	       st->rejected_future + st->rejected_own + st->rejected_unknown;
 }
 
 void sl_sync_watch(struct sl_sync_watch *w, const struct sl_maps *m,

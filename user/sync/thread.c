@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "core/log.h"
@@ -66,6 +67,48 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf,
 		port = ntohs(a->sin_port);
 		snprintf(buf, len, "%s:%u", host, port);
 	}
+}
+
+/* The configured peers, as the engine admits them to its peer slots:
+ * each by its address (the config names no node ids; with them, each
+ * member's .node too).
+ */
+static int admit_configured_peers(struct sl_sync_service *svc)
+{
+	struct sl_sync_member m[SL_MAX_PEERS];
+	unsigned i;
+
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < svc->cfg.nr_peers; i++) {
+		const struct sockaddr_storage *ss = &svc->cfg.peers[i];
+
+		if (ss->ss_family == AF_INET6)
+			inet_ntop(AF_INET6,
+				  &((const struct sockaddr_in6 *)ss)->sin6_addr,
+				  m[i].host, sizeof(m[i].host));
+		else
+			inet_ntop(AF_INET,
+				  &((const struct sockaddr_in *)ss)->sin_addr,
+				  m[i].host, sizeof(m[i].host));
+	}
+	return sl_sync_admit_only(svc->sync, m, svc->cfg.nr_peers);
+}
+
+/* The replay state's file in the state directory, made if missing (one
+ * file per node id: nodes sharing a directory in tests keep apart).
+ */
+static void replay_state_path(const struct sl_sync_config *c, char *buf,
+			      size_t len)
+{
+	buf[0] = '\0';
+	if (!c->state_dir[0])
+		return;
+	if (mkdir(c->state_dir, 0700) && errno != EEXIST) {
+		pr_warn("sync: cannot make %s: %s; the replay state is kept in memory only",
+			c->state_dir, strerror(errno));
+		return;
+	}
+	snprintf(buf, len, "%s/sync-replay-node%u", c->state_dir, c->node);
 }
 
 /* A datagram to every peer; one unreachable peer does not stop the rest. */
@@ -205,7 +248,7 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 		.peers_configured = c->nr_peers,
 	};
 	struct sl_sync_service *svc;
-	char name[64];
+	char name[64], state[4200];
 	unsigned i;
 	int err = 0;
 
@@ -221,6 +264,10 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 		goto fail;
 	}
 	o.incarnation = sl_now_tai_ms() * 1000000;
+	if (c->backend == SL_SYNC_UDP) {
+		replay_state_path(c, state, sizeof(state));
+		o.replay_state = state;
+	}
 	svc->sync = sl_sync_new(m, &o);
 	if (!svc->sync) {
 		pr_error("sync: cannot start: %s", strerror(errno));
@@ -246,7 +293,9 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 						c->cluster_nodes[i].port))
 				goto fail;
 	} else {
-		err = open_socket(svc);
+		err = admit_configured_peers(svc);
+		if (!err)
+			err = open_socket(svc);
 		if (err) {
 			format_addr(&c->listen, name, sizeof(name));
 			pr_error("sync: cannot listen on %s: %s", name,
