@@ -56,9 +56,13 @@ struct sl_sync_config {
 	enum sl_sync_backend backend;
 	struct sockaddr_storage listen;
 	struct sockaddr_storage peers[SL_MAX_PEERS];
+	/* each peer's node id and X25519 public key, as peers[] */
+	unsigned peer_node[SL_MAX_PEERS];
+	uint8_t peer_public_key[SL_MAX_PEERS][32];
 	unsigned nr_peers;
 	unsigned nodes;
-	char key_file[4096];
+	char key_file[4096];		/* redis: the fleet's shared key */
+	char identity_file[4096];	/* udp: this node's secret key */
 	char url[256];
 	/* Redis AUTH: the password read from password_file at start, and the
 	 * ACL user ("" : the default user)

@@ -78,6 +78,9 @@ json_object *sl_sync_health_to_json(const struct sl_sync_health *h)
 	sl_json_add_u64(o, "rejected_own", st->rejected_own);
 	sl_json_add_u64(o, "rejected_future", st->rejected_future);
 	sl_json_add_u64(o, "rejected_stale", st->rejected_stale);
+	sl_json_add_u64(o, "rejected_unknown_peer", st->rejected_unknown_peer);
+	sl_json_add_u64(o, "rejected_wrong_address",
+			st->rejected_wrong_address);
 	sl_json_add_u64(o, "unknown_rule_entries", st->unknown_rule);
 	sl_json_add_u64(o, "peer_view_full", st->view_full);
 	sl_json_add_u64(o, "untracked_clients", st->untracked);
@@ -103,7 +106,9 @@ void sl_sync_health_print(const struct sl_sync_health *h)
 	       (unsigned long long)st->sent_bytes,
 	       (unsigned long long)st->collect_us,
 	       (unsigned long long)st->collect_clients);
-	printf("          rejected: %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own\n",
+	printf("          rejected: %llu unknown peer, %llu wrong address, %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own\n",
+	       (unsigned long long)st->rejected_unknown_peer,
+	       (unsigned long long)st->rejected_wrong_address,
 	       (unsigned long long)st->rejected_forged,
 	       (unsigned long long)st->rejected_malformed,
 	       (unsigned long long)st->rejected_replayed,
