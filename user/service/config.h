@@ -17,8 +17,12 @@
  *     interval: 200ms
  *     backend: udp            # udp (a mesh of peers) or redis
  *     listen: 10.0.0.1:7400   # udp: where peers' messages arrive
- *     peers: [10.0.0.2:7400]  # udp: where this node's go
- *     key_file: /etc/slicelimit/sync.key   # 32 bytes, as 64 hex digits
+ *     identity_file: /etc/slicelimit/sync.identity   # udp: this node's
+ *                             # secret key (slicelimit sync keygen)
+ *     peers:                  # udp: each other node, its id, where its
+ *       - {node: 2, address: 10.0.0.2:7400, public_key: HEX}  # datagrams
+ *                             # come from and go, its public key
+ *     key_file: /etc/slicelimit/sync.key   # redis: 64 hex digits
  *     url: redis://127.0.0.1:6379           # redis
  *     password_file: /etc/slicelimit/redis.pass   # redis AUTH: mode 0600
  *     username: slicelimit    # redis: an ACL user (with password_file)

@@ -217,6 +217,8 @@ void sl_sync_free(struct sl_sync *s)
 	free(s->table);
 	free(s->rules);
 	free(s->datagrams.e);
+	/* the pairs' keys speak as this node */
+	explicit_bzero(&s->o.keys, sizeof(s->o.keys));
 	free(s);
 }
 

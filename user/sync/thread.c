@@ -260,6 +260,7 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 	}
 	o.incarnation = sl_now_tai_ms() * 1000000;
 	svc->sync = sl_sync_new(m, &o);
+	sodium_memzero(&o.keys, sizeof(o.keys));	/* the engine has a copy */
 	if (!svc->sync) {
 		pr_error("sync: cannot start: %s", strerror(errno));
 		snprintf(why, why_len, "cannot start: %s", strerror(errno));
@@ -312,6 +313,7 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 		  c->backend == SL_SYNC_REDIS ? c->url : "udp");
 	return svc;
 fail:
+	sodium_memzero(&o.keys, sizeof(o.keys));
 	if (svc->sock >= 0)
 		close(svc->sock);
 	if (svc->stop_fd >= 0)
