@@ -120,9 +120,9 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 	return true;
 }
 
-/* The fleet's key signs every sync message: anyone who can read it can
- * forge a peer's counts, and anyone who can write it or swap the file
- * can choose it. A key that is a symbolic link, belongs to another user,
+/* Redis's shared key keys the hashes API keys are stored under: anyone
+ * who can read it can find them, and anyone who can write it or swap the
+ * file can choose it. A key that is a symbolic link, belongs to another user,
  * or that its group or others may read or write is refused, as ssh
  * refuses such a private key (core/secret_file.h). A key that cannot be
  * read or holds no key is refused too: the service would run unsynced,
