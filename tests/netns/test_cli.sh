@@ -191,6 +191,29 @@ expect "run --check of a config whose rule file has warnings: exit 0, ok, the sa
 	"d['ok'] and len(d['warnings']) == 7 and all(w['file'] == '$tmp/warn.yaml' for w in d['warnings'])" \
 	-j run --check --config "$tmp/warn-config.yaml"
 
+# ---- sync keygen and pubkey: a key pair, the secret 0600 and never
+# overwritten, the public key printed again from it ----
+expect "sync keygen --out F: exit 0, {identity_file, public_key} with 64 hex digits" 0 \
+	"d['identity_file'] == '$tmp/node.identity' and len(d['public_key']) == 64 and int(d['public_key'], 16) >= 0" \
+	-j sync keygen --out "$tmp/node.identity"
+pub=$(pyjson "d['public_key']")
+expect "sync pubkey F: the same public key again" 0 "d == {'public_key': '$pub'}" \
+	-j sync pubkey "$tmp/node.identity"
+if [ "$(stat -c %a "$tmp/node.identity")" = 600 ] &&
+	[ "$(wc -c <"$tmp/node.identity")" = 65 ]; then
+	ok "sync keygen: the secret key file is mode 0600, 64 hex digits and a newline"
+else
+	not_ok "sync keygen: the secret key file is mode 0600, 64 hex digits and a newline" \
+		"$(stat -c %a "$tmp/node.identity") $(wc -c <"$tmp/node.identity")"
+fi
+expect "sync keygen onto an existing file: exit 1, the file kept" 1 \
+	"'never overwritten' in d['error']" \
+	-j sync keygen --out "$tmp/node.identity"
+expect "sync pubkey of the file after the refused keygen: the key is unchanged" 0 \
+	"d == {'public_key': '$pub'}" -j sync pubkey "$tmp/node.identity"
+expect "sync keygen without --out: usage error, exit 2" 2 "'--out FILE' in d['error']" \
+	-j sync keygen
+
 # ---- run --check of the node's sync identity (its secret key): the file
 # itself, root's, no access for group or others (checked on the open
 # descriptor) ----
