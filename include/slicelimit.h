@@ -577,15 +577,16 @@ struct sl_sync_status {
 	__u64 collect_us;	/* the last aggregation pass, microseconds */
 	__u64 collect_clients;	/* clients it walked */
 	__u64 collect_changed;	/* clients it found changed */
-	__u64 rejected_forged;	/* authentication failed */
+	__u64 rejected_forged;	/* did not open with the pair's key */
 	__u64 rejected_malformed;
 	__u64 rejected_replayed;	/* seen sequence, or an older incarnation */
 	__u64 rejected_own;	/* carrying this node's own id */
 	__u64 rejected_future;	/* sent (or its sender started) more than
 				 * SL_SYNC_MAX_SKEW_MS ahead */
 	__u64 rejected_stale;	/* sent too long ago, or before this start */
-	__u64 rejected_unknown;	/* from a node id or an address the config
-				 * does not name, or with no peer slot left */
+	__u64 rejected_unknown_peer;	/* sender id not a configured peer, or
+					 * no peer slot is left for it */
+	__u64 rejected_wrong_address;	/* not from the peer's address */
 	__u64 clamped_entries;	/* entries claiming more units than a node
 				 * can accept in a round: cut to that */
 	__u64 view_capped;	/* entries refused for their peer's share of

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A peer holding the fleet key can do no more than a node can: datagrams
- * signed with the key but claiming what no node sends, through the real
- * BPF object and B's engine (tests/lib/sync_fixture.h):
+ * A configured peer (one holding its own secret key: a compromised node)
+ * can do no more than a node can: datagrams sealed for B with its pair's
+ * key but claiming what no node sends, through the real BPF object and
+ * B's engine (tests/lib/sync_fixture.h):
  *  - an incarnation ahead of the datagram's own date is refused, and the
  *    real sender's next datagrams are still merged;
  *  - units past what a node can accept in a round are cut (bounded: the
  *    even share of a client no peer has reported) and counted;
- *  - once the configured peers are named (sl_sync_admit_only), node ids
- *    and addresses the config does not name get no slot;
+ *  - node ids no key names are refused as the datagram is opened; once
+ *    the configured peers are named (sl_sync_admit_only), node ids and
+ *    addresses the config does not name get no slot either, each
+ *    refusal counted once;
  *  - a peer past its share of sl_peer_view has its new clients refused
  *    and counted, and another peer's report still goes in;
  *  - after B restarts over its replay state, a datagram it took before
@@ -129,13 +132,19 @@ static void test_units_past_the_limit_cut_to_it(void **st)
 	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 1);
 }
 
-/* Node 1 is configured at PEER_A_HOST: 40 node ids from another address
- * come first and get no slot, node 1's id from another address neither,
- * and node 1 from its own is merged.
+/* Node 1 is configured at PEER_A_HOST. 40 node ids no key names are
+ * refused when the datagram is opened (sl_wire_decode), before any slot
+ * is looked at; node 3, whose key B holds but which the config does not
+ * list, from node 1's own address, and node 1's id from another address
+ * get no slot from the engine (its slots are bound to node id and
+ * address); each refusal is counted once, as rejected_unknown_peer, and
+ * node 1 from its own address is merged.
  */
 static void test_unknown_node_ids_do_not_keep_configured_peer_out(void **st)
 {
-	struct sl_sync_member m[] = { { .node = 0, .host = PEER_A_HOST } };
+	struct sl_sync_member m[] = { { .node = NODE_A, .host = PEER_A_HOST } };
+	static const uint8_t stranger[SL_WIRE_KEY] = { 0x77 };
+	struct sl_wire_header h = { .type = SL_WIRE_HEARTBEAT };
 	struct fixture *f = *st;
 	uint8_t buf[SL_WIRE_MAX];
 	struct sl_addr who;
@@ -145,15 +154,26 @@ static void test_unknown_node_ids_do_not_keep_configured_peer_out(void **st)
 
 	assert_int_equal(sl_sync_admit_only(f->sb, m, 1), 0);
 	for (i = 100; i < 140; i++) {
-		len = hand_message(buf, i, 1, 1, f->now, NULL, NULL, 0, 0);
+		h.node = i;
+		h.incarnation = 1;
+		h.seq = 1;
+		h.sent_ms = f->now;
+		len = sl_wire_encode(buf, &h, NULL, stranger);
 		assert_int_equal(sl_sync_receive(f->sb, buf, len,
 						 "192.0.2.66:7400", f->now),
-				 SL_SYNC_UNKNOWN);
+				 SL_WIRE_UNKNOWN_PEER);
 	}
+	assert_int_equal(sl_sync_status(f->sb)->rejected_unknown_peer, 40);
+	len = hand_message(buf, 3, 77, 1, f->now, NULL, NULL, 0, 0);
+	assert_int_equal(sl_sync_receive(f->sb, buf, len, PEER_A_HOST ":7400",
+					 f->now), SL_SYNC_UNKNOWN);
 	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, NULL, NULL, 0, 0);
 	assert_int_equal(sl_sync_receive(f->sb, buf, len, "192.0.2.66:7400",
 					 f->now), SL_SYNC_UNKNOWN);
-	assert_int_equal(sl_sync_status(f->sb)->rejected_unknown, 41);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_unknown_peer, 42);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_wrong_address, 0);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_forged, 0);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_malformed, 0);
 	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 0);
 	who = sync_once(f, &d);		/* from PEER_A_HOST */
 	(void)who;
@@ -180,7 +200,7 @@ static void test_unknown_node_ids_do_not_keep_configured_peer_out(void **st)
 static void test_peer_flooding_junk_cannot_crowd_out_another(void **st)
 {
 	struct sl_sync_member m[] = {
-		{ .node = 0, .host = PEER_A_HOST },
+		{ .node = NODE_A, .host = PEER_A_HOST },
 		{ .node = 3, .host = "192.0.2.3" },
 	};
 	static struct sl_wire_entry e[SL_WIRE_MAX_ENTRIES];
@@ -216,7 +236,7 @@ static void test_peer_flooding_junk_cannot_crowd_out_another(void **st)
 			e[j].start_ms = f->now;
 			e[j].units = 1;
 		}
-		len = sl_wire_encode(buf, &h, e, fx.key);
+		len = fx_seal(buf, &h, e);
 		assert_int_equal(sl_sync_receive(f->sb, buf, len,
 						 "192.0.2.3:7400", f->now + 5),
 				 SL_SYNC_MERGED);
@@ -257,7 +277,7 @@ static void test_replayed_after_restart_refused(void **st)
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/state", dir);
-	memcpy(o.key, fx.key, sizeof(o.key));
+	o.keys = fx.keys[NODE_B];
 	o.replay_state = path;
 	o.incarnation = f->inc_b;
 	sl_sync_free(f->sb);

@@ -30,7 +30,7 @@ static void fail(const char *what)
 
 static void check_accepted(const struct sl_service_config *c)
 {
-	unsigned i;
+	unsigned i, j;
 
 	if (c->nr_devices > SL_MAX_DEVICES)
 		fail("more than SL_MAX_DEVICES devices");
@@ -67,8 +67,18 @@ static void check_accepted(const struct sl_service_config *c)
 		fail("sync.nodes outside 1..65535");
 	if (c->sync.nr_peers > SL_MAX_PEERS)
 		fail("more than SL_MAX_PEERS peers");
-	if (c->sync.backend == SL_SYNC_UDP && !c->sync.key_file[0])
-		fail("udp sync without a key file");
+	if (c->sync.backend == SL_SYNC_UDP && !c->sync.identity_file[0])
+		fail("udp sync without an identity file");
+	if (c->sync.backend == SL_SYNC_UDP && c->sync.key_file[0])
+		fail("udp sync with a shared key file");
+	for (i = 0; i < c->sync.nr_peers; i++) {
+		if (!c->sync.peer_node[i] || c->sync.peer_node[i] > 65535 ||
+		    c->sync.peer_node[i] == c->sync.node)
+			fail("a peer's node id outside 1..65535, or this node's");
+		for (j = 0; j < i; j++)
+			if (c->sync.peer_node[j] == c->sync.peer_node[i])
+				fail("a peer's node id listed twice");
+	}
 	if (c->sync.backend == SL_SYNC_REDIS && strncmp(c->sync.url, "redis://", 8))
 		fail("redis sync without a redis:// url");
 	/* a password only from a file read whole, a user only with one */

@@ -17,6 +17,13 @@
 #include <sys/stat.h>
 #include "service/config.h"
 
+/* peers as sync.peers lists them: id, address, public key */
+#define PK1	"bd1ae34bf9ff86be8fe7558b82f12b23c04623f6838d50b681e7877403586d5b"
+#define PK2	"506a55607cce3347a2c96a29f2de6a7efd60e5ba6ce1b212eb2c1b68e53a7b3d"
+#define PK3	"9cc1a72bfdb80d453eafc452b236bb437ce085ddbec4b5d1c4b6113aa9696504"
+#define PEER(node, addr, pk) \
+	"{node: " #node ", address: '" addr "', public_key: " pk "}"
+
 static struct sl_problems pb;
 static struct sl_service_config cfg;
 
@@ -59,8 +66,10 @@ static void test_config_full_file_parsed(void **state)
 		"  layout: split-quota\n"
 		"  interval: 1s\n"
 		"  listen: 10.0.0.1:7400\n"
-		"  peers: [10.0.0.2:7400, 10.0.0.3:7400]\n"
-		"  key_file: k\n"
+		"  peers:\n"
+		"    - " PEER(1, "10.0.0.2:7400", PK1) "\n"
+		"    - " PEER(3, "10.0.0.3:7400", PK3) "\n"
+		"  identity_file: k\n"
 		"  state_dir: /srv/slicelimit\n";
 
 	assert_int_equal(load(yaml), 0);
@@ -81,6 +90,11 @@ static void test_config_full_file_parsed(void **state)
 	assert_int_equal(cfg.sync.nr_peers, 2);
 	assert_int_equal(cfg.sync.nodes, 3);	/* peers + 1 */
 	assert_string_equal(cfg.sync.state_dir, "/srv/slicelimit");
+	assert_int_equal(cfg.sync.peer_node[0], 1);
+	assert_int_equal(cfg.sync.peer_node[1], 3);
+	assert_int_equal(cfg.sync.peer_public_key[1][0], 0x9c);
+	assert_int_equal(cfg.sync.peer_public_key[1][31], 0x04);
+	assert_string_equal(cfg.sync.identity_file, "k");
 }
 
 /* central is the check API's mode, not a kernel layout: the packets sync
@@ -96,7 +110,7 @@ static void test_config_layout_central_needs_redis(void **state)
 			      "  backend: redis\n  url: redis://127.0.0.1:6379\n"), 0);
 	assert_false(cfg.sync.check_central);
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: central\n"
-		     "  listen: 10.0.0.1:7400\n  key_file: k\n", 4, "sync.layout",
+		     "  listen: 10.0.0.1:7400\n  identity_file: k\n", 4, "sync.layout",
 		     "central needs backend: redis");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: centre\n"
 		     "  backend: redis\n  url: redis://127.0.0.1:6379\n", 4,
@@ -117,7 +131,7 @@ static void test_config_defaults(void **state)
 	assert_int_equal(cfg.http.timeout_s, 10);
 	assert_false(cfg.sync.enabled);
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
-			      "  key_file: k\n"), 0);
+			      "  identity_file: k\n"), 0);
 	assert_int_equal(cfg.sync.layout, SL_LAYOUT_BOUNDED);
 	/* Redis has no peer list: bounded by default only given `nodes` */
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
@@ -143,14 +157,14 @@ static void test_config_numbers_range_checked(void **state)
 		     "from 1 to 67108864");
 	expect_error("rules: r.yaml\nclients: many\n", 2, "clients",
 		     "not 'many'");
-	expect_error("rules: r.yaml\nsync:\n  node: 65536\n  listen: 10.0.0.1:1\n  key_file: k\n",
+	expect_error("rules: r.yaml\nsync:\n  node: 65536\n  listen: 10.0.0.1:1\n  identity_file: k\n",
 		     3, "sync.node", "from 1 to 65535");
-	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  key_file: k\n  nodes: 0\n",
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  identity_file: k\n  nodes: 0\n",
 		     6, "sync.nodes", "from 1 to 65535");
-	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:65536\n  key_file: k\n",
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:65536\n  identity_file: k\n",
 		     4, "sync.listen", "not ADDRESS:PORT");
 	/* the replay state is found by the service whatever its cwd */
-	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  key_file: k\n  state_dir: var/sl\n",
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  identity_file: k\n  state_dir: var/sl\n",
 		     6, "sync.state_dir", "not an absolute path");
 }
 
@@ -194,7 +208,7 @@ static void test_config_every_problem_reported(void **state)
 		"  layout: sideways\n"
 		"  interval: 5ms\n"
 		"  listen: 10.0.0.1:7400\n"
-		"  key_file: k\n";
+		"  identity_file: k\n";
 	static const struct { unsigned line; const char *field; } want[] = {
 		{ 2, "devices[0].mode" }, { 3, "clients" }, { 4, "keep_attached" },
 		{ 6, "sync.node" }, { 7, "sync.layout" }, { 8, "sync.interval" },
@@ -260,24 +274,24 @@ static void test_config_redis_password_read_from_file_never_world_readable(void 
 		     "  url: redis://127.0.0.1:6379\n  username: sl\n", 6,
 		     "sync.username", "needs password_file");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-		     "  key_file: k\n  password_file: /x\n", 6,
+		     "  identity_file: k\n  password_file: /x\n", 6,
 		     "sync.password_file", "only with backend: redis");
 }
 
-/* The sync key signs the fleet's messages: readable by its owner only. */
-static void test_config_key_file_refused_when_others_may_read_it(void **state)
+/* A node's secret key speaks as the node: readable by its owner only. */
+static void test_config_identity_file_refused_when_others_may_read_it(void **state)
 {
 	char path[64], yaml[512];
 
 	password_file(path, 0600, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
 	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
-		 "  listen: 10.0.0.1:7400\n  key_file: %s\n", path);
+		 "  listen: 10.0.0.1:7400\n  identity_file: %s\n", path);
 	assert_int_equal(load(yaml), 0);
-	assert_string_equal(cfg.sync.key_file, path);
+	assert_string_equal(cfg.sync.identity_file, path);
 	assert_int_equal(chmod(path, 0644), 0);	/* what umask 022 makes */
-	expect_error(yaml, 5, "sync.key_file", "readable by every user");
+	expect_error(yaml, 5, "sync.identity_file", "readable by every user");
 	assert_int_equal(chmod(path, 0640), 0);
-	expect_error(yaml, 5, "sync.key_file", "readable by its group");
+	expect_error(yaml, 5, "sync.identity_file", "readable by its group");
 	assert_int_equal(chmod(path, 0400), 0);
 	assert_int_equal(load(yaml), 0);
 	unlink(path);
@@ -357,9 +371,9 @@ static void test_config_secret_files_checked_on_the_open_descriptor(void **state
 		skip();	/* chown to another user needs root */
 		return;
 	}
-	secret_file_refused("sync.key_file",
+	secret_file_refused("sync.identity_file",
 			    "rules: r.yaml\nsync:\n  node: 1\n"
-			    "  listen: 10.0.0.1:7400\n  key_file: %s\n", 5,
+			    "  listen: 10.0.0.1:7400\n  identity_file: %s\n", 5,
 			    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
 	secret_file_refused("sync.password_file",
 			    "rules: r.yaml\nsync:\n  node: 1\n"
@@ -379,35 +393,78 @@ static void test_config_sync_that_cannot_run_refused(void **state)
 	char path[64], yaml[512];
 
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-		     "  key_file: sync.kye\n", 5, "sync.key_file",
+		     "  identity_file: sync.kye\n", 5, "sync.identity_file",
 		     "cannot read 'sync.kye': No such file or directory");
 	password_file(path, 0600, "abc");
 	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
-		 "  listen: 10.0.0.1:7400\n  key_file: %s\n", path);
-	expect_error(yaml, 5, "sync.key_file", "holds no key: want 64 hex digits");
+		 "  listen: 10.0.0.1:7400\n  identity_file: %s\n", path);
+	expect_error(yaml, 5, "sync.identity_file",
+		     "holds no secret key: make one with 'slicelimit sync keygen");
 	unlink(path);
-	/* over Redis too: a key named is a key used */
+	/* over Redis: a key named is a key used */
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
 		     "  url: redis://127.0.0.1:6379\n  key_file: nokey\n", 6,
 		     "sync.key_file", "cannot read 'nokey'");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-		     "  key_file: k\n  peers:\n    - 10.0.0.2:7400\n"
-		     "    - 10.0.0.1:7400\n", 8, "sync.peers",
-		     "this node's own sync.listen");
+		     "  identity_file: k\n  peers:\n    - " PEER(2, "10.0.0.2:7400", PK2) "\n"
+		     "    - " PEER(3, "10.0.0.1:7400", PK3) "\n", 8,
+		     "sync.peers[1].address", "this node's own sync.listen");
 	assert_int_equal(pb.total, 1);
 	/* a wildcard listen receives on every address of this host */
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
-		     "  key_file: k\n  peers: [10.0.0.2:7400, 127.0.0.1:7400]\n", 6,
-		     "sync.peers", "'127.0.0.1:7400' is this node's own sync.listen");
+		     "  identity_file: k\n  peers: [" PEER(2, "10.0.0.2:7400", PK2) ", "
+		     PEER(3, "127.0.0.1:7400", PK3) "]\n", 6,
+		     "sync.peers[1].address", "'127.0.0.1:7400' is this node's own sync.listen");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: '[::]:7400'\n"
-		     "  key_file: k\n  peers: ['[::1]:7400']\n", 6,
-		     "sync.peers", "this node's own sync.listen");
+		     "  identity_file: k\n  peers: [" PEER(2, "[::1]:7400", PK2) "]\n", 6,
+		     "sync.peers[0].address", "this node's own sync.listen");
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
-			      "  key_file: k\n  peers: [127.0.0.1:7401]\n"), 0);
+			      "  identity_file: k\n  peers: [" PEER(2, "127.0.0.1:7401", PK2) "]\n"), 0);
 	/* the same address on another port is another node */
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-			      "  key_file: k\n  peers: [10.0.0.1:7401]\n"), 0);
+			      "  identity_file: k\n  peers: [" PEER(2, "10.0.0.1:7401", PK2) "]\n"), 0);
 	assert_int_equal(cfg.sync.nr_peers, 1);
+}
+
+/* The UDP mesh authenticates each node: a config of the shared-key era
+ * (bare peer addresses, key_file) is refused saying how to move on, and
+ * a peer is its id, address and public key, each required and checked.
+ */
+static void test_config_peers_need_id_address_and_public_key(void **state)
+{
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [10.0.0.2:7400]\n", 6,
+		     "sync.peers[0]", "'10.0.0.2:7400': each peer is now {node: ID, address: ADDRESS:PORT, public_key: 64 hex digits}: run 'slicelimit sync keygen");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  key_file: k\n  peers: [" PEER(2, "10.0.0.2:7400", PK2) "]\n", 5,
+		     "sync.key_file", "the UDP mesh no longer shares one fleet key");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n", 3,
+		     "sync.identity_file", "required: this node's secret key");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{address: 10.0.0.2:7400, public_key: " PK2 "}]\n",
+		     6, "sync.peers[0].node", "required");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{node: 2, public_key: " PK2 "}]\n",
+		     6, "sync.peers[0].address", "required");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{node: 2, address: 10.0.0.2:7400}]\n",
+		     6, "sync.peers[0].public_key", "required");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [" PEER(2, "10.0.0.2:7400", "abcd") "]\n",
+		     6, "sync.peers[0].public_key", "'abcd' is not a public key");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [" PEER(1, "10.0.0.2:7400", PK2) "]\n",
+		     6, "sync.peers[0].node", "this node's own id");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers:\n    - " PEER(2, "10.0.0.2:7400", PK2) "\n"
+		     "    - " PEER(2, "10.0.0.3:7400", PK3) "\n", 8,
+		     "sync.peers[1].node", "node 2 is listed twice");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{node: 2, address: 10.0.0.2:7400, public_key: " PK2 ", key: x}]\n",
+		     6, "sync.peers[0].key", "unknown field");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://127.0.0.1:6379\n  identity_file: k\n", 6,
+		     "sync.identity_file", "only with backend: udp");
 }
 
 /* The files the configs above name, relative to a directory of this run:
@@ -485,7 +542,7 @@ static void test_config_redis_cluster_only_when_configured(void **state)
 		     "  url: redis://10.0.0.1:7000\n  max_reply: 10\n", 6,
 		     "sync.max_reply", "");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
-		     "  key_file: k\n  cluster: true\n", 6, "sync.cluster",
+		     "  identity_file: k\n  cluster: true\n", 6, "sync.cluster",
 		     "only with backend: redis");
 }
 
@@ -499,7 +556,8 @@ int main(void)
 		cmocka_unit_test(test_config_errors_have_lines),
 		cmocka_unit_test(test_config_every_problem_reported),
 		cmocka_unit_test(test_config_redis_password_read_from_file_never_world_readable),
-		cmocka_unit_test(test_config_key_file_refused_when_others_may_read_it),
+		cmocka_unit_test(test_config_identity_file_refused_when_others_may_read_it),
+		cmocka_unit_test(test_config_peers_need_id_address_and_public_key),
 		cmocka_unit_test(test_config_secret_files_checked_on_the_open_descriptor),
 		cmocka_unit_test(test_config_http_tcp_needs_a_token),
 		cmocka_unit_test(test_config_sync_that_cannot_run_refused),

@@ -36,6 +36,7 @@ int do_replay(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_reload(int argc, char **argv);
 int do_reset(int argc, char **argv);
+int do_sync(int argc, char **argv);
 /* Zero the counters (reset --stats, stats --reset): an exit code. */
 int sl_reset_stats(void);
 

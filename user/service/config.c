@@ -55,13 +55,15 @@ static const char *const config_keys[] = {
 };
 static const char *const service_keys[] = { "user", NULL };
 static const char *const device_keys[] = { "name", "mode", NULL };
+static const char *const peer_keys[] = { "node", "address", "public_key",
+					 NULL };
 static const char *const http_keys[] = {
 	"socket", "socket_mode", "socket_group", "listen", "token_file",
 	"timeout", "connections_per_ip", NULL,
 };
 static const char *const sync_keys[] = {
 	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
-	"url", "nodes", "password_file", "username", "cluster",
+	"identity_file", "url", "nodes", "password_file", "username", "cluster",
 	"cluster_nodes", "max_reply", "state_dir", NULL,
 };
 
@@ -124,9 +126,9 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 	return true;
 }
 
-/* The fleet's key signs every sync message: anyone who can read it can
- * forge a peer's counts, and anyone who can write it or swap the file
- * can choose it. A key that is a symbolic link, belongs to another user,
+/* Redis's shared key keys the hashes API keys are stored under: anyone
+ * who can read it can find them, and anyone who can write it or swap the
+ * file can choose it. A key that is a symbolic link, belongs to another user,
  * or that its group or others may read or write is refused, as ssh
  * refuses such a private key (core/secret_file.h). A key that cannot be
  * read or holds no key is refused too: the service would run unsynced,
@@ -151,6 +153,35 @@ static void check_key_file(const struct sl_yctx *c, const struct sl_ynode *v,
 		sl_yaml_bad(c, v, "sync.key_file", "%s", why);
 	} else if (err) {
 		sl_yaml_bad(c, v, "sync.key_file", "cannot read '%s': %s; sync needs the fleet's key",
+			    path, strerror(-err));
+	}
+}
+
+/* This node's secret key: whoever reads it can speak as this node to
+ * every peer, so it is opened as a secret like the key above; a file
+ * that holds no key (or one with no public key) is refused.
+ */
+static void check_identity_file(const struct sl_yctx *c,
+				const struct sl_ynode *v, const char *path)
+{
+	enum sl_secret_problem problem;
+	uint8_t key[SL_WIRE_KEY], pub[SL_WIRE_KEY];
+	struct stat st;
+	char why[512];
+	int err;
+
+	err = sl_wire_key_read(path, key, &st, &problem);
+	if (!err)
+		err = sl_wire_public_key(pub, key);
+	explicit_bzero(key, sizeof(key));
+	if (err == -EINVAL) {
+		sl_yaml_bad(c, v, "sync.identity_file", "'%s' holds no secret key: make one with 'slicelimit sync keygen --out %s'",
+			    path, path);
+	} else if (err == -EACCES || err == -ELOOP) {
+		sl_secret_describe(why, sizeof(why), path, err, &st, problem);
+		sl_yaml_bad(c, v, "sync.identity_file", "%s", why);
+	} else if (err) {
+		sl_yaml_bad(c, v, "sync.identity_file", "cannot read '%s': %s; the UDP mesh needs this node's secret key",
 			    path, strerror(-err));
 	}
 }
@@ -310,44 +341,110 @@ static const struct sl_ynode *read_sync_layout(const struct sl_yctx *c,
 	return NULL;
 }
 
-/* The UDP mesh: where to listen, the peers, the shared key. */
+/* How a list of bare addresses (the form of the shared fleet key) moves
+ * to per-node identities.
+ */
+#define SL_PEERS_MIGRATE "each peer is now {node: ID, address: ADDRESS:PORT, public_key: 64 hex digits}: run 'slicelimit sync keygen --out FILE' on every node, set its sync.identity_file, and list each peer with the public key its keygen printed"
+
+/* One entry of sync.peers: the peer's id, address and public key. */
+static void read_peer(const struct sl_yctx *c, const struct sl_ynode *p,
+		      unsigned i, struct sl_sync_config *sc,
+		      const struct sl_ynode *listen)
+{
+	unsigned k = sc->nr_peers, j;
+	const struct sl_ynode *v;
+	const char *text;
+	char field[40];
+	uint64_t n;
+	bool ok = true;
+
+	snprintf(field, sizeof(field), "sync.peers[%u]", i);
+	if (p->type == SL_YNODE_SCALAR) {
+		sl_yaml_bad(c, p, field, "'%s': " SL_PEERS_MIGRATE, p->text);
+		return;
+	}
+	if (!sl_yaml_check_keys(c, p, field, peer_keys))
+		return;
+	snprintf(field, sizeof(field), "sync.peers[%u].node", i);
+	if (!(v = sl_yaml_get(p, "node"))) {
+		sl_yaml_bad(c, p, field, "required: the peer's sync.node, 1 to 65535");
+		ok = false;
+	} else if (!sl_yaml_uint(c, v, field, 1, 65535, &n)) {
+		ok = false;
+	} else if (n == sc->node) {
+		sl_yaml_bad(c, v, field, "%u is this node's own id: list the other nodes only",
+			    (unsigned)n);
+		ok = false;
+	} else {
+		for (j = 0; j < k; j++)
+			if (sc->peer_node[j] == n)
+				break;
+		if (j < k) {
+			sl_yaml_bad(c, v, field, "node %u is listed twice",
+				    (unsigned)n);
+			ok = false;
+		}
+		sc->peer_node[k] = n;
+	}
+	snprintf(field, sizeof(field), "sync.peers[%u].address", i);
+	if (!(v = sl_yaml_get(p, "address"))) {
+		sl_yaml_bad(c, p, field, "required: ADDRESS:PORT the peer sends from and listens on (its sync.listen)");
+		ok = false;
+	} else if (!read_listen(c, v, field, "of a peer (10.0.0.2:7400)",
+				&sc->peers[k])) {
+		ok = false;
+	} else if (listen && is_own_address(&sc->peers[k], &sc->listen)) {
+		/* this node would wait for a peer that is not there */
+		sl_yaml_bad(c, v, field, "'%s' is this node's own sync.listen: list the other nodes only",
+			    v->text);
+		ok = false;
+	}
+	snprintf(field, sizeof(field), "sync.peers[%u].public_key", i);
+	if (!(v = sl_yaml_get(p, "public_key"))) {
+		sl_yaml_bad(c, p, field, "required: the peer's public key, 64 hex digits (what 'slicelimit sync keygen' or 'sync pubkey' printed on it)");
+		ok = false;
+	} else if (!sl_yaml_text(c, v, field, 127, &text)) {
+		ok = false;
+	} else if (sl_wire_key_parse(text, sc->peer_public_key[k])) {
+		sl_yaml_bad(c, v, field, "'%s' is not a public key: want 64 hex digits (slicelimit sync pubkey FILE prints it)",
+			    text);
+		ok = false;
+	}
+	if (ok)
+		sc->nr_peers++;
+}
+
+/* The UDP mesh: where to listen, this node's identity, the peers. */
 static void read_sync_udp(const struct sl_yctx *c, const struct sl_ynode *y,
 			  struct sl_sync_config *sc)
 {
 	const struct sl_ynode *v, *peers = sl_yaml_get(y, "peers");
+	const char *text;
 	unsigned i;
 
 	if (!(v = sl_yaml_get(y, "listen")))
 		sl_yaml_bad(c, y, "sync.listen", "required: ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)");
-	else
-		read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
-			    &sc->listen);
+	else if (!read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
+			      &sc->listen))
+		v = NULL;
 	if (peers && peers->type != SL_YNODE_SEQ)
-		sl_yaml_bad(c, peers, "sync.peers", "expected a list of ADDRESS:PORT");
+		sl_yaml_bad(c, peers, "sync.peers", "expected a list of {node, address, public_key}");
 	else if (peers && peers->nr > SL_MAX_PEERS)
 		sl_yaml_bad(c, peers, "sync.peers", "%u peers: at most %u",
 			    peers->nr, SL_MAX_PEERS);
 	else
-		for (i = 0; peers && i < peers->nr; i++) {
-			if (!read_listen(c, peers->kids[i], "sync.peers",
-					 "of a peer (10.0.0.2:7400)",
-					 &sc->peers[sc->nr_peers]))
-				continue;
-			/* this node would count its own messages as a peer's
-			 * (refused as its own) and wait for a peer that
-			 * is not there
-			 */
-			if (v && is_own_address(&sc->peers[sc->nr_peers],
-						&sc->listen)) {
-				sl_yaml_bad(c, peers->kids[i], "sync.peers",
-					    "'%s' is this node's own sync.listen: list the other nodes only",
-					    peers->kids[i]->text);
-				continue;
-			}
-			sc->nr_peers++;
-		}
-	if (!sl_yaml_get(y, "key_file"))
-		sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
+		for (i = 0; peers && i < peers->nr; i++)
+			read_peer(c, peers->kids[i], i, sc, v);
+	if ((v = sl_yaml_get(y, "key_file")))
+		sl_yaml_bad(c, v, "sync.key_file", "the UDP mesh no longer shares one fleet key (any holder could speak as any node): set sync.identity_file to this node's secret key ('slicelimit sync keygen --out FILE') and give each peer its public_key; key_file is for backend: redis");
+	if (!(v = sl_yaml_get(y, "identity_file")))
+		sl_yaml_bad(c, y, "sync.identity_file", "required: this node's secret key (make one with 'slicelimit sync keygen --out /etc/slicelimit/sync.identity')");
+	else if (sl_yaml_text(c, v, "sync.identity_file",
+			      sizeof(sc->identity_file) - 1, &text)) {
+		snprintf(sc->identity_file, sizeof(sc->identity_file), "%s",
+			 text);
+		check_identity_file(c, v, text);
+	}
 }
 
 /* sync.cluster and the nodes a Cluster may send this node to. */
@@ -484,7 +581,8 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		sl_yaml_bad(c, v, "sync.backend", "'%s' is not udp or redis", backend);
 	if (central && sc->backend != SL_SYNC_REDIS)
 		sl_yaml_bad(c, central, "sync.layout", "central needs backend: redis (checks are decided in the store; a UDP mesh has none)");
-	if ((v = sl_yaml_get(y, "key_file")) &&
+	if (sc->backend == SL_SYNC_REDIS &&
+	    (v = sl_yaml_get(y, "key_file")) &&
 	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text)) {
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
 		check_key_file(c, v, text);
@@ -506,7 +604,10 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	else
 		read_sync_redis(c, y, sc);
 	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "password_file")))
-		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with key_file)");
+		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with identity_file)");
+	if (sc->backend == SL_SYNC_REDIS &&
+	    (v = sl_yaml_get(y, "identity_file")))
+		sl_yaml_bad(c, v, "sync.identity_file", "only with backend: udp (Redis authenticates with password_file)");
 	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "cluster")))
 		sl_yaml_bad(c, v, "sync.cluster", "only with backend: redis");
 	read_sync_nodes(c, y, sc);

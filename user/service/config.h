@@ -25,8 +25,12 @@
  *     interval: 200ms
  *     backend: udp            # udp (a mesh of peers) or redis
  *     listen: 10.0.0.1:7400   # udp: where peers' messages arrive
- *     peers: [10.0.0.2:7400]  # udp: where this node's go
- *     key_file: /etc/slicelimit/sync.key   # 32 bytes, as 64 hex digits
+ *     identity_file: /etc/slicelimit/sync.identity   # udp: this node's
+ *                             # secret key (slicelimit sync keygen)
+ *     peers:                  # udp: each other node, its id, where its
+ *       - {node: 2, address: 10.0.0.2:7400, public_key: HEX}  # datagrams
+ *                             # come from and go, its public key
+ *     key_file: /etc/slicelimit/sync.key   # redis: 64 hex digits
  *     url: redis://127.0.0.1:6379           # redis
  *     password_file: /etc/slicelimit/redis.pass   # redis AUTH: mode 0600
  *     username: slicelimit    # redis: an ACL user (with password_file)
@@ -65,9 +69,13 @@ struct sl_sync_config {
 	enum sl_sync_backend backend;
 	struct sockaddr_storage listen;
 	struct sockaddr_storage peers[SL_MAX_PEERS];
+	/* each peer's node id and X25519 public key, as peers[] */
+	unsigned peer_node[SL_MAX_PEERS];
+	uint8_t peer_public_key[SL_MAX_PEERS][32];
 	unsigned nr_peers;
 	unsigned nodes;
-	char key_file[4096];
+	char key_file[4096];		/* redis: the fleet's shared key */
+	char identity_file[4096];	/* udp: this node's secret key */
 	/* udp: where the replay state survives a restart (the directory is
 	 * made, 0700, if missing)
 	 */

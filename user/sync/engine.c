@@ -190,7 +190,7 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->o = *o;
 	s->sender.node = o->node;
 	s->sender.incarnation = o->incarnation;
-	s->sender.key = s->o.key;
+	s->sender.keys = &s->o.keys;
 	s->datagrams.max = SIZE_MAX;
 	s->conf.layout = o->layout;
 	s->conf.nodes = o->nodes;
@@ -247,6 +247,8 @@ void sl_sync_free(struct sl_sync *s)
 	free(s->datagrams.e);
 	free(s->view_entries);
 	free(s->state_path);
+	/* the pairs' keys speak as this node */
+	explicit_bzero(&s->o.keys, sizeof(s->o.keys));
 	free(s);
 }
 
@@ -1209,9 +1211,12 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 	enum sl_wire_error err;
 	unsigned i;
 
-	err = sl_wire_decode(msg, len, s->o.key, &h, e);
-	if (err == SL_WIRE_FORGED) {
-		s->st.rejected_forged++;
+	err = sl_wire_decode(msg, len, &s->o.keys, from, &h, e);
+	if (err == SL_WIRE_FORGED || err == SL_WIRE_UNKNOWN_PEER ||
+	    err == SL_WIRE_WRONG_ADDRESS) {
+		s->st.rejected_forged += err == SL_WIRE_FORGED;
+		s->st.rejected_unknown_peer += err == SL_WIRE_UNKNOWN_PEER;
+		s->st.rejected_wrong_address += err == SL_WIRE_WRONG_ADDRESS;
 		return err;
 	}
 	if (err) {
@@ -1243,7 +1248,7 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 	}
 	peer = peer_of(s, h.node, from, &seen);
 	if (!peer) {
-		s->st.rejected_unknown++;
+		s->st.rejected_unknown_peer++;
 		return s->admit_set ? SL_SYNC_UNKNOWN : SL_SYNC_TOO_MANY_PEERS;
 	}
 	if (!first_time(seen, h.incarnation, h.seq)) {

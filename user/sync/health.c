@@ -79,7 +79,9 @@ json_object *sl_sync_health_to_json(const struct sl_sync_health *h)
 	sl_json_add_u64(o, "rejected_own", st->rejected_own);
 	sl_json_add_u64(o, "rejected_future", st->rejected_future);
 	sl_json_add_u64(o, "rejected_stale", st->rejected_stale);
-	sl_json_add_u64(o, "rejected_unknown", st->rejected_unknown);
+	sl_json_add_u64(o, "rejected_unknown_peer", st->rejected_unknown_peer);
+	sl_json_add_u64(o, "rejected_wrong_address",
+			st->rejected_wrong_address);
 	sl_json_add_u64(o, "clamped_entries", st->clamped_entries);
 	sl_json_add_u64(o, "peer_view_capped", st->view_capped);
 	sl_json_add_u64(o, "unknown_rule_entries", st->unknown_rule);
@@ -107,14 +109,15 @@ void sl_sync_health_print(const struct sl_sync_health *h)
 	       (unsigned long long)st->sent_bytes,
 	       (unsigned long long)st->collect_us,
 	       (unsigned long long)st->collect_clients);
-	printf("          rejected: %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own, %llu unknown\n",
+	printf("          rejected: %llu unknown peer, %llu wrong address, %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own\n",
+	       (unsigned long long)st->rejected_unknown_peer,
+	       (unsigned long long)st->rejected_wrong_address,
 	       (unsigned long long)st->rejected_forged,
 	       (unsigned long long)st->rejected_malformed,
 	       (unsigned long long)st->rejected_replayed,
 	       (unsigned long long)st->rejected_stale,
 	       (unsigned long long)st->rejected_future,
-	       (unsigned long long)st->rejected_own,
-	       (unsigned long long)st->rejected_unknown);
+	       (unsigned long long)st->rejected_own);
 	if (st->clamped_entries || st->view_capped)
 		printf("          cut: %llu entries claiming more than a node can accept, %llu refused past their peer's share of the view\n",
 		       (unsigned long long)st->clamped_entries,
