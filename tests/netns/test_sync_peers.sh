@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# A holder of the fleet's sync key, against a running service (node 1,
-# layout bounded) over real UDP: datagrams signed with the key, every
-# header field chosen (sync_forge.py), from the client namespace. Node 1's
-# config names three peers, nodes 2, 4 and 5 at CLIENT4[1], [2] and [7];
-# no real peer runs: the test speaks for them.
+# A compromised node, against a running service (node 1, layout bounded)
+# over real UDP: node 2's secret key in the attacker's hands, datagrams
+# sealed for node 1 with node 2's pair key, every header field chosen
+# (sync_forge.py), sent from node 2's configured address and port in the
+# client namespace. Node 1's config names three peers, nodes 2, 4 and 5
+# at CLIENT4[1], [2] and [7], each with its public key; no real peer
+# runs: the test speaks for them, each datagram sealed with its own
+# sender's key.
 #
 #   1. node 2 claims 2^32-1 units for a client: cut to what a node can
 #      accept in a round (the even share, 10 of the quota 22), counted;
 #      the client still gets through once node 2 is quiet (10 of 20);
 #   2. node 2 "restarted" with incarnation 2^64-1: refused (future), and
 #      node 2's next datagram of its real incarnation is merged;
-#   3. a datagram of node 4 dated 4.9 s ahead is merged; node 1 restarts
+#   3. a datagram of node 2 dated 4.9 s ahead is merged; node 1 restarts
 #      (sync.state_dir keeps its replay state) and the same bytes again
 #      are refused as stale;
 #   4. node 2 reports 520 junk clients (the view holds 512): past its
 #      share (512 / 4: three peers and node 1's own reports) they are
 #      refused and counted against it, and node 4's report of a real
 #      client still goes in;
-#   5. node ids 100-139 from an address the config does not name: no
-#      slot; node 5, heard for the first time, from its own address: in.
+#   5. node 2 claims node ids 100-139: refused as the datagram is opened
+#      (rejected_unknown_peer, once each), no slot taken; node 5, heard
+#      for the first time, from its own address: in.
 #
 # Usage: test_sync_peers.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -36,7 +40,6 @@ FORGE=$here/sync_forge.py
 NODE2=${CLIENT4[1]}		# node 2's configured address
 NODE4=${CLIENT4[2]}		# node 4's
 NODE5=${CLIENT4[7]}		# node 5's: heard only after the strangers
-STRANGER=${CLIENT4[4]}		# an address the config does not name
 VICTIM=${CLIENT4[3]}		# the client node 2 claims is over its limit
 REPLAYED=${CLIENT4[5]}		# the client of the datagram replayed
 REAL=${CLIENT4[6]}		# the client node 4 reports after the junk
@@ -50,7 +53,11 @@ rules:
     limit: 20
     window: 60s
 EOF
-(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
+declare -A PK		# node -> its public key
+for n in 1 2 4 5; do
+	PK[$n]=$("$SL_BIN" sync keygen --out "$SL_TMP/ident$n") ||
+		tap_fail "sync keygen of node $n"
+done
 write_config() {	# [STATE_DIR line]
 	cat >"$SL_TMP/config.yaml" <<EOF
 devices:
@@ -59,19 +66,35 @@ rules: $SL_TMP/rules.yaml
 clients: 512
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: 1
   layout: bounded
   interval: 200ms
   listen: $SYNC
-  peers: [$NODE2:7400, $NODE4:7400, $NODE5:7400]
-  key_file: $SL_TMP/sync.key
+  peers:
+    - {node: 2, address: $NODE2:7400, public_key: ${PK[2]}}
+    - {node: 4, address: $NODE4:7400, public_key: ${PK[4]}}
+    - {node: 5, address: $NODE5:7400, public_key: ${PK[5]}}
+  identity_file: $SL_TMP/ident1
 $1
 EOF
 }
 
-forge() {		# ARGS...: one sync_forge.py send from the client side
-	in_client "$SL_PY" "$FORGE" send --key "$SL_TMP/sync.key" --dst "$SYNC" "$@"
+forge() {		# NODE ARGS...: one sync_forge.py send, sealed by node
+	local n=$1	# NODE (its own key) and sent from its address
+	shift
+	in_client "$SL_PY" "$FORGE" send --identity "$SL_TMP/ident$n" \
+		--sender "$n" --to-pk "${PK[1]}" --src "$(node_addr "$n"):7400" \
+		--dst "$SYNC" "$@"
+}
+
+node_addr() {		# NODE: its configured address
+	case $1 in
+	2) echo "$NODE2" ;;
+	4) echo "$NODE4" ;;
+	5) echo "$NODE5" ;;
+	esac
 }
 
 sync_field() {		# EXPR over status -j's sync object
@@ -119,7 +142,7 @@ INC2=0			# node 2's incarnation (its start, TAI ns)
 
 test_units_cut_to_a_round() {
 	local v
-	SEQ2=$(forge --src "$NODE2" --node 2 --inc "$INC2" --seq "$SEQ2" \
+	SEQ2=$(forge 2 --node 2 --inc "$INC2" --seq "$SEQ2" \
 		--entry "$VICTIM" web 4294967295)
 	poll 20 is 10 peer_units "$VICTIM"
 	tap_eq "2^32-1 units from node 2: cut to the even share of a round (22 - 2) / 2, counted" \
@@ -136,9 +159,9 @@ test_incarnation_far_ahead_refused() {
 	f=$(sync_field "s['rejected_future']")
 	r=$(sync_field "s['rejected_replayed']")
 	m=$(peer_field 2 messages)
-	forge --src "$NODE2" --node 2 --inc 18446744073709551615 --seq 1 >/dev/null
+	forge 2 --node 2 --inc 18446744073709551615 --seq 1 >/dev/null
 	poll 20 is "$((f + 1))" sync_field "s['rejected_future']"
-	SEQ2=$(forge --src "$NODE2" --node 2 --inc "$INC2" --seq "$SEQ2")
+	SEQ2=$(forge 2 --node 2 --inc "$INC2" --seq "$SEQ2")
 	poll 20 is "$((m + 1))" peer_field 2 messages
 	tap_eq "node 2 at incarnation 2^64-1: refused as from the future; its real incarnation's next datagram merged, none refused as replayed" \
 		"$(($(sync_field "s['rejected_future']") - f))/$(($(peer_field 2 messages) - m))/$(($(sync_field "s['rejected_replayed']") - r))" \
@@ -146,18 +169,21 @@ test_incarnation_far_ahead_refused() {
 }
 
 test_unknown_nodes_do_not_keep_node_5_out() {
-	forge --src "$STRANGER" --node 100-139 --inc "$INC2" --seq 1 >/dev/null
-	forge --src "$NODE5" --node 5 --inc "$INC2" --seq 1 >/dev/null
+	local u
+	u=$(sync_field "s['rejected_unknown_peer']")
+	forge 2 --node 100-139 --inc "$INC2" --seq 1 >/dev/null
+	poll 20 is "$((u + 40))" sync_field "s['rejected_unknown_peer']"
+	forge 5 --node 5 --inc "$INC2" --seq 1 >/dev/null
 	poll 20 is 1 peer_field 5 messages
-	tap_eq "40 node ids from an address no peer has: no slot (rejected_unknown); node 5 then, from its own: heard" \
-		"$(sync_field "s.get('rejected_unknown')")/$(peer_field 5 messages)/$(sync_field "len([p for p in s['peers'] if p['node'] >= 100])")" \
+	tap_eq "node 2 claiming node ids 100-139: refused as opened (rejected_unknown_peer, once each), no slot; node 5 then, from its own address: heard" \
+		"$(($(sync_field "s['rejected_unknown_peer']") - u))/$(peer_field 5 messages)/$(sync_field "len([p for p in s['peers'] if p['node'] >= 100])")" \
 		"40/1/0"
 }
 
 test_junk_flood_does_not_crowd_out_node_4() {
-	SEQ2=$(forge --src "$NODE2" --node 2 --inc "$INC2" --seq "$SEQ2" --junk 520)
+	SEQ2=$(forge 2 --node 2 --inc "$INC2" --seq "$SEQ2" --junk 520)
 	poll 30 is "$((520 - 512 / 4))" peer_field 2 view_refused
-	forge --src "$NODE4" --node 4 --inc "$INC2" --seq 2 --entry "$REAL" web 5 >/dev/null
+	forge 4 --node 4 --inc "$INC2" --seq 1 --entry "$REAL" web 5 >/dev/null
 	poll 20 is 5 peer_units "$REAL"
 	tap_eq "node 2's 520 junk clients: $((512 / 4)) in (its share: the view's 512 over 4 writers), the rest refused and counted; node 4's report of $REAL: in" \
 		"$(peer_field 2 view_refused)/$(sync_field "s.get('peer_view_capped')")/$(peer_units "$REAL")/$(sync_field "s['peer_view_full']")" \
@@ -167,17 +193,18 @@ test_junk_flood_does_not_crowd_out_node_4() {
 test_replayed_after_restart_refused() {
 	local i sent
 	sent=$(date +%s%3N)
-	forge --src "$NODE4" --node 4 --inc "$INC2" --seq 1 --ahead 4900 \
-		--save "$SL_TMP/ahead.bin" --entry "$REPLAYED" web 3 >/dev/null
+	SEQ2=$(forge 2 --node 2 --inc "$INC2" --seq "$SEQ2" --ahead 4900 \
+		--save "$SL_TMP/ahead.bin" --entry "$REPLAYED" web 3)
 	poll 20 is 3 peer_units "$REPLAYED"
-	tap_eq "a datagram of node 4 dated 4.9 s ahead: merged" "$(peer_units "$REPLAYED")" 3
+	tap_eq "a datagram of node 2 dated 4.9 s ahead: merged" "$(peer_units "$REPLAYED")" 3
 	sl_stop "$SVC"
 	# the bytes again from the moment node 1 starts, every 50 ms, until
 	# its sync thread has judged one (refused as stale, or merged)
 	sl_bg SVC nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
 		--config "$SL_TMP/config.yaml" 2>>"$SL_TMP/svc.log"
 	for i in $(seq 1 100); do
-		in_client "$SL_PY" "$FORGE" replay --src "$NODE4" --dst "$SYNC" "$SL_TMP/ahead.bin"
+		in_client "$SL_PY" "$FORGE" replay --src "$NODE2:7400" --dst "$SYNC" \
+			"$SL_TMP/ahead.bin"
 		[ "$(sync_field "s['rejected_stale'] + len(s['peers'])" 2>/dev/null)" \
 			-gt 0 ] 2>/dev/null && break
 		sleep 0.05
