@@ -16,12 +16,13 @@
 #      Killed with -9, it leaves the programs attached and pinned (its
 #      monitor goes without detaching), and the next start adopts them.
 #   2. A user that does not exist is an error that says how to make it.
-#      A sync key owned by root (mode 0600) is refused at start when the
-#      service drops to its user (it reads the key again as that user on a
-#      reload), with the fix; root's with the user's group, 0640, it is
-#      accepted (root reads it at the start without CAP_DAC_OVERRIDE, the
-#      user through the group), group-writable it is not. The dropped
-#      service below runs its sync with that key.
+#      A sync identity (this node's secret key, as `sync keygen` writes
+#      it: root's, mode 0600) is refused at start when the service drops
+#      to its user (the sync thread reads it as that user after the drop,
+#      and a reload checks it again), with the fix; root's with the user's
+#      group, 0640, it is accepted (root reads it at the start without
+#      CAP_DAC_OVERRIDE, the user through the group), group-writable it
+#      is not. The dropped service below runs its sync with that identity.
 #   3. The attacks of an unprivileged user (nobody) on a bpffs mounted
 #      without mode=0700: holding flock on /sys/fs/bpf no longer stalls
 #      root's `rules apply` (the writers' lock is in root's
@@ -105,7 +106,7 @@ test_service_dropped() {
 		c=${c#CAP_}
 		bset="$bset,+${c,,}"
 	done
-	# with sync: its key (root's, group the user's, 0640, since
+	# with sync: its identity (root's, group the user's, 0640, since
 	# test_secret_owner) is read as root at the start, and as the user
 	# when the sync starts after the drop and at the reload
 	cp "$SL_TMP/config.yaml" "$SL_TMP/svc.yaml"
@@ -117,8 +118,8 @@ service:
 sync:
   node: 1
   listen: $SRV4:7400
-  key_file: $SL_TMP/sync.key
-  peers: [${CLIENT4[0]}:7400]
+  identity_file: $SL_TMP/sync.identity
+  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
 EOF
 	chmod 644 "$SL_TMP/svc.yaml"
 	sl_bg svc nsenter --net="/run/netns/$NS_S" setpriv --bounding-set="$bset" \
@@ -136,7 +137,7 @@ EOF
 	tap_eq "... every thread of it too (the HTTP and sync threads start after the drop)" \
 		"$(cat /proc/"$svc"/task/*/status | awk '$1 == "CapEff:" || $1 == "Uid:" { print $1, $2 }' | sort -u | tr '\n' ' ')" \
 		"CapEff: $CAP_NONE Uid: $uid "
-	tap_eq "... status --json names the user; its sync runs (key read as the user)" \
+	tap_eq "... status --json names the user; its sync runs (identity read as the user)" \
 		"$(service_state "[s['user'], s['uid'], s['sync_wanted'], s['sync_down']]")" \
 		"[\"$SVC_USER\", $uid, true, null]"
 	mon=$(ps -o pid= --ppid "$svc" | tr -d ' ')
@@ -223,30 +224,34 @@ test_missing_user() {
 
 test_secret_owner() {
 	local out rc
-	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
+	rm -f "$SL_TMP/sync.identity" "$SL_TMP/peer.identity"
+	"$SL_BIN" sync keygen --out "$SL_TMP/sync.identity" >/dev/null ||
+		tap_fail "sync keygen"
+	PEER_PK=$("$SL_BIN" sync keygen --out "$SL_TMP/peer.identity") ||
+		tap_fail "sync keygen of the peer"
 	cat >"$SL_TMP/sync.yaml" <<EOF
 rules: $SL_TMP/rules.yaml
 sync:
   node: 1
   listen: $SRV4:7400
-  key_file: $SL_TMP/sync.key
-  peers: [${CLIENT4[0]}:7400]
+  identity_file: $SL_TMP/sync.identity
+  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
 EOF
 	rc=0
 	out=$("$SL_BIN" -j run --check --user "$SVC_USER" --config "$SL_TMP/sync.yaml" 2>/dev/null) || rc=$?
-	tap_eq "a root-owned 0600 key with --user: refused (exit 1, sync.key_file), chgrp and chmod 640 named as the fix" \
+	tap_eq "a root-owned 0600 identity (as sync keygen writes it) with --user: refused (exit 1, sync.identity_file), chgrp and chmod 640 named as the fix" \
 		"$rc/$(echo "$out" | json_get "[p['field'] for p in d['problems']]")/$(echo "$out" | json_get "'chgrp $(id -g "$SVC_USER") it and chmod 640' in d['problems'][0]['message']")" \
-		'1/["sync.key_file"]/True'
-	chgrp "$SVC_USER" "$SL_TMP/sync.key"
-	chmod 640 "$SL_TMP/sync.key"
+		'1/["sync.identity_file"]/True'
+	chgrp "$SVC_USER" "$SL_TMP/sync.identity"
+	chmod 640 "$SL_TMP/sync.identity"
 	rc=0
 	out=$("$SL_BIN" -j run --check --user "$SVC_USER" --config "$SL_TMP/sync.yaml" 2>/dev/null) || rc=$?
 	tap_eq "... root's, mode 0640, group the service's: accepted" "$rc/$(echo "$out" | json_get "d['ok']")" "0/True"
-	chmod 660 "$SL_TMP/sync.key"
+	chmod 660 "$SL_TMP/sync.identity"
 	rc=0
 	out=$("$SL_BIN" -j run --check --user "$SVC_USER" --config "$SL_TMP/sync.yaml" 2>/dev/null) || rc=$?
 	tap_eq "... but not writable by that group (0660): refused" "$rc" 1
-	chmod 640 "$SL_TMP/sync.key"
+	chmod 640 "$SL_TMP/sync.identity"
 }
 
 test_nobody_cannot_block_root() {
