@@ -86,7 +86,12 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
+	# the API's token: a secret like the sync key (root's, the user's
+	# group, 0640), read again as the user on a reload
+	chgrp "$SVC_USER" "$SL_API_TOKEN_FILE"
+	chmod 640 "$SL_API_TOKEN_FILE"
 	chmod 755 "$SL_TMP"
 	chmod 644 "$SL_TMP/config.yaml"
 }
