@@ -30,7 +30,8 @@
  * missed and the exact path then dropped (by the chain's first rule:
  * the drops it could have held), -SL_FRONT_HIT_CREDIT for each hit, and
  * stays within 0..SL_FRONT_QUIET. At SL_FRONT_QUIET the front is quiet:
- * a packet neither looks nor writes (front_skipped), except one in
+ * a packet that meets a rule neither looks nor writes (front_skipped;
+ * one that meets none never looks), except one in
  * SL_FRONT_PROBE by the CPU's packet count (front_probes), which looks,
  * and whose drop then takes its slot even from a live entry. So when one
  * flow floods again, its first probe dropped under its cached block
@@ -105,18 +106,18 @@ static __always_inline int sl_front_looks(struct sl_global_stats *gs)
 	return 1;
 }
 
-/* 1 if the packet's front entry holds: counted as dropped by its rule. A
- * static subprogram: its frame is not on the rule chain's stack.
+/* 1 if the flow's entry `fe` (it matched the packet) holds: counted as
+ * dropped by its rule. A static subprogram: its frame is not on the rule
+ * chain's stack.
  */
 static __noinline int sl_front_drop(const struct sl_config *cfg,
-				    const struct sl_packet *pkt, __u32 len)
+				    struct sl_front_entry *fe, __u32 len)
 {
 	struct sl_global_stats *gs;
-	struct sl_front_entry *fe = sl_front_entry_of(pkt);
 	struct sl_rule_stats *rs;
 	__u32 rule_id;
 
-	if (!fe || !cfg || !sl_front_matches(fe, pkt))
+	if (!cfg || !fe)
 		return 0;
 	if (fe->forgotten != sl_forgotten_now() ||
 	    fe->gen != sl_front_generation(cfg) || !sl_cache_before(fe->end)) {
@@ -135,6 +136,25 @@ static __noinline int sl_front_drop(const struct sl_config *cfg,
 		gs->front_score -= gs->front_score < SL_FRONT_HIT_CREDIT ?
 					   gs->front_score : SL_FRONT_HIT_CREDIT;
 	return 1;
+}
+
+/* 1 if the packet looked in the front cache (sl_front_looks) and its
+ * entry holds (sl_front_drop). The slot and the flow's compare are
+ * inline: a miss, what every packet of a flow no block holds meets,
+ * costs no call.
+ */
+static __always_inline int sl_front_hit(const struct sl_config *cfg,
+					struct sl_global_stats *gs,
+					const struct sl_packet *pkt, __u32 len)
+{
+	struct sl_front_entry *fe;
+
+	if (!sl_front_looks(gs))
+		return 0;
+	fe = sl_front_entry_of(pkt);
+	if (!fe || !sl_front_matches(fe, pkt))
+		return 0;
+	return sl_front_drop(cfg, fe, len);
 }
 
 /* The word of the block the exact path dropped the packet under, read
