@@ -8,16 +8,30 @@
 # Each one's "== name (N s)" line, printed when it ends, gives its wall
 # time, and the ten slowest are listed before the closing line: the
 # suite's time goes where that list says.
+#
+# Two run at once (SL_TEST_JOBS, default the CPU count, at most 4): most
+# of a network test's time is waiting (for a sync round, a deadline, a
+# VM), which the other one uses. The tests already run beside each other
+# safely: each makes its own namespaces, private bpffs, ports and files.
+# A test that needs every CPU to itself (threads pinned to each one, all
+# at once) runs alone: the ones in `alone` below.
 set -u
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
+jobs=${SL_TEST_JOBS:-$(nproc)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+[ "$jobs" -le 4 ] || jobs=4
+alone=" test_bpf_cpus test_cpus_flood.sh "
+out=$(mktemp -d /tmp/slicelimit-suite.XXXXXX)
+trap 'rm -rf "$out"' EXIT
 passed=0
 failed=0
 times=()		# "SECONDS NAME", one per binary or script
-report=			# what count_* keeps of one run's output
 
-count_cmocka() {	# $1: binary
-	local out rc p f
+# count_cmocka BINARY / count_tap SCRIPT: run it; print "PASSED FAILED"
+# on the first line, then the lines worth showing of its output
+count_cmocka() {
+	local out rc p f report
 	out=$("$1" 2>&1); rc=$?
 	report=$(printf '%s\n' "$out" | grep -E '^\[ +(OK|FAILED|ERROR) +\]|^\[==========\]' | sed 's/^/  /')
 	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
@@ -27,11 +41,12 @@ count_cmocka() {	# $1: binary
 		report+=${report:+$'\n'}$(printf '%s\n' "$out" | tail -20 | sed 's/^/  | /')
 		f=1
 	fi
-	passed=$((passed + p)); failed=$((failed + f))
+	echo "$p $f"
+	[ -z "$report" ] || printf '%s\n' "$report"
 }
 
-count_tap() {		# $1: script
-	local out rc p f
+count_tap() {
+	local out rc p f report
 	out=$(bash "$1" "$build" 2>&1); rc=$?
 	# the diagnostics of a failure (tap_fail's indented lines) too: CI
 	# shows nothing else
@@ -42,35 +57,62 @@ count_tap() {		# $1: script
 		report+=${report:+$'\n'}$(printf '%s\n' "$out" | tail -20 | sed 's/^/  | /')
 		f=1
 	fi
-	passed=$((passed + p)); failed=$((failed + f))
-}
-
-# $1: count_cmocka or count_tap, $2: the binary or script. Its header
-# line comes when it ends, with its wall time, then its results.
-run_timed() {
-	local name start
-	name=$(basename "$2")
-	start=$SECONDS
-	"$1" "$2"
-	echo "== $name ($((SECONDS - start)) s)"
+	echo "$p $f"
 	[ -z "$report" ] || printf '%s\n' "$report"
-	times+=("$((SECONDS - start)) $name")
 }
 
+# What runs, in order: the scripts first (the long ones are there, so
+# the last to end is short), then the binaries. "count_tap PATH" lines.
+list=()
+for script in "$here"/netns/test_*.sh "$here"/replay/test_*.sh "$here"/fuzz/run.sh; do
+	[ -f "$script" ] && list+=("count_tap $script")
+done
 for bin in "$build"/tests/test_*; do
 	[ -x "$bin" ] || continue
 	# one left in the build directory by a test file since split or
 	# renamed is stale: only binaries with a source run
 	[ -f "$here/unit/$(basename "$bin").c" ] ||
 		[ -f "$here/bpf/$(basename "$bin").c" ] || continue
-	run_timed count_cmocka "$bin"
-done
-for script in "$here"/replay/test_*.sh "$here"/netns/test_*.sh "$here"/fuzz/run.sh; do
-	[ -f "$script" ] || continue
-	run_timed count_tap "$script"
+	list+=("count_cmocka $bin")
 done
 
-echo "== slowest ten, of $SECONDS s"
+declare -A running=()	# pid -> index into list
+declare -A started=()	# index -> SECONDS at its start
+
+# finish PID: its header line, its results, its counts
+finish() {
+	local i=${running[$1]} name res
+	unset "running[$1]"
+	name=$(basename "${list[i]#* }")
+	echo "== $name ($((SECONDS - started[$i])) s)"
+	times+=("$((SECONDS - started[$i])) $name")
+	res=$(head -1 "$out/$i")
+	passed=$((passed + ${res% *})); failed=$((failed + ${res#* }))
+	tail -n +2 "$out/$i"
+}
+
+# reap: wait for any one running test to end, and report it
+reap() {
+	local pid
+	wait -n -p pid
+	finish "$pid"
+}
+
+for i in "${!list[@]}"; do
+	name=$(basename "${list[i]#* }")
+	if [[ $alone == *" $name "* ]]; then
+		while [ "${#running[@]}" -gt 0 ]; do reap; done
+	else
+		while [ "${#running[@]}" -ge "$jobs" ]; do reap; done
+	fi
+	started[$i]=$SECONDS
+	${list[i]} >"$out/$i" &
+	running[$!]=$i
+	if [[ $alone == *" $name "* ]]; then reap; fi
+done
+while [ "${#running[@]}" -gt 0 ]; do reap; done
+
+echo "== slowest ten, of $SECONDS s ($jobs at once)"
 printf '%s\n' "${times[@]}" | sort -rn | head -10 |
 	while read -r s name; do printf '  %4d s  %s\n' "$s" "$name"; done
 echo "$passed passed, $failed failed"
