@@ -369,9 +369,6 @@ struct sl_global_stats {
 	__u64 front_skipped;	/* packets that did not look in the front
 				 * cache (bpf/front.h): it was quiet */
 	__u64 front_probes;	/* packets that looked while it was quiet */
-	__u64 front_score;	/* per CPU, not a counter: the front cache's
-				 * misses less its hits, 0..SL_FRONT_QUIET
-				 * (include/sl_front.h) */
 };
 
 /* LRU hash sl_frags: what a datagram's first fragment was decided, for

@@ -50,6 +50,7 @@ CAP_MONITOR=0000008000201000	# CAP_BPF, CAP_SYS_ADMIN (21), CAP_NET_ADMIN (12)
 cleanup() {
 	sl_cleanup
 	userdel "$SVC_USER" 2>/dev/null
+	groupdel "$SVC_USER-api" 2>/dev/null
 }
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT
@@ -87,7 +88,12 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
+	# the API's token: a secret like the sync key (root's, the user's
+	# group, 0640), read again as the user on a reload
+	chgrp "$SVC_USER" "$SL_API_TOKEN_FILE"
+	chmod 640 "$SL_API_TOKEN_FILE"
 	chmod 755 "$SL_TMP"
 	chmod 644 "$SL_TMP/config.yaml"
 }
@@ -110,6 +116,9 @@ test_service_dropped() {
 	# test_secret_owner) is read as root at the start, and as the user
 	# when the sync starts after the drop and at the reload
 	cp "$SL_TMP/config.yaml" "$SL_TMP/svc.yaml"
+	# the API's socket for a group the user is only a member of (nginx's
+	# workers' in a real deployment): it makes the socket after the drop
+	sed -i "s|^http:|http:\n  socket_group: $SVC_USER-api|" "$SL_TMP/svc.yaml"
 	# the user from the config (service.user), not --user, and over the
 	# SLICELIMIT_USER=root of lib.sh
 	cat >>"$SL_TMP/svc.yaml" <<EOF
@@ -129,8 +138,8 @@ EOF
 	tap_eq "the service runs as its user: Uid and Gid (real, effective, saved, fs)" \
 		"$(proc_field "$svc" Uid)/$(proc_field "$svc" Gid)" \
 		"$uid $uid $uid $uid/$gid $gid $gid $gid"
-	tap_eq "... its own groups only, not root's (its primary group)" \
-		"$(proc_field "$svc" Groups)" "$gid"
+	tap_eq "... its own groups only, not root's (its primary group and the API socket's)" \
+		"$(proc_field "$svc" Groups)" "$gid $(getent group "$SVC_USER-api" | cut -d: -f3)"
 	tap_eq "... no capabilities: CapEff, CapPrm, CapBnd, CapInh, CapAmb all 0; NoNewPrivs" \
 		"$(proc_field "$svc" CapEff) $(proc_field "$svc" CapPrm) $(proc_field "$svc" CapBnd) $(proc_field "$svc" CapInh) $(proc_field "$svc" CapAmb) $(proc_field "$svc" NoNewPrivs)" \
 		"$CAP_NONE $CAP_NONE $CAP_NONE $CAP_NONE $CAP_NONE 1"
@@ -164,6 +173,9 @@ EOF
 		code="$code $(sl_api_code "/v1/check?rule=api&key=alice")"
 	done
 	tap_eq "... answers checks: 200 x3, then 429 (limit 3)" "$code" " 200 200 200 429"
+	tap_eq "... its API socket is the user's, group $SVC_USER-api (a group it is only a member of), mode 0660, and answers" \
+		"$(stat -c '%U/%G/%a' /run/slicelimit/api.sock 2>&1)/$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket /run/slicelimit/api.sock http://localhost/healthz)" \
+		"$SVC_USER/$SVC_USER-api/660/200"
 
 	rules 10
 	kill -HUP "$svc"
@@ -300,8 +312,9 @@ test_unit_scores_ok() {
 body() {
 	sl_netns_setup
 	sl_claim_pins
-	useradd --system --no-create-home --shell /usr/sbin/nologin "$SVC_USER" ||
-		die "useradd $SVC_USER"
+	groupadd --system "$SVC_USER-api" || die "groupadd $SVC_USER-api"
+	useradd --system --no-create-home --shell /usr/sbin/nologin \
+		-G "$SVC_USER-api" "$SVC_USER" || die "useradd $SVC_USER"
 	config
 	# first what needs no service: the last one bails out if it
 	# cannot start

@@ -685,7 +685,7 @@ static void read_http_tcp(const struct sl_yctx *c, const struct sl_ynode *y,
 	}
 	hc->tcp_enabled = true;
 	if (!(v = sl_yaml_get(y, "token_file"))) {
-		sl_yaml_bad(c, listen, "http.listen", "TCP needs http.token_file: a file (mode 0600) holding the bearer token clients send as 'Authorization: Bearer TOKEN' (or use the Unix socket, http.socket, and no listen)");
+		sl_yaml_bad(c, listen, "http.listen", "TCP needs http.token_file: a secret file (root's, like the sync key) holding the bearer token clients send as 'Authorization: Bearer TOKEN' (or use the Unix socket, http.socket, and no listen)");
 		return;
 	}
 	if (sl_yaml_text(c, v, "http.token_file", sizeof(hc->token_file) - 1,
