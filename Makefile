@@ -27,10 +27,11 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libcmocka-dev pkg-config iproute2 iputils-ping netcat-openbsd \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
 	libhiredis-dev redis-server groff-base man-db \
-	dpkg-dev binutils lintian stunnel4 openssl hping3 python3-scapy
+	dpkg-dev binutils lintian stunnel4 openssl hping3 python3-scapy \
+	libcap-ng-dev systemd
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
-	      hiredis
+	      hiredis libcap-ng
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 	      -Iinclude -Iuser -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -104,7 +105,7 @@ endef
 deps:
 	$(call apt_install,$(DEB_PACKAGES))
 	$(call apt_install,prometheus,--no-install-recommends)
-	@mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	@mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf
 
 $(BUILD) $(BUILD)/tests $(BUILD)/lua:
 	$(Q)mkdir -p $@

@@ -169,7 +169,14 @@ write_configs() {
 	rules: $TMP/rules.yaml
 	http:
 	  listen: 127.0.0.1:$SL_PORT
+	  token_file: $TMP/api.token
 	EOF
+	# TCP needs a bearer token: wrk's requests to slicelimit carry it
+	# (HC_TOKEN), and so does every curl of the run (CURL_HOME's .curlrc)
+	TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	(umask 077; echo "$TOKEN" >"$TMP/api.token"; mkdir -p "$TMP/curl"
+	 printf 'header = "Authorization: Bearer %s"\n' "$TOKEN" >"$TMP/curl/.curlrc")
+	export CURL_HOME=$TMP/curl
 	mkdir -p "$TMP/nginx"
 	# limit_req runs in the preaccess phase, after the rewrite phase, so
 	# `return 200` would answer before limit_req is ever asked: the
@@ -216,7 +223,8 @@ start_servers() {
 	# /sys/fs/bpf (private pins), in our network namespace (nsenter, not
 	# `ip netns exec`, which remounts /sys). The wrapper shell stays to
 	# report whether the service left pins after it stopped; the
-	# service's own pid goes to sl.pid.
+	# service's own pid goes to sl.pid. --user root: the bench measures
+	# the API, not the drop, and needs no slicelimit user on the host.
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	cmd=(taskset -c "$SERVER_CPU" unshare --mount --propagation private
 	     sh -c 'mount -t bpf bpf /sys/fs/bpf || exit 90
@@ -224,9 +232,9 @@ start_servers() {
 		wait $!; rc=$?
 		[ -z "$(ls -A /sys/fs/bpf/slicelimit 2>/dev/null)" ] || rc=91
 		exit $rc' sh
-	     nsenter --net="/run/netns/$NS" "$SL_BIN" run --config "$TMP/slicelimit.yaml")
+	     nsenter --net="/run/netns/$NS" "$SL_BIN" run --user root --config "$TMP/slicelimit.yaml")
 	printf '%s\n' "taskset -c $SERVER_CPU unshare --mount --propagation private sh -c 'mount -t bpf bpf /sys/fs/bpf; ...' \\" \
-		"    nsenter --net=/run/netns/$NS $SL_BIN run --config $TMP/slicelimit.yaml" \
+		"    nsenter --net=/run/netns/$NS $SL_BIN run --user root --config $TMP/slicelimit.yaml" \
 		>"$TMP/cmd-slicelimit"
 	SL_PIDFILE=$TMP/sl.pid "${cmd[@]}" >"$TMP/slicelimit.log" 2>&1 &
 	SL_WRAP=$!
@@ -330,7 +338,7 @@ run_wrk() {
 	# timeout --foreground: stays in our process group (so the cleanup's
 	# kill reaches wrk), where plain timeout would start a group of its own
 	cmd=(taskset -c "$CLIENT_CPU" nsenter --net="/run/netns/$NS"
-	     env HC_MODE="$mode" "$hc_arg" HC_KEYS="$keys"
+	     env HC_MODE="$mode" "$hc_arg" HC_KEYS="$keys" HC_TOKEN="$TOKEN"
 	     timeout --foreground -k 5 $((secs + 20)) wrk -t"$THREADS" -c"$CONNS" -d"${secs}s"
 	     --latency --timeout 5s -s "$LUA" "http://127.0.0.1:$port/")
 	[ -e "$TMP/cmd-$name" ] || echo "${cmd[*]}" >"$TMP/cmd-$name"

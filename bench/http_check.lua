@@ -32,10 +32,14 @@ end
 -- method, path, headers, body of the request for key number k
 local function build(k)
 	local key = key_name(k)
+	-- slicelimit's API over TCP wants its bearer token on every request
+	local auth = os.getenv("HC_TOKEN")
+	local h = auth and { ["Authorization"] = "Bearer " .. auth } or {}
 	if mode == "sl-get" then
-		return "GET", "/v1/check?rule=" .. rule .. "&key=" .. key, {}, nil
+		return "GET", "/v1/check?rule=" .. rule .. "&key=" .. key, h, nil
 	elseif mode == "sl-post" then
-		return "POST", "/v1/check", { ["Content-Type"] = "application/json" },
+		h["Content-Type"] = "application/json"
+		return "POST", "/v1/check", h,
 		       '{"rule":"' .. rule .. '","key":"' .. key .. '"}'
 	elseif mode == "ngx-get" then
 		return "GET", path .. "?key=" .. key, {}, nil

@@ -75,41 +75,76 @@ static __always_inline int sl_rule_position_of(const struct sl_config *cfg,
 	return -1;
 }
 
-/* Priority position of the first rule at or after `start` that matches
- * the packet, or -1. A global function: the verifier checks it once, on
- * its own.
+/* The class of a port slot (SL_SLOT_* plus the port): 0 when no rule's
+ * protocol and ports match it. The no-rule path ends here, on one
+ * inlined array lookup, before any call.
  */
-__noinline int sl_rule_position(const struct sl_config *cfg,
-				const struct sl_packet *pkt, __u32 start)
+static __always_inline __u32 sl_port_class(const struct sl_config *cfg,
+					   __u32 slot)
 {
-	const struct sl_bitmap *ports;
-	__u32 gen, key, *class;
+	__u32 key, *class;
 
-	if (!cfg || !pkt)
-		return -1;
-	gen = cfg->gen & 1;
-	key = gen * SL_PORT_SLOTS + (pkt->slot < SL_PORT_SLOTS ? pkt->slot : 0);
+	key = (cfg->gen & 1) * SL_PORT_SLOTS +
+	      (slot < SL_PORT_SLOTS ? slot : 0);
 	class = bpf_map_lookup_elem(&sl_port_classes, &key);
-	if (!class || !*class)
-		return -1;	/* the no-rule path: one array lookup */
-	key = gen * SL_MAX_CLASSES + (*class < SL_MAX_CLASSES ? *class : 0);
-	ports = bpf_map_lookup_elem(&sl_class_rules, &key);
-	if (!ports)
-		return -1;
-	return sl_rule_position_of(cfg, pkt, start, ports);
+	return class ? *class : 0;
 }
 
-/* The same among the rules of `ports`, whatever the packet's port: for
- * packets whose ports the program cannot see.
+/* The rules whose protocol and ports are those of a class, or NULL. */
+static __always_inline const struct sl_bitmap *
+sl_class_rules_of(const struct sl_config *cfg, __u32 class)
+{
+	__u32 key = (cfg->gen & 1) * SL_MAX_CLASSES +
+		    (class < SL_MAX_CLASSES ? class : 0);
+
+	return bpf_map_lookup_elem(&sl_class_rules, &key);
+}
+
+/* Priority position of the first rule at or after `start` among `ports`
+ * (sl_class_rules_of, or for a packet whose ports the program cannot see,
+ * the rules of its protocol) that the packet's addresses match, or -1. A
+ * global function: the verifier checks it once, on its own.
  */
-__noinline int sl_rule_position_any_port(const struct sl_config *cfg,
-					 const struct sl_packet *pkt,
-					 __u32 start,
-					 const struct sl_bitmap *ports)
+__noinline int sl_rule_position(const struct sl_config *cfg,
+				const struct sl_packet *pkt, __u32 start,
+				const struct sl_bitmap *ports)
 {
 	if (!cfg || !pkt || !ports)
 		return -1;
 	return sl_rule_position_of(cfg, pkt, start, ports);
+}
+
+/* The number of set bits of a word, without a branch: the verifier sees
+ * one path through it, not one per bit (as through sl_ctz64), and no
+ * value it must follow as a constant on the paths after.
+ */
+static __always_inline __u64 sl_popcount64(__u64 x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (x * 0x0101010101010101ULL) >> 56;
+}
+
+/* The position of the first rule of `ports` that the packet's addresses
+ * match, or -1. Without source or destination prefixes in the rule set
+ * every rule matches any address: when one of the first 64 rules is
+ * among `ports`, the first is the lowest bit of that word, found inline
+ * with no call and no LPM lookup; sl_rule_position finds any other.
+ */
+static __always_inline int sl_first_rule(const struct sl_config *cfg,
+					 const struct sl_packet *pkt,
+					 const struct sl_bitmap *ports)
+{
+	__u64 m;
+
+	if (cfg->has_src || cfg->has_dst)
+		return sl_rule_position(cfg, pkt, 0, ports);
+	m = ports->word[0] & cfg->all_rules.word[0];
+	if (!m)
+		return sl_rule_position(cfg, pkt, 64, ports);
+	/* the bits below the lowest set one, counted */
+	return sl_popcount64((m & -m) - 1);
 }
 
 /* Mark the rule at one position in the protocol bitmaps: a bpf_loop body

@@ -22,37 +22,48 @@
  * Map lookups per path. Array and per-CPU array lookups are inlined by
  * the verifier (a bounds check and an add); hash, LRU and LPM lookups
  * are calls, and each path below does at most the one it names. Every
- * packet that is no fragment looks its flow up in sl_front first (one
- * per-CPU array); the counts after the first are of a miss, and add it:
- * - over limit, front entry held (bpf/front.h): sl_active, sl_config,
- *   sl_global_stats, sl_front, sl_forgotten, sl_sync and sl_rule_stats:
- *   seven, all arrays, no hash, nothing written but the counters. A
+ * packet reads sl_active, sl_config and sl_global_stats, then the class
+ * of its port slot (sl_port_classes); one that meets a rule and is no
+ * fragment then looks its flow up in sl_front (one per-CPU array), and
+ * the counts after the first two are of a miss, and add it:
+ * - no rule matched: those three, sl_port_classes, and sl_global_stats
+ *   again for no_rule: five, all arrays, no hash, no call;
+ * - over limit, front entry held (bpf/front.h): the three,
+ *   sl_port_classes, sl_front, sl_forgotten, sl_sync and sl_rule_stats:
+ *   eight, all arrays, no hash, nothing written but the counters. A
  *   flow's first drop under a block takes the over-limit path below,
- *   then writes its entry (sl_rule_at, sl_forgotten, sl_sync and the
- *   client table again: one more hash lookup, once per block and CPU);
- * - no rule matched: sl_active, sl_config, sl_global_stats,
- *   sl_port_classes, and sl_global_stats again for no_rule: five, all
- *   arrays, no hash;
- * - over limit, block cached: those up to sl_port_classes, then
+ *   then writes its entry (sl_front, sl_rule_at, sl_forgotten, sl_sync
+ *   and the client table again: one more hash lookup, once per block and
+ *   CPU);
+ * - over limit, block cached: those up to sl_front, then
  *   sl_class_rules, sl_rules, sl_rule_stats and sl_sync, and the client
  *   table (the one hash), whose cached block is compared with the cache's
- *   clock (bpf/clock.h): nine, nothing written but the per-CPU counters;
- * - accept, on a host that syncs with no one: the same nine; the state
+ *   clock (bpf/clock.h): ten, nothing written but the per-CPU counters;
+ * - accept, on a host that syncs with no one: the same ten; the state
  *   found there is what the tally and the charge read and write
  *   (bpf/limit.h). A host that syncs adds sl_peer_view (a hash, when the
  *   layout counts the peers) and sl_sync once more for the peer verdict;
- * - new client, on probation: the nine (the client table's a miss), then
- *   sl_newcomer_conf, sl_newcomers and sl_global_stats (sl_admit): twelve,
- *   one hash. Its second packet creates the state (a hash update) and
- *   finds it again (a hash lookup); without probation the first does;
+ * - new client, on probation: the ten (the client table's a miss), then
+ *   sl_newcomer_conf, sl_newcomers and sl_global_stats (sl_admit):
+ *   thirteen, one hash. Its second packet creates the state (a hash
+ *   update) and finds it again (a hash lookup); without probation the
+ *   first does;
  * - a later fragment: sl_active, sl_config, sl_global_stats and sl_frags
  *   (a hash), then its first fragment's rule chain under that one's ports
- *   as above; an orphan reads sl_proto_rules (a per-CPU array) instead of
- *   the port class. A first fragment adds an sl_frags update.
+ *   as above, without sl_front; an orphan reads sl_proto_rules (a per-CPU
+ *   array) instead of the port class. A first fragment adds an sl_frags
+ *   update.
  * Source and destination prefixes in the rule set add an LPM lookup each
  * (sl_src_rules, sl_dst_rules), an exempt list one (sl_exempt_rules);
  * a rule that `continue`s repeats the chain's part for the next rule,
  * to the chain's end.
+ *
+ * Calls per path (each a return through the kernel's return thunk where
+ * it mitigates speculation, docs/MEASUREMENTS.md): none before the
+ * verdict of a packet that meets no rule; a front miss is inline too; the
+ * chain's first rule is found inline (without address prefixes, among the
+ * first 64 rules) and applied by one call, sl_apply_rule, with no walk
+ * unless it continues.
  */
 #ifndef SL_DATAPATH_H
 #define SL_DATAPATH_H
@@ -62,15 +73,6 @@
 #include "maps.h"
 #include "parse.h"
 #include "rule.h"
-
-/* sl_run_rules' answers beside SL_PASS and SL_DROP: the packet met no
- * rule; a drop by the chain's first rule carries that rule's position
- * plus one above SL_FIRST_SHIFT.
- */
-enum {
-	SL_NO_RULE = 4,
-	SL_FIRST_SHIFT = 8,
-};
 
 static __always_inline void sl_frag_key_of(struct sl_frag_key *k,
 					   const struct sl_packet *pkt)
@@ -162,7 +164,7 @@ static __noinline int sl_long_chain(const struct sl_config *cfg,
 		gs->vlan_deep++;
 	else
 		gs->long_chains++;
-	pos = sl_rule_position_any_port(cfg, pkt, 0, &cfg->all_rules);
+	pos = sl_rule_position(cfg, pkt, 0, &cfg->all_rules);
 	if (pos < 0) {
 		gs->no_rule++;
 		return SL_PASS;
@@ -208,13 +210,14 @@ static __noinline void sl_frag_dropped(const struct sl_packet *pkt)
 }
 
 /* First match wins; a rule that `continue`s hands a packet it passed on
- * to the next rule that matches it, to the end of the chain. The walk is
- * a bpf_loop body: the verifier checks one step, however long the chain;
+ * to the next rule that matches it, to the end of the chain. sl_run
+ * applies the chain's first rule itself: most chains end there (a rule
+ * that does not continue), with no walk. The rest of a chain is a
+ * bpf_loop body: the verifier checks one step, however long the chain;
  * each step starts past the rule before, so the rule count bounds it.
- * `ports`: match the rules of `ports` whatever the packet's port, or
- * NULL: the rules of the packet's port. A drop by the chain's first rule
- * carries that rule's position plus one above SL_FIRST_SHIFT (for the
- * front cache).
+ * `ports`: the rules whose protocol and ports match the packet
+ * (sl_class_rules_of), or the rules of its protocol when its ports cannot be
+ * seen.
  *
  * The walk's state is the whole frame of sl_run_rules, under the entry's
  * and above sl_apply_rule's on the deepest call chain: 6.1 limits that
@@ -225,82 +228,57 @@ struct sl_chain_walk {
 	const struct sl_packet *pkt;
 	const struct sl_bitmap *ports;
 	__u32 len;
-	__u16 next;		/* the first step: the chain's first rule's
-				 * position (sl_run found it); after that the
-				 * first position the next step looks at, and
-				 * after a drop, past the rule that dropped */
-	__u8 dropped;		/* SL_WALK_* */
+	__u16 next;		/* the first position the next step looks at:
+				 * past the rule before */
+	__u8 dropped;
 	__u8 pad;
-};
-
-enum {
-	SL_WALK_PASSED = 0,
-	SL_WALK_DROPPED_FIRST = 1,	/* by the chain's first rule */
-	SL_WALK_DROPPED_LATER = 2,
 };
 
 _Static_assert(sizeof(struct sl_chain_walk) <= 32,
 	       "the chain walk's frame must stay within 32 bytes on 6.1");
 _Static_assert(SL_MAX_RULES <= 0xffff, "positions are kept in 16 bits");
 
-/* The position of the first rule at or after `start` that matches the
- * packet, among `ports` or the packet's port's (NULL), or -1.
- */
-static __always_inline int sl_chain_next(const struct sl_config *cfg,
-					 const struct sl_packet *pkt,
-					 const struct sl_bitmap *ports,
-					 __u32 start)
-{
-	return ports ? sl_rule_position_any_port(cfg, pkt, start, ports) :
-		       sl_rule_position(cfg, pkt, start);
-}
-
 static long sl_chain_step(__u32 i, void *data)
 {
 	struct sl_chain_walk *w = data;
 	int pos, ret;
 
-	pos = i ? sl_chain_next(w->cfg, w->pkt, w->ports, w->next) : w->next;
+	pos = sl_rule_position(w->cfg, w->pkt, w->next, w->ports);
 	if (pos < 0)
 		return 1;
 	ret = sl_apply_rule(w->cfg, w->pkt, pos, w->len);
 	w->next = pos + 1;
 	if (ret == SL_DROP) {
-		w->dropped = i ? SL_WALK_DROPPED_LATER : SL_WALK_DROPPED_FIRST;
+		w->dropped = 1;
 		return 1;
 	}
 	return ret & SL_CONTINUE ? 0 : 1;
 }
 
-/* The chain, or SL_NO_RULE: a packet that meets no rule (the no-rule
- * path) takes no walk. A global function: verified once, whatever the
- * states of its callers (the XDP and TC entries, and every path of the
- * data path that gets here), which the walk's loop would otherwise
- * multiply.
+/* The chain after a rule that passed the packet and continues, from
+ * position `start` on: SL_DROP or SL_PASS. A global function: verified
+ * once, whatever the states of its callers (the XDP and TC entries, and
+ * every path of the data path that gets here), which the walk's loop
+ * would otherwise multiply.
  */
 __noinline int sl_run_rules(const struct sl_config *cfg,
 			    const struct sl_packet *pkt,
-			    const struct sl_bitmap *ports, __u32 len)
+			    const struct sl_bitmap *ports, __u32 len,
+			    __u32 start)
 {
 	struct sl_chain_walk w;
-	int first;
 
-	if (!cfg || !pkt)
+	if (!cfg || !pkt || !ports || start >= SL_MAX_RULES)
 		return SL_PASS;
-	first = sl_chain_next(cfg, pkt, ports, 0);
-	if (first < 0 || first >= SL_MAX_RULES)
-		return SL_NO_RULE;
 	w.cfg = cfg;
 	w.pkt = pkt;
 	w.ports = ports;
 	w.len = len;
-	w.next = first;
-	w.dropped = SL_WALK_PASSED;
+	w.next = start;
+	w.dropped = 0;
 	w.pad = 0;
 	bpf_loop(cfg->nr_rules < SL_MAX_RULES ? cfg->nr_rules : SL_MAX_RULES,
 		 sl_chain_step, &w, 0);
-	if (w.dropped == SL_WALK_DROPPED_FIRST)
-		return SL_DROP | (__u32)w.next << SL_FIRST_SHIFT;
 	return w.dropped ? SL_DROP : SL_PASS;
 }
 
@@ -325,7 +303,9 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	struct sl_config *cfg;
 	struct sl_packet pkt = {};
 	struct sl_frag *frag;
-	int ret, verdict;
+	int ret, verdict, first;
+	__u32 class = 0;
+	__u64 at;
 
 	ret = sl_parse(data, data_end, &pkt);
 	/* headers past what the program can read at all (the TC entry has
@@ -352,9 +332,6 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		if (pkt.frag == SL_FRAG_FIRST) {
 			gs->fragments++;
 			gs->frag_first++;
-		} else if (sl_front_looks(gs) &&
-			   sl_front_drop(cfg, &pkt, len)) {
-			return SL_DROP;
 		}
 		break;
 	case SL_PARSE_NON_IP:
@@ -396,26 +373,58 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		return SL_PASS;
 	}
 
-	verdict = cfg->nr_rules ? sl_run_rules(cfg, &pkt, ports, len) :
-				  SL_NO_RULE;
-	if (verdict == SL_NO_RULE) {
-		/* looked up again: one value fewer held across the chain */
-		gs = sl_cpu_stats();
-		if (gs)
-			gs->no_rule++;
-		/* a first fragment is still remembered, passed: its later
-		 * ones follow it, not the orphans' rules
-		 */
-		verdict = SL_PASS;
+	/* no rule for the packet's port: passed before any call, the front
+	 * cache's lookup included (it holds only flows a rule dropped)
+	 */
+	if (!cfg->nr_rules)
+		goto no_rule;
+	if (!ports) {
+		class = sl_port_class(cfg, pkt.slot);
+		if (!class)
+			goto no_rule;
 	}
-	if (verdict >> SL_FIRST_SHIFT) {
-		if (ret == SL_PARSE_OK && pkt.frag == SL_FRAG_NONE)
-			sl_front_remember(cfg, &pkt,
-					  (verdict >> SL_FIRST_SHIFT) - 1);
-		verdict = SL_DROP;
+	/* past the switch, a packet that is no fragment parsed whole: what
+	 * is held across the calls below is one value fewer without `ret`
+	 */
+	if (pkt.frag == SL_FRAG_NONE && sl_front_hit(cfg, gs, &pkt, len))
+		return SL_DROP;
+	if (!ports)
+		ports = sl_class_rules_of(cfg, class);
+	if (!ports)
+		goto no_rule;
+	first = sl_first_rule(cfg, &pkt, ports);
+	if (first < 0 || first >= SL_MAX_RULES)
+		goto no_rule;
+	/* the rule's position and the length in one register across the
+	 * call: the entry's frame, on the deepest call chain, holds no
+	 * spill for them (the barrier keeps the compiler from splitting it)
+	 */
+	at = (__u64)first << 32 | len;
+	__asm__ volatile("" : "+r"(at));
+	verdict = sl_apply_rule(cfg, &pkt, at >> 32, (__u32)at);
+	__asm__ volatile("" : "+r"(at));
+	if (verdict == SL_DROP) {
+		if (pkt.frag == SL_FRAG_NONE)
+			sl_front_remember(cfg, &pkt, at >> 32);
+	} else if (verdict & SL_CONTINUE) {
+		verdict = sl_run_rules(cfg, &pkt, ports, (__u32)at,
+				       (at >> 32) + 1);
+	} else {
+		verdict = SL_PASS;
 	}
 	if (verdict == SL_DROP && pkt.counted)
 		sl_frag_dropped(&pkt);
+	goto out;
+no_rule:
+	/* looked up again: one value fewer held across the calls above */
+	gs = sl_cpu_stats();
+	if (gs)
+		gs->no_rule++;
+	/* a first fragment is still remembered, passed: its later ones
+	 * follow it, not the orphans' rules
+	 */
+	verdict = SL_PASS;
+out:
 	if (pkt.frag == SL_FRAG_FIRST && cfg->nr_rules)
 		sl_frag_remember(&pkt, verdict);
 	return verdict;

@@ -25,12 +25,13 @@
  *
  * Quiet when it cannot hit: sources that take turns, more of them than
  * the slots, each find their slot held by another and pay the lookup and
- * the second look after the drop for nothing. A per-CPU score
- * (sl_global_stats.front_score) counts +1 for each packet the front
+ * the second look after the drop for nothing. A per-CPU score (the
+ * cache's own, struct sl_front_cache) counts +1 for each packet the front
  * missed and the exact path then dropped (by the chain's first rule:
  * the drops it could have held), -SL_FRONT_HIT_CREDIT for each hit, and
  * stays within 0..SL_FRONT_QUIET. At SL_FRONT_QUIET the front is quiet:
- * a packet neither looks nor writes (front_skipped), except one in
+ * a packet that meets a rule neither looks nor writes (front_skipped;
+ * one that meets none never looks), except one in
  * SL_FRONT_PROBE by the CPU's packet count (front_probes), which looks,
  * and whose drop then takes its slot even from a live entry. So when one
  * flow floods again, its first probe dropped under its cached block
@@ -68,12 +69,24 @@ static __always_inline __u64 sl_front_generation(const struct sl_config *cfg)
 	return sl_generation(cfg->rules_epoch, sl_syncs(sc) ? sc : NULL);
 }
 
+/* This CPU's front cache (an array of one: NULL only to the verifier). */
+static __always_inline struct sl_front_cache *sl_front_cache(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sl_front, &zero);
+}
+
 static __always_inline struct sl_front_entry *
-sl_front_entry_of(const struct sl_packet *pkt)
+sl_front_entry_of(struct sl_front_cache *fc, const struct sl_packet *pkt)
 {
 	__u32 idx = sl_front_slot(&pkt->src, &pkt->dst, pkt->slot, pkt->dport);
 
-	return bpf_map_lookup_elem(&sl_front, &idx);
+	/* the compare reads the addresses again: held from the hash, their
+	 * eight words would be spilled, on the entry's frame
+	 */
+	__asm__ volatile("" : : : "memory");
+	return &fc->slot[idx & (SL_FRONT_SLOTS - 1)];
 }
 
 static __always_inline int sl_front_matches(const struct sl_front_entry *fe,
@@ -93,9 +106,10 @@ static __always_inline int sl_front_matches(const struct sl_front_entry *fe,
 /* 1 if the packet looks in the front cache: always unless it is quiet,
  * then one packet in SL_FRONT_PROBE.
  */
-static __always_inline int sl_front_looks(struct sl_global_stats *gs)
+static __always_inline int sl_front_looks(struct sl_global_stats *gs,
+					  const struct sl_front_cache *fc)
 {
-	if (gs->front_score < SL_FRONT_QUIET)
+	if (fc->score < SL_FRONT_QUIET)
 		return 1;
 	if (gs->packets & (SL_FRONT_PROBE - 1)) {
 		gs->front_skipped++;
@@ -105,18 +119,18 @@ static __always_inline int sl_front_looks(struct sl_global_stats *gs)
 	return 1;
 }
 
-/* 1 if the packet's front entry holds: counted as dropped by its rule. A
- * static subprogram: its frame is not on the rule chain's stack.
+/* 1 if the flow's entry `fe` of `fc` (it matched the packet) holds:
+ * counted as dropped by its rule. A static subprogram: its frame is not
+ * on the rule chain's stack.
  */
 static __noinline int sl_front_drop(const struct sl_config *cfg,
-				    const struct sl_packet *pkt, __u32 len)
+				    struct sl_front_cache *fc,
+				    struct sl_front_entry *fe, __u32 len)
 {
-	struct sl_global_stats *gs;
-	struct sl_front_entry *fe = sl_front_entry_of(pkt);
 	struct sl_rule_stats *rs;
 	__u32 rule_id;
 
-	if (!fe || !cfg || !sl_front_matches(fe, pkt))
+	if (!cfg || !fc || !fe)
 		return 0;
 	if (fe->forgotten != sl_forgotten_now() ||
 	    fe->gen != sl_front_generation(cfg) || !sl_cache_before(fe->end)) {
@@ -129,12 +143,29 @@ static __noinline int sl_front_drop(const struct sl_config *cfg,
 		return 0;
 	rs->dropped++;
 	rs->dropped_bytes += len;
-	/* looked up again: one argument fewer held by the entry's frame */
-	gs = sl_cpu_stats();
-	if (gs)
-		gs->front_score -= gs->front_score < SL_FRONT_HIT_CREDIT ?
-					   gs->front_score : SL_FRONT_HIT_CREDIT;
+	fc->score -= fc->score < SL_FRONT_HIT_CREDIT ? fc->score :
+						       SL_FRONT_HIT_CREDIT;
 	return 1;
+}
+
+/* 1 if the packet looked in the front cache (sl_front_looks) and its
+ * entry holds (sl_front_drop). The slot and the flow's compare are
+ * inline: a miss, what every packet of a flow no block holds meets,
+ * costs no call.
+ */
+static __always_inline int sl_front_hit(const struct sl_config *cfg,
+					struct sl_global_stats *gs,
+					const struct sl_packet *pkt, __u32 len)
+{
+	struct sl_front_cache *fc = sl_front_cache();
+	struct sl_front_entry *fe;
+
+	if (!fc || !sl_front_looks(gs, fc))
+		return 0;
+	fe = sl_front_entry_of(fc, pkt);
+	if (!sl_front_matches(fe, pkt))
+		return 0;
+	return sl_front_drop(cfg, fc, fe, len);
 }
 
 /* The word of the block the exact path dropped the packet under, read
@@ -178,6 +209,7 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 					 __u32 pos)
 {
 	struct sl_global_stats *gs = sl_cpu_stats();
+	struct sl_front_cache *fc = sl_front_cache();
 	const struct sl_rule *rule;
 	struct sl_front_entry *fe;
 	struct sl_client_key key;
@@ -185,19 +217,17 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	__u64 gen, word;
 	int quiet;
 
-	if (!cfg || !gs || pos >= SL_MAX_RULES)
+	if (!cfg || !gs || !fc || pos >= SL_MAX_RULES)
 		return;
-	quiet = gs->front_score >= SL_FRONT_QUIET;
+	quiet = fc->score >= SL_FRONT_QUIET;
 	if (quiet && (gs->packets & (SL_FRONT_PROBE - 1)))
 		return;
 	if (!quiet)
-		gs->front_score++;
+		fc->score++;
 	rule = sl_rule_at(cfg, pos);
 	if (!rule)
 		return;
-	fe = sl_front_entry_of(pkt);
-	if (!fe)
-		return;
+	fe = sl_front_entry_of(fc, pkt);
 	/* before the state: a deletion after this read makes the entry old */
 	forgotten = sl_forgotten_now();
 	gen = sl_front_generation(cfg);

@@ -201,14 +201,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_forgotten SEC(".maps");
 
-/* The front cache of blocked flows (include/sl_front.h), this CPU's: not
- * pinned, each entry holds only under the generations it names.
+/* The front cache of blocked flows (include/sl_front.h), one per CPU, in
+ * the one entry: not pinned, each slot holds only under the generations
+ * it names.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SL_FRONT_SLOTS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sl_front_entry);
+	__type(value, struct sl_front_cache);
 } sl_front SEC(".maps");
 
 /* Written by the service only: the sync layout (include/sl_peer.h). */

@@ -42,6 +42,18 @@ struct sl_front_entry {
 				 * SL_CACHE_END_BITS (bpf/clock.h) */
 };
 
+/* One CPU's front cache: the score that says whether it is quiet, and
+ * its slots. The score is the cache's own state, not a counter: it lives
+ * here, beside the slots it rates, so that `stats --reset` (which zeroes
+ * the counters) leaves it alone, and one lookup gives both.
+ */
+struct sl_front_cache {
+	__u64 score;		/* the misses it could have held less its hits,
+				 * 0..SL_FRONT_QUIET (bpf/front.h) */
+	__u64 pad[7];		/* the slots start on a line of their own */
+	struct sl_front_entry slot[SL_FRONT_SLOTS];
+};
+
 /* The slot of a packet's flow: the words of its addresses, port slot and
  * port folded, then Fibonacci hashing for the top bits.
  */

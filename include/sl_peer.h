@@ -642,6 +642,28 @@ SL_INLINE __u64 sl_bounded_allowance(__u64 room, __u64 own_base, __u64 base,
 	return sl_mul_q16_up(room - nodes, share);
 }
 
+/* bounded: the most a peer can have accepted of a client in one round,
+ * as a receiver can bound it: the allowance out of the largest room
+ * (the quota), among two live nodes (the fewest that share: more give
+ * each less). A sender's share grows past the even one only with its own
+ * units known at its round's start, which it reported in an earlier
+ * round: while the receiver holds no peer's units of the client
+ * (`peers_part` 0), the even share; else all the sender could own (its
+ * units the whole base). A node alone (it hears no peer) takes the whole
+ * quota, and one whose earlier report was lost more than the even
+ * share: their reports are cut to this, an undercount of the round the
+ * next rounds' shares make good.
+ */
+SL_INLINE __u64 sl_bounded_sender_cap(const struct sl_params *p,
+				      __u64 peers_part)
+{
+	struct sl_sync_conf two = { .live_nodes = 2 };
+	__u64 known = peers_part ? 1 : 0;
+
+	return sl_bounded_allowance(p->limit + p->limit / SL_BOUNDED_SLACK,
+				    known, known, &two);
+}
+
 /* bounded: units the node may still accept in this round, `since` its
  * units of the round already; SL_NEVER where no share applies (other
  * layouts, a node alone).

@@ -154,7 +154,11 @@ struct sl_rule {
 	__u8 continues;		/* after this rule passes a packet, apply the
 				 * next rule that matches it too (stacking a
 				 * per-prefix rule on a per-address one) */
-	__u8 pad[3];
+	__u8 api_key_is_address;	/* userspace only: a check API key that
+				 * parses as an address charges that
+				 * address's packet state; else it is
+				 * hashed like any other key */
+	__u8 pad[2];
 	__u64 bucket_capacity;	/* token-bucket: burst, in units */
 	__u64 token_ns;		/* token-bucket: refill interval per unit */
 	struct sl_addr src;
@@ -365,9 +369,6 @@ struct sl_global_stats {
 	__u64 front_skipped;	/* packets that did not look in the front
 				 * cache (bpf/front.h): it was quiet */
 	__u64 front_probes;	/* packets that looked while it was quiet */
-	__u64 front_score;	/* per CPU, not a counter: the front cache's
-				 * misses less its hits, 0..SL_FRONT_QUIET
-				 * (include/sl_front.h) */
 };
 
 /* LRU hash sl_frags: what a datagram's first fragment was decided, for
@@ -533,7 +534,11 @@ struct sl_peer_view {
 				 * up to one interval, and the service rewrites
 				 * it every round */
 	__u32 round_units;	/* predictive: peers' units merged since */
-	__u32 pad;
+	__u32 pad;		/* the kernel never reads it; the sync engine
+				 * keeps there the node id whose report made
+				 * the entry (its per-peer share of the map).
+				 * Still named pad: a pinned view stays the
+				 * same type across an upgrade */
 	struct sl_peer_slot slot[SL_PEER_SLOTS];
 };
 
@@ -544,7 +549,8 @@ struct sl_peer_view {
 
 struct sl_sync_peer {
 	__u32 node;		/* the peer's node id; 0: free */
-	__u32 pad;
+	__u32 view_refused;	/* entries it would have added to sl_peer_view
+				 * past its share of the map */
 	__u64 last_heard_ms;	/* TAI ms of its last accepted message */
 	__u64 lag_ms;		/* arrival - sending time of that message */
 	__u64 messages;		/* accepted */
@@ -568,12 +574,20 @@ struct sl_sync_status {
 	__u64 collect_us;	/* the last aggregation pass, microseconds */
 	__u64 collect_clients;	/* clients it walked */
 	__u64 collect_changed;	/* clients it found changed */
-	__u64 rejected_forged;	/* authentication failed */
+	__u64 rejected_forged;	/* did not open with the pair's key */
 	__u64 rejected_malformed;
 	__u64 rejected_replayed;	/* seen sequence, or an older incarnation */
 	__u64 rejected_own;	/* carrying this node's own id */
-	__u64 rejected_future;	/* sent more than SL_SYNC_MAX_SKEW_MS ahead */
+	__u64 rejected_future;	/* sent (or its sender started) more than
+				 * SL_SYNC_MAX_SKEW_MS ahead */
 	__u64 rejected_stale;	/* sent too long ago, or before this start */
+	__u64 rejected_unknown_peer;	/* sender id not a configured peer, or
+					 * no peer slot is left for it */
+	__u64 rejected_wrong_address;	/* not from the peer's address */
+	__u64 clamped_entries;	/* entries claiming more units than a node
+				 * can accept in a round: cut to that */
+	__u64 view_capped;	/* entries refused for their peer's share of
+				 * sl_peer_view (per peer: view_refused) */
 	__u64 unknown_rule;	/* entries for a rule this node does not have */
 	__u64 view_full;	/* entries sl_peer_view had no room for */
 	__u64 untracked;	/* changed clients not sent: no room to

@@ -67,7 +67,7 @@ static int setup(void **state)
 		"  - {name: fixed, limit: 40, window: 1h, algorithm: fixed}\n"
 		"  - {name: tb, limit: 40, window: 1h, algorithm: token-bucket}\n"
 		"  - {name: net24, limit: 40, window: 1h,\n"
-		"     key: {ipv4_prefix: 24}}\n"
+		"     key: {ipv4_prefix: 24}, api_key_is_address: true}\n"
 		"  - {name: own, limit: 5, window: 1h}\n");
 	if (sl_checker_init(&f->checker,
 			    bpf_program__fd(f->in.skel->progs.sl_check),

@@ -133,7 +133,7 @@ static void test_second_collect_without_packets_only_heartbeat(void **st)
 	collect(f->sa, f->now + 300, &d2);
 	assert_int_equal(d2.n, 1);
 	assert_int_equal(d2.len[0], SL_WIRE_HEADER + SL_WIRE_TAG);
-	assert_int_equal(sl_wire_decode(d2.msg[0], d2.len[0], f->key, &h, e),
+	assert_int_equal(fx_open(d2.msg[0], d2.len[0], &h, e),
 			 SL_WIRE_OK);
 	assert_int_equal(h.type, SL_WIRE_HEARTBEAT);
 	assert_int_equal(h.count, 0);
@@ -148,7 +148,7 @@ static void test_second_collect_without_packets_only_heartbeat(void **st)
 
 /* ---- what a round reads ------------------------------------------------ */
 
-static int count_only(void *ctx, const uint8_t *msg, size_t len)
+static int count_only(void *ctx, unsigned peer, const uint8_t *msg, size_t len)
 {
 	return 0;
 }

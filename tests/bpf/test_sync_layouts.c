@@ -106,7 +106,7 @@ static void test_predictive_counts_projected_20_at_half_interval(void **st)
 		e[i].start_ms = f->now;
 		e[i].units = 40;
 	}
-	len = sl_wire_encode(buf, &h, e, f->key);
+	len = fx_seal(buf, &h, e);
 	assert_int_equal(receive(f, buf, len, f->now), SL_SYNC_MERGED);
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(view_of(f, &who[i], &v), 0);

@@ -223,8 +223,7 @@ static void test_out_of_order_unseen_seq_merged_once(void **st)
 				      NULL), sent[r]);
 		collect(f->sa, f->now + r * 200 + 100, &d[r]);
 		assert_int_equal(d[r].n, 1);
-		assert_int_equal(sl_wire_decode(d[r].msg[0], d[r].len[0],
-						f->key, &h, e), SL_WIRE_OK);
+		assert_int_equal(fx_open(d[r].msg[0], d[r].len[0], &h, e), SL_WIRE_OK);
 		assert_int_equal(h.seq, r + 1);
 		assert_int_equal(units_for(&d[r], &who), sent[r]);
 	}
@@ -272,7 +271,7 @@ static void test_unknown_rule_counted_not_merged(void **st)
 	e[1].rule_hash = sl_rule_name_hash("only-on-a");
 	e[1].start_ms = f->now;
 	e[1].units = 13;
-	len = sl_wire_encode(buf, &h, e, f->key);
+	len = fx_seal(buf, &h, e);
 	assert_int_equal(receive(f, buf, len, f->now + 10), SL_SYNC_MERGED);
 	assert_int_equal(sl_sync_status(f->sb)->unknown_rule, 1);
 	assert_int_equal(view_of(f, &known, &v), 0);

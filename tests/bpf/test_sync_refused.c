@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Datagrams B refuses, counts, and leaves its view as it was: an older
- * incarnation, its own node id, future-dated, stale and pre-start ones,
- * a forged byte, a sequence 64 or more behind the highest.
+ * incarnation, its own node id (no peer of its own), future-dated, stale
+ * and pre-start ones, a forged byte, a sequence 64 or more behind the
+ * highest.
  *
  * Peer sync end to end through the real BPF object (tests/lib/sync_fixture.h).
  * Expected counts are worked out here from the rule (limit 100 per 10 s)
@@ -83,9 +84,11 @@ static void test_own_node_id_refused(void **st)
 	assert_int_equal(view_of(f, &who, &before), 0);
 	len = hand_message(buf, NODE_B, f->inc_b, 1, f->now + 160, "sync-udp",
 			   &who, f->now, 5);
-	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_OWN);
+	/* B is not its own peer: no pair key opens it */
+	assert_int_equal(receive(f, buf, len, f->now + 200),
+			 SL_WIRE_UNKNOWN_PEER);
 	assert_view_unchanged(f, &who, &before);
-	assert_int_equal(sl_sync_status(f->sb)->rejected_own, 1);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_unknown_peer, 1);
 	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 1);
 }
 
@@ -161,15 +164,16 @@ static void test_forged_byte_refused_and_counted(void **st)
 	struct sl_peer_view before;
 	struct sl_addr who = new_client(f);
 	struct dgrams d;
-	size_t at[] = { 0, 9, 40, 0 };	/* header, node, an entry, the tag */
-	unsigned i;
+	/* type, incarnation, sequence, nonce, an entry, the tag */
+	size_t at[] = { 5, 15, 27, 40, 70, 0 };
+	unsigned i, n = sizeof(at) / sizeof(at[0]);
 
 	/* A's real datagram, changed in transit before B ever saw it */
 	assert_int_equal(send_udp(&f->a, &who, f->now, N_SENT, NULL), N_SENT);
 	collect(f->sa, f->now + 100, &d);
 	assert_int_equal(d.n, 1);
-	at[3] = d.len[0] - 1;
-	for (i = 0; i < 4; i++) {
+	at[n - 1] = d.len[0] - 1;
+	for (i = 0; i < n; i++) {
 		memcpy(buf, d.msg[0], d.len[0]);
 		buf[at[i]] ^= 0x01;
 		assert_int_equal(receive(f, buf, d.len[0], f->now + 150),

@@ -73,8 +73,7 @@ static void test_one_second_window_at_real_tai_time_synced(void **st)
 	 * wrapped slice number)
 	 */
 	for (i = 0; i < d.n; i++) {
-		assert_int_equal(sl_wire_decode(d.msg[i], d.len[i], f->key,
-						&h, e), SL_WIRE_OK);
+		assert_int_equal(fx_open(d.msg[i], d.len[i], &h, e), SL_WIRE_OK);
 		for (j = 0; j < h.count; j++) {
 			if (memcmp(&e[j].addr, &who, sizeof(who)))
 				continue;

@@ -30,7 +30,7 @@ static void fail(const char *what)
 
 static void check_accepted(const struct sl_service_config *c)
 {
-	unsigned i;
+	unsigned i, j;
 
 	if (c->nr_devices > SL_MAX_DEVICES)
 		fail("more than SL_MAX_DEVICES devices");
@@ -49,10 +49,12 @@ static void check_accepted(const struct sl_service_config *c)
 		fail("no rules path, or not terminated");
 	if (c->clients > (1u << 26))
 		fail("clients above 2^26");
-	if (strnlen(c->http_listen, sizeof(c->http_listen)) >= sizeof(c->http_listen))
+	if (strnlen(c->http.listen, sizeof(c->http.listen)) >= sizeof(c->http.listen))
 		fail("http listen not terminated");
-	if (c->http_enabled != !!strcmp(c->http_listen, "off"))
-		fail("http enabled disagrees with listen");
+	if (c->http.tcp_enabled && !c->http.token[0])
+		fail("a TCP listener without a token");
+	if (c->http.socket_enabled && c->http.socket[0] != '/')
+		fail("a socket path that is not absolute");
 	if (!c->sync.enabled)
 		return;
 	if (c->sync.node < 1 || c->sync.node > 65535)
@@ -65,8 +67,18 @@ static void check_accepted(const struct sl_service_config *c)
 		fail("sync.nodes outside 1..65535");
 	if (c->sync.nr_peers > SL_MAX_PEERS)
 		fail("more than SL_MAX_PEERS peers");
-	if (c->sync.backend == SL_SYNC_UDP && !c->sync.key_file[0])
-		fail("udp sync without a key file");
+	if (c->sync.backend == SL_SYNC_UDP && !c->sync.identity_file[0])
+		fail("udp sync without an identity file");
+	if (c->sync.backend == SL_SYNC_UDP && c->sync.key_file[0])
+		fail("udp sync with a shared key file");
+	for (i = 0; i < c->sync.nr_peers; i++) {
+		if (!c->sync.peer_node[i] || c->sync.peer_node[i] > 65535 ||
+		    c->sync.peer_node[i] == c->sync.node)
+			fail("a peer's node id outside 1..65535, or this node's");
+		for (j = 0; j < i; j++)
+			if (c->sync.peer_node[j] == c->sync.peer_node[i])
+				fail("a peer's node id listed twice");
+	}
 	if (c->sync.backend == SL_SYNC_REDIS && strncmp(c->sync.url, "redis://", 8))
 		fail("redis sync without a redis:// url");
 	/* a password only from a file read whole, a user only with one */

@@ -80,7 +80,7 @@ int live_rule(struct sl_instance *in, const char *name,
 
 int group_setup(void **state)
 {
-	unsigned i;
+	unsigned i, n;
 
 	if (sl_test_open_instance(&fx.a, 4096, T0))
 		return -1;
@@ -96,8 +96,26 @@ int group_setup(void **state)
 	if (live_rule(&fx.a, "sync-udp", &fx.rule_a) ||
 	    live_rule(&fx.b, "sync-udp", &fx.rule_b))
 		goto fail;
-	for (i = 0; i < SL_WIRE_KEY; i++)
-		fx.key[i] = (uint8_t)(0x5a ^ (i * 13));
+	/* key pairs from fixed seeds: the same every run */
+	for (n = 1; n <= FX_NODES; n++) {
+		for (i = 0; i < SL_WIRE_KEY; i++)
+			fx.secret[n][i] = (uint8_t)(0x5a ^ (i * 13) ^ (n << 5));
+		if (sl_wire_public_key(fx.public[n], fx.secret[n]))
+			goto fail;
+	}
+	for (n = 1; n <= FX_NODES; n++) {
+		unsigned partner = n == NODE_A ? NODE_B : NODE_A, m;
+
+		if (sl_wire_keys_init(&fx.keys[n], n, fx.secret[n]) ||
+		    sl_wire_keys_add(&fx.keys[n], fx.secret[n], partner,
+				     fx.public[partner], NULL))
+			goto fail;
+		for (m = 1; m <= FX_NODES; m++)
+			if (m != n && m != partner &&
+			    sl_wire_keys_add(&fx.keys[n], fx.secret[n], m,
+					     fx.public[m], NULL))
+				goto fail;
+	}
 	sl_test_save_cpus();
 	*state = &fx;
 	return 0;
@@ -127,7 +145,8 @@ struct sl_sync *engine(struct sl_instance *in, enum sl_layout layout,
 	};
 	struct sl_sync *s;
 
-	memcpy(o.key, fx.key, sizeof(o.key));
+	assert_true(node >= 1 && node <= FX_NODES);
+	o.keys = fx.keys[node];
 	s = sl_sync_new(&in->maps, &o);
 	if (!s)
 		fail_msg("sl_sync_new: %s", strerror(errno));
@@ -276,10 +295,12 @@ void assert_view_unchanged(struct fixture *f, const struct sl_addr *who,
 
 /* ---- datagrams ------------------------------------------------------------ */
 
-int store(void *ctx, const uint8_t *msg, size_t len)
+int store(void *ctx, unsigned peer, const uint8_t *msg, size_t len)
 {
 	struct dgrams *d = ctx;
 
+	if (peer)
+		return 0;	/* only the partner's copy */
 	assert_true(d->n < MAX_DGRAMS);
 	assert_true(len <= SL_WIRE_MAX);
 	memcpy(d->msg[d->n], msg, len);
@@ -301,7 +322,33 @@ void round_settled(struct sl_sync *s, __u64 t, struct dgrams *d)
 	assert_int_equal(sl_sync_settle(s, t), 0);
 }
 
-/* Decode with the fleet key; the units the datagrams carry for `who`. */
+enum sl_wire_error fx_open(const uint8_t *msg, size_t len,
+			   struct sl_wire_header *h, struct sl_wire_entry *e)
+{
+	enum sl_wire_error err = SL_WIRE_FORGED;
+	unsigned n;
+
+	for (n = 1; n <= FX_NODES && err; n++)
+		err = sl_wire_decode(msg, len, &fx.keys[n], "", h, e);
+	return err;
+}
+
+size_t fx_seal(uint8_t *buf, const struct sl_wire_header *h,
+	       const struct sl_wire_entry *e)
+{
+	static const uint8_t nobody[SL_WIRE_KEY];
+	const struct sl_wire_keys *k;
+	unsigned i;
+
+	assert_true(h->node >= 1 && h->node <= FX_NODES);
+	k = &fx.keys[h->node];
+	for (i = 0; i < k->nr; i++)
+		if (k->peer[i].node == NODE_B)
+			return sl_wire_encode(buf, h, e, k->peer[i].to);
+	return sl_wire_encode(buf, h, e, nobody);
+}
+
+/* Open as the partner; the units the datagrams carry for `who`. */
 __u64 units_for(const struct dgrams *d, const struct sl_addr *who)
 {
 	static struct sl_wire_entry e[SL_WIRE_MAX_ENTRIES];
@@ -310,8 +357,8 @@ __u64 units_for(const struct dgrams *d, const struct sl_addr *who)
 	unsigned i, j;
 
 	for (i = 0; i < d->n; i++) {
-		assert_int_equal(sl_wire_decode(d->msg[i], d->len[i], fx.key,
-						&h, e), SL_WIRE_OK);
+		assert_int_equal(fx_open(d->msg[i], d->len[i], &h, e),
+				 SL_WIRE_OK);
 		for (j = 0; j < h.count; j++)
 			if (!memcmp(&e[j].addr, who, sizeof(*who)))
 				n += e[j].units;
@@ -325,7 +372,7 @@ int receive(struct fixture *f, const uint8_t *msg, size_t len,
 	return sl_sync_receive(f->sb, msg, len, "192.0.2.100", t);
 }
 
-/* A message made by hand, signed with the fleet key: one entry of `units`
+/* A message made by hand, sealed by `node` for B: one entry of `units`
  * for `who` under rule `rule_name` (NULL: a heartbeat).
  */
 size_t hand_message(uint8_t *buf, unsigned node, __u64 incarnation,
@@ -348,7 +395,7 @@ size_t hand_message(uint8_t *buf, unsigned node, __u64 incarnation,
 		e.start_ms = start_ms;
 		e.units = units;
 	}
-	return sl_wire_encode(buf, &h, &e, fx.key);
+	return fx_seal(buf, &h, &e);
 }
 
 struct sl_addr sync_once(struct fixture *f, struct dgrams *d)

@@ -25,6 +25,8 @@
 #define NODE_A		1
 #define NODE_B		2
 #define MAX_DGRAMS	16
+/* nodes with a key pair: A, B, and others that write to B by hand */
+#define FX_NODES	8
 #define ULL(x)		((unsigned long long)(x))
 
 /* The algorithms that are not sums of slices, on ports of their own. */
@@ -48,7 +50,12 @@ struct fixture {
 	struct sl_instance a, b;
 	struct sl_rule rule_a, rule_b;	/* sync-udp on each node */
 	struct sl_sync *sa, *sb;	/* this test's engines */
-	uint8_t key[SL_WIRE_KEY];
+	/* node n's key pair, [0] unused; and its keys: peers every other
+	 * node, A's or B's partner first (the only copy collect keeps)
+	 */
+	uint8_t secret[FX_NODES + 1][SL_WIRE_KEY];
+	uint8_t public[FX_NODES + 1][SL_WIRE_KEY];
+	struct sl_wire_keys keys[FX_NODES + 1];
 	__u64 inc_a, inc_b;		/* their incarnations */
 	__u64 now;			/* this test's start, model ms */
 	unsigned next_client;
@@ -81,7 +88,15 @@ int view_of(struct fixture *f, const struct sl_addr *who,
 __u64 view_sum(const struct sl_peer_view *v);
 void assert_view_unchanged(struct fixture *f, const struct sl_addr *who,
 			   const struct sl_peer_view *before);
-int store(void *ctx, const uint8_t *msg, size_t len);
+int store(void *ctx, unsigned peer, const uint8_t *msg, size_t len);
+/* Open a datagram one of the fixture's nodes sealed for its partner. */
+enum sl_wire_error fx_open(const uint8_t *msg, size_t len,
+			   struct sl_wire_header *h, struct sl_wire_entry *e);
+/* Seal a message from node h->node (FX_NODES at most) to B; from B
+ * itself, with a key no node has.
+ */
+size_t fx_seal(uint8_t *buf, const struct sl_wire_header *h,
+	       const struct sl_wire_entry *e);
 void collect(struct sl_sync *s, __u64 t, struct dgrams *d);
 void round_settled(struct sl_sync *s, __u64 t, struct dgrams *d);
 __u64 units_for(const struct dgrams *d, const struct sl_addr *who);

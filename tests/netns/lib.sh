@@ -5,6 +5,7 @@
 #   sl_need TOOL...                   bail out unless every TOOL is on PATH
 #   fake_old_build                    the pinned build record made another build's
 #   sl_api_code / sl_service_wait     the service's API, from the server
+#                                     (curl sends $SL_API_TOKEN: CURL_HOME)
 #   sl_run FUNCTION                   run the script's body, clean up after
 #   sl_netns_setup                    client and server namespaces + veth
 #   sl ARGS...                        slicelimit in the server namespace
@@ -17,8 +18,9 @@
 # Every name carries the prefix sl$$, so parallel runs do not clash on
 # namespaces or links. The pins under /sys/fs/bpf/slicelimit would be one
 # per host, so every run re-executes itself in a private mount namespace
-# with a bpffs of its own: concurrent runs, and a slicelimit the host runs,
-# never see each other's pins (sl_claim_pins then only has to mount it).
+# with a bpffs (and a /run/slicelimit) of its own: concurrent runs, and a
+# slicelimit the host runs, never see each other's pins or locks
+# (sl_claim_pins then only has to mount it).
 #
 # Why the body runs in a child (sl_run): bash 5.2.15 (Debian 12) loses a
 # trapped signal that arrives while it runs a $(command substitution): the
@@ -35,6 +37,13 @@ if [ -z "${SL_PRIVATE_BPFFS:-}" ]; then
 		bash "$0" "$@"
 fi
 mount -t bpf bpf /sys/fs/bpf || { echo "not ok - cannot mount a private bpffs"; exit 1; }
+# The writers' lock and the API socket live in /run/slicelimit: one of
+# this run's own too, so that concurrent runs never wait for each other.
+mkdir -p /run/slicelimit && mount -t tmpfs -o mode=0755 tmpfs /run/slicelimit ||
+	{ echo "not ok - cannot mount a private /run/slicelimit"; exit 1; }
+# The service keeps root (as before the drop existed) unless a test asks
+# for its user with --user: the slicelimit user need not exist here.
+export SLICELIMIT_USER=${SLICELIMIT_USER:-root}
 
 SL_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SL_PIN=/sys/fs/bpf/slicelimit
@@ -160,9 +169,11 @@ wait_state() {
 }
 
 # sl_api_code PATH: the HTTP status of GET $API PATH, from the server
-# namespace (000: no answer)
+# namespace (000: no answer); curl gets ${SL_API_ARGS[@]} too (e.g.
+# --unix-socket PATH, with API=http://localhost)
+SL_API_ARGS=()
 sl_api_code() {
-	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "$API$1"
+	in_server curl -s -m 2 -o /dev/null -w '%{http_code}' "${SL_API_ARGS[@]}" "$API$1"
 }
 
 # sl_service_wait PID LOG: wait (bounded: 10 s) until the service PID
@@ -202,6 +213,16 @@ sl_init() {
 			die "cannot build $SL_TRAFFIC"
 	fi
 	SL_TMP=$(mktemp -d "/tmp/$SL_P.XXXXXX")
+	# the check API's bearer token for a TCP listener (http.token_file:
+	# $SL_API_TOKEN_FILE), sent by every curl of the run (CURL_HOME's
+	# .curlrc); python clients read $SL_API_TOKEN
+	SL_API_TOKEN=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	SL_API_TOKEN_FILE=$SL_TMP/api.token
+	(umask 077; echo "$SL_API_TOKEN" >"$SL_API_TOKEN_FILE")
+	mkdir -p "$SL_TMP/curl"
+	printf 'header = "Authorization: Bearer %s"\n' "$SL_API_TOKEN" \
+		>"$SL_TMP/curl/.curlrc"
+	export CURL_HOME=$SL_TMP/curl SL_API_TOKEN SL_API_TOKEN_FILE
 	trap sl_cleanup EXIT
 	trap 'sl_cleanup; exit 130' INT
 	trap 'sl_cleanup; exit 143' TERM

@@ -15,9 +15,10 @@
       second half of the first window (as JSON)
   align PERIOD_MS OFFSET_MS
       sleep until the TAI clock in ms, modulo PERIOD_MS, reads OFFSET_MS
-  capture IFACE DST_IP DST_PORT SECONDS OUT
-      the UDP payload of the first IPv4 frame to DST_IP:DST_PORT seen on
-      IFACE, written to OUT; exit 1 if none came within SECONDS
+  capture IFACE DST_IP DST_PORT SECONDS OUT [MIN_BYTES]
+      the UDP payload of the first IPv4 frame to DST_IP:DST_PORT (of at
+      least MIN_BYTES of payload) seen on IFACE, written to OUT; exit 1 if
+      none came within SECONDS
   burst SRC PORT COUNT DST...
       COUNT datagrams from SRC to each DST:PORT in turn (all of one
       destination's, then the next's), unpaced: every node's share of a
@@ -25,18 +26,29 @@
       {"sent", "first", "last"}: datagrams sent, and the wall-clock times
       (s) of the first and the last send. At most 10 s (a send that blocks
       for 1 s ends it).
-  send DST PORT KIND [ARGS...]
-      one datagram to a sync port:
-        signed KEYFILE NODE CLIENT RULE UNITS  counts, with the fleet's key
-        forged NODE CLIENT RULE UNITS          the same with a random key
-        truncated KEYFILE NODE                 a heartbeat cut to 40 bytes
+  send [--from IP:PORT] DST PORT KIND [ARGS...]
+      one datagram to a sync port (from IP:PORT, the socket bound with
+      SO_REUSEADDR: a running daemon's own address):
+        sealed SECRET_FILE SENDER RECEIVER_PUBKEY RECEIVER CLAIM CLIENT RULE UNITS
+            counts claiming to be node CLAIM, sealed with the key of the
+            pair SENDER -> RECEIVER (SENDER's secret key, RECEIVER's
+            public key in hex)
+        forged NODE CLIENT RULE UNITS          counts sealed with a random key
+        truncated NODE                         a heartbeat cut to 40 bytes
         garbage LENGTH                         random bytes
         replay FILE                            the bytes of FILE
+  absent FILE ADDR...
+      exit 1 if FILE holds any ADDR (IPv4, as 4 bytes and as ::ffff:ADDR
+      in 16) in clear; prints the bytes of FILE
 
 The wire format is written here from the table in user/sync/wire.h, not
-from the code, so the test checks the daemon against its documentation.
+from the code, so the test checks the daemon against its documentation:
+the pair key from its definition (X25519, then BLAKE2b-256 over the
+context, the shared secret, both ids and public keys), the seal with
+libsodium's XChaCha20-Poly1305 (Python has no binding of its own for it).
 """
-import hmac
+import ctypes
+import hashlib
 import ipaddress
 import json
 import os
@@ -48,7 +60,8 @@ import sys
 import time
 
 MAGIC = 0x534C5331  # "SLS1"
-VERSION = 1
+VERSION = 2
+CONTEXT = b"slicelimit sync pair v2\0"	# with its NUL, as the C string
 COUNTS, HEARTBEAT = 0, 1
 # not in Python 3.11's socket module; 35 on the architectures these tests
 # run on (asm-generic)
@@ -67,12 +80,40 @@ def tai_ms():
     return time.clock_gettime_ns(time.CLOCK_TAI) // 1000000
 
 
+def sodium():
+    lib = ctypes.CDLL("libsodium.so.23")
+    if lib.sodium_init() < 0:
+        sys.exit("libsodium would not start")
+    return lib
+
+
+def public_key(lib, secret):
+    pk = ctypes.create_string_buffer(32)
+    lib.crypto_scalarmult_base(pk, secret)
+    return pk.raw
+
+
+def pair_key(lib, secret, sender, receiver_pk, receiver):
+    """The key of datagrams from node SENDER (its SECRET key) to node
+    RECEIVER (its public key), as wire.h defines it."""
+    shared = ctypes.create_string_buffer(32)
+    if lib.crypto_scalarmult(shared, secret, receiver_pk):
+        sys.exit("no shared secret with that public key")
+    return hashlib.blake2b(
+        CONTEXT + shared.raw + struct.pack(">I", sender) +
+        public_key(lib, secret) + struct.pack(">I", receiver) + receiver_pk,
+        digest_size=32).digest()
+
+
 def encode(key, node, entries, kind=COUNTS):
-    """A signed message of entries [(address, rule name, units)], each
-    in the slice that begins now; sequence 1 of an incarnation begun now."""
+    """A message of entries [(address, rule name, units)], each in the
+    slice that begins now; sequence 1 of an incarnation begun now; sealed
+    with KEY."""
     now = tai_ms()
-    body = struct.pack(">IBBHIQQQ", MAGIC, VERSION, kind, len(entries),
-                       node, now * 1000000, 1, now)
+    nonce = os.urandom(24)
+    header = struct.pack(">IBBHIQQQ", MAGIC, VERSION, kind, len(entries),
+                         node, now * 1000000, 1, now) + nonce
+    body = b""
     for addr, rule, units in entries:
         a = ipaddress.ip_address(addr)
         if a.version == 4:
@@ -80,8 +121,13 @@ def encode(key, node, entries, kind=COUNTS):
         # destination port 0 (the rules do not count per port), reserved 0
         body += a.packed + struct.pack(">IHHQI", fnv1a(rule), 0, 0, now,
                                        units)
-    # libsodium crypto_auth: HMAC-SHA-512 cut to its first 256 bits
-    return body + hmac.new(key, body, "sha512").digest()[:32]
+    lib = sodium()
+    out = ctypes.create_string_buffer(len(body) + 16)
+    out_len = ctypes.c_ulonglong()
+    lib.crypto_aead_xchacha20poly1305_ietf_encrypt(
+        out, ctypes.byref(out_len), body, ctypes.c_ulonglong(len(body)),
+        header, ctypes.c_ulonglong(len(header)), None, nonce, key)
+    return header + out.raw[:out_len.value]
 
 
 def read_key(path):
@@ -156,7 +202,7 @@ def cmd_align(period_ms, offset_ms):
     return 0
 
 
-def cmd_capture(iface, dst_ip, dst_port, seconds, out):
+def cmd_capture(iface, dst_ip, dst_port, seconds, out, min_bytes="0"):
     # ETH_P_ALL: on a bridge port the bridge takes each frame before a
     # handler of one protocol (ETH_P_IP) would see it; taps see them all
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
@@ -176,6 +222,8 @@ def cmd_capture(iface, dst_ip, dst_port, seconds, out):
                 struct.unpack(">H", udp[2:4])[0] != int(dst_port):
             continue
         length = struct.unpack(">H", udp[4:6])[0]
+        if length - 8 < int(min_bytes):
+            continue
         with open(out, "wb") as f:
             f.write(udp[8:length])
         return 0
@@ -200,32 +248,53 @@ def cmd_burst(src, port, count, *dsts):
     return 0 if sent == int(count) * len(dsts) else 1
 
 
-def cmd_send(dst, port, kind, *args):
-    if kind == "signed":
-        keyfile, node, client, rule, units = args
-        msg = encode(read_key(keyfile), int(node),
-                     [(client, rule, int(units))])
+def cmd_send(*argv):
+    source = None
+    if argv[0] == "--from":
+        host, sport = argv[1].rsplit(":", 1)
+        source, argv = (host, int(sport)), argv[2:]
+    dst, port, kind, args = argv[0], argv[1], argv[2], argv[3:]
+    if kind == "sealed":
+        secret_file, sender, receiver_pk, receiver, claim, client, rule, \
+            units = args
+        key = pair_key(sodium(), read_key(secret_file), int(sender),
+                       bytes.fromhex(receiver_pk), int(receiver))
+        msg = encode(key, int(claim), [(client, rule, int(units))])
     elif kind == "forged":
         node, client, rule, units = args
         msg = encode(os.urandom(32), int(node), [(client, rule, int(units))])
     elif kind == "truncated":
-        keyfile, node = args
-        msg = encode(read_key(keyfile), int(node), [], HEARTBEAT)[:40]
+        msg = encode(os.urandom(32), int(args[0]), [], HEARTBEAT)[:40]
     elif kind == "garbage":
         msg = os.urandom(int(args[0]))
     elif kind == "replay":
         msg = open(args[0], "rb").read()
     else:
         sys.exit("unknown kind: " + kind)
-    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(
-        msg, (dst, int(port)))
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if source:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(source)
+    s.sendto(msg, (dst, int(port)))
+    s.close()
+    return 0
+
+
+def cmd_absent(path, *addrs):
+    data = open(path, "rb").read()
+    print(data.hex())
+    for addr in addrs:
+        v4 = ipaddress.IPv4Address(addr).packed
+        if v4 in data or b"\0" * 10 + b"\xff\xff" + v4 in data:
+            print("in clear: " + addr)
+            return 1
     return 0
 
 
 if __name__ == "__main__":
     COMMANDS = {"recv": cmd_recv, "windows": cmd_windows, "align": cmd_align,
                 "capture": cmd_capture, "burst": cmd_burst,
-                "send": cmd_send}
+                "send": cmd_send, "absent": cmd_absent}
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
         sys.exit(__doc__)
     sys.exit(COMMANDS[sys.argv[1]](*sys.argv[2:]))

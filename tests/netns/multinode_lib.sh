@@ -95,26 +95,37 @@ mn_setup_network() {
 
 # mn_write_configs LAYOUT: every node's service config, syncing every
 # 200 ms over UDP in LAYOUT, with the rules of $SL_TMP/rules.yaml (the
-# test's) and one fleet key (made once); node 1's HTTP API on
-# 127.0.0.1:$MN_HTTP_PORT (inside its namespace) when that is set
+# test's) and a key pair per node (made once: $SL_TMP/identI, its public
+# key in PUBKEY[I]), each peer listed with its id, address and public
+# key; node 1's HTTP API on 127.0.0.1:$MN_HTTP_PORT (inside its
+# namespace) when that is set
+PUBKEY=()
 mn_write_configs() {
 	local layout=$1 i j peers listen
-	# mode 0600: a key others may read is refused
-	[ -s "$SL_TMP/sync.key" ] || (umask 077
-		head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
+	for i in $(seq 1 "$NODES"); do
+		[ -s "$SL_TMP/ident$i" ] ||
+			"$SL_BIN" sync keygen --out "$SL_TMP/ident$i" >/dev/null ||
+			die "cannot make node $i's key pair"
+		PUBKEY[i]=$("$SL_BIN" sync pubkey "$SL_TMP/ident$i") ||
+			die "cannot read node $i's public key"
+	done
 	for i in $(seq 1 "$NODES"); do
 		peers=""
 		for j in $(seq 1 "$NODES"); do
-			[ "$j" = "$i" ] || peers="$peers${peers:+, }$(node_sync "$j"):$SYNC_PORT"
+			[ "$j" = "$i" ] || peers="$peers
+    - {node: $j, address: $(node_sync "$j"):$SYNC_PORT, public_key: ${PUBKEY[j]}}"
 		done
+		# the nodes share /run/slicelimit: a socket each
 		listen='"off"'
 		[ "$i" = 1 ] && [ -n "${MN_HTTP_PORT:-}" ] &&
-			listen=127.0.0.1:$MN_HTTP_PORT
+			listen="127.0.0.1:$MN_HTTP_PORT
+  token_file: $SL_API_TOKEN_FILE"
 		cat >"$SL_TMP/node$i.yaml" <<EOF
 devices:
   - { name: data, mode: xdp }
 rules: $SL_TMP/rules.yaml
 http:
+  socket: /run/slicelimit/api$i.sock
   listen: $listen
 sync:
   node: $i
@@ -122,8 +133,9 @@ sync:
   interval: 200ms
   backend: udp
   listen: $(node_sync "$i"):$SYNC_PORT
-  peers: [$peers]
-  key_file: $SL_TMP/sync.key
+  identity_file: $SL_TMP/ident$i
+  peers:$peers
+  state_dir: $SL_TMP/state
 EOF
 	done
 }

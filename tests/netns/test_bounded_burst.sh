@@ -84,12 +84,13 @@ EOF
 # connection, at once; a JSON list of {status, body, headers}
 api_checks() {
 	in_node 1 "$SL_PY" - "$MN_HTTP_PORT" "$API_KEY" "$1" <<'PY'
-import http.client, json, sys
+import http.client, json, os, sys
 port, key, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
 out = []
 for _ in range(n):
-    c.request("GET", f"/v1/check?rule=api&key={key}")
+    c.request("GET", f"/v1/check?rule=api&key={key}",
+              headers={"Authorization": "Bearer " + os.environ["SL_API_TOKEN"]})
     r = c.getresponse()
     out.append({"status": r.status, "body": json.loads(r.read()),
                 "headers": {k.lower(): v for k, v in r.getheaders()}})

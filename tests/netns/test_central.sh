@@ -42,9 +42,10 @@ rules:
   - { name: fx, algorithm: fixed, limit: 4, window: 1d }
   - { name: ctr, algorithm: sliding-counter, limit: 4, window: 1d }
   - { name: conc, limit: 10, window: 60s }
-  - { name: net, limit: 2, window: 60s, key: { ipv4_prefix: 24 } }
+  # their checks name addresses: the packets' clients, as the store's ids
+  - { name: net, limit: 2, window: 60s, key: { ipv4_prefix: 24 }, api_key_is_address: true }
   - { name: wide, limit: 1000, window: 60s }
-  - { name: ex, limit: 1, window: 60s, exempt: [10.8.0.0/16] }
+  - { name: ex, limit: 1, window: 60s, exempt: [10.8.0.0/16], api_key_is_address: true }
 EOF
 # the fleet's key: it keys the hashes API keys are stored under (mode 0600)
 (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
@@ -53,7 +54,9 @@ for n in 1 2; do
 devices: []
 rules: $SL_TMP/rules.yaml
 http:
+  socket: /run/slicelimit/api$n.sock
   listen: 127.0.0.1:808$n
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: $n
   layout: central

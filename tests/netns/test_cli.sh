@@ -191,32 +191,56 @@ expect "run --check of a config whose rule file has warnings: exit 0, ok, the sa
 	"d['ok'] and len(d['warnings']) == 7 and all(w['file'] == '$tmp/warn.yaml' for w in d['warnings'])" \
 	-j run --check --config "$tmp/warn-config.yaml"
 
-# ---- run --check of the sync key: the file itself, root's, no access for
-# group or others (checked on the open descriptor) ----
-(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$tmp/sync.key")
+# ---- sync keygen and pubkey: a key pair, the secret 0600 and never
+# overwritten, the public key printed again from it ----
+expect "sync keygen --out F: exit 0, {identity_file, public_key} with 64 hex digits" 0 \
+	"d['identity_file'] == '$tmp/node.identity' and len(d['public_key']) == 64 and int(d['public_key'], 16) >= 0" \
+	-j sync keygen --out "$tmp/node.identity"
+pub=$(pyjson "d['public_key']")
+expect "sync pubkey F: the same public key again" 0 "d == {'public_key': '$pub'}" \
+	-j sync pubkey "$tmp/node.identity"
+if [ "$(stat -c %a "$tmp/node.identity")" = 600 ] &&
+	[ "$(wc -c <"$tmp/node.identity")" = 65 ]; then
+	ok "sync keygen: the secret key file is mode 0600, 64 hex digits and a newline"
+else
+	not_ok "sync keygen: the secret key file is mode 0600, 64 hex digits and a newline" \
+		"$(stat -c %a "$tmp/node.identity") $(wc -c <"$tmp/node.identity")"
+fi
+expect "sync keygen onto an existing file: exit 1, the file kept" 1 \
+	"'never overwritten' in d['error']" \
+	-j sync keygen --out "$tmp/node.identity"
+expect "sync pubkey of the file after the refused keygen: the key is unchanged" 0 \
+	"d == {'public_key': '$pub'}" -j sync pubkey "$tmp/node.identity"
+expect "sync keygen without --out: usage error, exit 2" 2 "'--out FILE' in d['error']" \
+	-j sync keygen
+
+# ---- run --check of the node's sync identity (its secret key): the file
+# itself, root's, no access for group or others (checked on the open
+# descriptor) ----
+"$SL" sync keygen --out "$tmp/sync.key" >/dev/null
 ln -s "$tmp/sync.key" "$tmp/sync.key.link"
-key_config() {		# KEY_PATH: a config whose sync key is KEY_PATH
-	printf 'rules: %s\nhttp: { listen: off }\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n  key_file: %s\n' \
+key_config() {		# KEY_PATH: a config whose sync identity is KEY_PATH
+	printf 'rules: %s\nhttp: { listen: off }\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n  identity_file: %s\n' \
 		"$R" "$1" >"$tmp/key-config.yaml"
 }
-key_problem() {		# a Python test of the one problem, at sync.key_file
-	echo "not d['ok'] and [(p['line'], p['field']) for p in d['problems']] == [(6, 'sync.key_file')] and '$1' in d['problems'][0]['message']"
+key_problem() {		# a Python test of the one problem, at sync.identity_file
+	echo "not d['ok'] and [(p['line'], p['field']) for p in d['problems']] == [(6, 'sync.identity_file')] and '$1' in d['problems'][0]['message']"
 }
 key_config "$tmp/sync.key"
-expect "run --check, sync key root's own and 0600: ok" 0 "d['ok']" \
+expect "run --check, sync identity root's own and 0600 (as sync keygen writes it): ok" 0 "d['ok']" \
 	-j run --check --config "$tmp/key-config.yaml"
 key_config "$tmp/sync.key.link"
-expect "run --check, sync key behind a symbolic link: exit 1, the problem names it" 1 \
+expect "run --check, sync identity behind a symbolic link: exit 1, the problem names it" 1 \
 	"$(key_problem "is a symbolic link: name the file itself")" \
 	-j run --check --config "$tmp/key-config.yaml"
 key_config "$tmp/sync.key"
 chmod 0666 "$tmp/sync.key"
-expect "run --check, sync key mode 0666: exit 1, writable by every user" 1 \
+expect "run --check, sync identity mode 0666: exit 1, writable by every user" 1 \
 	"$(key_problem "writable by every user (mode 0666)")" \
 	-j run --check --config "$tmp/key-config.yaml"
 chmod 0600 "$tmp/sync.key"
 chown nobody "$tmp/sync.key"
-expect "run --check, sync key owned by nobody: exit 1, its owner named" 1 \
+expect "run --check, sync identity owned by nobody: exit 1, its owner named" 1 \
 	"$(key_problem "owned by uid $(id -u nobody)")" \
 	-j run --check --config "$tmp/key-config.yaml"
 chown root "$tmp/sync.key"

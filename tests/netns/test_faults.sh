@@ -74,6 +74,7 @@ devices:
 rules: $SL_TMP/running.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 
 ABUSIVE=${CLIENT4[0]}		# abusive across the kill -9
@@ -614,7 +615,7 @@ test_full_disk() {
 # with the service of test_full_disk still running
 test_bpffs_not_mounted() {
 	local kept=$BPFFS_KEEP rc cmd bad="" msg
-	msg="bpffs not mounted at /sys/fs/bpf: run mount -t bpf bpf /sys/fs/bpf"
+	msg="bpffs not mounted at /sys/fs/bpf: run mount -t bpf -o mode=0700 bpf /sys/fs/bpf"
 	sl -j rules list >"$SL_TMP/before.json"
 	# keep our bpffs (and its pins) on a bind mount while /sys/fs/bpf has
 	# none; unmount every bpffs stacked there (the host's may be under ours)
@@ -715,6 +716,7 @@ devices:
 rules: $SL_TMP/running.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 	run_fails "run with a second device that does not exist" "$SL_TMP/two.yaml"
 	tap_eq "... detaches $VETH_S, which it attached, and unpins (ip link, bpftool net, the pin dir)" \

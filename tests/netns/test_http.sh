@@ -33,10 +33,12 @@ rules:
   - name: ip
     limit: 10
     window: 60s
+    api_key_is_address: true
   - name: conc
     limit: 20
     window: 60s
     exempt: [10.1.0.0/16]
+    api_key_is_address: true
   - name: tb
     algorithm: token-bucket
     limit: 6
@@ -57,6 +59,8 @@ devices: []
 rules: $SL_TMP/running.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
+  connections_per_ip: 100  # the concurrent checks' bursts, from one address
 EOF
 
 # ---- reading answers (headers, JSON, Prometheus text) with python ----
@@ -188,7 +192,7 @@ req() {
 	m=(-X "$method")
 	[ "$method" = HEAD ] && m=(-I)	# -X HEAD would wait for a body
 	code=$(in_server curl -s -m 5 "${m[@]}" -o "$SL_TMP/body" \
-		-D "$SL_TMP/hdr" -w '%{http_code}' "$@" "$API$path")
+		-D "$SL_TMP/hdr" -w '%{http_code}' "${SL_API_ARGS[@]}" "$@" "$API$path")
 	echo "$code $method $path" >>"$SENT"
 	echo "$code"
 }
@@ -518,16 +522,19 @@ test_shipped_config_under_the_units_capabilities() {
 	sed -e "s|name: eth0|name: $VETH_S|" \
 		-e "s|rules: /etc/slicelimit/rules.yaml|rules: $SL_TMP/shipped-rules.yaml|" \
 		"$REPO/packaging/config.yaml" >"$SL_TMP/config.yaml"
-	tap_eq "packaging/config.yaml names eth0, /etc/slicelimit/rules.yaml and 127.0.0.1:8080 (replaced here)" \
-		"$(grep -c -e "name: $VETH_S" -e "rules: $SL_TMP/shipped-rules.yaml" -e 'listen: 127.0.0.1:8080$' "$SL_TMP/config.yaml")" 3
+	tap_eq "packaging/config.yaml names eth0, /etc/slicelimit/rules.yaml and the socket /run/slicelimit/api.sock, no TCP (replaced here)" \
+		"$(grep -c -e "name: $VETH_S" -e "rules: $SL_TMP/shipped-rules.yaml" -e '^  socket: /run/slicelimit/api.sock ' -e '^  listen:' "$SL_TMP/config.yaml")" 3
+	# the shipped API is the socket (this run's private /run/slicelimit)
+	API=http://localhost
+	SL_API_ARGS=(--unix-socket /run/slicelimit/api.sock)
 	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$REPO/packaging/slicelimit.service.in")
 	bset=-all
 	for c in $caps; do
 		c=${c#CAP_}
 		bset="$bset,+${c,,}"
 	done
-	tap_eq "packaging/slicelimit.service.in: CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN" \
-		"$caps" "CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN"
+	tap_eq "packaging/slicelimit.service.in: CapabilityBoundingSet=CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN and the drop's" \
+		"$caps" "CAP_BPF CAP_NET_ADMIN CAP_SYS_ADMIN CAP_SETUID CAP_SETGID CAP_SETPCAP"
 	start_service SLD2 "$SL_TMP/sl2.log" setpriv --bounding-set="$bset"
 	tap_eq "with only those capabilities it attaches $VETH_S (XDP, native)" \
 		"$(in_server ip -j link show "$VETH_S" | json_get "d[0].get('xdp', {}).get('mode')")" 1
@@ -539,10 +546,10 @@ test_shipped_config_under_the_units_capabilities() {
 	sl_recv_stop dns
 	tap_eq "5 DNS packets from $client all arrive (rule dns, limit 300)" \
 		"$(received dns "$client")" 5
-	check_rl "an API check of key $client under rule dns counts on the packets' client: used 6" \
-		200 dns 300 60 6 True GET "/v1/check?rule=dns&key=$client"
-	tap_eq "... and slicelimit query $client --rule dns --json says used 6" \
-		"$(sl -j query "$client" --rule dns | json_get "d[0]['used']")" 6
+	check_rl "an API check of key $client under rule dns (no api_key_is_address) is a key of its own: used 1" \
+		200 dns 300 60 1 True GET "/v1/check?rule=dns&key=$client"
+	tap_eq "... and the packets' client is untouched: slicelimit query $client --rule dns --json says used 5" \
+		"$(sl -j query "$client" --rule dns | json_get "d[0]['used']")" 5
 	check_rl "the rule 'api' of the nginx example answers: limit 100" \
 		200 api 100 60 1 True GET "/v1/check?rule=api&key=nginx-client"
 	req GET /metrics >/dev/null

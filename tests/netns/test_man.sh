@@ -241,9 +241,9 @@ while IFS= read -r -d '' example; do
 done < <(text slicelimit-rules.5 | awk '/^\.EE/ { printf "%c", 0; on = 0 } on; /^\.EX/ { on = 1 }')
 [ "$n" -ge 1 ] || tap_fail "slicelimit-rules.5 has examples"
 
-config_fields=$(for a in config_keys device_keys http_keys; do c_array "$USER/service/config.c" $a; done | sort -u)
+config_fields=$(for a in config_keys device_keys http_keys service_keys; do c_array "$USER/service/config.c" $a; done | sort -u)
 [ "$(wc -l <<<"$config_fields")" -ge 8 ] || tap_fail "the config keys are read from user/service/config.c" "$config_fields"
-same_set "slicelimit-config.5 FIELDS: an entry per field of service/config.c's config_keys, device_keys, http_keys" \
+same_set "slicelimit-config.5 FIELDS: an entry per field of service/config.c's config_keys, device_keys, http_keys, service_keys" \
 	"$(tags slicelimit-config.5 FIELDS)" "$config_fields"
 layouts=$( { c_array "$USER/sync/engine.c" layout_names | grep -vx local; echo central; } | sort -u)
 same_set "slicelimit-config.5 sync section: an entry per field of service/config.c's sync_keys and per layout of sync/engine.c (and central)" \

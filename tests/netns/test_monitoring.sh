@@ -173,7 +173,7 @@ main() {
 	mn_setup_network "$CLIENT"
 	write_rules
 	mn_write_configs bounded
-	sed -i "s|listen: \"off\"|listen: 127.0.0.1:8080|" "$SL_TMP/node1.yaml"
+	sed -i "s|listen: \"off\"|listen: 127.0.0.1:8080\n  token_file: $SL_API_TOKEN_FILE|" "$SL_TMP/node1.yaml"
 	mn_fleet_start
 	test_a_real_scrape_has_every_metric_used
 	test_a_stopped_peer_shows_in_the_scrape

@@ -19,8 +19,14 @@
 #      dead, and not again what its peers already had;
 #   5. a node cut off the sync link is seen down by its peers, fails open
 #      for a compliant client, and is seen up once reconnected;
-#   6. forged, malformed and replayed datagrams on a sync port are counted
-#      as such and change no count (a validly signed one does: the control).
+#   6. only configured peers are admitted, each proving who it is: a
+#      datagram sealed by node 3 claiming node 2, one sealed with a random
+#      key (both sent from node 2's own address and port), node 2's
+#      correctly sealed datagram sent from another address or port, an
+#      unconfigured node id (no peer slot taken), malformed and replayed
+#      datagrams are each counted by their reason and change no count; a
+#      real datagram of node 2 carries no client address in clear; and at
+#      the end node 2's correctly sealed claim is merged (the control).
 #
 # Why a 20 s window, and so a one-minute test: between two rounds every
 # node accepts the headroom it last saw, so delayed sync lets through about
@@ -77,7 +83,7 @@ ALIGN_MS=$((PEER_SLICE_MS * 43 / 100))
 FLOOD=10.97.0.5			# abusive, towards every node
 STEADY=10.97.0.6		# compliant, towards every node, then node $CUT
 FRESH=10.97.0.7			# forged counts claim it is over its limit
-CONTROL=10.97.0.8		# validly signed counts say it is over its limit
+CONTROL=10.97.0.8		# correctly sealed counts say it is over its limit
 BURST=10.97.0.9			# at node $DEAD while its daemon is dead
 REPORTED=10.97.0.10		# reported before the kill: counted once
 
@@ -322,10 +328,11 @@ test_partition_fails_open() {
 	fi
 }
 
-# ---- 6. forged, malformed, replayed (node 1, while the flood runs) ----
+# ---- 6. who may send: forged, unknown, misplaced, malformed, replayed ----
 
-rejected() {		# I: node I's forged/malformed/replayed counters
-	sln "$1" -j status | json_get "'%d/%d/%d' % (d['sync']['rejected_forged'], d['sync']['rejected_malformed'], d['sync']['rejected_replayed'])"
+REASONS="forged malformed replayed unknown_peer wrong_address"
+rejected() {		# I: node I's refusals, by REASONS, "/"-separated
+	sln "$1" -j status | json_get "'/'.join('%d' % d['sync']['rejected_' + r] for r in '$REASONS'.split())"
 }
 
 rejected_is() { [ "$(rejected "$1")" = "$2" ]; }
@@ -334,41 +341,84 @@ forge() {		# KIND ARGS...: one datagram from the client to node 1
 	in_client "$SL_PY" "$MN_PY" send "$(node_sync 1)" "$SYNC_PORT" "$@"
 }
 
-test_forged_and_replayed_change_nothing() {
-	local before f m r want v
-	# a real message of node 2 to node 1, taken off the bridge
+# as_node2 PORT KIND ARGS...: one datagram to node 1 from node 2's own
+# address (its sync port is the daemon's: bound beside it)
+as_node2() {
+	local port=$1
+	shift
+	nsenter --net="/run/netns/${NS_N[2]}" "$SL_PY" "$MN_PY" send \
+		--from "$(node_sync 2):$port" "$(node_sync 1)" "$SYNC_PORT" "$@"
+}
+
+peer_ids() {		# I: the node ids in node I's peer table
+	sln "$1" -j status | json_get "' '.join(str(p['node']) for p in d['sync']['peers'])"
+}
+
+test_only_configured_peers_admitted() {
+	local before f m r u a want v ids
+	# a real message of node 2 to node 1 that carries entries (the flood
+	# runs), taken off the bridge
 	if ! nsenter --net="/run/netns/$NS_B" "$SL_PY" "$MN_PY" capture p2 \
-		"$(node_sync 1)" "$SYNC_PORT" 3 "$SL_TMP/captured.bin"; then
+		"$(node_sync 1)" "$SYNC_PORT" 3 "$SL_TMP/captured.bin" 100; then
 		tap_fail "captured a message of node 2 to node 1 on the bridge"
 		return
 	fi
+	if "$SL_PY" "$MN_PY" absent "$SL_TMP/captured.bin" "$FLOOD" "$STEADY" \
+		>"$SL_TMP/captured.hex"; then
+		tap_ok "wire: node 2's datagram to node 1 ($(stat -c %s "$SL_TMP/captured.bin") bytes) holds neither $FLOOD nor $STEADY in clear"
+	else
+		tap_fail "wire: node 2's datagram to node 1 holds no client address in clear" \
+			"$(cat "$SL_TMP/captured.hex")"
+	fi
 	sleep 0.2		# the original has long arrived
 	before=$(rejected 1)
-	IFS=/ read -r f m r <<<"$before"
-	forge forged 2 "$FRESH" exact 1000	# node 2's id, a wrong key
-	forge garbage 200			# long enough to carry a tag
+	ids=$(peer_ids 1)
+	IFS=/ read -r f m r u a <<<"$before"
+	# node 3's key, node 2's id, from node 2's address and port
+	as_node2 "$SYNC_PORT" sealed "$SL_TMP/ident3" 3 "${PUBKEY[1]}" 1 2 \
+		"$FRESH" exact 1000
+	as_node2 "$SYNC_PORT" forged 2 "$FRESH" exact 1000	# a random key
+	# node 2's own seal, but not from node 2's sync address
+	forge sealed "$SL_TMP/ident2" 2 "${PUBKEY[1]}" 1 2 "$FRESH" exact 1000
+	as_node2 $((SYNC_PORT + 1)) sealed "$SL_TMP/ident2" 2 "${PUBKEY[1]}" 1 2 \
+		"$FRESH" exact 1000
+	# a node id no config names, sealed by node 3
+	forge sealed "$SL_TMP/ident3" 3 "${PUBKEY[1]}" 1 77 "$FRESH" exact 1000
+	forge garbage 200			# no magic
 	forge garbage 20			# shorter than a header and a tag
-	forge truncated "$SL_TMP/sync.key" 2	# a heartbeat cut to 40 bytes
+	forge truncated 2			# a heartbeat cut to 40 bytes
 	forge garbage 1460			# longer than SL_WIRE_MAX (1452)
-	forge replay "$SL_TMP/captured.bin"	# node 2's, a second time
-	want="$((f + 2))/$((m + 3))/$((r + 1))"
+	# node 2's, a second time, from where it came
+	as_node2 "$SYNC_PORT" replay "$SL_TMP/captured.bin"
+	want="$((f + 2))/$((m + 4))/$((r + 1))/$((u + 1))/$((a + 2))"
 	poll 3 rejected_is 1 "$want"
-	diag "node 1 rejected (forged/malformed/replayed): $before before, $(rejected 1) after; the replayed datagram had $(stat -c %s "$SL_TMP/captured.bin") bytes"
-	tap_eq "sync port: 2 forged (a wrong key, random bytes), 3 malformed (short, truncated, too long) and 1 replayed datagram, each counted as such" \
+	diag "node 1 rejected ($REASONS): $before before, $(rejected 1) after; the replayed datagram had $(stat -c %s "$SL_TMP/captured.bin") bytes"
+	tap_eq "sync port: 2 forged (node 3's key claiming node 2, a random key), 4 malformed, 1 replayed, 1 from an unknown node id, 2 from a wrong address (node 2's seal from the client, from node 2's other port), each counted as such" \
 		"$(rejected 1)" "$want"
+	tap_eq "unknown node id 77: no peer slot taken on node 1" \
+		"$(peer_ids 1)" "$ids"
 	tap_eq "forged: node 1's peer view holds nothing of $FRESH" "$(peer_units 1 "$FRESH")" 0
 	v=$(rule_stat 1 exact passed)
 	send "$FRESH" 1 11 50 || tap_fail "sl-traffic sent 50 from $FRESH"
 	tap_eq "forged: $FRESH, claimed 1000 over its limit, still gets 50 of 50 through node 1" \
 		"$(stat_delta 1 exact passed "$v")" 50
-	# the control: the same claim, signed with the fleet's key, is taken;
-	# so the forged one would have counted, had it been accepted
-	forge signed "$SL_TMP/sync.key" 77 "$CONTROL" exact 1000
-	poll 2 peer_units_is 1 "$CONTROL" 1000
+}
+
+# The control, last (its fresh incarnation of node 2 makes node 1 refuse
+# the real node 2's older one from then on): the same claim, sealed by
+# node 2 and sent from its address, is taken; so the refused ones would
+# have counted, had they been accepted. Taken as a node's round can be:
+# cut to the limit and the predictive margin's fiftieth (100 + 2), what
+# one node can accept in a round (clamped_entries).
+test_sealed_claim_merged() {
+	local v
+	as_node2 "$SYNC_PORT" sealed "$SL_TMP/ident2" 2 "${PUBKEY[1]}" 1 2 \
+		"$CONTROL" exact 1000
+	poll 2 peer_units_is 1 "$CONTROL" 102
 	v=$(rule_stat 1 exact dropped)
 	send "$CONTROL" 1 11 20 || tap_fail "sl-traffic sent 20 from $CONTROL"
-	tap_eq "control: the same claim for $CONTROL signed with the fleet's key is merged (1000) and drops 20 of 20" \
-		"$(peer_units 1 "$CONTROL")/$(stat_delta 1 exact dropped "$v")" "1000/20"
+	tap_eq "control: the same claim for $CONTROL sealed by node 2, from its address, is merged (cut to 102, what a node accepts in a round) and drops 20 of 20" \
+		"$(peer_units 1 "$CONTROL")/$(stat_delta 1 exact dropped "$v")" "102/20"
 }
 
 main() {
@@ -378,7 +428,7 @@ main() {
 	mn_fleet_start
 	diag "startup: $((SECONDS - start))s"; t=$SECONDS
 	flood_start
-	test_forged_and_replayed_change_nothing
+	test_only_configured_peers_admitted
 	test_kill9_keeps_enforcing
 	test_restart_adopts_and_is_heard
 	flood_finish
@@ -386,6 +436,7 @@ main() {
 	diag "flood, forged datagrams, kill -9, restart: $((SECONDS - t))s"; t=$SECONDS
 	test_partition_fails_open
 	diag "partition: $((SECONDS - t))s"
+	test_sealed_claim_merged
 	tap_elapsed "$start" 85
 	tap_done
 }

@@ -46,6 +46,7 @@ rules: $SL_TMP/rules.yaml
 keep_attached: true
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 
 # start_service VAR LOG: slicelimit run in the server namespace, stderr to

@@ -63,6 +63,7 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 sed 's/8080/8081/' "$SL_TMP/config.yaml" >"$SL_TMP/second.yaml"
 

@@ -3,7 +3,9 @@
 # The packaging: `make deb` builds a package lintian finds no error in;
 # installed with dpkg it puts a working /usr/sbin/slicelimit (the binary of
 # this build: same BPF object), the example rules pass `rules check`, the
-# unit starts a binary that exists, and a purge leaves none of it. And
+# unit starts a binary that exists, the postinst makes the user the
+# service drops to, and a purge leaves none of it (but that user, as Debian
+# keeps system users; this test removes it if it made it). And
 # `make install/uninstall DESTDIR= PREFIX=/usr` write the unit with the
 # PREFIX's ExecStart and take away all but the /etc config.
 #
@@ -47,6 +49,11 @@ cleanup() {
 	if [ -e "$TMP/installed" ]; then
 		dpkg_locked --purge slicelimit >/dev/null || echo "# cleanup: dpkg --purge slicelimit failed"
 	fi
+	# the postinst's user, when this run made it (a purge keeps it, as
+	# Debian keeps system users)
+	if [ -e "$TMP/made-user" ]; then
+		userdel slicelimit 2>/dev/null || echo "# cleanup: userdel slicelimit failed"
+	fi
 	if [ -e "$TMP/saved-etc" ]; then
 		rm -rf /etc/slicelimit
 		mv "$TMP/etc-slicelimit" /etc/slicelimit
@@ -78,7 +85,10 @@ test_package_deb() {
 	grep '^W:' "$TMP/lintian.log" | sed 's/^/# lintian /'
 
 	: >"$TMP/installed"	# from here on the cleanup purges
+	getent passwd slicelimit >/dev/null || : >"$TMP/made-user"
 	tap_check "dpkg -i installs it" dpkg_locked -i "$deb"
+	tap_eq "the postinst made the service's user: slicelimit, a system user with no home and no login" \
+		"$(getent passwd slicelimit | awk -F: '{ print ($3 < 1000), $6, $7 }')" "1 /nonexistent /usr/sbin/nologin"
 	tap_check "dpkg --verify: every file as its md5sums say" dpkg --verify slicelimit
 	tap_eq "conffiles: /etc/slicelimit/config.yaml and rules.yaml" \
 		"$(dpkg-query -W -f='${Conffiles}\n' slicelimit | awk 'NF {print $1}' | sort | paste -sd' ')" \

@@ -51,7 +51,9 @@ node_yaml() {
 devices: []
 rules: $SL_TMP/rules.yaml
 http:
+  socket: /run/slicelimit/api$1.sock
   listen: 127.0.0.1:808$1
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: $1
   layout: central
@@ -150,7 +152,7 @@ body() {
 	in_server "$SL_BIN" run --config "$SL_TMP/node4.yaml" >/dev/null 2>"$SL_TMP/node4.log"
 	got=$?
 	tap_eq "a world-readable password file: run exits 1" "$got" 1
-	if grep -q "node4.yaml:11: sync.password_file: .*readable by every user" "$SL_TMP/node4.log"; then
+	if grep -q "node4.yaml:13: sync.password_file: .*readable by every user" "$SL_TMP/node4.log"; then
 		tap_ok "... naming the file's line and field"
 	else
 		tap_fail "... naming the file's line and field" "$(cat "$SL_TMP/node4.log")"

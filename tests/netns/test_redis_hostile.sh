@@ -47,6 +47,7 @@ devices: []
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8081
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: 1
   layout: central

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Secrets and reloads:
 #
-#   1. The sync key_file is refused when its group or other users may read
-#      it (run --check names the field), accepted at mode 0600.
+#   1. The sync identity_file (the node's secret key) is refused when its
+#      group or other users may read it (run --check names the field),
+#      accepted at mode 0600.
 #   2. A reload whose rule apply fails (the new rules need more rule ids
 #      than are free beside the running ones) puts back the device it had
 #      attached: the service holds what it held, the rules are unchanged,
@@ -14,8 +15,8 @@
 #      what the service holds now and unpins.
 #      A reload onto a rule file or a config that is not valid exits 1
 #      with the file's problems (file, line, field) in its error.
-#   4. A config that asks for sync and cannot sync: a key_file that is
-#      missing (a typo), one that holds 3 bytes, a peer list naming this
+#   4. A config that asks for sync and cannot sync: an identity_file that
+#      is missing (a typo), one that holds 3 bytes, a peer list naming this
 #      node's own listen address: run --check exits 1 naming the field,
 #      and run refuses to start. A service whose sync does not start (its
 #      listen address is not on the host) is unhealthy: /healthz 503 with
@@ -55,6 +56,7 @@ config() {		# FILE RULES DEVICE...
 		echo "rules: $r"
 		echo "http:"
 		echo "  listen: 127.0.0.1:8080"
+		echo "  token_file: $SL_API_TOKEN_FILE"
 	} >"$f"
 }
 
@@ -64,22 +66,24 @@ tc_filters() {		# DEV: our TC filters on DEV's ingress
 		json_get "len([f for f in d if f.get('options', {}).get('bpf_name', '').startswith('sl_tc')])" 2>/dev/null || echo 0
 }
 
-test_key_file_mode() {
+test_identity_file_mode() {
 	local out
 	rules_file "$SL_TMP/small.yaml" r 2
-	(umask 022; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
+	"$SL_BIN" sync keygen --out "$SL_TMP/sync.key" >/dev/null
+	PEER_PK=$("$SL_BIN" sync keygen --out "$SL_TMP/peer.key")
+	chmod 644 "$SL_TMP/sync.key"
 	cat >"$SL_TMP/sync.yaml" <<EOF
 rules: $SL_TMP/small.yaml
 sync:
   node: 1
   listen: $SRV4:7400
-  peers: [${CLIENT4[0]}:7400]
-  key_file: $SL_TMP/sync.key
+  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
+  identity_file: $SL_TMP/sync.key
 EOF
 	out=$("$SL_BIN" -j run --check --config "$SL_TMP/sync.yaml" 2>/dev/null)
-	tap_eq "run --check of a sync key at mode 0644 (the README's recipe without umask): refused, the field named" \
+	tap_eq "run --check of a sync identity at mode 0644 (what umask 022 makes): refused, the field named" \
 		"$(printf '%s' "$out" | json_get "[d['ok'], [p['field'] for p in d['problems']]]")" \
-		'[false, ["sync.key_file"]]'
+		'[false, ["sync.identity_file"]]'
 	chmod 640 "$SL_TMP/sync.key"
 	out=$("$SL_BIN" -j run --check --config "$SL_TMP/sync.yaml" 2>/dev/null)
 	tap_eq "... at mode 0640 (its group may read it): refused" \
@@ -96,7 +100,7 @@ check_sync() {		# CONFIG: "rc/ok/fields/first message" of run --check --json
 		json_get "'%s/%s/%s' % (d['ok'], [p['field'] for p in d['problems']], d['problems'][0]['message'] if d['problems'] else '')")"
 }
 
-sync_config() {		# FILE KEY_FILE LISTEN PEER [DEVICE]
+sync_config() {		# FILE IDENTITY_FILE LISTEN PEER [DEVICE]
 	local dev="devices: []"
 	[ -z "${5:-}" ] || dev="devices: [{ name: $5, mode: xdp-generic }]"
 	cat >"$1" <<EOF
@@ -104,32 +108,33 @@ $dev
 rules: $SL_TMP/small.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: 1
   listen: $3
-  peers: [$4]
-  key_file: $2
+  peers: [{node: 2, address: $4, public_key: $PEER_PK}]
+  identity_file: $2
 EOF
 }
 
 test_sync_that_cannot_run_refused_or_unhealthy() {
 	local rc=0 svc code
 	sync_config "$SL_TMP/typo.yaml" "$SL_TMP/sync.kye" "$SRV4:7400" "${CLIENT4[0]}:7400"
-	tap_eq "run --check, key_file a typo (sync.kye): exit 1, sync.key_file named, the file cannot be read" \
+	tap_eq "run --check, identity_file a typo (sync.kye): exit 1, sync.identity_file named, the file cannot be read" \
 		"$(check_sync "$SL_TMP/typo.yaml")" \
-		"1/False/['sync.key_file']/cannot read '$SL_TMP/sync.kye': No such file or directory; sync needs the fleet's key"
+		"1/False/['sync.identity_file']/cannot read '$SL_TMP/sync.kye': No such file or directory; the UDP mesh needs this node's secret key"
 	(umask 077; printf 'abc' >"$SL_TMP/short.key")
 	sync_config "$SL_TMP/short.yaml" "$SL_TMP/short.key" "$SRV4:7400" "${CLIENT4[0]}:7400"
-	tap_eq "run --check, a 3-byte key: exit 1, sync.key_file named, holds no key" \
+	tap_eq "run --check, a 3-byte key: exit 1, sync.identity_file named, holds no secret key" \
 		"$(check_sync "$SL_TMP/short.yaml" | cut -d: -f1)" \
-		"1/False/['sync.key_file']/'$SL_TMP/short.key' holds no key"
+		"1/False/['sync.identity_file']/'$SL_TMP/short.key' holds no secret key"
 	sync_config "$SL_TMP/self.yaml" "$SL_TMP/sync.key" "$SRV4:7400" "$SRV4:7400"
-	tap_eq "run --check, peers naming this node's own listen address: exit 1, sync.peers named" \
+	tap_eq "run --check, peers naming this node's own listen address: exit 1, sync.peers[0].address named" \
 		"$(check_sync "$SL_TMP/self.yaml")" \
-		"1/False/['sync.peers']/'$SRV4:7400' is this node's own sync.listen: list the other nodes only"
+		"1/False/['sync.peers[0].address']/'$SRV4:7400' is this node's own sync.listen: list the other nodes only"
 	timeout 20 nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
 		--config "$SL_TMP/typo.yaml" 2>"$SL_TMP/typo.log" || rc=$?
-	tap_eq "run with the typo'd key_file: refused at start (exit 1), nothing pinned" \
+	tap_eq "run with the typo'd identity_file: refused at start (exit 1), nothing pinned" \
 		"$rc/$(pins_gone)" "1/gone"
 
 	# 192.0.2.99 is on no interface: the sync socket cannot bind
@@ -255,7 +260,7 @@ main() {
 	local t0=$SECONDS
 	sl_claim_pins 30
 	sl_netns_setup
-	test_key_file_mode
+	test_identity_file_mode
 	test_sync_that_cannot_run_refused_or_unhealthy
 	test_sync_rounds_stopped_is_down
 	test_failed_reload_puts_devices_back

@@ -49,6 +49,7 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 
 # healthz: "CODE BODY" of GET /healthz
@@ -136,20 +137,25 @@ test_healthz_unavailable() {
 # is one "refusing" line, its end one more
 test_sync_trouble_logged_once() {
 	local svc i n
+	"$SL_BIN" sync keygen --out "$SL_TMP/sync.identity" >/dev/null ||
+		tap_fail "sync keygen"
+	PEER_PK=$("$SL_BIN" sync keygen --out "$SL_TMP/peer.identity") ||
+		tap_fail "sync keygen of the peer"
 	cat >"$SL_TMP/sync.yaml" <<EOF2
 devices:
   - { name: $VETH_S, mode: xdp-generic }
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 sync:
   node: 1
   interval: 200ms
   listen: $SRV4:7400
-  peers: [${CLIENT4[0]}:7400]
-  key_file: $SL_TMP/sync.key
+  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
+  identity_file: $SL_TMP/sync.identity
+  state_dir: $SL_TMP/state
 EOF2
-	(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SL_TMP/sync.key")
 	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
 		--config "$SL_TMP/sync.yaml" 2>"$SL_TMP/sync.log"
 	sl_service_wait "$svc" "$SL_TMP/sync.log"

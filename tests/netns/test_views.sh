@@ -45,12 +45,14 @@ rules:
     window: 60s
     key: { ipv4_prefix: 24 }
     exempt: [$1]
+    api_key_is_address: true  # API keys that are addresses: the packets' clients
   - name: pfx
     protocol: udp
     ports: 7102
     limit: 20
     window: 60s
     key: { ipv4_prefix: $2 }
+    api_key_is_address: true
   - name: api
     protocol: udp
     ports: 7199
@@ -65,6 +67,7 @@ devices:
 rules: $SL_TMP/rules.yaml
 http:
   listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
 EOF
 
 # req PATH: GET $API PATH from the server namespace; prints the status,

@@ -309,7 +309,13 @@ static void test_central_key_and_client_id(void **state)
 	assert_int_equal(sl_central_key(buf, sizeof(buf), &r, "k:a\0b", 5),
 			 -ENAMETOOLONG);
 
-	/* addresses masked to the rule's prefix: one client, one id */
+	/* an address under a rule without api_key_is_address is a key
+	 * like any other: it never names an address's state
+	 */
+	assert_true(sl_check_central_id("10.1.2.3", &t, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "k:10.1.2.3");
+	/* with it, addresses masked to the rule's prefix: one client, one id */
+	t.api_key_is_address = 1;
 	assert_true(sl_check_central_id("10.1.2.3", &t, buf, sizeof(buf)) > 0);
 	assert_string_equal(buf, "ip:10.1.2.0/24");
 	assert_true(sl_check_central_id("2001:db8:1:2:3::4", &t, buf, sizeof(buf)) > 0);

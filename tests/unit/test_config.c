@@ -17,6 +17,13 @@
 #include <sys/stat.h>
 #include "service/config.h"
 
+/* peers as sync.peers lists them: id, address, public key */
+#define PK1	"bd1ae34bf9ff86be8fe7558b82f12b23c04623f6838d50b681e7877403586d5b"
+#define PK2	"506a55607cce3347a2c96a29f2de6a7efd60e5ba6ce1b212eb2c1b68e53a7b3d"
+#define PK3	"9cc1a72bfdb80d453eafc452b236bb437ce085ddbec4b5d1c4b6113aa9696504"
+#define PEER(node, addr, pk) \
+	"{node: " #node ", address: '" addr "', public_key: " pk "}"
+
 static struct sl_problems pb;
 static struct sl_service_config cfg;
 
@@ -53,13 +60,17 @@ static void test_config_full_file_parsed(void **state)
 		"keep_attached: true\n"
 		"http:\n"
 		"  listen: '[::1]:8081'\n"
+		"  token_file: tok\n"
 		"sync:\n"
 		"  node: 2\n"
 		"  layout: split-quota\n"
 		"  interval: 1s\n"
 		"  listen: 10.0.0.1:7400\n"
-		"  peers: [10.0.0.2:7400, 10.0.0.3:7400]\n"
-		"  key_file: k\n";
+		"  peers:\n"
+		"    - " PEER(1, "10.0.0.2:7400", PK1) "\n"
+		"    - " PEER(3, "10.0.0.3:7400", PK3) "\n"
+		"  identity_file: k\n"
+		"  state_dir: /srv/slicelimit\n";
 
 	assert_int_equal(load(yaml), 0);
 	assert_int_equal(pb.total, 0);
@@ -69,14 +80,21 @@ static void test_config_full_file_parsed(void **state)
 	assert_string_equal(cfg.rules_path, "/etc/slicelimit/rules.yaml");
 	assert_int_equal(cfg.clients, 1u << 26);
 	assert_true(cfg.keep_attached);
-	assert_true(cfg.http_enabled);
-	assert_string_equal(cfg.http_listen, "[::1]:8081");
+	assert_true(cfg.http.tcp_enabled);
+	assert_string_equal(cfg.http.listen, "[::1]:8081");
+	assert_string_equal(cfg.http.token, "s3cret-token");
 	assert_true(cfg.sync.enabled);
 	assert_int_equal(cfg.sync.node, 2);
 	assert_int_equal(cfg.sync.layout, SL_LAYOUT_SPLIT_QUOTA);
 	assert_int_equal(cfg.sync.interval_ms, 1000);
 	assert_int_equal(cfg.sync.nr_peers, 2);
 	assert_int_equal(cfg.sync.nodes, 3);	/* peers + 1 */
+	assert_string_equal(cfg.sync.state_dir, "/srv/slicelimit");
+	assert_int_equal(cfg.sync.peer_node[0], 1);
+	assert_int_equal(cfg.sync.peer_node[1], 3);
+	assert_int_equal(cfg.sync.peer_public_key[1][0], 0x9c);
+	assert_int_equal(cfg.sync.peer_public_key[1][31], 0x04);
+	assert_string_equal(cfg.sync.identity_file, "k");
 }
 
 /* central is the check API's mode, not a kernel layout: the packets sync
@@ -92,7 +110,7 @@ static void test_config_layout_central_needs_redis(void **state)
 			      "  backend: redis\n  url: redis://127.0.0.1:6379\n"), 0);
 	assert_false(cfg.sync.check_central);
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: central\n"
-		     "  listen: 10.0.0.1:7400\n  key_file: k\n", 4, "sync.layout",
+		     "  listen: 10.0.0.1:7400\n  identity_file: k\n", 4, "sync.layout",
 		     "central needs backend: redis");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: centre\n"
 		     "  backend: redis\n  url: redis://127.0.0.1:6379\n", 4,
@@ -105,11 +123,15 @@ static void test_config_defaults(void **state)
 	assert_int_equal(cfg.nr_devices, 0);
 	assert_int_equal(cfg.clients, 0);	/* the loader's default */
 	assert_false(cfg.keep_attached);
-	assert_true(cfg.http_enabled);
-	assert_string_equal(cfg.http_listen, "127.0.0.1:8080");
+	/* the Unix socket, and no TCP unless asked for */
+	assert_true(cfg.http.socket_enabled);
+	assert_string_equal(cfg.http.socket, "/run/slicelimit/api.sock");
+	assert_int_equal(cfg.http.socket_mode, 0660);
+	assert_false(cfg.http.tcp_enabled);
+	assert_int_equal(cfg.http.timeout_s, 10);
 	assert_false(cfg.sync.enabled);
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
-			      "  key_file: k\n"), 0);
+			      "  identity_file: k\n"), 0);
 	assert_int_equal(cfg.sync.layout, SL_LAYOUT_BOUNDED);
 	/* Redis has no peer list: bounded by default only given `nodes` */
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
@@ -121,8 +143,9 @@ static void test_config_defaults(void **state)
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  layout: bounded\n  backend: redis\n"
 		     "  url: redis://127.0.0.1:6379\n", 3, "sync.nodes",
 		     "bounded over Redis needs the number of nodes");
-	assert_int_equal(load("rules: r.yaml\nhttp: { listen: off }\n"), 0);
-	assert_false(cfg.http_enabled);
+	assert_int_equal(load("rules: r.yaml\nhttp: { listen: off, socket: off }\n"), 0);
+	assert_false(cfg.http.tcp_enabled);
+	assert_false(cfg.http.socket_enabled);
 }
 
 /* clients: had no range check; 4294967297 became 1 */
@@ -134,12 +157,15 @@ static void test_config_numbers_range_checked(void **state)
 		     "from 1 to 67108864");
 	expect_error("rules: r.yaml\nclients: many\n", 2, "clients",
 		     "not 'many'");
-	expect_error("rules: r.yaml\nsync:\n  node: 65536\n  listen: 10.0.0.1:1\n  key_file: k\n",
+	expect_error("rules: r.yaml\nsync:\n  node: 65536\n  listen: 10.0.0.1:1\n  identity_file: k\n",
 		     3, "sync.node", "from 1 to 65535");
-	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  key_file: k\n  nodes: 0\n",
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  identity_file: k\n  nodes: 0\n",
 		     6, "sync.nodes", "from 1 to 65535");
-	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:65536\n  key_file: k\n",
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:65536\n  identity_file: k\n",
 		     4, "sync.listen", "not ADDRESS:PORT");
+	/* the replay state is found by the service whatever its cwd */
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n  identity_file: k\n  state_dir: var/sl\n",
+		     6, "sync.state_dir", "not an absolute path");
 }
 
 /* Before, a config error had no line at all */
@@ -182,7 +208,7 @@ static void test_config_every_problem_reported(void **state)
 		"  layout: sideways\n"
 		"  interval: 5ms\n"
 		"  listen: 10.0.0.1:7400\n"
-		"  key_file: k\n";
+		"  identity_file: k\n";
 	static const struct { unsigned line; const char *field; } want[] = {
 		{ 2, "devices[0].mode" }, { 3, "clients" }, { 4, "keep_attached" },
 		{ 6, "sync.node" }, { 7, "sync.layout" }, { 8, "sync.interval" },
@@ -248,24 +274,24 @@ static void test_config_redis_password_read_from_file_never_world_readable(void 
 		     "  url: redis://127.0.0.1:6379\n  username: sl\n", 6,
 		     "sync.username", "needs password_file");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-		     "  key_file: k\n  password_file: /x\n", 6,
+		     "  identity_file: k\n  password_file: /x\n", 6,
 		     "sync.password_file", "only with backend: redis");
 }
 
-/* The sync key signs the fleet's messages: readable by its owner only. */
-static void test_config_key_file_refused_when_others_may_read_it(void **state)
+/* A node's secret key speaks as the node: readable by its owner only. */
+static void test_config_identity_file_refused_when_others_may_read_it(void **state)
 {
 	char path[64], yaml[512];
 
 	password_file(path, 0600, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
 	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
-		 "  listen: 10.0.0.1:7400\n  key_file: %s\n", path);
+		 "  listen: 10.0.0.1:7400\n  identity_file: %s\n", path);
 	assert_int_equal(load(yaml), 0);
-	assert_string_equal(cfg.sync.key_file, path);
+	assert_string_equal(cfg.sync.identity_file, path);
 	assert_int_equal(chmod(path, 0644), 0);	/* what umask 022 makes */
-	expect_error(yaml, 5, "sync.key_file", "readable by every user");
+	expect_error(yaml, 5, "sync.identity_file", "readable by every user");
 	assert_int_equal(chmod(path, 0640), 0);
-	expect_error(yaml, 5, "sync.key_file", "readable by its group");
+	expect_error(yaml, 5, "sync.identity_file", "readable by its group");
 	assert_int_equal(chmod(path, 0400), 0);
 	assert_int_equal(load(yaml), 0);
 	unlink(path);
@@ -306,20 +332,56 @@ static void secret_file_refused(const char *field, const char *yaml_fmt,
 	unlink(path);
 }
 
+/* The check API: a Unix socket unless told otherwise; TCP only with a
+ * token, and a TCP listener without one is refused saying what to add.
+ */
+static void test_config_http_tcp_needs_a_token(void **state)
+{
+	expect_error("rules: r.yaml\nhttp:\n  listen: 127.0.0.1:8080\n", 3,
+		     "http.listen", "TCP needs http.token_file");
+	expect_error("rules: r.yaml\nhttp:\n  token_file: tok\n", 3,
+		     "http.token_file", "only with http.listen");
+	assert_int_equal(load("rules: r.yaml\nhttp:\n  listen: 127.0.0.1:8080\n"
+			      "  token_file: tok\n  socket: off\n  timeout: 5s\n"
+			      "  connections_per_ip: 4\n"), 0);
+	assert_true(cfg.http.tcp_enabled);
+	assert_false(cfg.http.socket_enabled);
+	assert_string_equal(cfg.http.token, "s3cret-token");
+	assert_int_equal(cfg.http.timeout_s, 5);
+	assert_int_equal(cfg.http.per_ip, 4);
+	assert_int_equal(load("rules: r.yaml\nhttp:\n  socket: /run/x/api.sock\n"
+			      "  socket_mode: \"0666\"\n  socket_group: root\n"), 0);
+	assert_string_equal(cfg.http.socket, "/run/x/api.sock");
+	assert_int_equal(cfg.http.socket_mode, 0666);
+	assert_true(cfg.http.socket_group_set);
+	assert_int_equal(cfg.http.socket_gid, 0);
+	expect_error("rules: r.yaml\nhttp:\n  socket: api.sock\n", 3,
+		     "http.socket", "not an absolute path");
+	expect_error("rules: r.yaml\nhttp:\n  socket_mode: rw\n", 3,
+		     "http.socket_mode", "not an octal file mode");
+	expect_error("rules: r.yaml\nhttp:\n  socket_group: no-such-group-x\n", 3,
+		     "http.socket_group", "no group");
+	expect_error("rules: r.yaml\nhttp:\n  timeout: 1h\n", 3,
+		     "http.timeout", "from 1s to 300s");
+}
+
 static void test_config_secret_files_checked_on_the_open_descriptor(void **state)
 {
 	if (geteuid()) {
 		skip();	/* chown to another user needs root */
 		return;
 	}
-	secret_file_refused("sync.key_file",
+	secret_file_refused("sync.identity_file",
 			    "rules: r.yaml\nsync:\n  node: 1\n"
-			    "  listen: 10.0.0.1:7400\n  key_file: %s\n", 5,
+			    "  listen: 10.0.0.1:7400\n  identity_file: %s\n", 5,
 			    "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
 	secret_file_refused("sync.password_file",
 			    "rules: r.yaml\nsync:\n  node: 1\n"
 			    "  backend: redis\n  url: redis://127.0.0.1:6379\n"
 			    "  password_file: %s\n", 6, "s3cret pass\n");
+	secret_file_refused("http.token_file",
+			    "rules: r.yaml\nhttp:\n  listen: 127.0.0.1:1\n"
+			    "  token_file: %s\n", 4, "t0ken\n");
 }
 
 /* A config that asks for sync and cannot sync is refused, not run
@@ -331,35 +393,78 @@ static void test_config_sync_that_cannot_run_refused(void **state)
 	char path[64], yaml[512];
 
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-		     "  key_file: sync.kye\n", 5, "sync.key_file",
+		     "  identity_file: sync.kye\n", 5, "sync.identity_file",
 		     "cannot read 'sync.kye': No such file or directory");
 	password_file(path, 0600, "abc");
 	snprintf(yaml, sizeof(yaml), "rules: r.yaml\nsync:\n  node: 1\n"
-		 "  listen: 10.0.0.1:7400\n  key_file: %s\n", path);
-	expect_error(yaml, 5, "sync.key_file", "holds no key: want 64 hex digits");
+		 "  listen: 10.0.0.1:7400\n  identity_file: %s\n", path);
+	expect_error(yaml, 5, "sync.identity_file",
+		     "holds no secret key: make one with 'slicelimit sync keygen");
 	unlink(path);
-	/* over Redis too: a key named is a key used */
+	/* over Redis: a key named is a key used */
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
 		     "  url: redis://127.0.0.1:6379\n  key_file: nokey\n", 6,
 		     "sync.key_file", "cannot read 'nokey'");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-		     "  key_file: k\n  peers:\n    - 10.0.0.2:7400\n"
-		     "    - 10.0.0.1:7400\n", 8, "sync.peers",
-		     "this node's own sync.listen");
+		     "  identity_file: k\n  peers:\n    - " PEER(2, "10.0.0.2:7400", PK2) "\n"
+		     "    - " PEER(3, "10.0.0.1:7400", PK3) "\n", 8,
+		     "sync.peers[1].address", "this node's own sync.listen");
 	assert_int_equal(pb.total, 1);
 	/* a wildcard listen receives on every address of this host */
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
-		     "  key_file: k\n  peers: [10.0.0.2:7400, 127.0.0.1:7400]\n", 6,
-		     "sync.peers", "'127.0.0.1:7400' is this node's own sync.listen");
+		     "  identity_file: k\n  peers: [" PEER(2, "10.0.0.2:7400", PK2) ", "
+		     PEER(3, "127.0.0.1:7400", PK3) "]\n", 6,
+		     "sync.peers[1].address", "'127.0.0.1:7400' is this node's own sync.listen");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: '[::]:7400'\n"
-		     "  key_file: k\n  peers: ['[::1]:7400']\n", 6,
-		     "sync.peers", "this node's own sync.listen");
+		     "  identity_file: k\n  peers: [" PEER(2, "[::1]:7400", PK2) "]\n", 6,
+		     "sync.peers[0].address", "this node's own sync.listen");
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 0.0.0.0:7400\n"
-			      "  key_file: k\n  peers: [127.0.0.1:7401]\n"), 0);
+			      "  identity_file: k\n  peers: [" PEER(2, "127.0.0.1:7401", PK2) "]\n"), 0);
 	/* the same address on another port is another node */
 	assert_int_equal(load("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
-			      "  key_file: k\n  peers: [10.0.0.1:7401]\n"), 0);
+			      "  identity_file: k\n  peers: [" PEER(2, "10.0.0.1:7401", PK2) "]\n"), 0);
 	assert_int_equal(cfg.sync.nr_peers, 1);
+}
+
+/* The UDP mesh authenticates each node: a config of the shared-key era
+ * (bare peer addresses, key_file) is refused saying how to move on, and
+ * a peer is its id, address and public key, each required and checked.
+ */
+static void test_config_peers_need_id_address_and_public_key(void **state)
+{
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [10.0.0.2:7400]\n", 6,
+		     "sync.peers[0]", "'10.0.0.2:7400': each peer is now {node: ID, address: ADDRESS:PORT, public_key: 64 hex digits}: run 'slicelimit sync keygen");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  key_file: k\n  peers: [" PEER(2, "10.0.0.2:7400", PK2) "]\n", 5,
+		     "sync.key_file", "the UDP mesh no longer shares one fleet key");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n", 3,
+		     "sync.identity_file", "required: this node's secret key");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{address: 10.0.0.2:7400, public_key: " PK2 "}]\n",
+		     6, "sync.peers[0].node", "required");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{node: 2, public_key: " PK2 "}]\n",
+		     6, "sync.peers[0].address", "required");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{node: 2, address: 10.0.0.2:7400}]\n",
+		     6, "sync.peers[0].public_key", "required");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [" PEER(2, "10.0.0.2:7400", "abcd") "]\n",
+		     6, "sync.peers[0].public_key", "'abcd' is not a public key");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [" PEER(1, "10.0.0.2:7400", PK2) "]\n",
+		     6, "sync.peers[0].node", "this node's own id");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers:\n    - " PEER(2, "10.0.0.2:7400", PK2) "\n"
+		     "    - " PEER(2, "10.0.0.3:7400", PK3) "\n", 8,
+		     "sync.peers[1].node", "node 2 is listed twice");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:7400\n"
+		     "  identity_file: k\n  peers: [{node: 2, address: 10.0.0.2:7400, public_key: " PK2 ", key: x}]\n",
+		     6, "sync.peers[0].key", "unknown field");
+	expect_error("rules: r.yaml\nsync:\n  node: 1\n  backend: redis\n"
+		     "  url: redis://127.0.0.1:6379\n  identity_file: k\n", 6,
+		     "sync.identity_file", "only with backend: udp");
 }
 
 /* The files the configs above name, relative to a directory of this run:
@@ -378,7 +483,14 @@ static int in_key_dir(void **state)
 		return -1;
 	fputs("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n", f);
 	fclose(f);
-	return chmod("k", 0600);
+	if (chmod("k", 0600))
+		return -1;
+	f = fopen("tok", "w");
+	if (!f)
+		return -1;
+	fputs("s3cret-token\n", f);
+	fclose(f);
+	return chmod("tok", 0600);
 }
 
 static int out_of_key_dir(void **state)
@@ -389,6 +501,7 @@ static int out_of_key_dir(void **state)
 	if (!getcwd(dir, sizeof(dir)))
 		return -1;
 	unlink("k");
+	unlink("tok");
 	if (chdir("/"))
 		return -1;
 	return rmdir(dir);
@@ -429,7 +542,7 @@ static void test_config_redis_cluster_only_when_configured(void **state)
 		     "  url: redis://10.0.0.1:7000\n  max_reply: 10\n", 6,
 		     "sync.max_reply", "");
 	expect_error("rules: r.yaml\nsync:\n  node: 1\n  listen: 10.0.0.1:1\n"
-		     "  key_file: k\n  cluster: true\n", 6, "sync.cluster",
+		     "  identity_file: k\n  cluster: true\n", 6, "sync.cluster",
 		     "only with backend: redis");
 }
 
@@ -443,8 +556,10 @@ int main(void)
 		cmocka_unit_test(test_config_errors_have_lines),
 		cmocka_unit_test(test_config_every_problem_reported),
 		cmocka_unit_test(test_config_redis_password_read_from_file_never_world_readable),
-		cmocka_unit_test(test_config_key_file_refused_when_others_may_read_it),
+		cmocka_unit_test(test_config_identity_file_refused_when_others_may_read_it),
+		cmocka_unit_test(test_config_peers_need_id_address_and_public_key),
 		cmocka_unit_test(test_config_secret_files_checked_on_the_open_descriptor),
+		cmocka_unit_test(test_config_http_tcp_needs_a_token),
 		cmocka_unit_test(test_config_sync_that_cannot_run_refused),
 		cmocka_unit_test(test_config_redis_cluster_only_when_configured),
 	};

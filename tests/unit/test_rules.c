@@ -71,7 +71,8 @@ static void test_rules_full_rule_parsed(void **state)
 		"    unit: syn\n"
 		"    action: shadow\n"
 		"    key: { ipv4_prefix: 24, ipv6_prefix: 56, per_port: true }\n"
-		"    exempt: [198.51.100.7, 2001:db8:1::/48]\n";
+		"    exempt: [198.51.100.7, 2001:db8:1::/48]\n"
+		"    api_key_is_address: true\n";
 	struct sl_ruleset rs;
 	struct sl_rule *r;
 	char buf[64];
@@ -98,6 +99,7 @@ static void test_rules_full_rule_parsed(void **state)
 	assert_int_equal(r->key_ipv4_prefix, 24);
 	assert_int_equal(r->key_ipv6_prefix, 56);
 	assert_int_equal(r->key_by_port, 1);
+	assert_int_equal(r->api_key_is_address, 1);
 	assert_int_equal(rs.specs[0].nr_exempt, 2);
 	assert_int_equal(rs.specs[0].exempt[0].len, 128);
 	assert_int_equal(rs.specs[0].exempt[1].len, 48);
@@ -123,6 +125,10 @@ static void test_rules_defaults_applied(void **state)
 	assert_int_equal(r->action, SL_ACTION_DROP);
 	assert_int_equal(r->algorithm, SL_ALGO_SLIDING);
 	assert_int_equal(r->src_prefixlen, 0);
+	/* an API key that is an address is hashed like any other unless
+	 * the rule says so
+	 */
+	assert_int_equal(r->api_key_is_address, 0);
 	sl_rules_free(&rs);
 }
 

@@ -59,7 +59,7 @@ static const char replay_help[] =
 "\n"
 "Across nodes:\n"
 "  --nodes N             N nodes (1..32), each its own copy of the program\n"
-"                        and its own sync engine, exchanging the real signed\n"
+"                        and its own sync engine, exchanging the real sealed\n"
 "                        messages in memory\n"
 "  --sync-interval DUR   200ms (default): a round runs at the first request\n"
 "                        an interval or more after the last round\n"

@@ -127,6 +127,8 @@ static json_object *rule_to_json(const struct sl_rule *r)
 	json_object_object_add(o, "key", k);
 	json_object_object_add(o, "exempt", json_object_new_int(r->nr_exempt));
 	json_object_object_add(o, "continue", json_object_new_boolean(r->continues));
+	json_object_object_add(o, "api_key_is_address",
+			       json_object_new_boolean(r->api_key_is_address));
 	return o;
 }
 

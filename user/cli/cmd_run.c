@@ -17,12 +17,14 @@
 #include "core/instance_maps.h"
 #include "core/pin_lock.h"
 #include "rules/rules.h"
+#include "service/privdrop.h"
 #include "service/service.h"
 #include "service/state.h"
 #include "core/yaml_doc.h"
+#include "core/secret_file.h"
 
 static const char run_help[] =
-"Usage: slicelimit run --config FILE\n"
+"Usage: slicelimit run --config FILE [--user USER]\n"
 "       slicelimit run --check --config FILE [--json]\n"
 "\n"
 "--check validates the config and the rule file it names, loading and\n"
@@ -41,6 +43,13 @@ static const char run_help[] =
 "build (status: \"program\") get this build's programs, on the maps whose\n"
 "layout is unchanged (the others are recreated, and named).\n"
 "\n"
+"Once attached, the service becomes USER (default: the config's\n"
+"service.user, else $SLICELIMIT_USER, else slicelimit) with no\n"
+"capabilities, before it parses any input; a root child\n"
+"stays to detach at the stop. A reload then applies rules, not devices.\n"
+"--user root keeps every privilege (warned). Secret files: root:USER's group,\n"
+"mode 640 (read again as USER on a reload).\n"
+"\n"
 "Config (YAML):\n"
 "  devices:\n"
 "    - { name: eth0, mode: xdp }        # xdp (default), xdp-generic, tc\n"
@@ -49,6 +58,8 @@ static const char run_help[] =
 "  keep_attached: false                # true: keep enforcing after stop\n"
 "  http:\n"
 "    listen: 127.0.0.1:8080            # or [::1]:8080, or off\n"
+"  service:\n"
+"    user: slicelimit                  # the user it drops to once attached\n"
 "\n"
 "HTTP API:\n"
 "  POST /v1/check  {\"rule\": NAME, \"key\": KEY}  (or GET ?rule=&key=)\n"
@@ -89,7 +100,7 @@ static int run_check(const char *path)
 	json_object *problems = json_object_new_array();
 	json_object *warnings = json_object_new_array();
 	unsigned total;
-	bool ok;
+	bool ok, cfg_ok;
 	int err;
 
 	if (!pb) {
@@ -99,7 +110,7 @@ static int run_check(const char *path)
 		return SL_EXIT_FAIL;
 	}
 	err = sl_config_parse_file(path, &cfg, pb);
-	ok = !err;
+	ok = cfg_ok = !err;
 	total = pb->total;
 	if (pb->oom)
 		pr_error("%s: out of memory", path);
@@ -128,6 +139,12 @@ static int run_check(const char *path)
 		json_object_object_add(o, "config", json_object_new_string(path));
 		json_object_object_add(o, "rules", cfg.rules_path[0] ?
 			json_object_new_string(cfg.rules_path) : NULL);
+		json_object_object_add(o, "http", cfg_ok ?
+			sl_http_listeners_to_json(
+				cfg.http.socket_enabled ? cfg.http.socket : "",
+				cfg.http.socket_mode,
+				cfg.http.tcp_enabled ? cfg.http.listen : "") :
+			NULL);
 		json_object_object_add(o, "problems", problems);
 		json_object_object_add(o, "warnings", warnings);
 		sl_print_json(o);
@@ -145,23 +162,46 @@ static int run_check(const char *path)
 	return ok ? SL_EXIT_OK : SL_EXIT_FAIL;
 }
 
+/* The config's service.user, read before the service reads the config
+ * for good: the secrets in it are checked against that user. Nothing is
+ * reported here: the service's own read reports every problem.
+ */
+static void config_user(const char *path, char *user, size_t len)
+{
+	struct sl_service_config *cfg = malloc(sizeof(*cfg));
+	struct sl_problems *pb = malloc(sizeof(*pb));
+
+	user[0] = '\0';
+	if (cfg && pb) {
+		sl_config_parse_file(path, cfg, pb);
+		snprintf(user, len, "%s", cfg->service_user);
+	}
+	free(cfg);
+	free(pb);
+}
+
 int do_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check", no_argument, NULL, 'n' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *config = NULL;
+	struct sl_service_user user;
+	const char *config = NULL, *user_name = NULL;
+	char cfg_user[sizeof(user.name)];
 	bool check = false;
 	int c;
 
-	while ((c = sl_getopt_long(argc, argv, "c:nh", opts)) != -1) {
+	while ((c = sl_getopt_long(argc, argv, "c:nu:h", opts)) != -1) {
 		if (c == 'c')
 			config = optarg;
 		else if (c == 'n')
 			check = true;
+		else if (c == 'u')
+			user_name = optarg;
 		else
 			return sl_usage(run_help, c != 'h');
 	}
@@ -174,9 +214,26 @@ int do_run(int argc, char **argv)
 	 */
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (check)
+	/* --user, the config's service.user, $SLICELIMIT_USER, slicelimit */
+	if (!user_name) {
+		config_user(config, cfg_user, sizeof(cfg_user));
+		user_name = cfg_user[0] ? cfg_user : getenv("SLICELIMIT_USER");
+	}
+	if (!user_name || !user_name[0])
+		user_name = SL_SERVICE_USER;
+	if (check) {
+		/* the secrets as the service will check them, when its user
+		 * exists here (a check may run on another host)
+		 */
+		if (!sl_privdrop_find(user_name, &user) && !user.root)
+			sl_secret_set_service_user(user.uid, user.gid);
 		return run_check(config);
-	return sl_service_run(config) ? SL_EXIT_FAIL : SL_EXIT_OK;
+	}
+	if (sl_privdrop_lookup(user_name, &user))
+		return SL_EXIT_FAIL;
+	if (!user.root)
+		sl_secret_set_service_user(user.uid, user.gid);
+	return sl_service_run(config, &user) ? SL_EXIT_FAIL : SL_EXIT_OK;
 }
 
 static const char reload_help[] =

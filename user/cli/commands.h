@@ -36,11 +36,14 @@ int do_replay(int argc, char **argv);
 int do_run(int argc, char **argv);
 int do_reload(int argc, char **argv);
 int do_reset(int argc, char **argv);
+int do_sync(int argc, char **argv);
 /* Zero the counters (reset --stats, stats --reset): an exit code. */
 int sl_reset_stats(void);
 
 /* KEY of --key (query, reset): the client address the check API keys it
- * by (service/check_local.c sl_check_key_addr, the one hashing). 0, or
+ * by (service/check_local.c sl_check_key_addr, the one hashing), hashed
+ * even when it is an address (one under api_key_is_address is named as
+ * the address itself). 0, or
  * -EINVAL (reported: an empty key or one longer than the API takes, a
  * usage error), or -EIO (reported: libsodium would not start).
  */

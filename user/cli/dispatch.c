@@ -55,6 +55,9 @@ static const char main_help[] =
 "                      validate the config and its rule file, touching nothing\n"
 "  reload              swap this build's programs in for another build's,\n"
 "                      keeping the maps whose layout is unchanged\n"
+"  sync keygen --out FILE | sync pubkey FILE\n"
+"                      a node's key pair for the UDP mesh: the secret to\n"
+"                      FILE, the public key (for the peers' configs) printed\n"
 "  replay [TRACE] [--algorithm NAME --limit N --window DUR ... | --rules F]\n"
 "                      run a trace through the real program, model clock\n"
 "  version             this build's version, libbpf's and libxdp's, and the\n"
@@ -249,6 +252,7 @@ static const struct {
 	{ "run", do_run, true },
 	{ "reload", do_reload, true },
 	{ "reset", do_reset, true },
+	{ "sync", do_sync, true },
 	{ "version", do_version, true },
 };
 

@@ -24,6 +24,10 @@ int sl_client_key_arg(const char *key, struct sl_addr *addr)
 		pr_error("--key: cannot initialise libsodium to hash the key");
 		return -EIO;
 	}
-	sl_check_key_addr(key, addr, &hashed);
+	/* an address is named as an address (query ADDR): --key is the
+	 * hashed key, as the API counts it under a rule without
+	 * api_key_is_address
+	 */
+	sl_check_key_addr(key, false, addr, &hashed);
 	return 0;
 }

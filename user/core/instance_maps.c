@@ -24,7 +24,7 @@ int sl_require_bpffs(void)
 	struct statfs st;
 
 	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC) {
-		pr_error("bpffs not mounted at /sys/fs/bpf: run mount -t bpf bpf /sys/fs/bpf%s",
+		pr_error("bpffs not mounted at /sys/fs/bpf: run mount -t bpf -o mode=0700 bpf /sys/fs/bpf%s",
 			 getenv("NETNS") || access("/run/netns", F_OK) == 0 ?
 			 " (if this runs under 'ip netns exec', which remounts /sys, use 'nsenter --net=/run/netns/NAME slicelimit ...' instead)" : "");
 		return -ENODEV;

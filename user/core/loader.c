@@ -196,6 +196,10 @@ int sl_load_pinned(const struct sl_load_opts *opts, int *xdp_fd, int *tc_fd,
 			 sl_privilege_hint(err));
 		return err;
 	}
+	/* another user's directory would hold root's programs and maps */
+	err = sl_pin_dir_check();
+	if (err)
+		return err;
 	skel = slicelimit_bpf__open_opts(&open_opts);
 	if (!skel) {
 		err = -errno;
@@ -609,22 +613,30 @@ int sl_detach(const char *dev)
 	return err;
 }
 
-bool sl_is_attached(const char *dev)
+bool sl_maps_has_device(const struct sl_maps *m, const char *dev)
 {
 	struct sl_device rec;
-	struct sl_maps m;
 	__u32 key, next;
 	void *prev = NULL;
 	bool found = false;
 
-	if (sl_maps_open_pinned(&m))
-		return false;
-	while (!found && !bpf_map_get_next_key(m.devices, prev, &next)) {
-		found = !bpf_map_lookup_elem(m.devices, &next, &rec) &&
+	while (!found && !bpf_map_get_next_key(m->devices, prev, &next)) {
+		found = !bpf_map_lookup_elem(m->devices, &next, &rec) &&
 			!strcmp(rec.name, dev);
 		key = next;
 		prev = &key;
 	}
+	return found;
+}
+
+bool sl_is_attached(const char *dev)
+{
+	struct sl_maps m;
+	bool found;
+
+	if (sl_maps_open_pinned(&m))
+		return false;
+	found = sl_maps_has_device(&m, dev);
 	sl_maps_close(&m);
 	return found;
 }

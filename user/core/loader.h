@@ -25,6 +25,11 @@ int sl_detach_all(void);
 int sl_unpin_if_unused(void);
 /* Is DEV recorded as attached (by any earlier run)? */
 bool sl_is_attached(const char *dev);
+/* The same, in maps already open (a service that can no longer open
+ * the pins by path once it dropped root).
+ */
+struct sl_maps;
+bool sl_maps_has_device(const struct sl_maps *m, const char *dev);
 
 /* The pinned programs are another build's (the build id recorded in
  * sl_build differs from this binary's, or none is): load this build's,

@@ -26,6 +26,11 @@ static int open_record(const char *path, size_t size)
 	return fd;
 }
 
+int sl_pinned_record_open(const char *path, size_t size)
+{
+	return open_record(path, size);
+}
+
 int sl_pinned_record_write(const char *path, const char *name,
 			   const void *val, size_t size)
 {

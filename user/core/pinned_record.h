@@ -21,5 +21,10 @@ int sl_pinned_record_write(const char *path, const char *name,
  * is none of this size, or -errno.
  */
 int sl_pinned_record_read(const char *path, void *val, size_t size);
+/* The record's map at PATH, open (a process that writes it after it can
+ * no longer open the pin): a descriptor, -ESTALE when its values are not
+ * SIZE bytes, or -errno.
+ */
+int sl_pinned_record_open(const char *path, size_t size);
 
 #endif /* SL_PINNED_RECORD_H */

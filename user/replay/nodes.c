@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Replaying a trace across nodes: N instances of the real program, each
- * with the real sync engine (user/sync/engine.c), exchanging the real signed
- * messages in memory. Deterministic: the model clock moves only at trace
+ * with the real sync engine (user/sync/engine.c), exchanging the real sealed
+ * messages in memory (each node a key pair made for the run). Deterministic: the model clock moves only at trace
  * lines, so a sync round that falls due between two requests runs at the
  * next one, and the next round is due an interval after it ran, as a
  * daemon that sleeps an interval after each round would do. This is the
@@ -26,6 +26,8 @@
 
 struct datagram {
 	unsigned from;
+	unsigned to;
+	bool first;		/* the first peer's copy: counts the entries */
 	size_t len;
 	uint8_t buf[SL_WIRE_MAX];
 };
@@ -35,6 +37,8 @@ struct nodes_run {
 	struct sl_sync **sync;	/* NULL: the node's service has not joined */
 	struct sl_sync_opts so;
 	struct sl_maps **maps;	/* each node's, to start its service */
+	uint8_t (*secret)[SL_WIRE_KEY];	/* each node's key pair */
+	uint8_t (*public)[SL_WIRE_KEY];
 	bool *cut;		/* no message reaches the node or leaves it */
 	struct sl_replay_nodes_stats *st;
 	struct datagram *out;
@@ -47,7 +51,8 @@ struct nodes_run {
 	__u32 lcg;
 };
 
-static int keep_datagram(void *ctx, const uint8_t *msg, size_t len)
+static int keep_datagram(void *ctx, unsigned peer, const uint8_t *msg,
+			 size_t len)
 {
 	struct nodes_run *run = ctx;
 	struct datagram *d;
@@ -57,6 +62,9 @@ static int keep_datagram(void *ctx, const uint8_t *msg, size_t len)
 		return -ENOMEM;
 	d = &run->out[run->nr_out++];
 	d->from = run->collecting;
+	/* node k's peers are the other nodes in order (start_node) */
+	d->to = peer < d->from ? peer : peer + 1;
+	d->first = !peer;
 	d->len = len;
 	memcpy(d->buf, msg, len);
 	return 0;
@@ -83,17 +91,16 @@ static int sync_round(struct nodes_run *run, __u64 now_ms)
 	for (i = 0; i < run->nr_out; i++) {
 		const struct datagram *d = &run->out[i];
 
-		for (j = 0; j < run->o->nodes; j++) {
-			if (j == d->from || !run->sync[j] || run->cut[j] ||
-			    run->cut[d->from])
-				continue;
-			if (sl_sync_receive(run->sync[j], d->buf, d->len, "replay",
+		j = d->to;
+		if (j < run->o->nodes && run->sync[j] && !run->cut[j] &&
+		    !run->cut[d->from]) {
+			if (sl_sync_receive(run->sync[j], d->buf, d->len, "",
 					    now_ms) != SL_SYNC_MERGED)
 				return -EPROTO;	/* in memory: cannot happen */
 			run->st->messages++;
 			run->st->bytes += d->len;
 		}
-		if (d->len > SL_WIRE_HEADER + SL_WIRE_TAG)
+		if (d->first && d->len > SL_WIRE_HEADER + SL_WIRE_TAG)
 			run->st->entries += (d->len - SL_WIRE_HEADER -
 					     SL_WIRE_TAG) / SL_WIRE_ENTRY;
 	}
@@ -123,10 +130,23 @@ static bool exchanges(const struct sl_replay_nodes_opts *o)
 	       o->layout == SL_LAYOUT_BOUNDED;
 }
 
+/* Node k (id k + 1) and its peers, every other node in order, each
+ * with the pair's keys.
+ */
 static int start_node(struct nodes_run *run, unsigned k)
 {
+	unsigned j;
+	int err;
+
 	run->so.node = k + 1;
 	run->so.incarnation = 1;
+	err = sl_wire_keys_init(&run->so.keys, k + 1, run->secret[k]);
+	for (j = 0; j < run->o->nodes && !err; j++)
+		if (j != k)
+			err = sl_wire_keys_add(&run->so.keys, run->secret[k],
+					       j + 1, run->public[j], NULL);
+	if (err)
+		return err;
 	run->sync[k] = sl_sync_new(run->maps[k], &run->so);
 	return run->sync[k] ? 0 : -errno;
 }
@@ -207,7 +227,9 @@ int sl_replay_nodes_run(struct sl_instance *const *nodes,
 	run.sync = calloc(n, sizeof(*run.sync));
 	run.maps = calloc(n, sizeof(*run.maps));
 	run.cut = calloc(n, sizeof(*run.cut));
-	if (!run.sync || !run.maps || !run.cut) {
+	run.secret = calloc(n, sizeof(*run.secret));
+	run.public = calloc(n, sizeof(*run.public));
+	if (!run.sync || !run.maps || !run.cut || !run.secret || !run.public) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -222,7 +244,8 @@ int sl_replay_nodes_run(struct sl_instance *const *nodes,
 			err = -EIO;
 			goto out;
 		}
-		randombytes_buf(run.so.key, sizeof(run.so.key));
+		for (k = 0; k < n; k++)
+			sl_wire_keypair(run.public[k], run.secret[k]);
 		for (k = 0; k < tr->nr; k++)
 			if (tr->req[k].link == SL_TRACE_JOIN)
 				late[tr->req[k].node] = true;
@@ -242,6 +265,10 @@ out:
 	free(run.sync);
 	free(run.maps);
 	free(run.cut);
+	if (run.secret)
+		sodium_memzero(run.secret, n * sizeof(*run.secret));
+	free(run.secret);
+	free(run.public);
 	free(run.out);
 	return err;
 }

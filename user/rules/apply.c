@@ -19,14 +19,35 @@ int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,
 	return sl_rules_apply_pinned_counted(path, rs, opts, loaded, m, NULL);
 }
 
+int sl_rules_apply_open(const char *path, const struct sl_ruleset *rs,
+			const struct sl_maps *m, __u64 *forgotten)
+{
+	struct sl_config cfg;
+	__u32 before;
+	int err;
+
+	before = sl_rules_read_config(m, &cfg) ? 0 : cfg.rules_epoch;
+	err = sl_rules_apply_counted(m, rs, forgotten);
+	if (!err)
+		return 0;
+	/* the switch is the apply's middle step: past it, the new rules
+	 * run, and only the removed rules' clients are left over
+	 */
+	if (!sl_rules_read_config(m, &cfg) && cfg.rules_epoch != before)
+		pr_error("%s: applied (epoch %u), but the clients of the removed or rekeyed rules could not all be forgotten: %s",
+			 path, cfg.rules_epoch, strerror(-err));
+	else
+		pr_error("%s: cannot apply: %s; the running rules are unchanged",
+			 path, strerror(-err));
+	return err;
+}
+
 int sl_rules_apply_pinned_counted(const char *path,
 				  const struct sl_ruleset *rs,
 				  const struct sl_load_opts *opts, bool *loaded,
 				  struct sl_maps *m, __u64 *forgotten)
 {
-	struct sl_config cfg;
 	int xdp_fd, tc_fd, err;
-	__u32 before;
 
 	*loaded = false;
 	if (opts) {
@@ -42,20 +63,9 @@ int sl_rules_apply_pinned_counted(const char *path,
 			 strerror(-err));
 		goto err_unpin;
 	}
-	before = sl_rules_read_config(m, &cfg) ? 0 : cfg.rules_epoch;
-	err = sl_rules_apply_counted(m, rs, forgotten);
-	if (err) {
-		/* the switch is the apply's middle step: past it, the new rules
-		 * run, and only the removed rules' clients are left over
-		 */
-		if (!sl_rules_read_config(m, &cfg) && cfg.rules_epoch != before)
-			pr_error("%s: applied (epoch %u), but the clients of the removed or rekeyed rules could not all be forgotten: %s",
-				 path, cfg.rules_epoch, strerror(-err));
-		else
-			pr_error("%s: cannot apply: %s; the running rules are unchanged",
-				 path, strerror(-err));
+	err = sl_rules_apply_open(path, rs, m, forgotten);
+	if (err)
 		goto err_maps;
-	}
 	return 0;
 
 err_maps:

@@ -24,7 +24,7 @@ struct rule_in {
 	unsigned protocol, unit, algorithm, action;
 	const char *ports, *source, *destination, *window, *refill_per_s;
 	uint64_t ipv4_prefix, ipv6_prefix;
-	bool per_port, cont;
+	bool per_port, cont, api_key_is_address;
 	const struct sl_ynode *exempt;	/* a list, or NULL */
 };
 
@@ -39,7 +39,8 @@ struct checker {
 static const char *const rule_keys[] = {
 	"name", "priority", "protocol", "ports", "source", "destination",
 	"limit", "window", "slices", "bucket_capacity", "refill_per_s", "unit",
-	"algorithm", "action", "key", "continue", "exempt", NULL,
+	"algorithm", "action", "key", "continue", "exempt",
+	"api_key_is_address", NULL,
 };
 static const char *const key_keys[] = {
 	"ipv4_prefix", "ipv6_prefix", "per_port", NULL,
@@ -289,6 +290,9 @@ static void read_rule(struct checker *c, struct rule_in *y)
 		sl_yaml_text(yc, v, "refill_per_s", 32, &y->refill_per_s);
 	if ((v = sl_yaml_get(m, "continue")))
 		sl_yaml_bool(yc, v, "continue", &y->cont);
+	if ((v = sl_yaml_get(m, "api_key_is_address")))
+		sl_yaml_bool(yc, v, "api_key_is_address",
+			     &y->api_key_is_address);
 	if ((k = sl_yaml_get(m, "key")) &&
 	    sl_yaml_check_keys(yc, k, "key", key_keys)) {
 		if ((v = sl_yaml_get(k, "ipv4_prefix")))
@@ -326,6 +330,7 @@ static void check_rule(struct checker *c, const struct rule_in *y,
 	r->algorithm = y->algorithm;
 	r->action = y->action;
 	r->continues = y->cont;
+	r->api_key_is_address = y->api_key_is_address;
 	check_ports(c, y, r);
 	check_prefix(c, locate(c, "source"), "source", y->source, &r->src,
 		     &r->src_prefixlen);

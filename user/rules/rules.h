@@ -106,6 +106,12 @@ int sl_rules_apply_pinned_counted(const char *path,
 				  const struct sl_ruleset *rs,
 				  const struct sl_load_opts *opts, bool *loaded,
 				  struct sl_maps *m, __u64 *forgotten);
+/* Apply RS (read from PATH) through maps already open, M (the service
+ * after it dropped root: it keeps the maps it opened as root). Errors
+ * reported as sl_rules_apply_pinned reports them. 0 or -errno.
+ */
+int sl_rules_apply_open(const char *path, const struct sl_ruleset *rs,
+			const struct sl_maps *m, __u64 *forgotten);
 
 /* The live rules, read again only when an apply has moved the epoch
  * away from *epoch (one lookup to know; FORCE: read them regardless).

@@ -54,9 +54,13 @@ void sl_checker_sync_changed(struct sl_checker *c)
 	atomic_store(&c->sync_stale, true);
 }
 
-void sl_check_key_addr(const char *key, struct sl_addr *addr, bool *raw)
+void sl_check_key_addr(const char *key, bool address_keys,
+		       struct sl_addr *addr, bool *raw)
 {
-	*raw = sl_parse_addr(key, addr) != 0;
+	/* an address is the packets' client only where the rule says so:
+	 * else anyone who may ask could spend a host's packet quota
+	 */
+	*raw = !address_keys || sl_parse_addr(key, addr) != 0;
 	if (!*raw)
 		return;
 	/* 100::/64 is discard-only (RFC 6666): no packet's source */
@@ -186,8 +190,6 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 
 	if (!key || !*key)
 		return -EINVAL;
-	sl_check_key_addr(key, &req.addr, &raw);
-	req.flags = raw ? SL_CHECK_RAW_KEY : 0;
 
 	for (tries = 0; tries < 3; tries++) {
 		/* a read-only lookup runs no program to learn of a new
@@ -197,6 +199,9 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 		if (err)
 			return err;
 		out->rule = s.rule;
+		sl_check_key_addr(key, s.rule.api_key_is_address, &req.addr,
+				  &raw);
+		req.flags = raw ? SL_CHECK_RAW_KEY : 0;
 		/* the program counts nothing for an address the rule
 		 * exempts: say so, not the count of its prefix
 		 */
@@ -279,7 +284,7 @@ int sl_check_central_id(const char *key, const struct sl_rule *rule,
 	bool raw;
 	int n;
 
-	sl_check_key_addr(key, &addr, &raw);
+	sl_check_key_addr(key, rule->api_key_is_address, &addr, &raw);
 	if (raw) {
 		n = snprintf(buf, size, "k:%s", key);
 	} else {
@@ -340,7 +345,8 @@ static int check_central(struct sl_checker *c, const char *name,
 		return -EINVAL;
 	pthread_mutex_lock(&c->rules_lock);
 	err = live_rule(c, name, &out->rule, &pos);
-	sl_check_key_addr(key, &addr, &raw);
+	sl_check_key_addr(key, !err && out->rule.api_key_is_address, &addr,
+			  &raw);
 	if (!err && !raw && out->rule.nr_exempt &&
 	    sl_client_exempt(c->maps, &c->cfg, pos, &addr, 128)) {
 		/* the kernel counts nothing for it either */

@@ -3,8 +3,10 @@
  * Counting one request for a key under a named rule, for the HTTP API: the
  * request runs through the kernel's sl_check program (BPF_PROG_TEST_RUN),
  * so it is decided by the same code on the same client state as packets.
- * A key that is an IP address is that client; any other string is hashed
- * into an address no packet can carry (the discard prefix 100::/64).
+ * A key that is an IP address is that client under a rule with
+ * api_key_is_address; any other string, and an address under any other
+ * rule, is hashed into an address no packet can carry (the discard
+ * prefix 100::/64).
  *
  * With a central store attached (sync layout central, service/check_central.h) a
  * check is decided there instead, for the fleet; when the store cannot
@@ -80,8 +82,13 @@ const char *sl_check_decision_name(enum sl_check_decision d);
 int sl_check(struct sl_checker *c, const char *rule, const char *key,
 	     bool count, struct sl_check_result *out);
 
-/* The client key a check uses (exported for tests). */
-void sl_check_key_addr(const char *key, struct sl_addr *addr, bool *raw);
+/* The client key a check uses: an address KEY is that address when
+ * ADDRESS_KEYS (the rule's api_key_is_address); any other key, and an
+ * address under a rule without it, is hashed into 100::/64 (*raw true),
+ * a key space no packet's source reaches.
+ */
+void sl_check_key_addr(const char *key, bool address_keys,
+		       struct sl_addr *addr, bool *raw);
 
 /* The client's id in the central store: "k:KEY" for a key that is not an
  * address, "ip:ADDR" or "ip:ADDR/BITS" for one (masked to the rule's

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,14 +50,21 @@ int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 }
 
 static const char *const config_keys[] = {
-	"devices", "rules", "clients", "keep_attached", "http", "sync", NULL,
+	"devices", "rules", "clients", "keep_attached", "http", "sync",
+	"service", NULL,
 };
+static const char *const service_keys[] = { "user", NULL };
 static const char *const device_keys[] = { "name", "mode", NULL };
-static const char *const http_keys[] = { "listen", NULL };
+static const char *const peer_keys[] = { "node", "address", "public_key",
+					 NULL };
+static const char *const http_keys[] = {
+	"socket", "socket_mode", "socket_group", "listen", "token_file",
+	"timeout", "connections_per_ip", NULL,
+};
 static const char *const sync_keys[] = {
 	"node", "layout", "interval", "backend", "listen", "peers", "key_file",
-	"url", "nodes", "password_file", "username", "cluster",
-	"cluster_nodes", "max_reply", NULL,
+	"identity_file", "url", "nodes", "password_file", "username", "cluster",
+	"cluster_nodes", "max_reply", "state_dir", NULL,
 };
 
 static void read_devices(const struct sl_yctx *c, const struct sl_ynode *list,
@@ -118,9 +126,9 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
 	return true;
 }
 
-/* The fleet's key signs every sync message: anyone who can read it can
- * forge a peer's counts, and anyone who can write it or swap the file
- * can choose it. A key that is a symbolic link, belongs to another user,
+/* Redis's shared key keys the hashes API keys are stored under: anyone
+ * who can read it can find them, and anyone who can write it or swap the
+ * file can choose it. A key that is a symbolic link, belongs to another user,
  * or that its group or others may read or write is refused, as ssh
  * refuses such a private key (core/secret_file.h). A key that cannot be
  * read or holds no key is refused too: the service would run unsynced,
@@ -145,6 +153,35 @@ static void check_key_file(const struct sl_yctx *c, const struct sl_ynode *v,
 		sl_yaml_bad(c, v, "sync.key_file", "%s", why);
 	} else if (err) {
 		sl_yaml_bad(c, v, "sync.key_file", "cannot read '%s': %s; sync needs the fleet's key",
+			    path, strerror(-err));
+	}
+}
+
+/* This node's secret key: whoever reads it can speak as this node to
+ * every peer, so it is opened as a secret like the key above; a file
+ * that holds no key (or one with no public key) is refused.
+ */
+static void check_identity_file(const struct sl_yctx *c,
+				const struct sl_ynode *v, const char *path)
+{
+	enum sl_secret_problem problem;
+	uint8_t key[SL_WIRE_KEY], pub[SL_WIRE_KEY];
+	struct stat st;
+	char why[512];
+	int err;
+
+	err = sl_wire_key_read(path, key, &st, &problem);
+	if (!err)
+		err = sl_wire_public_key(pub, key);
+	explicit_bzero(key, sizeof(key));
+	if (err == -EINVAL) {
+		sl_yaml_bad(c, v, "sync.identity_file", "'%s' holds no secret key: make one with 'slicelimit sync keygen --out %s'",
+			    path, path);
+	} else if (err == -EACCES || err == -ELOOP) {
+		sl_secret_describe(why, sizeof(why), path, err, &st, problem);
+		sl_yaml_bad(c, v, "sync.identity_file", "%s", why);
+	} else if (err) {
+		sl_yaml_bad(c, v, "sync.identity_file", "cannot read '%s': %s; the UDP mesh needs this node's secret key",
 			    path, strerror(-err));
 	}
 }
@@ -216,44 +253,63 @@ static bool is_own_address(const struct sockaddr_storage *peer,
  * secret (core/secret_file.h). One line; a trailing newline (as `echo`
  * writes it) is not part of it.
  */
-static void read_password(const struct sl_yctx *c, const struct sl_ynode *v,
-			  const char *path, struct sl_sync_config *sc)
+/* The one line of a secret file (the Redis password, the API token) into
+ * OUT (SIZE bytes with its NUL), the file checked as sl_secret_open()
+ * does. The length, or 0 (reported at FIELD).
+ */
+static size_t read_secret_line(const struct sl_yctx *c,
+			       const struct sl_ynode *v, const char *field,
+			       const char *path, char *out, size_t size)
 {
-	char buf[sizeof(sc->password) + 1];
+	/* the longest secret (the Redis password), one byte more to see
+	 * that it is too long, and its NUL
+	 */
+	char buf[514];
 	enum sl_secret_problem problem;
 	struct stat st;
 	ssize_t n;
 	int fd;
 
+	if (size + 1 > sizeof(buf))
+		size = sizeof(buf) - 1;
 	fd = sl_secret_open(path, &st, &problem);
 	if (fd < 0) {
 		sl_secret_describe(buf, sizeof(buf), path, fd, &st, problem);
-		sl_yaml_bad(c, v, "sync.password_file", "%s", buf);
-		return;
+		sl_yaml_bad(c, v, field, "%s", buf);
+		return 0;
 	}
-	n = read(fd, buf, sizeof(buf));
+	n = read(fd, buf, size + 1);
 	if (n < 0) {
-		sl_yaml_bad(c, v, "sync.password_file", "cannot read '%s': %s",
-			    path, strerror(errno));
+		sl_yaml_bad(c, v, field, "cannot read '%s': %s", path,
+			    strerror(errno));
+		n = 0;
 		goto out;
 	}
 	if (n > 0 && buf[n - 1] == '\n')
 		n--;
 	if (n > 0 && buf[n - 1] == '\r')
 		n--;
-	if (!n || (size_t)n >= sizeof(sc->password) || memchr(buf, '\n', n) ||
+	if (!n || (size_t)n >= size || memchr(buf, '\n', n) ||
 	    memchr(buf, 0, n)) {
-		sl_yaml_bad(c, v, "sync.password_file", "'%s' must hold the password on one line, 1 to %zu bytes",
-			    path, sizeof(sc->password) - 1);
+		sl_yaml_bad(c, v, field, "'%s' must hold the secret on one line, 1 to %zu bytes",
+			    path, size - 1);
+		n = 0;
 		goto out;
 	}
-	memcpy(sc->password, buf, n);
-	sc->password[n] = 0;
-	sc->auth = true;
+	memcpy(out, buf, n);
+	out[n] = 0;
 out:
 	/* the copy on the stack is not left behind */
 	explicit_bzero(buf, sizeof(buf));
 	close(fd);
+	return n;
+}
+
+static void read_password(const struct sl_yctx *c, const struct sl_ynode *v,
+			  const char *path, struct sl_sync_config *sc)
+{
+	sc->auth = read_secret_line(c, v, "sync.password_file", path,
+				    sc->password, sizeof(sc->password)) > 0;
 }
 
 /* sync.layout (bounded when not given); the node of "central", which
@@ -285,44 +341,110 @@ static const struct sl_ynode *read_sync_layout(const struct sl_yctx *c,
 	return NULL;
 }
 
-/* The UDP mesh: where to listen, the peers, the shared key. */
+/* How a list of bare addresses (the form of the shared fleet key) moves
+ * to per-node identities.
+ */
+#define SL_PEERS_MIGRATE "each peer is now {node: ID, address: ADDRESS:PORT, public_key: 64 hex digits}: run 'slicelimit sync keygen --out FILE' on every node, set its sync.identity_file, and list each peer with the public key its keygen printed"
+
+/* One entry of sync.peers: the peer's id, address and public key. */
+static void read_peer(const struct sl_yctx *c, const struct sl_ynode *p,
+		      unsigned i, struct sl_sync_config *sc,
+		      const struct sl_ynode *listen)
+{
+	unsigned k = sc->nr_peers, j;
+	const struct sl_ynode *v;
+	const char *text;
+	char field[40];
+	uint64_t n;
+	bool ok = true;
+
+	snprintf(field, sizeof(field), "sync.peers[%u]", i);
+	if (p->type == SL_YNODE_SCALAR) {
+		sl_yaml_bad(c, p, field, "'%s': " SL_PEERS_MIGRATE, p->text);
+		return;
+	}
+	if (!sl_yaml_check_keys(c, p, field, peer_keys))
+		return;
+	snprintf(field, sizeof(field), "sync.peers[%u].node", i);
+	if (!(v = sl_yaml_get(p, "node"))) {
+		sl_yaml_bad(c, p, field, "required: the peer's sync.node, 1 to 65535");
+		ok = false;
+	} else if (!sl_yaml_uint(c, v, field, 1, 65535, &n)) {
+		ok = false;
+	} else if (n == sc->node) {
+		sl_yaml_bad(c, v, field, "%u is this node's own id: list the other nodes only",
+			    (unsigned)n);
+		ok = false;
+	} else {
+		for (j = 0; j < k; j++)
+			if (sc->peer_node[j] == n)
+				break;
+		if (j < k) {
+			sl_yaml_bad(c, v, field, "node %u is listed twice",
+				    (unsigned)n);
+			ok = false;
+		}
+		sc->peer_node[k] = n;
+	}
+	snprintf(field, sizeof(field), "sync.peers[%u].address", i);
+	if (!(v = sl_yaml_get(p, "address"))) {
+		sl_yaml_bad(c, p, field, "required: ADDRESS:PORT the peer sends from and listens on (its sync.listen)");
+		ok = false;
+	} else if (!read_listen(c, v, field, "of a peer (10.0.0.2:7400)",
+				&sc->peers[k])) {
+		ok = false;
+	} else if (listen && is_own_address(&sc->peers[k], &sc->listen)) {
+		/* this node would wait for a peer that is not there */
+		sl_yaml_bad(c, v, field, "'%s' is this node's own sync.listen: list the other nodes only",
+			    v->text);
+		ok = false;
+	}
+	snprintf(field, sizeof(field), "sync.peers[%u].public_key", i);
+	if (!(v = sl_yaml_get(p, "public_key"))) {
+		sl_yaml_bad(c, p, field, "required: the peer's public key, 64 hex digits (what 'slicelimit sync keygen' or 'sync pubkey' printed on it)");
+		ok = false;
+	} else if (!sl_yaml_text(c, v, field, 127, &text)) {
+		ok = false;
+	} else if (sl_wire_key_parse(text, sc->peer_public_key[k])) {
+		sl_yaml_bad(c, v, field, "'%s' is not a public key: want 64 hex digits (slicelimit sync pubkey FILE prints it)",
+			    text);
+		ok = false;
+	}
+	if (ok)
+		sc->nr_peers++;
+}
+
+/* The UDP mesh: where to listen, this node's identity, the peers. */
 static void read_sync_udp(const struct sl_yctx *c, const struct sl_ynode *y,
 			  struct sl_sync_config *sc)
 {
 	const struct sl_ynode *v, *peers = sl_yaml_get(y, "peers");
+	const char *text;
 	unsigned i;
 
 	if (!(v = sl_yaml_get(y, "listen")))
 		sl_yaml_bad(c, y, "sync.listen", "required: ADDRESS:PORT to receive peers' messages on (10.0.0.1:7400)");
-	else
-		read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
-			    &sc->listen);
+	else if (!read_listen(c, v, "sync.listen", "to receive peers' messages on (10.0.0.1:7400)",
+			      &sc->listen))
+		v = NULL;
 	if (peers && peers->type != SL_YNODE_SEQ)
-		sl_yaml_bad(c, peers, "sync.peers", "expected a list of ADDRESS:PORT");
+		sl_yaml_bad(c, peers, "sync.peers", "expected a list of {node, address, public_key}");
 	else if (peers && peers->nr > SL_MAX_PEERS)
 		sl_yaml_bad(c, peers, "sync.peers", "%u peers: at most %u",
 			    peers->nr, SL_MAX_PEERS);
 	else
-		for (i = 0; peers && i < peers->nr; i++) {
-			if (!read_listen(c, peers->kids[i], "sync.peers",
-					 "of a peer (10.0.0.2:7400)",
-					 &sc->peers[sc->nr_peers]))
-				continue;
-			/* this node would count its own messages as a peer's
-			 * (refused as its own) and wait for a peer that
-			 * is not there
-			 */
-			if (v && is_own_address(&sc->peers[sc->nr_peers],
-						&sc->listen)) {
-				sl_yaml_bad(c, peers->kids[i], "sync.peers",
-					    "'%s' is this node's own sync.listen: list the other nodes only",
-					    peers->kids[i]->text);
-				continue;
-			}
-			sc->nr_peers++;
-		}
-	if (!sl_yaml_get(y, "key_file"))
-		sl_yaml_bad(c, y, "sync.key_file", "required: the fleet's shared 32-byte key (64 hex digits)");
+		for (i = 0; peers && i < peers->nr; i++)
+			read_peer(c, peers->kids[i], i, sc, v);
+	if ((v = sl_yaml_get(y, "key_file")))
+		sl_yaml_bad(c, v, "sync.key_file", "the UDP mesh no longer shares one fleet key (any holder could speak as any node): set sync.identity_file to this node's secret key ('slicelimit sync keygen --out FILE') and give each peer its public_key; key_file is for backend: redis");
+	if (!(v = sl_yaml_get(y, "identity_file")))
+		sl_yaml_bad(c, y, "sync.identity_file", "required: this node's secret key (make one with 'slicelimit sync keygen --out /etc/slicelimit/sync.identity')");
+	else if (sl_yaml_text(c, v, "sync.identity_file",
+			      sizeof(sc->identity_file) - 1, &text)) {
+		snprintf(sc->identity_file, sizeof(sc->identity_file), "%s",
+			 text);
+		check_identity_file(c, v, text);
+	}
 }
 
 /* sync.cluster and the nodes a Cluster may send this node to. */
@@ -459,27 +581,156 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 		sl_yaml_bad(c, v, "sync.backend", "'%s' is not udp or redis", backend);
 	if (central && sc->backend != SL_SYNC_REDIS)
 		sl_yaml_bad(c, central, "sync.layout", "central needs backend: redis (checks are decided in the store; a UDP mesh has none)");
-	if ((v = sl_yaml_get(y, "key_file")) &&
+	if (sc->backend == SL_SYNC_REDIS &&
+	    (v = sl_yaml_get(y, "key_file")) &&
 	    sl_yaml_text(c, v, "sync.key_file", sizeof(sc->key_file) - 1, &text)) {
 		snprintf(sc->key_file, sizeof(sc->key_file), "%s", text);
 		check_key_file(c, v, text);
+	}
+	snprintf(sc->state_dir, sizeof(sc->state_dir), "%s",
+		 SL_SYNC_STATE_DIR_DEFAULT);
+	if ((v = sl_yaml_get(y, "state_dir")) &&
+	    sl_yaml_text(c, v, "sync.state_dir", sizeof(sc->state_dir) - 1,
+			 &text)) {
+		if (text[0] != '/')
+			sl_yaml_bad(c, v, "sync.state_dir", "'%s' is not an absolute path (the directory that keeps the replay state across restarts)",
+				    text);
+		else
+			snprintf(sc->state_dir, sizeof(sc->state_dir), "%s",
+				 text);
 	}
 	if (sc->backend == SL_SYNC_UDP)
 		read_sync_udp(c, y, sc);
 	else
 		read_sync_redis(c, y, sc);
 	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "password_file")))
-		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with key_file)");
+		sl_yaml_bad(c, v, "sync.password_file", "only with backend: redis (the UDP mesh authenticates with identity_file)");
+	if (sc->backend == SL_SYNC_REDIS &&
+	    (v = sl_yaml_get(y, "identity_file")))
+		sl_yaml_bad(c, v, "sync.identity_file", "only with backend: udp (Redis authenticates with password_file)");
 	if (sc->backend == SL_SYNC_UDP && (v = sl_yaml_get(y, "cluster")))
 		sl_yaml_bad(c, v, "sync.cluster", "only with backend: redis");
 	read_sync_nodes(c, y, sc);
+}
+
+/* http.socket: a path, or "off"; its mode and group. */
+static void read_http_socket(const struct sl_yctx *c, const struct sl_ynode *y,
+			     struct sl_http_config *hc)
+{
+	const struct sl_ynode *v;
+	const char *text = SL_HTTP_SOCKET_DEFAULT;
+	unsigned long mode;
+	char *end;
+
+	if ((v = sl_yaml_get(y, "socket")) &&
+	    !sl_yaml_text(c, v, "http.socket", 4095, &text))
+		return;
+	if (strcmp(text, "off")) {
+		if (text[0] != '/' || strlen(text) >= sizeof(hc->socket))
+			sl_yaml_bad(c, v, "http.socket", "'%s' is not an absolute path of at most %zu bytes (a Unix socket's), or off",
+				    text, sizeof(hc->socket) - 1);
+		else
+			hc->socket_enabled = true;
+		snprintf(hc->socket, sizeof(hc->socket), "%s", text);
+	}
+	hc->socket_mode = 0660;
+	if ((v = sl_yaml_get(y, "socket_mode")) &&
+	    sl_yaml_text(c, v, "http.socket_mode", 15, &text)) {
+		errno = 0;
+		mode = strtoul(text, &end, 8);
+		if (!*text || *end || errno || mode > 0777)
+			sl_yaml_bad(c, v, "http.socket_mode", "'%s' is not an octal file mode (\"0660\": the owner and the group may connect)",
+				    text);
+		else
+			hc->socket_mode = mode;
+	}
+	if ((v = sl_yaml_get(y, "socket_group")) &&
+	    sl_yaml_text(c, v, "http.socket_group", 63, &text)) {
+		struct group *g = getgrnam(text);
+
+		if (!g)
+			sl_yaml_bad(c, v, "http.socket_group", "no group '%s' on this host (the group of nginx's workers, www-data or nginx)",
+				    text);
+		else {
+			hc->socket_group_set = true;
+			hc->socket_gid = g->gr_gid;
+		}
+	}
+}
+
+/* http.listen (TCP, only when given) and the token it needs. */
+static void read_http_tcp(const struct sl_yctx *c, const struct sl_ynode *y,
+			  struct sl_http_config *hc)
+{
+	const struct sl_ynode *v, *listen;
+	const char *text;
+	uint64_t n;
+
+	hc->per_ip = 32;
+	if ((v = sl_yaml_get(y, "connections_per_ip")) &&
+	    sl_yaml_uint(c, v, "http.connections_per_ip", 1, 65535, &n))
+		hc->per_ip = n;
+	if (!(listen = sl_yaml_get(y, "listen")) ||
+	    !sl_yaml_text(c, listen, "http.listen", sizeof(hc->listen) - 1,
+			  &text) || !strcmp(text, "off")) {
+		if ((v = sl_yaml_get(y, "token_file")))
+			sl_yaml_bad(c, v, "http.token_file", "only with http.listen: the Unix socket is guarded by its mode and group");
+		return;
+	}
+	snprintf(hc->listen, sizeof(hc->listen), "%s", text);
+	if (sl_parse_listen(text, &hc->addr)) {
+		sl_yaml_bad(c, listen, "http.listen", "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
+			    text);
+		return;
+	}
+	hc->tcp_enabled = true;
+	if (!(v = sl_yaml_get(y, "token_file"))) {
+		sl_yaml_bad(c, listen, "http.listen", "TCP needs http.token_file: a secret file (root's, like the sync key) holding the bearer token clients send as 'Authorization: Bearer TOKEN' (or use the Unix socket, http.socket, and no listen)");
+		return;
+	}
+	if (sl_yaml_text(c, v, "http.token_file", sizeof(hc->token_file) - 1,
+			 &text)) {
+		snprintf(hc->token_file, sizeof(hc->token_file), "%s", text);
+		read_secret_line(c, v, "http.token_file", text, hc->token,
+				 sizeof(hc->token));
+	}
+}
+
+static void read_http(const struct sl_yctx *c, const struct sl_ynode *y,
+		      struct sl_http_config *hc)
+{
+	const struct sl_ynode *v;
+	const char *text;
+	uint64_t ms = 10000;
+
+	hc->timeout_s = 10;
+	hc->per_ip = 32;
+	hc->socket_mode = 0660;
+	if (!y) {
+		hc->socket_enabled = true;
+		snprintf(hc->socket, sizeof(hc->socket), "%s",
+			 SL_HTTP_SOCKET_DEFAULT);
+		return;
+	}
+	if (!sl_yaml_check_keys(c, y, "http", http_keys))
+		return;
+	read_http_socket(c, y, hc);
+	read_http_tcp(c, y, hc);
+	if ((v = sl_yaml_get(y, "timeout")) &&
+	    sl_yaml_text(c, v, "http.timeout", 31, &text)) {
+		if (sl_parse_duration_ms(text, &ms) || ms < 1000 || ms > 300000)
+			sl_yaml_bad(c, v, "http.timeout", "'%s' is not a duration from 1s to 300s (10s)",
+				    text);
+		else
+			hc->timeout_s = (ms + 999) / 1000;
+	}
 }
 
 int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 			   struct sl_service_config *cfg, struct sl_problems *pb)
 {
 	const struct sl_yctx c = { .pb = pb };
-	const char *listen = "127.0.0.1:8080", *text;
+	const char *text;
 	const struct sl_ynode *v;
 	struct sl_ynode *root;
 	uint64_t n;
@@ -509,19 +760,19 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 		cfg->clients = n;
 	if ((v = sl_yaml_get(root, "keep_attached")))
 		sl_yaml_bool(&c, v, "keep_attached", &cfg->keep_attached);
-	if ((v = sl_yaml_get(root, "http")) &&
-	    sl_yaml_check_keys(&c, v, "http", http_keys) &&
-	    (v = sl_yaml_get(v, "listen")) &&
-	    !sl_yaml_text(&c, v, "http.listen", sizeof(cfg->http_listen) - 1,
-			  &listen))
-		listen = "off";
-	snprintf(cfg->http_listen, sizeof(cfg->http_listen), "%s", listen);
-	cfg->http_enabled = strcmp(listen, "off") != 0;
-	if (cfg->http_enabled && sl_parse_listen(listen, &cfg->http_addr))
-		sl_yaml_bad(&c, v, "http.listen", "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
-			    listen);
+	read_http(&c, sl_yaml_get(root, "http"), &cfg->http);
 	if ((v = sl_yaml_get(root, "sync")))
 		read_sync(&c, v, &cfg->sync);
+	if ((v = sl_yaml_get(root, "service")) &&
+	    sl_yaml_check_keys(&c, v, "service", service_keys) &&
+	    (v = sl_yaml_get(v, "user")) &&
+	    sl_yaml_text(&c, v, "service.user", sizeof(cfg->service_user) - 1,
+			 &text)) {
+		if (*text)
+			snprintf(cfg->service_user, sizeof(cfg->service_user), "%s", text);
+		else
+			sl_yaml_bad(&c, v, "service.user", "empty: the user the service runs as once attached (root: keep root)");
+	}
 out:
 	sl_yaml_free(root);
 	if (pb->oom)

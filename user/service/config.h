@@ -7,8 +7,16 @@
  *   rules: /etc/slicelimit/rules.yaml  # applied at start and on SIGHUP
  *   clients: 262144           # client table capacity (first load only)
  *   keep_attached: false      # true: leave the programs enforcing at stop
- *   http:
- *     listen: 127.0.0.1:8080  # the check API and /metrics; "off": none
+ *   service:
+ *     user: slicelimit        # dropped to once attached (run --user wins)
+ *   http:                     # the check API and /metrics
+ *     socket: /run/slicelimit/api.sock   # the default listener; "off": none
+ *     socket_mode: "0660"     # who may connect: the file's mode ...
+ *     socket_group: www-data  # ... and group (nginx's workers)
+ *     listen: 127.0.0.1:8080  # TCP as well, only when given: needs token_file
+ *     token_file: /etc/slicelimit/api.token  # Authorization: Bearer TOKEN
+ *     timeout: 10s            # a connection idle this long is closed
+ *     connections_per_ip: 32  # TCP connections one address may hold
  *   sync:                     # optional: count each client with peers
  *     node: 1                 # this node's id, unique in the fleet
  *     layout: delayed-sync    # split-quota, predictive; or central
@@ -17,8 +25,12 @@
  *     interval: 200ms
  *     backend: udp            # udp (a mesh of peers) or redis
  *     listen: 10.0.0.1:7400   # udp: where peers' messages arrive
- *     peers: [10.0.0.2:7400]  # udp: where this node's go
- *     key_file: /etc/slicelimit/sync.key   # 32 bytes, as 64 hex digits
+ *     identity_file: /etc/slicelimit/sync.identity   # udp: this node's
+ *                             # secret key (slicelimit sync keygen)
+ *     peers:                  # udp: each other node, its id, where its
+ *       - {node: 2, address: 10.0.0.2:7400, public_key: HEX}  # datagrams
+ *                             # come from and go, its public key
+ *     key_file: /etc/slicelimit/sync.key   # redis: 64 hex digits
  *     url: redis://127.0.0.1:6379           # redis
  *     password_file: /etc/slicelimit/redis.pass   # redis AUTH: mode 0600
  *     username: slicelimit    # redis: an ACL user (with password_file)
@@ -41,6 +53,7 @@ struct sl_config_device {
 };
 
 #define SL_MAX_CLUSTER_NODES	64
+#define SL_SYNC_STATE_DIR_DEFAULT	"/var/lib/slicelimit"
 
 enum sl_sync_backend {
 	SL_SYNC_UDP = 0,
@@ -56,9 +69,17 @@ struct sl_sync_config {
 	enum sl_sync_backend backend;
 	struct sockaddr_storage listen;
 	struct sockaddr_storage peers[SL_MAX_PEERS];
+	/* each peer's node id and X25519 public key, as peers[] */
+	unsigned peer_node[SL_MAX_PEERS];
+	uint8_t peer_public_key[SL_MAX_PEERS][32];
 	unsigned nr_peers;
 	unsigned nodes;
-	char key_file[4096];
+	char key_file[4096];		/* redis: the fleet's shared key */
+	char identity_file[4096];	/* udp: this node's secret key */
+	/* udp: where the replay state survives a restart (the directory is
+	 * made, 0700, if missing)
+	 */
+	char state_dir[4096];
 	char url[256];
 	/* Redis AUTH: the password read from password_file at start, and the
 	 * ACL user ("" : the default user)
@@ -78,16 +99,38 @@ struct sl_sync_config {
 	size_t max_reply;		/* bytes of one reply */
 };
 
+#define SL_HTTP_SOCKET_DEFAULT	"/run/slicelimit/api.sock"
+#define SL_HTTP_TOKEN_MAX	256
+
+/* The check API's listeners and who may use them. */
+struct sl_http_config {
+	bool socket_enabled;		/* http.socket is not "off" */
+	char socket[108];		/* sun_path */
+	unsigned socket_mode;		/* of the socket file */
+	bool socket_group_set;
+	unsigned socket_gid;		/* http.socket_group, resolved */
+	bool tcp_enabled;		/* http.listen given, not "off" */
+	struct sockaddr_storage addr;
+	char listen[128];
+	/* the bearer token every TCP request must carry, read from
+	 * token_file at parse time as the Redis password is
+	 */
+	char token_file[4096];
+	char token[SL_HTTP_TOKEN_MAX + 1];
+	unsigned timeout_s;
+	unsigned per_ip;		/* TCP connections per client address */
+};
+
 struct sl_service_config {
 	struct sl_config_device devices[SL_MAX_DEVICES];
 	unsigned nr_devices;
 	char rules_path[4096];
 	unsigned clients;
 	bool keep_attached;
-	bool http_enabled;
-	struct sockaddr_storage http_addr;
-	char http_listen[128];
+	struct sl_http_config http;
 	struct sl_sync_config sync;
+	char service_user[32];		/* "": not set (run --user, or the
+					 * default, names the user) */
 };
 
 /* Parse and validate; every problem of the file goes into *pb, each with

@@ -4,11 +4,16 @@
 #include <json-c/json.h>
 #include <microhttpd.h>
 #include <sched.h>
+#include <sodium.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #include "core/clock.h"
+#include "service/api_socket.h"
 #include "service/healthz.h"
 #include "service/http.h"
 #include "service/metrics.h"
@@ -18,8 +23,22 @@
 #define SL_HTTP_MAX_BODY	4096
 #define SL_HTTP_MAX_THREADS	64
 
-struct sl_http {
+/* One daemon per listener: a flood of TCP connections fills the TCP
+ * daemon's table, never the socket's that nginx and the local host use.
+ */
+struct listener {
+	struct sl_http *h;
 	struct MHD_Daemon *daemon;
+	bool tcp;		/* every request carries the bearer token */
+};
+
+struct sl_http {
+	struct listener sock, tcp;
+	char socket_path[108];
+	/* the token's hash: requests are compared hash to hash, in constant
+	 * time and whatever the length sent
+	 */
+	unsigned char token_hash[crypto_generichash_BYTES];
 	struct sl_checker *checker;
 	struct sl_http_stats stats;
 };
@@ -28,7 +47,6 @@ struct sl_http {
 struct request {
 	char body[SL_HTTP_MAX_BODY + 1];
 	size_t len;
-	bool too_big;
 };
 
 /* The state of every request but a POST: nothing to allocate for it. */
@@ -261,8 +279,6 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 	json_object *o = NULL, *v;
 	enum MHD_Result ret;
 
-	if (req->too_big)
-		return send_error(h, c, 413, "body larger than 4096 bytes");
 	if (req->len) {
 		struct json_tokener *tok = json_tokener_new();
 		size_t end;
@@ -325,8 +341,12 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 	return ret;
 }
 
-/* 200 {"status": "ok"}, or 503 {"status": "unavailable", "reason"}. */
-static enum MHD_Result handle_healthz(struct sl_http *h, struct MHD_Connection *c)
+/* 200 {"status": "ok"}, or 503 {"status": "unavailable", "reason"}; the
+ * reason only to who may use the API (DETAIL): a liveness probe over TCP
+ * without the token learns up or down and nothing else.
+ */
+static enum MHD_Result handle_healthz(struct sl_http *h, struct MHD_Connection *c,
+				      bool detail)
 {
 	json_object *o = json_object_new_object();
 	enum MHD_Result ret;
@@ -336,7 +356,7 @@ static enum MHD_Result handle_healthz(struct sl_http *h, struct MHD_Connection *
 
 	json_object_object_add(o, "status",
 			       json_object_new_string(ok ? "ok" : "unavailable"));
-	if (!ok)
+	if (!ok && detail)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
 	ret = send_text(c, status, "application/json",
 			json_object_to_json_string(o), NULL);
@@ -345,17 +365,104 @@ static enum MHD_Result handle_healthz(struct sl_http *h, struct MHD_Connection *
 	return ret;
 }
 
+/* Does the request carry "Authorization: Bearer TOKEN" with the token? */
+static bool token_ok(const struct sl_http *h, struct MHD_Connection *c)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_AUTHORIZATION);
+	unsigned char got[crypto_generichash_BYTES];
+	bool ok;
+
+	/* the scheme's name is case-insensitive (RFC 9110) */
+	if (!v || strncasecmp(v, "Bearer ", 7))
+		return false;
+	v += 7;
+	while (*v == ' ')
+		v++;
+	crypto_generichash(got, sizeof(got), (const unsigned char *)v,
+			   strlen(v), NULL, 0);
+	ok = !sodium_memcmp(got, h->token_hash, sizeof(got));
+	sodium_memzero(got, sizeof(got));
+	return ok;
+}
+
+/* 401 with the challenge that names the scheme (RFC 6750). */
+static enum MHD_Result send_unauthorized(struct sl_http *h,
+					 struct MHD_Connection *c)
+{
+	static const char body[] = "{\"error\":\"this listener needs 'Authorization: Bearer TOKEN' (http.token_file)\"}";
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (send_text(c, 401, "application/json", body, &r) != MHD_YES)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+	ret = MHD_queue_response(c, 401, r);
+	MHD_destroy_response(r);
+	sl_http_stats_count(&h->stats, 401);
+	return ret;
+}
+
+/* A declared body over the cap: answered before a byte of it is read
+ * (libmicrohttpd then reads no more and closes the connection).
+ */
+static bool declared_too_big(struct MHD_Connection *c)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	char *end;
+	unsigned long long n;
+
+	if (!v)
+		return false;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	return errno || end == v || n > SL_HTTP_MAX_BODY;
+}
+
+/* The request's headers, before any body: who asks, and whether the
+ * body is one this API would read. MHD_YES with *answered set when the
+ * answer is already queued.
+ */
+static enum MHD_Result admit(struct listener *l, struct MHD_Connection *c,
+			     const char *url, const char *method,
+			     bool *answered)
+{
+	struct sl_http *h = l->h;
+	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+
+	*answered = true;
+	if (l->tcp && !token_ok(h, c)) {
+		/* up or down, no detail: what a liveness probe needs */
+		if (get && !strcmp(url, "/healthz"))
+			return handle_healthz(h, c, false);
+		return send_unauthorized(h, c);
+	}
+	if (!strcmp(method, "POST") && declared_too_big(c))
+		return send_error(h, c, 413, "body larger than 4096 bytes");
+	*answered = false;
+	return MHD_YES;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			      const char *url, const char *method,
 			      const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
 {
-	struct sl_http *h = cls;
+	struct listener *l = cls;
+	struct sl_http *h = l->h;
 	struct request *req = *con_cls;
 	bool get = !strcmp(method, "GET");
 	bool post = !strcmp(method, "POST");
 
 	if (!req) {	/* headers only so far: only a POST has a body */
+		bool answered;
+		enum MHD_Result ret = admit(l, c, url, method, &answered);
+
+		if (answered) {
+			*con_cls = &no_body;
+			return ret;
+		}
 		if (!post) {
 			*con_cls = &no_body;
 			return MHD_YES;
@@ -364,7 +471,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		if (!req)
 			return MHD_NO;
 		req->len = 0;
-		req->too_big = false;
 		*con_cls = req;
 		return MHD_YES;
 	}
@@ -374,12 +480,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			*upload_size = 0;
 			return MHD_YES;
 		}
+		/* a body sent without its length (chunked) and past the
+		 * cap: the connection is closed, nothing more is read
+		 */
 		if (req->len + *upload_size > SL_HTTP_MAX_BODY)
-			req->too_big = true;
-		else
-			memcpy(req->body + req->len, upload, *upload_size);
-		if (!req->too_big)
-			req->len += *upload_size;
+			return MHD_NO;
+		memcpy(req->body + req->len, upload, *upload_size);
+		req->len += *upload_size;
 		*upload_size = 0;
 		return MHD_YES;
 	}
@@ -401,7 +508,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			return handle_check(h, c, arg(c, "rule"), url + 12, false);
 	} else if (!strcmp(url, "/healthz")) {
 		if (get || !strcmp(method, "HEAD"))
-			return handle_healthz(h, c);
+			return handle_healthz(h, c, true);
 	} else if (!strcmp(url, "/metrics")) {
 		if (get || !strcmp(method, "HEAD")) {
 			char *text;
@@ -455,45 +562,132 @@ static unsigned worker_threads(const struct sl_checker *checker)
 	return n < 1 ? 1 : n > SL_HTTP_MAX_THREADS ? SL_HTTP_MAX_THREADS : n;
 }
 
-struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
-			      struct sl_checker *checker)
+/* File descriptors the service keeps besides the API's connections: the
+ * maps and programs, the pins, the sync socket and the Redis connection,
+ * the log; and per listener thread its epoll descriptor and its wake-up
+ * pipe. The connection caps are what RLIMIT_NOFILE leaves after these, so
+ * a flood of connections runs out of the cap, never of descriptors the
+ * service needs.
+ */
+#define SL_HTTP_RESERVED_FDS	128
+#define SL_HTTP_MAX_CONNECTIONS	1024
+
+static unsigned connection_cap(unsigned threads, unsigned listeners)
 {
-	struct sl_http *h = calloc(1, sizeof(*h));
+	struct rlimit rl;
+	rlim_t spare, reserved = SL_HTTP_RESERVED_FDS + 2 * threads * listeners;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return SL_HTTP_MAX_CONNECTIONS;
+	spare = rl.rlim_cur > reserved ? rl.rlim_cur - reserved : 0;
+	spare /= listeners;
+	/* a handful, even under a small limit: the API stays usable */
+	if (spare < 8)
+		spare = 8;
+	return spare > SL_HTTP_MAX_CONNECTIONS ? SL_HTTP_MAX_CONNECTIONS : spare;
+}
+
+static int start_listener(struct listener *l, struct sl_http *h, int fd,
+			  const struct sockaddr_storage *addr,
+			  const struct sl_http_config *hc, unsigned threads,
+			  unsigned cap)
+{
 	/* turbo: read and write before asking epoll whether they would block */
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO |
 			 MHD_USE_ERROR_LOG;
-	unsigned threads = worker_threads(checker);
-	/* a pool of one is no pool: the option is left out (MHD warns) */
-	struct MHD_OptionItem pool[] = {
-		{ threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
-		  threads, NULL },
-		{ MHD_OPTION_END, 0, NULL },
-	};
+	struct MHD_OptionItem opts[4];
+	unsigned n = 0;
 
-	if (!h)
-		return NULL;
-	h->checker = checker;
-	if (addr->ss_family == AF_INET6)
+	/* a pool of one is no pool: the option is left out (MHD warns) */
+	if (threads > 1)
+		opts[n++] = (struct MHD_OptionItem){
+			MHD_OPTION_THREAD_POOL_SIZE, threads, NULL };
+	if (fd < 0) {
+		opts[n++] = (struct MHD_OptionItem){
+			MHD_OPTION_SOCK_ADDR, 0, (void *)addr };
+		/* TCP only: a Unix socket's peers have no address to
+		 * count by (who may connect is the file's mode)
+		 */
+		opts[n++] = (struct MHD_OptionItem){
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT, hc->per_ip, NULL };
+	} else {
+		opts[n++] = (struct MHD_OptionItem){
+			MHD_OPTION_LISTEN_SOCKET, fd, NULL };
+	}
+	opts[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	l->h = h;
+	l->tcp = fd < 0;
+	if (l->tcp && addr->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
-		MHD_OPTION_SOCK_ADDR, addr,
-		MHD_OPTION_ARRAY, pool,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+	l->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, l,
+		MHD_OPTION_ARRAY, opts,
+		MHD_OPTION_CONNECTION_TIMEOUT, hc->timeout_s,
+		MHD_OPTION_CONNECTION_LIMIT, cap,
 		MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
 		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 		MHD_OPTION_END);
-	if (!h->daemon) {
-		free(h);
-		return NULL;
+	return l->daemon ? 0 : -EADDRINUSE;
+}
+
+int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
+		  struct sl_http **out, bool *socket_failed)
+{
+	struct sl_http *h = calloc(1, sizeof(*h));
+	unsigned threads = worker_threads(checker);
+	unsigned listeners = hc->socket_enabled + hc->tcp_enabled, cap;
+	int fd, err = 0;
+
+	*socket_failed = false;
+	if (!h)
+		return -ENOMEM;
+	h->checker = checker;
+	cap = connection_cap(threads, listeners ? listeners : 1);
+	if (hc->socket_enabled) {
+		fd = sl_api_socket_listen(hc->socket, hc->socket_mode,
+					  hc->socket_group_set, hc->socket_gid);
+		if (fd < 0) {
+			err = fd;
+			*socket_failed = true;
+			goto fail;
+		}
+		/* from here the file is this instance's to remove */
+		snprintf(h->socket_path, sizeof(h->socket_path), "%s",
+			 hc->socket);
+		err = start_listener(&h->sock, h, fd, NULL, hc, threads, cap);
+		if (err) {
+			close(fd);
+			*socket_failed = true;
+			goto fail;
+		}
 	}
-	return h;
+	if (hc->tcp_enabled) {
+		crypto_generichash(h->token_hash, sizeof(h->token_hash),
+				   (const unsigned char *)hc->token,
+				   strlen(hc->token), NULL, 0);
+		err = start_listener(&h->tcp, h, -1, &hc->addr, hc, threads,
+				     cap);
+		if (err)
+			goto fail;
+	}
+	*out = h;
+	return 0;
+fail:
+	sl_http_stop(h);
+	return err;
 }
 
 void sl_http_stop(struct sl_http *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->daemon);
+	if (h->tcp.daemon)
+		MHD_stop_daemon(h->tcp.daemon);
+	if (h->sock.daemon) {
+		/* the daemon closes the descriptor it was given */
+		MHD_stop_daemon(h->sock.daemon);
+	}
+	if (h->socket_path[0])
+		sl_api_socket_remove(h->socket_path);
+	sodium_memzero(h->token_hash, sizeof(h->token_hash));
 	free(h);
 }

@@ -9,17 +9,29 @@
  *        such as nginx auth_request that only pass 401/403 through.
  *   GET  /v1/clients/KEY?rule=NAME        the same numbers, counting nothing
  *   GET  /metrics                         Prometheus text exposition
+ *   GET  /healthz                         200 ok or 503 unavailable
+ *
+ * On a Unix socket (the default listener: its mode and group say who may
+ * connect) and, when configured, on TCP, where every request needs
+ * "Authorization: Bearer TOKEN" but /healthz, which answers up or down
+ * without the token and its reason only with it. Each listener has its own
+ * connection cap, below the file limit; TCP also a cap per client address.
  */
 #ifndef SL_HTTP_H
 #define SL_HTTP_H
 
-#include <sys/socket.h>
 #include "service/check_local.h"
+#include "service/config.h"
 
 struct sl_http;
 
-struct sl_http *sl_http_start(const struct sockaddr_storage *addr,
-			      struct sl_checker *checker);
+/* Listen on what HC names. 0, or -errno with *SOCKET_FAILED saying
+ * which listener failed: the socket's -EADDRINUSE is an instance
+ * answering on it, -EEXIST something not a socket at its path; TCP's
+ * -EADDRINUSE an address in use (or not this host's).
+ */
+int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
+		  struct sl_http **out, bool *socket_failed);
 void sl_http_stop(struct sl_http *h);
 
 #endif /* SL_HTTP_H */

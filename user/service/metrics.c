@@ -135,6 +135,8 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	       "slicelimit_sync_rejected_total{reason=\"stale\"} %llu\n"
 	       "slicelimit_sync_rejected_total{reason=\"future\"} %llu\n"
 	       "slicelimit_sync_rejected_total{reason=\"own\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"unknown_peer\"} %llu\n"
+	       "slicelimit_sync_rejected_total{reason=\"wrong_address\"} %llu\n"
 	       "# HELP slicelimit_sync_sent_bytes_total Sync bytes sent (each peer's copy counted).\n"
 	       "# TYPE slicelimit_sync_sent_bytes_total counter\n"
 	       "slicelimit_sync_sent_bytes_total %llu\n"
@@ -162,6 +164,8 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	    (unsigned long long)st.rejected_stale,
 	    (unsigned long long)st.rejected_future,
 	    (unsigned long long)st.rejected_own,
+	    (unsigned long long)st.rejected_unknown_peer,
+	    (unsigned long long)st.rejected_wrong_address,
 	    (unsigned long long)st.sent_bytes, (unsigned long long)st.rounds,
 	    st.collect_us / 1e6, st.peers_configured, st.live_nodes, st.backend_up,
 	    (unsigned long long)st.backend_errors);

@@ -7,7 +7,9 @@
  * pinned, so a service killed with -9 leaves the programs enforcing, and
  * the next start adopts the pinned state rather than attaching twice.
  */
+#define _GNU_SOURCE	/* pipe2 */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "core/build_id.h"
 #include "service/check_local.h"
@@ -27,6 +30,7 @@
 #include "core/instance_maps.h"
 #include "core/pin_lock.h"
 #include "rules/rules.h"
+#include "service/privdrop.h"
 #include "service/service.h"
 #include "service/state.h"
 #include "service/sync_watch.h"
@@ -168,6 +172,77 @@ static void put_back_devices(struct sl_service_state *st,
  * file is read once, checked and then applied. *epoch becomes the
  * applied rules' epoch.
  */
+static bool same_devices(const struct sl_service_config *a,
+			 const struct sl_service_config *b)
+{
+	unsigned i;
+
+	if (a->nr_devices != b->nr_devices)
+		return false;
+	for (i = 0; i < a->nr_devices; i++)
+		if (strcmp(a->devices[i].name, b->devices[i].name) ||
+		    a->devices[i].mode != b->devices[i].mode)
+			return false;
+	return true;
+}
+
+/* A reload after the drop: attaching and detaching need root, which the
+ * service gave up once it attached; the rules go through the maps it
+ * kept open (the pins' directory is root's).
+ */
+static void reload_dropped(const char *path, struct sl_service_config *cfg,
+			   struct sl_service_state *st, __u32 *epoch,
+			   const struct sl_maps *m)
+{
+	struct sl_service_config next;
+	struct sl_ruleset rs;
+
+	if (sl_config_load(path, &next)) {
+		pr_error("%s: not valid; keeping the running config and rules", path);
+		refused(st, path, "not valid");
+		return;
+	}
+	if (sl_rules_load_file(next.rules_path, &rs)) {
+		pr_error("%s: not valid; keeping the running rules", next.rules_path);
+		refused(st, next.rules_path, "not valid");
+		return;
+	}
+	if (memcmp(&next.http, &cfg->http, sizeof(next.http)))
+		pr_warn("http changed: takes effect at the next start");
+	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
+		pr_warn("sync changed: takes effect at the next start");
+	if (next.clients != cfg->clients)
+		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
+	if (!same_devices(&next, cfg))
+		pr_warn("devices changed: take effect at the next start (the service gave up root once it attached)");
+	if (strcmp(next.service_user, cfg->service_user))
+		pr_warn("service.user changed: takes effect at the next start");
+	if (next.keep_attached != cfg->keep_attached)
+		pr_warn("keep_attached changed: takes effect at the next start");
+	if (sl_rules_apply_open(next.rules_path, &rs, m, NULL)) {
+		refused(st, next.rules_path, "cannot apply");
+		goto out;
+	}
+	*epoch = applied_epoch(m);
+	publish_rules_path(st, next.rules_path);
+	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
+		  rs.nr == 1 ? "" : "s");
+	/* keep what only a start changes */
+	next.sync = cfg->sync;
+	next.http = cfg->http;
+	memcpy(next.devices, cfg->devices, sizeof(next.devices));
+	next.nr_devices = cfg->nr_devices;
+	next.keep_attached = cfg->keep_attached;
+	*cfg = next;
+	st->reloads_applied++;
+	st->changed_ms = 0;
+	st->changed[0] = '\0';
+	publish(st);
+	pr_notice("%s: reloaded", path);
+out:
+	sl_rules_free(&rs);
+}
+
 static void reload(const char *path, struct sl_service_config *cfg,
 		   struct sl_service_state *st, __u32 *epoch)
 {
@@ -188,12 +263,14 @@ static void reload(const char *path, struct sl_service_config *cfg,
 		refused(st, next.rules_path, "not valid");
 		return;
 	}
-	if (strcmp(next.http_listen, cfg->http_listen))
-		pr_warn("http.listen changed: takes effect at the next start");
+	if (memcmp(&next.http, &cfg->http, sizeof(next.http)))
+		pr_warn("http changed: takes effect at the next start");
 	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
 		pr_warn("sync changed: takes effect at the next start");
 	if (next.clients != cfg->clients)
 		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
+	if (strcmp(next.service_user, cfg->service_user))
+		pr_warn("service.user changed: takes effect at the next start");
 	before = *st;
 	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
@@ -221,9 +298,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	}
 	/* keep the listener and the sync we have */
 	next.sync = cfg->sync;
-	memcpy(next.http_listen, cfg->http_listen, sizeof(next.http_listen));
-	next.http_addr = cfg->http_addr;
-	next.http_enabled = cfg->http_enabled;
+	next.http = cfg->http;
 	*cfg = next;
 	st->reloads_applied++;
 	/* what it manages is its config's again */
@@ -262,6 +337,9 @@ struct run {
 	__u32 epoch;		/* of the rules it applied last */
 	__u64 missing;		/* bit i: st.dev[i] found detached */
 	struct sl_sync_watch sync_watch;
+	/* after the drop: the root child that detaches at the stop */
+	pid_t monitor;
+	int monitor_fd;		/* the pipe it reads what to do from; -1: none */
 };
 
 /* The config and the rules read (once, and checked before anything is
@@ -366,15 +444,33 @@ static int start_central(struct run *r)
 
 static int start_http(struct run *r)
 {
-	if (!r->cfg.http_enabled)
+	const struct sl_http_config *hc = &r->cfg.http;
+	bool on_socket;
+	int err;
+
+	if (!hc->socket_enabled && !hc->tcp_enabled)
 		return 0;
-	r->http = sl_http_start(&r->cfg.http_addr, &r->checker);
-	if (!r->http) {
-		pr_error("http: cannot listen on %s (in use? a privileged port?)",
-			 r->cfg.http_listen);
-		return -EADDRINUSE;
-	}
-	pr_notice("http: listening on %s", r->cfg.http_listen);
+	err = sl_http_start(hc, &r->checker, &r->http, &on_socket);
+	if (err == -EEXIST && on_socket)
+		pr_error("http: %s is there and is not a socket: remove it or set http.socket",
+			 hc->socket);
+	else if (err == -EADDRINUSE && on_socket)
+		pr_error("http: an instance answers on %s already: stop it, or give this one another http.socket",
+			 hc->socket);
+	else if (err && on_socket)
+		pr_error("http: cannot listen on %s: %s", hc->socket,
+			 strerror(-err));
+	else if (err)
+		pr_error("http: cannot listen on %s (in use? not this host's address?)",
+			 hc->listen);
+	if (err)
+		return err;
+	if (hc->socket_enabled)
+		pr_notice("http: listening on %s (mode %04o)", hc->socket,
+			  hc->socket_mode);
+	if (hc->tcp_enabled)
+		pr_notice("http: listening on %s (bearer token required)",
+			  hc->listen);
 	return 0;
 }
 
@@ -434,16 +530,21 @@ static void watch_sync_rounds(struct run *r)
 /* A signalled stop: the devices go with the service unless the config
  * keeps them attached.
  */
-static void stop(struct run *r)
+static void stop_serving(struct run *r)
 {
-	unsigned i;
-
 	sl_sync_service_stop(r->sync);
 	sl_http_stop(r->http);
 	sl_checker_fini(&r->checker);
 	sl_central_free(r->central);
 	close(r->check_fd);
 	sl_maps_close(&r->m);
+}
+
+/* root's part of the stop: by the service itself, or by its monitor */
+static void stop_devices(struct run *r)
+{
+	unsigned i;
+
 	/* no service holds the devices from here on */
 	sl_service_state_unpin();
 	if (!r->cfg.keep_attached) {
@@ -457,6 +558,115 @@ static void stop(struct run *r)
 	} else {
 		pr_warn("keep_attached: the programs stay attached and enforcing");
 	}
+}
+
+static void stop(struct run *r)
+{
+	stop_serving(r);
+	stop_devices(r);
+}
+
+/* What the service asks of its monitor. */
+#define SL_MONITOR_STOP		's'	/* the stop: detach (unless kept) */
+#define SL_MONITOR_KEEP		'k'	/* the stop, keep_attached */
+#define SL_MONITOR_FAILED	'f'	/* a failed start: take back its attaches */
+
+/* The monitor: a child forked as root before the drop, with only what
+ * detaching and unpinning need. It waits on a pipe; the service writes
+ * what to do and waits for it. A service killed (-9) writes nothing: its
+ * programs stay attached and pinned, as they would without the drop, and
+ * the next start adopts them.
+ */
+static void __attribute__((noreturn)) monitor(struct run *r, int fd)
+{
+	char what = 0;
+	ssize_t n;
+
+	/* the service holds the writers' lock until it serves */
+	sl_writer_forget();
+	sl_privdrop_monitor_caps();
+	do
+		n = read(fd, &what, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1) {
+		sl_writer_lock();	/* reported if not taken: go on */
+		if (what == SL_MONITOR_FAILED) {
+			sl_service_state_unpin();
+			detach_attached(&r->st);
+			if (r->loaded)
+				sl_unpin_if_unused();
+		} else {
+			r->cfg.keep_attached = what == SL_MONITOR_KEEP;
+			stop_devices(r);
+		}
+		sl_service_unlock();
+		sl_writer_unlock();
+	}
+	_exit(0);
+}
+
+static int start_monitor(struct run *r)
+{
+	int p[2], err;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC)) {
+		err = -errno;
+		pr_error("cannot make the monitor's pipe: %s", strerror(-err));
+		return err;
+	}
+	/* no thread runs yet: the child is a whole copy */
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		pr_error("cannot fork the monitor: %s", strerror(-err));
+		close(p[0]);
+		close(p[1]);
+		return err;
+	}
+	if (!pid) {
+		close(p[1]);
+		monitor(r, p[0]);
+	}
+	close(p[0]);
+	r->monitor = pid;
+	r->monitor_fd = p[1];
+	return 0;
+}
+
+/* Hand WHAT to the monitor and wait until it is done. */
+static void tell_monitor(struct run *r, char what)
+{
+	int status;
+
+	if (write(r->monitor_fd, &what, 1) != 1)
+		pr_error("cannot reach the monitor (pid %d): %s", (int)r->monitor,
+			 strerror(errno));
+	close(r->monitor_fd);
+	r->monitor_fd = -1;
+	while (waitpid(r->monitor, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* After the attach, before anything parses input: the monitor forked,
+ * then this process becomes USER with no capabilities.
+ */
+static int drop_root(struct run *r, const struct sl_service_user *user)
+{
+	int err;
+
+	err = sl_privdrop_runtime_dir(user);
+	if (err)
+		return err;
+	err = start_monitor(r);
+	if (err)
+		return err;
+	err = sl_privdrop_apply(user);
+	if (err)
+		return err;
+	pr_notice("running as user %s (uid %u), with no capabilities", user->name,
+		  (unsigned)user->uid);
+	return 0;
 }
 
 /* What the service manages, changed by another command (--force): said
@@ -487,13 +697,12 @@ static void watch_ownership(struct run *r)
 			      epoch, r->epoch);
 		r->epoch = epoch;
 	}
-	/* the device records are pinned: with the pin directory out of
-	 * reach (bpffs unmounted for a while) nothing can be told of them
+	/* the device records, in the map this run opened: a detach
+	 * removes its record there, and this reads it without the pins'
+	 * directory (root's, and out of reach once the service dropped it)
 	 */
-	if (access(SL_PIN_DIR, F_OK))
-		return;
 	for (i = 0; i < r->st.nr_devices && i < SL_MAX_DEVICES; i++) {
-		bool gone = !sl_is_attached(r->st.dev[i].name);
+		bool gone = !sl_maps_has_device(&r->m, r->st.dev[i].name);
 
 		if (gone && !(r->missing & (1ULL << i)))
 			changed_under(r, "%s was detached", r->st.dev[i].name);
@@ -514,10 +723,10 @@ static void already_running(void)
 			 (int)sizeof(other.config), other.config);
 }
 
-int sl_service_run(const char *path)
+int sl_service_run(const char *path, const struct sl_service_user *user)
 {
 	const struct timespec watch = { .tv_sec = 1 };
-	struct run r = { .check_fd = -1 };
+	struct run r = { .check_fd = -1, .monitor_fd = -1 };
 	char full[PATH_MAX];
 	sigset_t sigs;
 	int sig, err;
@@ -562,7 +771,25 @@ int sl_service_run(const char *path)
 		public_url(r.cfg.sync.url, r.st.sync_url,
 				    sizeof(r.st.sync_url));
 	r.st.started_ms = sl_now_tai_ms();
+	if (r.cfg.http.socket_enabled)
+		snprintf(r.st.http_socket, sizeof(r.st.http_socket), "%s",
+			 r.cfg.http.socket);
+	r.st.http_socket_mode = r.cfg.http.socket_mode;
+	if (r.cfg.http.tcp_enabled)
+		snprintf(r.st.http_listen, sizeof(r.st.http_listen), "%s",
+			 r.cfg.http.listen);
+	r.st.uid = user->uid;
+	snprintf(r.st.user, sizeof(r.st.user), "%s", user->name);
+	/* by path, as root: the service keeps the record open for later */
 	publish(&r.st);
+	if (user->root) {
+		pr_warn("running as root (its user is %s): every privilege kept while it parses HTTP, sync and Redis input",
+			user->name);
+	} else {
+		err = drop_root(&r, user);
+		if (err)
+			goto err_state;
+	}
 	err = start_http(&r);
 	if (err)
 		goto err_state;
@@ -598,11 +825,20 @@ int sl_service_run(const char *path)
 			refused(&r.st, path, "cannot lock the pins");
 			continue;	/* reported; the next SIGHUP tries again */
 		}
-		reload(path, &r.cfg, &r.st, &r.epoch);
+		if (r.monitor_fd >= 0)
+			reload_dropped(path, &r.cfg, &r.st, &r.epoch, &r.m);
+		else
+			reload(path, &r.cfg, &r.st, &r.epoch);
 		r.missing = 0;
 		sl_writer_unlock();
 	}
 	pr_notice("stopping on signal %d", sig);
+	if (r.monitor_fd >= 0) {
+		stop_serving(&r);
+		tell_monitor(&r, r.cfg.keep_attached ? SL_MONITOR_KEEP :
+			     SL_MONITOR_STOP);
+		return 0;
+	}
 	sl_writer_lock();	/* reported if not taken: stop regardless */
 	stop(&r);
 	sl_service_unlock();
@@ -610,6 +846,11 @@ int sl_service_run(const char *path)
 	return 0;
 
 err_state:
+	if (r.monitor_fd >= 0) {
+		stop_serving(&r);
+		tell_monitor(&r, SL_MONITOR_FAILED);
+		return err;
+	}
 	sl_service_state_unpin();
 	sl_central_free(r.central);
 err_checker:

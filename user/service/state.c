@@ -9,18 +9,36 @@
 #include "core/pinned_record.h"
 #include "service/state.h"
 
+static const __u32 zero;
+/* This process's own record, once it published one; -1: none. */
+static int state_fd = -1;
+
 int sl_service_state_publish(const struct sl_service_state *st)
 {
-	return sl_pinned_record_write(SL_SERVICE_PIN, "sl_service", st, sizeof(*st));
+	int err;
+
+	if (state_fd >= 0)
+		return bpf_map_update_elem(state_fd, &zero, st, BPF_ANY) ? -errno : 0;
+	err = sl_pinned_record_write(SL_SERVICE_PIN, "sl_service", st, sizeof(*st));
+	if (!err)
+		state_fd = sl_pinned_record_open(SL_SERVICE_PIN, sizeof(*st));
+	return err;
 }
 
 int sl_service_state_read(struct sl_service_state *st)
 {
+	if (state_fd >= 0) {
+		memset(st, 0, sizeof(*st));
+		return bpf_map_lookup_elem(state_fd, &zero, st) ? -errno : 0;
+	}
 	return sl_pinned_record_read(SL_SERVICE_PIN, st, sizeof(*st));
 }
 
 void sl_service_state_unpin(void)
 {
+	if (state_fd >= 0)
+		close(state_fd);
+	state_fd = -1;
 	unlink(SL_SERVICE_PIN);
 }
 
@@ -74,8 +92,29 @@ static json_object *string_field(const char *f, size_t size)
 	return json_object_new_string_len(f, strnlen(f, size));
 }
 
+json_object *sl_http_listeners_to_json(const char *socket, unsigned mode,
+				       const char *listen)
+{
+	json_object *o = json_object_new_object();
+	char text[8];
+
+	snprintf(text, sizeof(text), "%04o", mode & 0777);
+	json_object_object_add(o, "socket", *socket ?
+			       json_object_new_string(socket) : NULL);
+	json_object_object_add(o, "socket_mode", *socket ?
+			       json_object_new_string(text) : NULL);
+	json_object_object_add(o, "listen", *listen ?
+			       json_object_new_string(listen) : NULL);
+	/* TCP never runs without the token (the config refuses it) */
+	json_object_object_add(o, "token_required",
+			       json_object_new_boolean(*listen != '\0'));
+	return o;
+}
+
 json_object *sl_service_status_to_json(const struct sl_service_status *s)
 {
+	char sock[sizeof(s->st.http_socket) + 1];
+	char listen[sizeof(s->st.http_listen) + 1];
 	const struct sl_service_state *st = &s->st;
 	json_object *o, *last = NULL, *changed = NULL;
 
@@ -109,10 +148,18 @@ json_object *sl_service_status_to_json(const struct sl_service_status *s)
 		sl_json_add_u64(changed, "ms_ago", s->changed_ago_ms);
 	}
 	json_object_object_add(o, "changed_under_it", changed);
+	json_object_object_add(o, "user", string_field(st->user, sizeof(st->user)));
+	json_object_object_add(o, "uid", json_object_new_int64(st->uid));
 	json_object_object_add(o, "sync_wanted",
 			       json_object_new_boolean(st->sync_wanted));
 	json_object_object_add(o, "sync_down", st->sync_wanted && st->sync_down[0] ?
 			       string_field(st->sync_down, sizeof(st->sync_down)) : NULL);
+	snprintf(sock, sizeof(sock), "%.*s", (int)sizeof(st->http_socket),
+		 st->http_socket);
+	snprintf(listen, sizeof(listen), "%.*s", (int)sizeof(st->http_listen),
+		 st->http_listen);
+	json_object_object_add(o, "http", sl_http_listeners_to_json(sock,
+			       st->http_socket_mode, listen));
 	return o;
 }
 
@@ -129,11 +176,23 @@ void sl_service_status_print(const struct sl_service_status *s)
 	       (unsigned long long)st->reloads_applied,
 	       (unsigned long long)st->reloads_refused,
 	       check_mode(st));
+	if (!st->uid)
+		printf("          runs as root (its user is root): every privilege for its whole life\n");
+	else
+		printf("          runs as user %.*s (uid %u), with no capabilities\n",
+		       (int)sizeof(st->user), st->user, st->uid);
 	if (st->last_refused_ms)
 		printf("          last refused %llu ms ago: %.*s: %.*s\n",
 		       (unsigned long long)s->last_refused_ago_ms,
 		       (int)sizeof(st->last_refused_file), st->last_refused_file,
 		       (int)sizeof(st->last_refused_error), st->last_refused_error);
+	if (st->http_socket[0])
+		printf("          api: socket %.*s (mode %04o)\n",
+		       (int)sizeof(st->http_socket), st->http_socket,
+		       st->http_socket_mode & 0777);
+	if (st->http_listen[0])
+		printf("          api: tcp %.*s (bearer token required)\n",
+		       (int)sizeof(st->http_listen), st->http_listen);
 	if (st->sync_wanted && st->sync_down[0])
 		printf("          sync DOWN: %.*s; this node decides on its own counts\n",
 		       (int)sizeof(st->sync_down), st->sync_down);

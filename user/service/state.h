@@ -56,15 +56,27 @@ struct sl_service_state {
 	char rules[256];	/* the rule file its config names, as a full
 				 * path: what a refused `rules apply` points
 				 * the operator to */
+	char http_socket[108];	/* the API's Unix socket; "": none */
+	__u32 http_socket_mode;
+	char http_listen[128];	/* its TCP address (a bearer token on every
+				 * request); "": none */
+	__u32 uid;		/* the user it runs as once started (0: it
+				 * kept root, --user root) */
+	__u32 pad3;
+	char user[32];		/* that user's name */
 };
 
 /* Write st to the pin, creating it (or replacing one of another layout).
- * 0 or -errno.
+ * The service's first write keeps the record open: its later writes and
+ * reads go through that descriptor, so that they still work once it
+ * dropped root and cannot open the pins by path. 0 or -errno.
  */
 int sl_service_state_publish(const struct sl_service_state *st);
 /* The pinned state: 0, -ENOENT when no service has published one. */
 int sl_service_state_read(struct sl_service_state *st);
-/* Remove the pin: no service runs (the programs stay, keep_attached). */
+/* Remove the pin: no service runs (the programs stay, keep_attached);
+ * this process's descriptor on it is closed.
+ */
 void sl_service_state_unpin(void);
 
 /* How the service holds DEV (SL_SERVICE_NONE: it does not). */
@@ -72,6 +84,13 @@ enum sl_service_how sl_service_device_how(const struct sl_service_state *st,
 					  const char *dev);
 /* "attached", "adopted", or NULL for SL_SERVICE_NONE. */
 const char *sl_service_how_name(enum sl_service_how how);
+
+/* The API's listeners as `status --json` and `run --check --json` show
+ * them: {"socket", "socket_mode", "listen", "token_required"}, with null
+ * for a listener that is off ("" here).
+ */
+json_object *sl_http_listeners_to_json(const char *socket, unsigned mode,
+				       const char *listen);
 
 /* The service as `status` shows it: the pinned state, and what is derived
  * from it at one instant, so that the JSON and the text say the same.

@@ -7,7 +7,8 @@ static __u64 refused_total(const struct sl_sync_status *st)
 {
 	return st->rejected_forged + st->rejected_malformed +
 	       st->rejected_replayed + st->rejected_stale +
-	       st->rejected_future + st->rejected_own;
+	       st->rejected_future + st->rejected_own +
+	       st->rejected_unknown_peer + st->rejected_wrong_address;
 }
 
 void sl_sync_watch(struct sl_sync_watch *w, const struct sl_maps *m,
@@ -58,7 +59,9 @@ void sl_sync_watch(struct sl_sync_watch *w, const struct sl_maps *m,
 	 * would double every flap
 	 */
 	if (w->seen && refused > w->refused && !w->refusing)
-		pr_warn("sync: refusing datagrams: %llu forged, %llu malformed, %llu replayed, %llu stale, %llu from the future so far",
+		pr_warn("sync: refusing datagrams: %llu from unknown peers, %llu from a wrong address, %llu forged, %llu malformed, %llu replayed, %llu stale, %llu from the future so far",
+			(unsigned long long)h.st.rejected_unknown_peer,
+			(unsigned long long)h.st.rejected_wrong_address,
 			(unsigned long long)h.st.rejected_forged,
 			(unsigned long long)h.st.rejected_malformed,
 			(unsigned long long)h.st.rejected_replayed,

@@ -3,16 +3,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <bpf/bpf.h>
 #include "core/aggregate.h"
 #include "core/clock.h"
 #include "core/grow.h"
+#include "core/log.h"
 #include "core/parse.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
 #include "sync/client_hash.h"
 #include "sync/engine.h"
+#include "sync/replay_state.h"
 
 /* What this node last reported of a client, per peer slice: the next
  * round sends only what grew. `accepted` (the client's accept counter)
@@ -53,6 +56,25 @@ struct sl_sync {
 	struct sl_sync_status st;
 	bool store_reported;	/* st.backend_up holds a round's report */
 	struct peer_seen seen[SL_MAX_PEERS];
+
+	/* who may hold a peer slot (sl_sync_admit_only) */
+	bool admit_set;
+	struct sl_sync_member members[SL_MAX_PEERS];
+	unsigned nr_members;
+	unsigned member_of[SL_MAX_PEERS];	/* slot -> member index + 1 */
+
+	/* sl_peer_view entries per node id that made them (the entry's
+	 * pad), and how many one peer may make: see view_share()
+	 */
+	__u32 *view_entries;
+	__u64 view_share;
+
+	/* the replay state on disk (sync/replay_state.h) */
+	char *state_path;		/* NULL: memory only */
+	__u64 accepted_until_ms;	/* as written: no datagram dated later
+					 * is accepted before it is moved */
+	bool state_warned;		/* a failed write was logged */
+	struct sl_replay_state restored;	/* the previous run's windows */
 
 	struct sent_client *table;	/* open addressing, power of two */
 	struct sl_client_hash hash;	/* its keyed hash */
@@ -168,7 +190,7 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	s->o = *o;
 	s->sender.node = o->node;
 	s->sender.incarnation = o->incarnation;
-	s->sender.key = s->o.key;
+	s->sender.keys = &s->o.keys;
 	s->datagrams.max = SIZE_MAX;
 	s->conf.layout = o->layout;
 	s->conf.nodes = o->nodes;
@@ -194,7 +216,13 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 				 sl_map_capacity(m->clients_log)))
 		s->max_cap *= 2;
 	s->table = calloc(s->cap, sizeof(*s->table));
-	err = s->table ? sl_client_hash_init(&s->hash) : -ENOMEM;
+	s->view_entries = calloc(0x10000, sizeof(*s->view_entries));
+	if (o->replay_state && o->replay_state[0])
+		s->state_path = strdup(o->replay_state);
+	s->o.replay_state = NULL;	/* the caller's string: s->state_path */
+	err = s->table && s->view_entries &&
+	      (s->state_path || !o->replay_state || !o->replay_state[0]) ?
+	      sl_client_hash_init(&s->hash) : -ENOMEM;
 	if (!err)
 		err = sl_sync_refresh_rules(s);
 	if (!err && !(s->changed = sl_changed_open(m)))
@@ -217,7 +245,51 @@ void sl_sync_free(struct sl_sync *s)
 	free(s->table);
 	free(s->rules);
 	free(s->datagrams.e);
+	free(s->view_entries);
+	free(s->state_path);
+	/* the pairs' keys speak as this node */
+	explicit_bzero(&s->o.keys, sizeof(s->o.keys));
 	free(s);
+}
+
+int sl_sync_admit_only(struct sl_sync *s, const struct sl_sync_member *m,
+		       unsigned n)
+{
+	if (n > SL_MAX_PEERS)
+		return -E2BIG;
+	memcpy(s->members, m, n * sizeof(*m));
+	s->nr_members = n;
+	s->admit_set = true;
+	s->view_share = 0;	/* over the members now */
+	return 0;
+}
+
+/* How many sl_peer_view entries one node's reports may make: the map's
+ * capacity over the nodes that write it (each configured peer, and this
+ * node under bounded, whose own reports go in too). An even share,
+ * because a receiver cannot tell a peer with many real clients from one
+ * reporting junk: a flooding peer fills its own share and no more, and
+ * every other peer's reports still find room. A client is one entry
+ * however many peers report it (it counts for the first), so clients
+ * spread over the fleet take less than the shares; a fleet whose
+ * clients crowd on one node needs a view sized for that node's clients
+ * times the nodes. A peer past its share has its new clients refused
+ * and counted (view_capped, its view_refused): an undercount of those
+ * clients, never an eviction of another peer's.
+ */
+static __u64 view_share(struct sl_sync *s)
+{
+	__u64 writers = s->admit_set ? s->nr_members : s->o.peers_configured;
+
+	if (s->view_share)
+		return s->view_share;
+	if (s->o.layout == SL_LAYOUT_BOUNDED)
+		writers++;
+	s->view_share = sl_map_capacity(s->maps.peer_view) /
+			(writers ? writers : 1);
+	if (!s->view_share)
+		s->view_share = 1;
+	return s->view_share;
 }
 
 struct sl_sync_status *sl_sync_status(struct sl_sync *s)
@@ -497,7 +569,8 @@ static bool view_counts(const struct sl_sync *s,
 
 /* Delete the peer view entries that no longer count, in batches, so that
  * the map holds the clients peers counted within a window, not every
- * client ever heard of.
+ * client ever heard of; and count again, per node, the entries its
+ * reports made (view_share), from what is left.
  */
 static int sweep_peer_view(struct sl_sync *s, __u64 now_ms)
 {
@@ -505,14 +578,15 @@ static int sweep_peer_view(struct sl_sync *s, __u64 now_ms)
 	enum { BATCH = 4096 };
 	struct sl_client_key *keys, *stale;
 	struct sl_peer_view *vals;
-	__u32 count, out, i, n, nr_stale;
+	__u32 count, out, i, n, nr_stale, *made;
 	void *in = NULL;
 	int ret, err = 0;
 
 	keys = calloc(BATCH, sizeof(*keys));
 	stale = calloc(BATCH, sizeof(*stale));
 	vals = calloc(BATCH, sizeof(*vals));
-	if (!keys || !stale || !vals) {
+	made = calloc(0x10000, sizeof(*made));
+	if (!keys || !stale || !vals || !made) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -527,6 +601,8 @@ static int sweep_peer_view(struct sl_sync *s, __u64 now_ms)
 		for (i = 0, nr_stale = 0; i < count; i++)
 			if (!view_counts(s, &keys[i], &vals[i], now_ms))
 				stale[nr_stale++] = keys[i];
+			else if (vals[i].pad <= 0xffff)
+				made[vals[i].pad]++;
 		n = nr_stale;
 		/* deleting behind the cursor keeps the walk valid: the
 		 * cursor is a bucket, and these keys are in earlier ones
@@ -538,7 +614,16 @@ static int sweep_peer_view(struct sl_sync *s, __u64 now_ms)
 		}
 		in = &out;
 	} while (!ret);
+	/* a walk cut short keeps the counts it had: they only grow until
+	 * the next sweep, an overcount that refuses early, never late
+	 */
+	if (!err) {
+		free(s->view_entries);
+		s->view_entries = made;
+		made = NULL;
+	}
 out:
+	free(made);
 	free(vals);
 	free(stale);
 	free(keys);
@@ -738,13 +823,105 @@ int sl_sync_settle(struct sl_sync *s, uint64_t now_ms)
 	       -errno : 0;
 }
 
+/* ---- the replay state on disk ---- */
+
+static void replay_state_fill(const struct sl_sync *s,
+			      struct sl_replay_state *rs)
+{
+	unsigned i, j, n;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->node = s->o.node;
+	rs->accepted_until_ms = s->accepted_until_ms;
+	for (n = 0; n < s->st.nr_peers; n++) {
+		rs->peer[n].node = s->st.peer[n].node;
+		rs->peer[n].incarnation = s->seen[n].incarnation;
+		rs->peer[n].max_seq = s->seen[n].max_seq;
+		rs->peer[n].window = s->seen[n].window;
+	}
+	/* and the previous run's, of peers not heard since */
+	for (i = 0; i < s->restored.nr_peers && n < SL_MAX_PEERS; i++) {
+		for (j = 0; j < s->st.nr_peers; j++)
+			if (s->st.peer[j].node == s->restored.peer[i].node)
+				break;
+		if (j == s->st.nr_peers)
+			rs->peer[n++] = s->restored.peer[i];
+	}
+	rs->nr_peers = n;
+}
+
+/* Move the bound on the dates of accepted datagrams past `sent_ms`, on
+ * disk before that datagram is taken: the next run refuses everything
+ * dated up to the bound on file (sl_sync_adopt), so nothing this run
+ * accepted, even after its last write, is accepted again; the peers'
+ * windows go with it. The bound is set an interval ahead of now, so
+ * that datagrams dated now move it (and write the file) at most once a
+ * round; the next run then loses at most that interval of its peers'
+ * datagrams, dated before the bound, unless one dated ahead (within the
+ * skew) pushed it further: exactly the datagram that must not count twice.
+ * A failed write is logged once and the datagram still taken: the
+ * protection is then what it was without a file.
+ */
+static void replay_state_lease(struct sl_sync *s, __u64 sent_ms,
+			       __u64 now_ms)
+{
+	struct sl_replay_state rs;
+	__u64 until = now_ms + s->o.interval_ms;
+	int err;
+
+	if (!s->state_path)
+		return;
+	s->accepted_until_ms = sent_ms > until ? sent_ms : until;
+	replay_state_fill(s, &rs);
+	err = sl_replay_state_save(s->state_path, &rs);
+	if (err && !s->state_warned)
+		pr_warn("sync: cannot write the replay state %s: %s",
+			s->state_path, strerror(-err));
+	else if (!err && s->state_warned)
+		pr_notice("sync: the replay state %s is written again",
+			  s->state_path);
+	s->state_warned = err != 0;
+}
+
+/* The start of a run: the previous run's replay state, and from when
+ * datagrams are taken. With its file, after the bound it wrote (nothing
+ * this run accepts was taken before). With none, from now: nothing was
+ * accepted under a file (a first start, or a node that had no state
+ * directory). With a file that cannot be read (torn, altered), from
+ * now + the skew and an interval: the previous run took nothing dated
+ * later than its clock plus the skew (and the lease), and its clock was
+ * behind ours; the peers are refused that long, as if down (fail open).
+ */
+static __u64 replay_state_start(struct sl_sync *s, __u64 now_ms)
+{
+	__u64 from = now_ms;
+	int err;
+
+	if (!s->state_path)
+		return now_ms;
+	err = sl_replay_state_load(s->state_path, s->o.node, &s->restored);
+	if (!err) {
+		if (s->restored.accepted_until_ms >= from)
+			from = s->restored.accepted_until_ms + 1;
+	} else if (err != -ENOENT) {
+		pr_warn("sync: the replay state %s cannot be used (%s): refusing peers' datagrams dated before %llu ms from now",
+			s->state_path, strerror(-err),
+			(unsigned long long)(SL_SYNC_MAX_SKEW_MS +
+					     s->o.interval_ms));
+		memset(&s->restored, 0, sizeof(s->restored));
+		from = now_ms + SL_SYNC_MAX_SKEW_MS + s->o.interval_ms;
+	}
+	s->accepted_until_ms = from - 1;
+	return from;
+}
+
 int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 {
 	struct sl_sync_status prev;
 	__u32 zero = 0;
 	int err;
 
-	s->started_ms = now_ms;
+	s->started_ms = replay_state_start(s, now_ms);
 	/* what the previous service sent: slices begun by its last round
 	 * (what they gained after it is lost: an undercount). Without one,
 	 * nothing was sent.
@@ -756,6 +933,9 @@ int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 	err = sl_sync_refresh_rules(s);
 	if (!err)
 		err = collect(s, now_ms, SL_SYNC_TO_PEERS, NULL);
+	/* the entries each node made, for their shares (view_share) */
+	if (!err)
+		err = sweep_peer_view(s, now_ms);
 	s->st.rounds = 0;
 	/* pieces held back are in no ring: the next round must look */
 	s->walk_all = true;
@@ -764,19 +944,93 @@ int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
 
 /* ---- receiving ---- */
 
-static struct sl_sync_peer *peer_of(struct sl_sync *s, __u32 node,
-				    struct peer_seen **seen)
+/* The host part of "ADDR:PORT" or "[ADDR]:PORT" into buf; an IPv4
+ * peer seen by a wildcard IPv6 socket ("[::ffff:10.0.0.2]:7400") as the
+ * IPv4 address the config names it by.
+ */
+static void host_of(const char *from, char *buf, size_t len)
 {
-	unsigned i;
+	const char *end = strrchr(from, ':');
+	size_t n = end ? (size_t)(end - from) : strlen(from);
 
+	if (n >= 2 && from[0] == '[' && from[n - 1] == ']') {
+		from++;
+		n -= 2;
+	}
+	if (n > 7 && !strncasecmp(from, "::ffff:", 7) &&
+	    strchr(from + 7, '.') && strchr(from + 7, '.') < from + n) {
+		from += 7;
+		n -= 7;
+	}
+	snprintf(buf, len, "%.*s", (int)n, from);
+}
+
+/* Does member m admit node `node` from `host`? */
+static bool member_admits(const struct sl_sync_member *m, __u32 node,
+			  const char *host)
+{
+	return (!m->node || m->node == node) &&
+	       (!m->host[0] || !strcmp(m->host, host));
+}
+
+/* The member a new slot for `node` from `host` goes to: index + 1, or 0
+ * when none is free (every member it matches holds a slot already).
+ */
+static unsigned free_member(const struct sl_sync *s, __u32 node,
+			    const char *host)
+{
+	unsigned i, j;
+
+	for (i = 0; i < s->nr_members; i++) {
+		if (!member_admits(&s->members[i], node, host))
+			continue;
+		for (j = 0; j < s->st.nr_peers; j++)
+			if (s->member_of[j] == i + 1)
+				break;
+		if (j == s->st.nr_peers)
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The slot of a sender, made if new and admitted (sl_sync_admit_only),
+ * with what the previous run had seen of it; NULL if refused.
+ */
+static struct sl_sync_peer *peer_of(struct sl_sync *s, __u32 node,
+				    const char *from, struct peer_seen **seen)
+{
+	unsigned i, j, member = 0;
+	char host[48] = "";
+
+	if (s->admit_set)
+		host_of(from ? from : "", host, sizeof(host));
 	for (i = 0; i < s->st.nr_peers; i++)
 		if (s->st.peer[i].node == node)
 			break;
-	if (i == s->st.nr_peers) {
+	if (i < s->st.nr_peers) {
+		/* a slot stays with the address it was given to (one made
+		 * before the members were named has none: refused)
+		 */
+		if (s->admit_set &&
+		    (!s->member_of[i] ||
+		     !member_admits(&s->members[s->member_of[i] - 1], node,
+				    host)))
+			return NULL;
+	} else {
 		if (i == SL_MAX_PEERS)
+			return NULL;
+		if (s->admit_set && !(member = free_member(s, node, host)))
 			return NULL;
 		memset(&s->st.peer[i], 0, sizeof(s->st.peer[i]));
 		memset(&s->seen[i], 0, sizeof(s->seen[i]));
+		for (j = 0; j < s->restored.nr_peers; j++)
+			if (s->restored.peer[j].node == node) {
+				s->seen[i].incarnation =
+					s->restored.peer[j].incarnation;
+				s->seen[i].max_seq = s->restored.peer[j].max_seq;
+				s->seen[i].window = s->restored.peer[j].window;
+			}
+		s->member_of[i] = member;
 		s->st.peer[i].node = node;
 		s->st.nr_peers++;
 	}
@@ -810,19 +1064,55 @@ static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
 	return true;
 }
 
+/* The most units one entry of a peer's round can carry: what a node can
+ * accept of a client in a round. Under bounded, the sender's share as
+ * far as this node can bound it, from the peers' units of the client in
+ * its view (sl_bounded_sender_cap); elsewhere, what any verdict passes
+ * in a window (a bucket: in one entry's slice). A report claiming more is a forgery or a fault: it is cut to
+ * this and counted, so that one datagram can take a client no further
+ * than a real node could.
+ */
+static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
+		       const struct sl_peer_view *v, __u64 now_ms)
+{
+	__u64 keep = sl_peer_keep_ms(p), peers = 0;
+	__u64 cap = p->limit + p->limit / SL_PREDICT_MARGIN;
+	unsigned i;
+
+	/* a bucket takes its capacity at once and its refill on top, for
+	 * as long as one entry's slice lasts
+	 */
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET && p->token_ns)
+		cap += sl_peer_slice_of(p) * 1000000 / p->token_ns + 1;
+	/* the shares bound the sums only (sl_bounded_room) */
+	if (s->o.layout != SL_LAYOUT_BOUNDED || !sl_peer_sums(p))
+		return cap;
+	for (i = 0; i < SL_PEER_SLOTS; i++)
+		if (v->slot[i].count > v->slot[i].own &&
+		    sl_u32_since(v->slot[i].first_ms, (__u32)now_ms) < keep)
+			peers += v->slot[i].count - v->slot[i].own;
+	return sl_bounded_sender_cap(p, peers);
+}
+
 /* Add (or with `set`, make) the peers' units of one client slice in the
  * peer view, `how` as sl_peer_merge_piece takes it; the predictive
- * layout's round counts what was added.
+ * layout's round counts what was added. `from` is the peer whose
+ * datagram carried it (NULL: this node's own report, or a store's
+ * totals): its units are cut to entry_cap, and a client new to the view
+ * is added only within its share of the map (view_share).
  */
 static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
-			bool set, __u64 now_ms, int how)
+			bool set, __u64 now_ms, int how,
+			struct sl_sync_peer *from)
 {
 	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
 	struct sl_peer_view v, was;
 	struct sl_client_key key;
 	struct sl_params p;
 	__u32 before = 0, added, interval = s->o.interval_ms;
-	__u64 ps;
+	__u32 units = e->units, maker = 0;
+	bool fresh = false;
+	__u64 ps, cap;
 
 	if (!r) {
 		s->st.unknown_rule++;
@@ -832,10 +1122,29 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	key.addr = e->addr;
 	key.rule_id = r->id;
 	key.dport = e->dport;
-	if (bpf_map_lookup_elem(s->maps.peer_view, &key, &v))
+	if (bpf_map_lookup_elem(s->maps.peer_view, &key, &v)) {
 		memset(&v, 0, sizeof(v));
-	was = v;
+		fresh = true;
+	}
 	sl_params_from_rule(&p, &r->rule);
+	if (from) {
+		maker = from->node;
+		if (fresh && s->view_entries[maker] >= view_share(s)) {
+			from->view_refused++;
+			s->st.view_capped++;
+			return;
+		}
+		cap = entry_cap(s, &p, &v, now_ms);
+		if (units > cap) {
+			units = cap;
+			s->st.clamped_entries++;
+		}
+	} else if (!set) {
+		maker = s->o.node;	/* bounded: the own report */
+	}
+	if (fresh)
+		v.pad = maker;
+	was = v;	/* a new entry is written only with units */
 	if (set) {
 		struct sl_peer_slot *slot;
 
@@ -850,7 +1159,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 		}
 	}
 	added = sl_peer_merge_piece(&v, sl_peer_slice_of(&p),
-				    sl_peer_keep_ms(&p), e->start_ms, e->units,
+				    sl_peer_keep_ms(&p), e->start_ms, units,
 				    now_ms, how);
 	if (added <= before && set)
 		added = 0;
@@ -868,9 +1177,12 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	/* nothing to write for a slice already out of the window: no empty
 	 * entries for stale messages
 	 */
-	if (memcmp(&v, &was, sizeof(v)) &&
-	    bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
+	if (!memcmp(&v, &was, sizeof(v)))
+		return;
+	if (bpf_map_update_elem(s->maps.peer_view, &key, &v, BPF_ANY))
 		s->st.view_full++;
+	else if (fresh)
+		s->view_entries[maker & 0xffff]++;
 }
 
 /* bounded: what the round sent goes into the node's own view too, merged
@@ -886,7 +1198,7 @@ static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
 	if (s->o.layout != SL_LAYOUT_BOUNDED)
 		return;
 	for (i = from; i < l->nr; i++)
-		merge_entry(s, &l->e[i], false, now_ms, SL_MERGE_OWN);
+		merge_entry(s, &l->e[i], false, now_ms, SL_MERGE_OWN, NULL);
 }
 
 int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
@@ -899,9 +1211,12 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 	enum sl_wire_error err;
 	unsigned i;
 
-	err = sl_wire_decode(msg, len, s->o.key, &h, e);
-	if (err == SL_WIRE_FORGED) {
-		s->st.rejected_forged++;
+	err = sl_wire_decode(msg, len, &s->o.keys, from, &h, e);
+	if (err == SL_WIRE_FORGED || err == SL_WIRE_UNKNOWN_PEER ||
+	    err == SL_WIRE_WRONG_ADDRESS) {
+		s->st.rejected_forged += err == SL_WIRE_FORGED;
+		s->st.rejected_unknown_peer += err == SL_WIRE_UNKNOWN_PEER;
+		s->st.rejected_wrong_address += err == SL_WIRE_WRONG_ADDRESS;
 		return err;
 	}
 	if (err) {
@@ -921,18 +1236,30 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 		s->st.rejected_stale++;
 		return SL_SYNC_STALE;
 	}
-	peer = peer_of(s, h.node, &seen);
+	/* the incarnation is the sender's start: not after it sent this
+	 * (so not ahead of our clock by more than the skew either). One
+	 * further ahead, once taken, would make every datagram of the
+	 * real sender's incarnation look older, and refused, until it
+	 * restarted past it
+	 */
+	if (h.incarnation / 1000000 > h.sent_ms) {
+		s->st.rejected_future++;
+		return SL_SYNC_FUTURE;
+	}
+	peer = peer_of(s, h.node, from, &seen);
 	if (!peer) {
-		s->st.rejected_malformed++;
-		return SL_SYNC_TOO_MANY_PEERS;
+		s->st.rejected_unknown_peer++;
+		return s->admit_set ? SL_SYNC_UNKNOWN : SL_SYNC_TOO_MANY_PEERS;
 	}
 	if (!first_time(seen, h.incarnation, h.seq)) {
 		peer->rejected++;
 		s->st.rejected_replayed++;
 		return SL_SYNC_REPLAYED;
 	}
+	if (h.sent_ms > s->accepted_until_ms)
+		replay_state_lease(s, h.sent_ms, now_ms);
 	for (i = 0; i < h.count; i++)
-		merge_entry(s, &e[i], false, now_ms, 0);
+		merge_entry(s, &e[i], false, now_ms, 0, peer);
 	peer->last_heard_ms = now_ms;
 	peer->lag_ms = now_ms > h.sent_ms ? now_ms - h.sent_ms : 0;
 	peer->messages++;
@@ -948,7 +1275,7 @@ void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 	unsigned i;
 
 	for (i = 0; i < n; i++)
-		merge_entry(s, &e[i], true, now_ms, 0);
+		merge_entry(s, &e[i], true, now_ms, 0, NULL);
 }
 
 void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st)

@@ -5,9 +5,10 @@
  *  - collect: read the state of each client the kernel reported changed
  *    (one record shared by every CPU), per peer slice, into one list of
  *    entries: the units accepted since the last round (include/sl_peer.h).
- *    The transport encodes that list: as signed datagrams (sync/wire.h),
+ *    The transport encodes that list: as sealed datagrams (sync/wire.h),
  *    or as pushes to a Redis store (sync/redis.h);
- *  - receive: check a datagram (tag, then sender incarnation and
+ *  - receive: admit a datagram (a configured peer, from its address,
+ *    sealed with the pair's key), then check its sender incarnation and
  *    sequence: each is applied at most once) and merge it into
  *    sl_peer_view, or set a store's totals there;
  *  - publish: write the health counters to sl_sync_status.
@@ -29,8 +30,13 @@ struct sl_sync_opts {
 	unsigned interval_ms;
 	unsigned nodes;			/* split-quota: the limit's divisor */
 	unsigned peers_configured;	/* for status */
-	uint8_t key[SL_WIRE_KEY];
+	struct sl_wire_keys keys;	/* this node and its peers: who is
+					 * admitted, and each pair's keys */
 	uint64_t incarnation;		/* TAI ns at start: orders restarts */
+	/* the replay state's file (sync/replay_state.h), kept across
+	 * restarts; NULL or "": in memory only
+	 */
+	const char *replay_state;
 };
 
 struct sl_sync;
@@ -41,6 +47,24 @@ struct sl_sync;
 struct sl_sync *sl_sync_new(const struct sl_maps *m,
 			    const struct sl_sync_opts *o);
 void sl_sync_free(struct sl_sync *s);
+
+/* A configured peer: who may hold one of the peer slots. */
+struct sl_sync_member {
+	uint32_t node;		/* its node id (0: any) */
+	char host[48];		/* its address, as sl_sync_receive's `from`
+				 * without the port ("" : any) */
+};
+
+/* Give the peer slots to these members only, each to one sender: a
+ * datagram from a node id or an address no free member matches is
+ * refused (rejected_unknown_peer), and a slot stays bound to the address
+ * (and node id) it was given to, so that senders the config does not
+ * name can neither take a configured peer's slot nor crowd it out.
+ * Without a call (the replay, unit tests), any node id gets a slot while
+ * one is free. Call it before the first datagram. 0 or -errno.
+ */
+int sl_sync_admit_only(struct sl_sync *s, const struct sl_sync_member *m,
+		       unsigned n);
 
 /* ---- a round: collect -> entries -> the transport sends them ---- */
 
@@ -79,7 +103,7 @@ int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
 			    struct sl_sync_entries *out);
 
-/* The round for peers over datagrams: the entries as signed messages
+/* The round for peers over datagrams: the entries as sealed messages
  * (sl_wire_send), each passed to emit; a heartbeat when nothing changed,
  * so peers know this node is alive. 0 or -errno.
  */
@@ -110,7 +134,10 @@ enum sl_sync_verdict {
 	SL_SYNC_OWN = 101,		/* carries this node's id */
 	SL_SYNC_TOO_MANY_PEERS = 102,
 	SL_SYNC_FUTURE = 103,		/* sent too far ahead of our clock */
-	SL_SYNC_STALE = 104,		/* sent too long ago, or before we started */
+	SL_SYNC_STALE = 104,		/* sent too long ago, or before we started
+					 * (or before the previous run's last
+					 * accepted datagram) */
+	SL_SYNC_UNKNOWN = 105,		/* a sender the config does not name */
 };
 
 /* How far a sender's clock may run ahead of ours, or a message be late:
@@ -121,6 +148,14 @@ enum sl_sync_verdict {
  * restarted (its replay window is in memory) cannot count again.
  */
 #define SL_SYNC_MAX_SKEW_MS	SL_PEER_MAX_AHEAD_MS
+/* Checked, in order: the tag; not our own id; sent_ms within the skew of
+ * now and after this run's start (and after every datagram a previous
+ * run may have accepted); the sender's incarnation (its start) not after
+ * its sent_ms; a peer slot (sl_sync_admit_only); the sequence. Each entry
+ * is then cut to what a node can accept in a round (clamped_entries), and
+ * one that would add a client to sl_peer_view past its sender's share of
+ * the map is refused (view_capped): see merge_entry.
+ */
 int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 		    const char *from, uint64_t now_ms);
 

@@ -45,6 +45,7 @@ static json_object *peer_to_json(const struct sl_sync_health *h, __u32 i)
 	sl_json_add_u64(j, "entries", p->entries);
 	sl_json_add_u64(j, "bytes", p->bytes);
 	sl_json_add_u64(j, "rejected", p->rejected);
+	sl_json_add_u64(j, "view_refused", p->view_refused);
 	return j;
 }
 
@@ -78,6 +79,11 @@ json_object *sl_sync_health_to_json(const struct sl_sync_health *h)
 	sl_json_add_u64(o, "rejected_own", st->rejected_own);
 	sl_json_add_u64(o, "rejected_future", st->rejected_future);
 	sl_json_add_u64(o, "rejected_stale", st->rejected_stale);
+	sl_json_add_u64(o, "rejected_unknown_peer", st->rejected_unknown_peer);
+	sl_json_add_u64(o, "rejected_wrong_address",
+			st->rejected_wrong_address);
+	sl_json_add_u64(o, "clamped_entries", st->clamped_entries);
+	sl_json_add_u64(o, "peer_view_capped", st->view_capped);
 	sl_json_add_u64(o, "unknown_rule_entries", st->unknown_rule);
 	sl_json_add_u64(o, "peer_view_full", st->view_full);
 	sl_json_add_u64(o, "untracked_clients", st->untracked);
@@ -103,13 +109,19 @@ void sl_sync_health_print(const struct sl_sync_health *h)
 	       (unsigned long long)st->sent_bytes,
 	       (unsigned long long)st->collect_us,
 	       (unsigned long long)st->collect_clients);
-	printf("          rejected: %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own\n",
+	printf("          rejected: %llu unknown peer, %llu wrong address, %llu forged, %llu malformed, %llu replayed, %llu stale, %llu future, %llu own\n",
+	       (unsigned long long)st->rejected_unknown_peer,
+	       (unsigned long long)st->rejected_wrong_address,
 	       (unsigned long long)st->rejected_forged,
 	       (unsigned long long)st->rejected_malformed,
 	       (unsigned long long)st->rejected_replayed,
 	       (unsigned long long)st->rejected_stale,
 	       (unsigned long long)st->rejected_future,
 	       (unsigned long long)st->rejected_own);
+	if (st->clamped_entries || st->view_capped)
+		printf("          cut: %llu entries claiming more than a node can accept, %llu refused past their peer's share of the view\n",
+		       (unsigned long long)st->clamped_entries,
+		       (unsigned long long)st->view_capped);
 	if (h->nr_peers)
 		printf("  %-6s %-24s %-5s %12s %8s %10s %10s\n", "NODE", "ADDRESS",
 		       "UP", "HEARD_AGO", "LAG_MS", "MESSAGES", "REJECTED");

@@ -19,8 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <sodium.h>
 #include "core/log.h"
 #include "core/clock.h"
 #include "sync/redis.h"
@@ -53,7 +55,17 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf,
 	char host[INET6_ADDRSTRLEN] = "?";
 	unsigned port;
 
-	if (ss->ss_family == AF_INET6) {
+	if (ss->ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)ss)->sin6_addr)) {
+		/* an IPv4 peer reaching a socket bound to [::] is named as
+		 * the config names it
+		 */
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		inet_ntop(AF_INET, &a->sin6_addr.s6_addr[12], host,
+			  sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(a->sin6_port));
+	} else if (ss->ss_family == AF_INET6) {
 		const struct sockaddr_in6 *a = (const void *)ss;
 
 		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
@@ -68,18 +80,89 @@ static void format_addr(const struct sockaddr_storage *ss, char *buf,
 	}
 }
 
-/* A datagram to every peer; one unreachable peer does not stop the rest. */
-static int send_to_peers(void *ctx, const uint8_t *msg, size_t len)
+/* The configured peers, as the engine admits them to its peer slots:
+ * each by its node id and its address. sl_wire_decode has already
+ * refused a datagram from any other id or address; the slots bound to
+ * both keep a configured peer's slot its own should the two gates ever
+ * disagree.
+ */
+static int admit_configured_peers(struct sl_sync_service *svc)
+{
+	struct sl_sync_member m[SL_MAX_PEERS];
+	unsigned i;
+
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < svc->cfg.nr_peers; i++) {
+		const struct sockaddr_storage *ss = &svc->cfg.peers[i];
+
+		m[i].node = svc->cfg.peer_node[i];
+		if (ss->ss_family == AF_INET6)
+			inet_ntop(AF_INET6,
+				  &((const struct sockaddr_in6 *)ss)->sin6_addr,
+				  m[i].host, sizeof(m[i].host));
+		else
+			inet_ntop(AF_INET,
+				  &((const struct sockaddr_in *)ss)->sin_addr,
+				  m[i].host, sizeof(m[i].host));
+	}
+	return sl_sync_admit_only(svc->sync, m, svc->cfg.nr_peers);
+}
+
+/* The replay state's file in the state directory, made if missing (one
+ * file per node id: nodes sharing a directory in tests keep apart).
+ */
+static void replay_state_path(const struct sl_sync_config *c, char *buf,
+			      size_t len)
+{
+	buf[0] = '\0';
+	if (!c->state_dir[0])
+		return;
+	if (mkdir(c->state_dir, 0700) && errno != EEXIST) {
+		pr_warn("sync: cannot make %s: %s; the replay state is kept in memory only",
+			c->state_dir, strerror(errno));
+		return;
+	}
+	snprintf(buf, len, "%s/sync-replay-node%u", c->state_dir, c->node);
+}
+
+/* A datagram sealed for one peer; an unreachable peer does not stop the
+ * rest.
+ */
+static int send_to_peer(void *ctx, unsigned peer, const uint8_t *msg,
+			size_t len)
 {
 	struct sl_sync_service *svc = ctx;
-	unsigned i;
-	int err = 0;
 
-	for (i = 0; i < svc->cfg.nr_peers; i++)
-		if (sendto(svc->sock, msg, len, MSG_DONTWAIT,
-			   (const struct sockaddr *)&svc->cfg.peers[i],
-			   addr_len(&svc->cfg.peers[i])) < 0)
-			err = -errno;
+	if (sendto(svc->sock, msg, len, MSG_DONTWAIT,
+		   (const struct sockaddr *)&svc->cfg.peers[peer],
+		   addr_len(&svc->cfg.peers[peer])) < 0)
+		return -errno;
+	return 0;
+}
+
+/* This node's identity and its peers' public keys into the pairs' keys,
+ * in the order of cfg.peers (send_to_peer's index). 0 or -errno, said
+ * once.
+ */
+static int load_keys(const struct sl_sync_config *c, struct sl_wire_keys *k)
+{
+	uint8_t secret[SL_WIRE_KEY];
+	char addr[64];
+	unsigned i;
+	int err;
+
+	err = sl_wire_key_load(c->identity_file, secret);
+	if (!err && (err = sl_wire_keys_init(k, c->node, secret)))
+		pr_error("sync identity %s: not a secret key", c->identity_file);
+	for (i = 0; !err && i < c->nr_peers; i++) {
+		format_addr(&c->peers[i], addr, sizeof(addr));
+		err = sl_wire_keys_add(k, secret, c->peer_node[i],
+				       c->peer_public_key[i], addr);
+		if (err)
+			pr_error("sync: peer node %u (%s): its public key makes no pair key",
+				 c->peer_node[i], addr);
+	}
+	sodium_memzero(secret, sizeof(secret));
 	return err;
 }
 
@@ -118,7 +201,7 @@ static void round_now(struct sl_sync_service *svc)
 	if (svc->redis) {
 		sl_redis_round(svc->redis, svc->sync, now);
 	} else {
-		err = sl_sync_collect(svc->sync, now, send_to_peers, svc);
+		err = sl_sync_collect(svc->sync, now, send_to_peer, svc);
 		if (err)
 			pr_warn("sync: a round failed: %s", strerror(-err));
 	}
@@ -205,7 +288,7 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 		.peers_configured = c->nr_peers,
 	};
 	struct sl_sync_service *svc;
-	char name[64];
+	char name[64], state[4200];
 	unsigned i;
 	int err = 0;
 
@@ -216,12 +299,18 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 	svc->cfg = *c;
 	svc->sock = -1;
 	svc->stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (c->key_file[0] && sl_wire_key_load(c->key_file, o.key)) {
-		snprintf(why, why_len, "cannot use the key %s", c->key_file);
+	if (c->backend == SL_SYNC_UDP && load_keys(c, &o.keys)) {
+		snprintf(why, why_len, "cannot use the identity %s",
+			 c->identity_file);
 		goto fail;
 	}
 	o.incarnation = sl_now_tai_ms() * 1000000;
+	if (c->backend == SL_SYNC_UDP) {
+		replay_state_path(c, state, sizeof(state));
+		o.replay_state = state;
+	}
 	svc->sync = sl_sync_new(m, &o);
+	sodium_memzero(&o.keys, sizeof(o.keys));	/* the engine has a copy */
 	if (!svc->sync) {
 		pr_error("sync: cannot start: %s", strerror(errno));
 		snprintf(why, why_len, "cannot start: %s", strerror(errno));
@@ -246,7 +335,9 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 						c->cluster_nodes[i].port))
 				goto fail;
 	} else {
-		err = open_socket(svc);
+		err = admit_configured_peers(svc);
+		if (!err)
+			err = open_socket(svc);
 		if (err) {
 			format_addr(&c->listen, name, sizeof(name));
 			pr_error("sync: cannot listen on %s: %s", name,
@@ -274,6 +365,7 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 		  c->backend == SL_SYNC_REDIS ? c->url : "udp");
 	return svc;
 fail:
+	sodium_memzero(&o.keys, sizeof(o.keys));
 	if (svc->sock >= 0)
 		close(svc->sock);
 	if (svc->stop_fd >= 0)

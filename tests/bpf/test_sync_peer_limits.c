@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A configured peer (one holding its own secret key: a compromised node)
+ * can do no more than a node can: datagrams sealed for B with its pair's
+ * key but claiming what no node sends, through the real BPF object and
+ * B's engine (tests/lib/sync_fixture.h):
+ *  - an incarnation ahead of the datagram's own date is refused, and the
+ *    real sender's next datagrams are still merged;
+ *  - units past what a node can accept in a round are cut (bounded: the
+ *    even share of a client no peer has reported) and counted;
+ *  - node ids no key names are refused as the datagram is opened; once
+ *    the configured peers are named (sl_sync_admit_only), node ids and
+ *    addresses the config does not name get no slot either, each
+ *    refusal counted once;
+ *  - a peer past its share of sl_peer_view has its new clients refused
+ *    and counted, and another peer's report still goes in;
+ *  - after B restarts over its replay state, a datagram it took before
+ *    (dated ahead, within the skew) is refused.
+ * Expected figures are worked out here from the rule (limit 100 per 10 s)
+ * and the documented arithmetic, never read back from the code.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <cmocka.h>
+
+#include "slicelimit.h"
+#include "core/instance.h"
+#include "core/instance_maps.h"
+#include "sl_peer.h"
+#include "sync/engine.h"
+#include "sync/wire.h"
+#include "sync_fixture.h"
+
+#define PEER_A_HOST	"192.0.2.100"	/* receive()'s sender address */
+
+static void test_incarnation_ahead_of_its_date_refused_real_peer_applied(void **st)
+{
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view v;
+	struct sl_addr who;
+	struct dgrams d;
+	size_t len;
+
+	who = sync_once(f, &d);
+	/* node 1 "restarted" at the end of time */
+	len = hand_message(buf, NODE_A, UINT64_MAX, 1, f->now + 160,
+			   "sync-udp", &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_FUTURE);
+	/* and one that started a millisecond after it sent */
+	len = hand_message(buf, NODE_A, (f->now + 161) * 1000000ULL, 1,
+			   f->now + 160, "sync-udp", &who, f->now, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 200), SL_SYNC_FUTURE);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_future, 2);
+	/* the real node 1's next round is merged */
+	assert_int_equal(send_udp(&f->a, &who, f->now + 250, 7, NULL), 7);
+	collect(f->sa, f->now + 300, &d);
+	assert_int_equal(receive(f, d.msg[0], d.len[0], f->now + 310),
+			 SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), N_SENT + 7);
+}
+
+/* bounded, a client no peer has reported: a node's round takes at most
+ * the even share of the quota among two nodes, (110 - 2) / 2 = 54 units
+ * (sl_bounded_allowance), so 2^32 - 1 is cut to 54; B then still has
+ * room for the client.
+ */
+static void test_bounded_units_past_a_round_cut_to_even_share(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view v;
+	size_t len;
+
+	sl_sync_free(f->sb);
+	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
+	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", &who,
+			   f->now, UINT32_MAX);
+	assert_int_equal(receive(f, buf, len, f->now + 10), SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), 54);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 1);
+	/* a second report in the same window: the client is known now, and
+	 * a node owning all its units may take 95% of the room after the
+	 * units per node set aside: (110 - 2) * (9 + 1/2) / 10, rounded up
+	 */
+	len = hand_message(buf, NODE_A, f->inc_a, 2, f->now + 20, "sync-udp",
+			   &who, f->now + 20, UINT32_MAX);
+	assert_int_equal(receive(f, buf, len, f->now + 30), SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), 54 + 103);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 2);
+}
+
+/* Under delayed-sync a node passes at most the limit in a window (plus
+ * the predictive margin's fiftieth): 100 + 2.
+ */
+static void test_units_past_the_limit_cut_to_it(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view v;
+	size_t len;
+
+	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, "sync-udp", &who,
+			   f->now, UINT32_MAX);
+	assert_int_equal(receive(f, buf, len, f->now + 10), SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), LIMIT + LIMIT / 50);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 1);
+	/* within it: taken as sent, not counted */
+	who = new_client(f);
+	len = hand_message(buf, NODE_A, f->inc_a, 2, f->now, "sync-udp", &who,
+			   f->now, LIMIT);
+	assert_int_equal(receive(f, buf, len, f->now + 10), SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), LIMIT);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 1);
+}
+
+/* Node 1 is configured at PEER_A_HOST. 40 node ids no key names are
+ * refused when the datagram is opened (sl_wire_decode), before any slot
+ * is looked at; node 3, whose key B holds but which the config does not
+ * list, from node 1's own address, and node 1's id from another address
+ * get no slot from the engine (its slots are bound to node id and
+ * address); each refusal is counted once, as rejected_unknown_peer, and
+ * node 1 from its own address is merged.
+ */
+static void test_unknown_node_ids_do_not_keep_configured_peer_out(void **st)
+{
+	struct sl_sync_member m[] = { { .node = NODE_A, .host = PEER_A_HOST } };
+	static const uint8_t stranger[SL_WIRE_KEY] = { 0x77 };
+	struct sl_wire_header h = { .type = SL_WIRE_HEARTBEAT };
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_addr who;
+	struct dgrams d;
+	unsigned i;
+	size_t len;
+
+	assert_int_equal(sl_sync_admit_only(f->sb, m, 1), 0);
+	for (i = 100; i < 140; i++) {
+		h.node = i;
+		h.incarnation = 1;
+		h.seq = 1;
+		h.sent_ms = f->now;
+		len = sl_wire_encode(buf, &h, NULL, stranger);
+		assert_int_equal(sl_sync_receive(f->sb, buf, len,
+						 "192.0.2.66:7400", f->now),
+				 SL_WIRE_UNKNOWN_PEER);
+	}
+	assert_int_equal(sl_sync_status(f->sb)->rejected_unknown_peer, 40);
+	len = hand_message(buf, 3, 77, 1, f->now, NULL, NULL, 0, 0);
+	assert_int_equal(sl_sync_receive(f->sb, buf, len, PEER_A_HOST ":7400",
+					 f->now), SL_SYNC_UNKNOWN);
+	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now, NULL, NULL, 0, 0);
+	assert_int_equal(sl_sync_receive(f->sb, buf, len, "192.0.2.66:7400",
+					 f->now), SL_SYNC_UNKNOWN);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_unknown_peer, 42);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_wrong_address, 0);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_forged, 0);
+	assert_int_equal(sl_sync_status(f->sb)->rejected_malformed, 0);
+	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 0);
+	who = sync_once(f, &d);		/* from PEER_A_HOST */
+	(void)who;
+	assert_int_equal(sl_sync_status(f->sb)->nr_peers, 1);
+	assert_int_equal(sl_sync_status(f->sb)->peer[0].node, NODE_A);
+	/* its slot is bound to its address: the same id from elsewhere is
+	 * still refused
+	 */
+	len = hand_message(buf, NODE_A, f->inc_a, 50, f->now + 160, NULL, NULL,
+			   0, 0);
+	assert_int_equal(sl_sync_receive(f->sb, buf, len, "192.0.2.66:7400",
+					 f->now + 160), SL_SYNC_UNKNOWN);
+	/* and from its own, as a wildcard IPv6 socket sees an IPv4 peer */
+	assert_int_equal(sl_sync_receive(f->sb, buf, len,
+					 "[::ffff:" PEER_A_HOST "]:7400",
+					 f->now + 160), SL_SYNC_MERGED);
+}
+
+/* Two configured peers: node 3 reports one junk client per entry until
+ * it holds its share of B's view (capacity / 2) and 10 more; the 10 are
+ * refused and counted against it, and node 1's report of a new client
+ * still goes in.
+ */
+static void test_peer_flooding_junk_cannot_crowd_out_another(void **st)
+{
+	struct sl_sync_member m[] = {
+		{ .node = NODE_A, .host = PEER_A_HOST },
+		{ .node = 3, .host = "192.0.2.3" },
+	};
+	static struct sl_wire_entry e[SL_WIRE_MAX_ENTRIES];
+	struct sl_wire_header h = {
+		.type = SL_WIRE_COUNTS, .node = 3, .incarnation = 77,
+	};
+	struct fixture *f = *st;
+	uint8_t buf[SL_WIRE_MAX];
+	const struct sl_sync_peer *p3;
+	struct sl_peer_view v;
+	struct sl_addr who;
+	struct dgrams d;
+	__u32 share, junk, sent = 0, j;
+	size_t len;
+
+	assert_int_equal(sl_sync_admit_only(f->sb, m, 2), 0);
+	share = sl_map_capacity(f->b.maps.peer_view) / 2;
+	junk = share + 10;
+	while (sent < junk) {
+		h.count = junk - sent < SL_WIRE_MAX_ENTRIES ? junk - sent :
+			  SL_WIRE_MAX_ENTRIES;
+		h.seq++;
+		h.sent_ms = f->now;
+		for (j = 0; j < h.count; j++) {
+			memset(&e[j], 0, sizeof(e[j]));
+			/* 203.0.113.0/24 and up: clients no test uses */
+			e[j].addr.byte[10] = e[j].addr.byte[11] = 0xff;
+			e[j].addr.byte[12] = 203;
+			e[j].addr.byte[13] = 0;
+			e[j].addr.byte[14] = (sent + j) >> 8;
+			e[j].addr.byte[15] = sent + j;
+			e[j].rule_hash = sl_rule_name_hash("sync-udp");
+			e[j].start_ms = f->now;
+			e[j].units = 1;
+		}
+		len = fx_seal(buf, &h, e);
+		assert_int_equal(sl_sync_receive(f->sb, buf, len,
+						 "192.0.2.3:7400", f->now + 5),
+				 SL_SYNC_MERGED);
+		sent += h.count;
+	}
+	p3 = &sl_sync_status(f->sb)->peer[0];
+	assert_int_equal(p3->node, 3);
+	assert_int_equal(p3->view_refused, 10);
+	assert_int_equal(sl_sync_status(f->sb)->view_capped, 10);
+	assert_int_equal(sl_sync_status(f->sb)->view_full, 0);
+	/* node 1's report of its client: in */
+	who = sync_once(f, &d);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), N_SENT);
+	/* the junk leaves with its window; the sweep counts what is left */
+	assert_int_equal(sl_sync_adopt(f->sb, f->now + 60000), 0);
+}
+
+/* B keeps its replay state in a file: a datagram of node 1 dated 4 s
+ * ahead of B's clock (within the skew) is merged; B restarts a second
+ * later (a new engine over the same maps and file) and refuses it again
+ * as stale, and node 1's next datagrams dated up to it too (the cost:
+ * the bound the forged date set); one dated after it is merged. A torn
+ * file: refused for the skew and an interval after the start.
+ */
+static void test_replayed_after_restart_refused(void **st)
+{
+	struct fixture *f = *st;
+	char dir[] = "/tmp/sl-replay-state.XXXXXX", path[64];
+	struct sl_sync_opts o = {
+		.layout = SL_LAYOUT_DELAYED_SYNC, .node = NODE_B,
+		.interval_ms = 200, .nodes = 2, .peers_configured = 1,
+	};
+	struct sl_addr who = new_client(f);
+	uint8_t buf[SL_WIRE_MAX], ahead[SL_WIRE_MAX];
+	size_t len, ahead_len;
+	FILE *torn;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	o.keys = fx.keys[NODE_B];
+	o.replay_state = path;
+	o.incarnation = f->inc_b;
+	sl_sync_free(f->sb);
+	assert_non_null(f->sb = sl_sync_new(&f->b.maps, &o));
+	assert_int_equal(sl_sync_adopt(f->sb, f->now), 0);
+	ahead_len = hand_message(ahead, NODE_A, f->inc_a, 1, f->now + 4000,
+				 "sync-udp", &who, f->now, 5);
+	assert_int_equal(receive(f, ahead, ahead_len, f->now + 10),
+			 SL_SYNC_MERGED);
+	/* the restart */
+	sl_sync_free(f->sb);
+	o.incarnation = f->inc_b + 1;
+	assert_non_null(f->sb = sl_sync_new(&f->b.maps, &o));
+	assert_int_equal(sl_sync_adopt(f->sb, f->now + 1000), 0);
+	assert_int_equal(receive(f, ahead, ahead_len, f->now + 1010),
+			 SL_SYNC_STALE);
+	len = hand_message(buf, NODE_A, f->inc_a, 2, f->now + 4000, "sync-udp",
+			   &who, f->now + 1000, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 1010), SL_SYNC_STALE);
+	len = hand_message(buf, NODE_A, f->inc_a, 3, f->now + 4001, "sync-udp",
+			   &who, f->now + 1000, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 1010), SL_SYNC_MERGED);
+	/* seq 1 is in node 1's window as restored: a replay, whatever its
+	 * date
+	 */
+	len = hand_message(buf, NODE_A, f->inc_a, 1, f->now + 4002, "sync-udp",
+			   &who, f->now + 1000, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 1010), SL_SYNC_REPLAYED);
+
+	/* a torn file: nothing is taken until now + skew + interval */
+	sl_sync_free(f->sb);
+	assert_non_null(torn = fopen(path, "w"));
+	fputs("SLR1", torn);
+	fclose(torn);
+	assert_non_null(f->sb = sl_sync_new(&f->b.maps, &o));
+	assert_int_equal(sl_sync_adopt(f->sb, f->now + 2000), 0);
+	len = hand_message(buf, NODE_A, f->inc_a, 10,
+			   f->now + 2000 + SL_SYNC_MAX_SKEW_MS + 199,
+			   "sync-udp", &who, f->now + 2000, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 2010 +
+				 SL_SYNC_MAX_SKEW_MS), SL_SYNC_STALE);
+	len = hand_message(buf, NODE_A, f->inc_a, 11,
+			   f->now + 2000 + SL_SYNC_MAX_SKEW_MS + 200,
+			   "sync-udp", &who, f->now + 2000, 5);
+	assert_int_equal(receive(f, buf, len, f->now + 2010 +
+				 SL_SYNC_MAX_SKEW_MS), SL_SYNC_MERGED);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, begin, end)
+	const struct CMUnitTest tests[] = {
+		T(test_incarnation_ahead_of_its_date_refused_real_peer_applied),
+		T(test_bounded_units_past_a_round_cut_to_even_share),
+		T(test_units_past_the_limit_cut_to_it),
+		T(test_unknown_node_ids_do_not_keep_configured_peer_out),
+		T(test_peer_flooding_junk_cannot_crowd_out_another),
+		T(test_replayed_after_restart_refused),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
