@@ -186,6 +186,36 @@ static bool same_devices(const struct sl_service_config *a,
 	return true;
 }
 
+/* A reload's first half, before or after the drop alike: the config and
+ * its rule file read and checked (a refusal recorded in st), and a word
+ * for each setting that only a start changes. 0, or -EINVAL with
+ * nothing to apply.
+ */
+static int reload_read(const char *path, const struct sl_service_config *cfg,
+		       struct sl_service_state *st,
+		       struct sl_service_config *next, struct sl_ruleset *rs)
+{
+	if (sl_config_load(path, next)) {
+		pr_error("%s: not valid; keeping the running config and rules", path);
+		refused(st, path, "not valid");
+		return -EINVAL;
+	}
+	if (sl_rules_load_file(next->rules_path, rs)) {
+		pr_error("%s: not valid; keeping the running rules", next->rules_path);
+		refused(st, next->rules_path, "not valid");
+		return -EINVAL;
+	}
+	if (memcmp(&next->http, &cfg->http, sizeof(next->http)))
+		pr_warn("http changed: takes effect at the next start");
+	if (memcmp(&next->sync, &cfg->sync, sizeof(next->sync)))
+		pr_warn("sync changed: takes effect at the next start");
+	if (next->clients != cfg->clients)
+		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
+	if (strcmp(next->service_user, cfg->service_user))
+		pr_warn("service.user changed: takes effect at the next start");
+	return 0;
+}
+
 /* A reload after the drop: attaching and detaching need root, which the
  * service gave up once it attached; the rules go through the maps it
  * kept open (the pins' directory is root's).
@@ -197,26 +227,10 @@ static void reload_dropped(const char *path, struct sl_service_config *cfg,
 	struct sl_service_config next;
 	struct sl_ruleset rs;
 
-	if (sl_config_load(path, &next)) {
-		pr_error("%s: not valid; keeping the running config and rules", path);
-		refused(st, path, "not valid");
+	if (reload_read(path, cfg, st, &next, &rs))
 		return;
-	}
-	if (sl_rules_load_file(next.rules_path, &rs)) {
-		pr_error("%s: not valid; keeping the running rules", next.rules_path);
-		refused(st, next.rules_path, "not valid");
-		return;
-	}
-	if (memcmp(&next.http, &cfg->http, sizeof(next.http)))
-		pr_warn("http changed: takes effect at the next start");
-	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
-		pr_warn("sync changed: takes effect at the next start");
-	if (next.clients != cfg->clients)
-		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
 	if (!same_devices(&next, cfg))
 		pr_warn("devices changed: take effect at the next start (the service gave up root once it attached)");
-	if (strcmp(next.service_user, cfg->service_user))
-		pr_warn("service.user changed: takes effect at the next start");
 	if (next.keep_attached != cfg->keep_attached)
 		pr_warn("keep_attached changed: takes effect at the next start");
 	if (sl_rules_apply_open(next.rules_path, &rs, m, NULL)) {
@@ -253,24 +267,8 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	unsigned i;
 	bool loaded;
 
-	if (sl_config_load(path, &next)) {
-		pr_error("%s: not valid; keeping the running config and rules", path);
-		refused(st, path, "not valid");
+	if (reload_read(path, cfg, st, &next, &rs))
 		return;
-	}
-	if (sl_rules_load_file(next.rules_path, &rs)) {
-		pr_error("%s: not valid; keeping the running rules", next.rules_path);
-		refused(st, next.rules_path, "not valid");
-		return;
-	}
-	if (memcmp(&next.http, &cfg->http, sizeof(next.http)))
-		pr_warn("http changed: takes effect at the next start");
-	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
-		pr_warn("sync changed: takes effect at the next start");
-	if (next.clients != cfg->clients)
-		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
-	if (strcmp(next.service_user, cfg->service_user))
-		pr_warn("service.user changed: takes effect at the next start");
 	before = *st;
 	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
