@@ -216,6 +216,24 @@ static int reload_read(const char *path, const struct sl_service_config *cfg,
 	return 0;
 }
 
+/* A reload's last step, once its rules are applied: next becomes the
+ * running config, but for the listener and the sync, which only a start
+ * changes, and what the service manages is its config's again.
+ */
+static void reload_done(const char *path, struct sl_service_config *cfg,
+			struct sl_service_config *next,
+			struct sl_service_state *st)
+{
+	next->sync = cfg->sync;
+	next->http = cfg->http;
+	*cfg = *next;
+	st->reloads_applied++;
+	st->changed_ms = 0;
+	st->changed[0] = '\0';
+	publish(st);
+	pr_notice("%s: reloaded", path);
+}
+
 /* A reload after the drop: attaching and detaching need root, which the
  * service gave up once it attached; the rules go through the maps it
  * kept open (the pins' directory is root's).
@@ -241,18 +259,11 @@ static void reload_dropped(const char *path, struct sl_service_config *cfg,
 	publish_rules_path(st, next.rules_path);
 	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
 		  rs.nr == 1 ? "" : "s");
-	/* keep what only a start changes */
-	next.sync = cfg->sync;
-	next.http = cfg->http;
+	/* and the devices stay as they are, without root */
 	memcpy(next.devices, cfg->devices, sizeof(next.devices));
 	next.nr_devices = cfg->nr_devices;
 	next.keep_attached = cfg->keep_attached;
-	*cfg = next;
-	st->reloads_applied++;
-	st->changed_ms = 0;
-	st->changed[0] = '\0';
-	publish(st);
-	pr_notice("%s: reloaded", path);
+	reload_done(path, cfg, &next, st);
 out:
 	sl_rules_free(&rs);
 }
@@ -294,16 +305,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 			pr_notice("%s: detached (not in %s any more)",
 				  cfg->devices[i].name, path);
 	}
-	/* keep the listener and the sync we have */
-	next.sync = cfg->sync;
-	next.http = cfg->http;
-	*cfg = next;
-	st->reloads_applied++;
-	/* what it manages is its config's again */
-	st->changed_ms = 0;
-	st->changed[0] = '\0';
-	publish(st);
-	pr_notice("%s: reloaded", path);
+	reload_done(path, cfg, &next, st);
 out:
 	sl_rules_free(&rs);
 }
