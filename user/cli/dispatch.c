@@ -50,6 +50,15 @@ static const char main_help[] =
 "  reset ADDR [--rule NAME] [--port N] | --key KEY | --stats\n"
 "                      forget a client's state (it passes again at once),\n"
 "                      or zero the counters\n"
+"  block ADDR|PREFIX [--for DUR] [--reason TEXT]\n"
+"                      drop a source before any rule, for DUR or until\n"
+"                      unblocked\n"
+"  allow ADDR|PREFIX [--for DUR] [--reason TEXT]\n"
+"                      let a source through before any rule, uncounted by\n"
+"                      the rules (the allow list wins over the block list)\n"
+"  unblock ADDR|PREFIX | disallow ADDR|PREFIX\n"
+"                      take it off the block or the allow list\n"
+"  lists               the block and allow lists, with ends and hits\n"
 "  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
 "  run --check --config FILE\n"
 "                      validate the config and its rule file, touching nothing\n"
@@ -253,6 +262,11 @@ static const struct {
 	{ "reload", do_reload, true },
 	{ "reset", do_reset, true },
 	{ "sync", do_sync, true },
+	{ "block", do_list_add, true },
+	{ "allow", do_list_add, true },
+	{ "unblock", do_list_remove, true },
+	{ "disallow", do_list_remove, true },
+	{ "lists", do_lists, true },
 	{ "version", do_version, true },
 };
 
