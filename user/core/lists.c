@@ -265,3 +265,18 @@ json_object *sl_list_item_to_json(const struct sl_list_item *it,
 	sl_json_add_u64(o, "hits", it->entry.hits);
 	return o;
 }
+
+json_object *sl_list_stats_to_json(const struct sl_maps *m)
+{
+	struct sl_list_stats ls = {};
+	json_object *o = json_object_new_object();
+
+	sl_list_stats_read(m, &ls);
+	sl_json_add_u64(o, "allowed", ls.allowed);
+	sl_json_add_u64(o, "allowed_bytes", ls.allowed_bytes);
+	sl_json_add_u64(o, "blocked", ls.blocked);
+	sl_json_add_u64(o, "blocked_bytes", ls.blocked_bytes);
+	sl_json_add_u64(o, "allow_entries", sl_map_count_keys(m->allow_list));
+	sl_json_add_u64(o, "block_entries", sl_map_count_keys(m->block_list));
+	return o;
+}

@@ -61,4 +61,10 @@ int sl_list_stats_read(const struct sl_maps *m, struct sl_list_stats *out);
 json_object *sl_list_item_to_json(const struct sl_list_item *it,
 				  __u64 now_tai, __u64 tai_offset);
 
+/* The lists' counters and sizes (ended entries not yet swept count):
+ * {allowed, allowed_bytes, blocked, blocked_bytes, allow_entries,
+ * block_entries}.
+ */
+json_object *sl_list_stats_to_json(const struct sl_maps *m);
+
 #endif /* SL_CORE_LISTS_H */
