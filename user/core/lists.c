@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -71,25 +72,71 @@ __u8 sl_lists_in_use(const struct sl_maps *m)
 	return in_use;
 }
 
+/* Serialises, within one process, the writes of sl_config's lists bits
+ * with a rules apply's config write: the service's HTTP threads and its
+ * reload. Between processes the writers' lock does (pin_lock.h).
+ */
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void sl_lists_config_lock(void)
+{
+	pthread_mutex_lock(&config_lock);
+}
+
+void sl_lists_config_unlock(void)
+{
+	pthread_mutex_unlock(&config_lock);
+}
+
+/* Tries of a publish that an apply's switch keeps moving under it. */
+#define SL_LISTS_PUBLISH_TRIES	8
+
 int sl_lists_publish(const struct sl_maps *m)
 {
 	struct sl_config cfg;
-	__u8 in_use = sl_lists_in_use(m);
-	__u32 gen;
+	__u32 zero = 0, gen, again;
+	int tries, err = -EAGAIN;
+	__u8 in_use;
 
-	/* both generations: the next apply switches to the idle one, and
-	 * writes the bits again from the maps (rules/tables.c)
+	/* The live generation only: an apply writes the idle one's bits
+	 * from the maps itself (rules/tables.c). An apply of another
+	 * process (rules apply --force beside the service's HTTP thread)
+	 * can switch generations meanwhile: the live one is read again
+	 * after the write, and the bits written again until it held still.
 	 */
-	for (gen = 0; gen < SL_GENS; gen++) {
-		if (bpf_map_lookup_elem(m->config, &gen, &cfg))
-			return -errno;
-		if (cfg.lists == in_use)
-			continue;
-		cfg.lists = in_use;
-		if (bpf_map_update_elem(m->config, &gen, &cfg, BPF_EXIST))
-			return -errno;
+	sl_lists_config_lock();
+	for (tries = 0; tries < SL_LISTS_PUBLISH_TRIES; tries++) {
+		in_use = sl_lists_in_use(m);
+		if (bpf_map_lookup_elem(m->active, &zero, &gen)) {
+			err = -errno;
+			break;
+		}
+		gen &= 1;
+		if (bpf_map_lookup_elem(m->config, &gen, &cfg)) {
+			err = -errno;
+			break;
+		}
+		if (cfg.lists != in_use) {
+			cfg.lists = in_use;
+			if (bpf_map_update_elem(m->config, &gen, &cfg, BPF_EXIST)) {
+				err = -errno;
+				break;
+			}
+		}
+		if (bpf_map_lookup_elem(m->active, &zero, &again)) {
+			err = -errno;
+			break;
+		}
+		/* another writer of the lists publishes after its own
+		 * change: what it wrote is checked by it the same way
+		 */
+		if ((again & 1) == gen && sl_lists_in_use(m) == in_use) {
+			err = 0;
+			break;
+		}
 	}
-	return 0;
+	sl_lists_config_unlock();
+	return err;
 }
 
 int sl_list_add(const struct sl_maps *m, unsigned kind,

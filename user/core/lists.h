@@ -48,10 +48,15 @@ int sl_list_read(const struct sl_maps *m, __u64 now_ms,
 int sl_list_sweep(const struct sl_maps *m, __u64 now_ms, unsigned *removed);
 /* Which lists hold an entry (SL_LISTS_* bits), from the maps. */
 __u8 sl_lists_in_use(const struct sl_maps *m);
-/* Write sl_lists_in_use into both generations' configs, so that the data
- * path looks up exactly the lists that hold entries.
+/* Write sl_lists_in_use into the live generation's config, so that the
+ * data path looks up exactly the lists that hold entries.
  */
 int sl_lists_publish(const struct sl_maps *m);
+/* Held by sl_lists_publish and by a rules apply around its config write
+ * and switch: in one process, they never interleave.
+ */
+void sl_lists_config_lock(void);
+void sl_lists_config_unlock(void);
 /* The lists' counters, summed over CPUs. */
 int sl_list_stats_read(const struct sl_maps *m, struct sl_list_stats *out);
 

@@ -701,12 +701,15 @@ int sl_rules_apply_counted(const struct sl_maps *m,
 	/* the lists are not the rules': read from their maps, as late as
 	 * can be, so that the switch keeps what they hold now
 	 */
+	sl_lists_config_lock();
 	cfg.lists = sl_lists_in_use(m);
 	if (bpf_map_update_elem(m->config, &gen, &cfg, 0) ||
 	    bpf_map_update_elem(m->active, &zero, &gen, 0)) {
 		err = -errno;
+		sl_lists_config_unlock();
 		goto out;
 	}
+	sl_lists_config_unlock();
 	fs->switched = true;
 	err = forget_clients(m, fs, forgotten);
 out:
