@@ -121,14 +121,9 @@ static void print_change(const char *what, unsigned kind,
 	printf("\n");
 }
 
-int do_list_add(int argc, char **argv)
+/* block and allow: OPTS is the command's own table (--for, --reason). */
+static int list_add(int argc, char **argv, const struct option *opts)
 {
-	static const struct option opts[] = {
-		{ "for", required_argument, NULL, 'f' },
-		{ "reason", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	unsigned kind = command_kind(argv[0]), len128;
 	const char *reason = NULL;
 	struct sl_addr addr;
@@ -185,7 +180,32 @@ int do_list_add(int argc, char **argv)
 	return SL_EXIT_OK;
 }
 
-int do_list_remove(int argc, char **argv)
+int do_block(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "for", required_argument, NULL, 'f' },
+		{ "reason", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+
+	return list_add(argc, argv, opts);
+}
+
+int do_allow(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "for", required_argument, NULL, 'f' },
+		{ "reason", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+
+	return list_add(argc, argv, opts);
+}
+
+/* unblock and disallow: they take no option but --help. */
+static int list_remove(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -227,6 +247,16 @@ int do_list_remove(int argc, char **argv)
 	}
 	print_change("removed", kind, &addr, len128, 0, 0);
 	return SL_EXIT_OK;
+}
+
+int do_unblock(int argc, char **argv)
+{
+	return list_remove(argc, argv);
+}
+
+int do_disallow(int argc, char **argv)
+{
+	return list_remove(argc, argv);
 }
 
 int do_lists(int argc, char **argv)

@@ -37,9 +37,10 @@ int do_run(int argc, char **argv);
 int do_reload(int argc, char **argv);
 int do_reset(int argc, char **argv);
 int do_sync(int argc, char **argv);
-/* block and allow (add), unblock and disallow (remove), lists */
-int do_list_add(int argc, char **argv);
-int do_list_remove(int argc, char **argv);
+int do_block(int argc, char **argv);
+int do_allow(int argc, char **argv);
+int do_unblock(int argc, char **argv);
+int do_disallow(int argc, char **argv);
 int do_lists(int argc, char **argv);
 /* Zero the counters (reset --stats, stats --reset): an exit code. */
 int sl_reset_stats(void);

@@ -56,8 +56,9 @@ static const char main_help[] =
 "  allow ADDR|PREFIX [--for DUR] [--reason TEXT]\n"
 "                      let a source through before any rule, uncounted by\n"
 "                      the rules (the allow list wins over the block list)\n"
-"  unblock ADDR|PREFIX | disallow ADDR|PREFIX\n"
-"                      take it off the block or the allow list\n"
+"  unblock ADDR|PREFIX take it off the block list\n"
+"  disallow ADDR|PREFIX\n"
+"                      take it off the allow list\n"
 "  lists               the block and allow lists, with ends and hits\n"
 "  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
 "  run --check --config FILE\n"
@@ -262,10 +263,10 @@ static const struct {
 	{ "reload", do_reload, true },
 	{ "reset", do_reset, true },
 	{ "sync", do_sync, true },
-	{ "block", do_list_add, true },
-	{ "allow", do_list_add, true },
-	{ "unblock", do_list_remove, true },
-	{ "disallow", do_list_remove, true },
+	{ "block", do_block, true },
+	{ "allow", do_allow, true },
+	{ "unblock", do_unblock, true },
+	{ "disallow", do_disallow, true },
 	{ "lists", do_lists, true },
 	{ "version", do_version, true },
 };
