@@ -76,7 +76,7 @@ static __always_inline void sl_list_event(struct sl_list_entry *e,
 }
 
 /* Whether a list decides the packet, counted where it does. Called only
- * while cfg->lists says a list holds an entry. A static subprogram, and
+ * while sl_config_lists(cfg) says a list holds an entry. A static subprogram, and
  * before the rule chain: its frame is never under the chain's calls.
  */
 static __noinline int sl_listed(const struct sl_config *cfg,
@@ -91,10 +91,10 @@ static __noinline int sl_listed(const struct sl_config *cfg,
 	if (!cfg || !pkt)
 		return SL_LISTED_NONE;
 	now_ms = sl_now_ms();
-	if (cfg->lists & SL_LISTS_ALLOW)
+	if (sl_config_lists(cfg) & SL_LISTS_ALLOW)
 		e = sl_list_find(&sl_allow_list, pkt, now_ms);
 	kind = SL_LISTED_ALLOW;
-	if (!e && (cfg->lists & SL_LISTS_BLOCK)) {
+	if (!e && (sl_config_lists(cfg) & SL_LISTS_BLOCK)) {
 		e = sl_list_find(&sl_block_list, pkt, now_ms);
 		kind = SL_LISTED_BLOCK;
 	}

@@ -309,20 +309,25 @@ struct sl_config {
 	__u8 has_src;		/* any live rule matches on source prefix */
 	__u8 has_dst;
 	__u8 has_exempt;
-	__u8 lists;		/* SL_LISTS_*: which of the block and allow
-				 * lists hold an entry, so that a packet pays
-				 * no lookup while both are empty */
+	__u8 pad;		/* SL_LISTS_*, read and written through
+				 * sl_config_lists(): which of the block and
+				 * allow lists hold an entry. Named as before
+				 * it held them: an upgrade keeps a pinned map
+				 * whose value type is the same, member names
+				 * included, and this one holds the rules */
 	struct sl_bitmap all_rules;	/* every live rule: the bitmap of an
 					 * address no rule restricts */
 };
 
 /* ---- block and allow lists at run time (bpf/lists.h) ---- */
 
-/* Bits of sl_config.lists, written into both generations by the list
- * commands and by every rules apply (user/core/lists.c): a packet looks
- * a list up only while its bit is set. A bit set over an empty list
- * costs a lookup, never a verdict.
+/* Bits of sl_config_lists(), written into the live generation by the
+ * list commands and into the next one by every rules apply
+ * (user/core/lists.c, user/rules/tables.c): a packet looks a list up
+ * only while its bit is set. A bit set over an empty list costs a
+ * lookup, never a verdict.
  */
+#define sl_config_lists(cfg)	((cfg)->pad)
 #define SL_LISTS_ALLOW		1
 #define SL_LISTS_BLOCK		2
 

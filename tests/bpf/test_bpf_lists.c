@@ -61,7 +61,7 @@ static __u8 live_lists(struct fixture *f)
 	assert_int_equal(bpf_map_lookup_elem(f->in.maps.active, &zero, &gen), 0);
 	gen &= 1;
 	assert_int_equal(bpf_map_lookup_elem(f->in.maps.config, &gen, &cfg), 0);
-	return cfg.lists;
+	return sl_config_lists(&cfg);
 }
 
 /* Both entries, XDP and TC. */

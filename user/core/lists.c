@@ -116,8 +116,8 @@ int sl_lists_publish(const struct sl_maps *m)
 			err = -errno;
 			break;
 		}
-		if (cfg.lists != in_use) {
-			cfg.lists = in_use;
+		if (sl_config_lists(&cfg) != in_use) {
+			sl_config_lists(&cfg) = in_use;
 			if (bpf_map_update_elem(m->config, &gen, &cfg, BPF_EXIST)) {
 				err = -errno;
 				break;

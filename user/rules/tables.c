@@ -702,7 +702,7 @@ int sl_rules_apply_counted(const struct sl_maps *m,
 	 * can be, so that the switch keeps what they hold now
 	 */
 	sl_lists_config_lock();
-	cfg.lists = sl_lists_in_use(m);
+	sl_config_lists(&cfg) = sl_lists_in_use(m);
 	if (bpf_map_update_elem(m->config, &gen, &cfg, 0) ||
 	    bpf_map_update_elem(m->active, &zero, &gen, 0)) {
 		err = -errno;
