@@ -110,9 +110,8 @@ static void print_change(const char *what, unsigned kind,
 		sl_print_json(o);
 		return;
 	}
-	printf("%s %s %s list", what, pfx,
-	       !strcmp(what, "added") ? "to the" : "from the");
-	printf(" %s", sl_list_name(kind));
+	printf("%s %s %s the %s list", what, pfx,
+	       !strcmp(what, "added") ? "to" : "from", sl_list_name(kind));
 	if (for_ms) {
 		char d[32];
 
@@ -320,10 +319,15 @@ int do_lists(int argc, char **argv)
 
 			sl_format_prefix(&items[i].key.addr, items[i].key.prefixlen,
 					 pfx, sizeof(pfx));
-			if (items[i].entry.expires_ms)
-				sl_format_duration(items[i].entry.expires_ms > now ?
-						   items[i].entry.expires_ms - now : 0,
-						   d, sizeof(d));
+			if (items[i].entry.expires_ms) {
+				__u64 left = items[i].entry.expires_ms > now ?
+					     items[i].entry.expires_ms - now : 0;
+
+				/* whole seconds past one: "5400s", not "5399987ms" */
+				if (left >= 1000)
+					left = (left + 999) / 1000 * 1000;
+				sl_format_duration(left, d, sizeof(d));
+			}
 			printf("%-6s %-44s %-12s %10llu  %s\n",
 			       sl_list_name(items[i].kind), pfx, d,
 			       (unsigned long long)items[i].entry.hits,
