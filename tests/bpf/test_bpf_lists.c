@@ -192,6 +192,18 @@ static void test_lists_ended_entry_is_no_entry(void **state)
 	assert_int_equal(run(f, &p), DROP);
 	assert_int_equal(stats_of(f, "dns").passed, 2);
 	assert_int_equal(stats_of(f, "dns").dropped, 1);
+
+	/* the sweep (the service's, every few seconds) gives the room back,
+	 * and with both lists empty the program stops looking
+	 */
+	{
+		unsigned removed = 0;
+
+		assert_int_equal(sl_list_sweep(&f->in.maps, T0 + 1000, &removed), 0);
+		assert_int_equal(removed, 2);
+		assert_int_not_equal(bpf_map_lookup_elem(f->in.maps.block_list, &k, &e), 0);
+		assert_int_equal(live_lists(f), 0);
+	}
 }
 
 static void test_lists_empty_leave_verdicts_as_before(void **state)
