@@ -335,7 +335,8 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	 * shape's own policy; while both are empty this is one load and a
 	 * branch, no lookup
 	 */
-	if (sl_config_lists(cfg) && (ret == SL_PARSE_OK || ret == SL_PARSE_FRAGMENT)) {
+	if (sl_config_lists(cfg) &&
+	    (ret == SL_PARSE_OK || ret == SL_PARSE_FRAGMENT)) {
 		verdict = sl_listed(cfg, &pkt, len);
 		if (verdict)
 			return verdict == SL_LISTED_BLOCK ? SL_DROP : SL_PASS;

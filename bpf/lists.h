@@ -76,8 +76,9 @@ static __always_inline void sl_list_event(struct sl_list_entry *e,
 }
 
 /* Whether a list decides the packet, counted where it does. Called only
- * while sl_config_lists(cfg) says a list holds an entry. A static subprogram, and
- * before the rule chain: its frame is never under the chain's calls.
+ * while sl_config_lists(cfg) says a list holds an entry. A static
+ * subprogram, and before the rule chain: its frame is never under the
+ * chain's calls.
  */
 static __noinline int sl_listed(const struct sl_config *cfg,
 				const struct sl_packet *pkt, __u32 len)

@@ -15,9 +15,6 @@
 #include "core/pin_lock.h"
 #include "core/pinned.h"
 
-/* The longest --for: a year. Longer is "until removed", said plainly. */
-#define SL_LIST_MAX_FOR_MS	(366ULL * 86400000)
-
 static const char block_help[] =
 "Usage: slicelimit block ADDR|PREFIX [--for DUR] [--reason TEXT] [--json]\n"
 "       slicelimit allow ADDR|PREFIX [--for DUR] [--reason TEXT] [--json]\n"

@@ -294,7 +294,8 @@ json_object *sl_list_item_to_json(const struct sl_list_item *it,
 	char pfx[64];
 
 	sl_format_prefix(&it->key.addr, it->key.prefixlen, pfx, sizeof(pfx));
-	json_object_object_add(o, "kind", json_object_new_string(sl_list_name(it->kind)));
+	json_object_object_add(o, "kind",
+			       json_object_new_string(sl_list_name(it->kind)));
 	json_object_object_add(o, "prefix", json_object_new_string(pfx));
 	if (it->entry.expires_ms) {
 		sl_json_add_u64(o, "expires_ms", it->entry.expires_ms - tai_offset);

@@ -14,6 +14,11 @@
 #include "core/instance_maps.h"
 #include "slicelimit.h"
 
+/* The longest --for (and the API's "for"): a year. Longer is "until
+ * removed", said plainly.
+ */
+#define SL_LIST_MAX_FOR_MS	(366ULL * 86400000)
+
 /* One entry as `lists` shows it. */
 struct sl_list_item {
 	unsigned kind;			/* SL_LISTS_ALLOW or SL_LISTS_BLOCK */

@@ -12,9 +12,6 @@
 #include "core/pinned.h"
 #include "service/lists_api.h"
 
-/* The longest "for": as the command's --for (cmd_lists.c). */
-#define SL_LIST_MAX_FOR_MS	(366ULL * 86400000)
-
 static unsigned fail(json_object **out, unsigned status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
