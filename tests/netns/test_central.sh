@@ -235,6 +235,12 @@ body() {
 	ask net3 1 net 10.9.0.3
 	tap_eq "IP keys of one /24 share one central count (limit 2: allowed, allowed, denied)" \
 		"$(PY "[a['allowed'] for a in d]" net1 net2 net3)" "[True, True, False]"
+	# ... only under a rule with api_key_is_address: under 'wide' an
+	# address is an API key like any other
+	ask wide-ip 2 wide 10.9.0.1
+	tap_eq "the same address under 'wide' (without api_key_is_address): a count of its own (used 1)" \
+		"$(PY "[(a['allowed'], a['used'], a['decision']) for a in d]" wide-ip)" \
+		"[(True, 1, 'central')]"
 
 	# an address the rule exempts is answered without counting
 	burst ex 3 ex 10.8.1.1
@@ -248,9 +254,13 @@ body() {
 	got=$(in_server redis-cli -p "$RPORT" --scan --pattern 'slc:*' | sort)
 	ok=1
 	for p in "slc:{tb:$(kh alice)}:token-bucket:" "slc:{log:$(kh k-log)}:sliding-log:" \
-		 'slc:{net:ip:10.9.0.0/24}:sliding:'; do
+		 'slc:{net:ip:10.9.0.0/24}:sliding:' "slc:{wide:$(kh 10.9.0.1)}:sliding:"; do
 		printf '%s\n' "$got" | grep -qF "$p" || { ok=0; diag "no key $p"; }
 	done
+	if printf '%s\n' "$got" | grep -qF 'slc:{wide:ip:'; then
+		ok=0
+		diag "an address key under 'wide' stored as the address"
+	fi
 	while read -r i; do
 		[ -n "$i" ] || continue
 		t=$(in_server redis-cli -p "$RPORT" pttl "$i")
