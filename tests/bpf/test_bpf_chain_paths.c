@@ -345,6 +345,21 @@ static void l3(struct pkt *p, bool v6, const char *s, const char *d,
 		ip4_from(p, s, d, 5, frag4);
 }
 
+/* The transport header of a packet that carries one: TCP with random
+ * flags, UDP, or an ICMP echo request.
+ */
+static void l4_header(struct pkt *p, int l4, unsigned dport)
+{
+	static const uint8_t tcp_flags[] = { SYN, SYN, ACK, SYN | ACK, PSH | ACK };
+
+	if (l4 == IPPROTO_TCP)
+		tcp(p, dport, tcp_flags[pick(NELEM(tcp_flags))]);
+	else if (l4 == IPPROTO_UDP)
+		udp(p, dport);
+	else
+		icmp(p);
+}
+
 static void random_packet(struct pkt *p, struct model_pkt *m,
 			  struct datagram *dg, uint32_t *next_id)
 {
@@ -354,7 +369,6 @@ static void random_packet(struct pkt *p, struct model_pkt *m,
 	unsigned r = pick(100), tags = 0, i;
 	enum shape shape = r < 70 ? WHOLE : r < 80 ? FIRST_FRAG :
 			   r < 90 ? LATER_FRAG : r < 96 ? ORPHAN_FRAG : DEEP_VLAN;
-	static const uint8_t tcp_flags[] = { SYN, SYN, ACK, SYN | ACK, PSH | ACK };
 	int l4 = pick(10) < 4 ? IPPROTO_TCP : pick(10) < 7 ? IPPROTO_UDP : IPPROTO_ICMP;
 	unsigned dport = chance(70) ? ports_low[pick(NELEM(ports_low))] :
 			 chance(70) ? ports_high[pick(NELEM(ports_high))] :
@@ -380,12 +394,7 @@ static void random_packet(struct pkt *p, struct model_pkt *m,
 	case WHOLE:
 	case DEEP_VLAN:
 		l3(p, v6, s, d, 0);
-		if (l4 == IPPROTO_TCP)
-			tcp(p, dport, tcp_flags[pick(NELEM(tcp_flags))]);
-		else if (l4 == IPPROTO_UDP)
-			udp(p, dport);
-		else
-			icmp(p);
+		l4_header(p, l4, dport);
 		break;
 	case FIRST_FRAG:
 		if (v6) {
@@ -394,12 +403,7 @@ static void random_packet(struct pkt *p, struct model_pkt *m,
 		} else {
 			l3(p, v6, s, d, 0x2000);
 		}
-		if (l4 == IPPROTO_TCP)
-			tcp(p, dport, tcp_flags[pick(NELEM(tcp_flags))]);
-		else if (l4 == IPPROTO_UDP)
-			udp(p, dport);
-		else
-			icmp(p);
+		l4_header(p, l4, dport);
 		ip_id(p, *next_id);
 		dg->v6 = v6;
 		snprintf(dg->src, sizeof(dg->src), "%s", s);
