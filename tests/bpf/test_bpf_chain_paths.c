@@ -12,11 +12,13 @@
  * (has_src, has_dst) of the second instance, so every packet there finds
  * its first rule by the walk, while the first instance takes the inline
  * path whenever the rule set has no prefixes of its own. It changes no
- * verdict: it sits after every other rule, so it moves no rule's
- * position (nor, being last in the file, any rule's id); 100::/64 is the
- * discard-only prefix (RFC 6666) and no packet here comes from or goes to
- * it, so no lookup ever returns it, and the packets it adds to port
- * classes find no rule there and pass as no_rule, as they do without it.
+ * verdict: its priority puts it after every other rule, so it moves no
+ * rule's position; 100::/64 is the discard-only prefix (RFC 6666) and no
+ * packet here comes from or goes to it, so no lookup returns it (an
+ * orphan fragment or a frame with too many tags, which any rule whose
+ * addresses match would take, finds it no more), and no packet goes to
+ * its port, TCP 9. The rules' ids, which client keys and the probation
+ * hash hold, are the same on both sides too (hold_walk_id_apart).
  *
  * Every packet (IPv4 and IPv6; TCP, UDP and ICMP echo; up to three VLAN
  * tags; first, later and orphan fragments; XDP and TC) runs through both
@@ -100,6 +102,7 @@ struct model_rule {
 	unsigned lo, hi;
 	struct prefix src, dst, exempt;
 	bool continues;
+	unsigned priority;	/* given, or its place in the file */
 };
 
 struct model_pkt {
@@ -207,7 +210,10 @@ static const char *const algorithms[] = {
 struct ruleset {
 	struct model_rule rule[MAX_SET_RULES];
 	unsigned nr;
+	unsigned order[MAX_SET_RULES];	/* file index by priority position */
+	unsigned pos_of[MAX_SET_RULES];	/* priority position by file index */
 	bool prefixes;		/* source or destination prefixes allowed */
+	bool priorities;	/* some rules given a priority */
 	char *yaml;
 	size_t at, cap;
 };
@@ -264,6 +270,9 @@ static void random_rule(struct ruleset *rs, unsigned set, unsigned pos)
 		parse_prefix(exempt_prefixes[pick(NELEM(exempt_prefixes))],
 			     &r->exempt);
 	r->continues = chance(40);
+	r->priority = pos;
+	if (rs->priorities && chance(30))
+		r->priority = pick(3 * rs->nr);
 	if (unit == 9 && r->proto != P_ANY && r->proto != P_TCP)
 		unit = 0;
 	if (unit >= 7 && !strcmp(algo, "sliding-log"))
@@ -307,6 +316,8 @@ static void random_rule(struct ruleset *rs, unsigned set, unsigned pos)
 		     chance(30) ? ", per_port: true" : "");
 	if (r->continues)
 		emit(rs, "    continue: true\n");
+	if (r->priority != pos)
+		emit(rs, "    priority: %u\n", r->priority);
 }
 
 static void random_ruleset(struct ruleset *rs, unsigned set)
@@ -318,10 +329,24 @@ static void random_ruleset(struct ruleset *rs, unsigned set)
 	rs->nr = r == 0 ? 1 + pick(12) : r == 1 ? 1 + pick(MAX_SET_RULES) :
 		 65 + pick(MAX_SET_RULES - 64);
 	rs->prefixes = chance(35);
+	rs->priorities = chance(30);
 	rs->at = 0;
 	emit(rs, "rules:\n");
 	for (i = 0; i < rs->nr; i++)
 		random_rule(rs, set, i);
+	/* slicelimit-rules(5): lower priority first, ties in file order */
+	for (i = 0; i < rs->nr; i++) {
+		unsigned j = i;
+
+		while (j && rs->rule[rs->order[j - 1]].priority >
+			    rs->rule[i].priority) {
+			rs->order[j] = rs->order[j - 1];
+			j--;
+		}
+		rs->order[j] = i;
+	}
+	for (i = 0; i < rs->nr; i++)
+		rs->pos_of[rs->order[i]] = i;
 }
 
 /* ---- random packets ----------------------------------------------------- */
@@ -531,9 +556,10 @@ static void check_model(const struct ruleset *rs, const struct model_pkt *m,
 {
 	bool chain_on = true;
 	enum verdict want = PASS;
-	unsigned i;
+	unsigned pos;
 
-	for (i = 0; i < rs->nr; i++) {
+	for (pos = 0; pos < rs->nr; pos++) {
+		unsigned i = rs->order[pos];
 		const struct model_rule *r = &rs->rule[i];
 		bool match = chain_on && model_matches(r, m);
 		bool moved = counted(&after[i]) != counted(&before[i]);
@@ -669,7 +695,8 @@ static void compare_states(struct sl_instance *a, struct sl_instance *b,
 }
 
 #define WALK_RULE "  - {name: walk, protocol: tcp, ports: 9, limit: 1,\n" \
-		  "     source: 100::/64, destination: 100::/64}\n"
+		  "     source: 100::/64, destination: 100::/64,\n" \
+		  "     priority: 4294967295}\n"
 #define WALK_ID	(2 * MAX_SET_RULES + 1)
 
 /* A new rule takes the lowest id that no live rule holds (the rules an
@@ -766,7 +793,8 @@ static void test_chain_paths_inline_first_rule_equals_walk(void **state)
 					       (unsigned long long)sb.passed,
 					       (unsigned long long)sa[i].dropped,
 					       (unsigned long long)sb.dropped);
-				if (i >= 64 && counted(&sa[i]) != counted(&a.last[i]))
+				if (rs.pos_of[i] >= 64 &&
+				    counted(&sa[i]) != counted(&a.last[i]))
 					past64++;
 			}
 			for (i = 0; i < rs.nr && !rs.prefixes; i++)
