@@ -20,8 +20,9 @@
  * its port, TCP 9. The rules' ids, which client keys and the probation
  * hash hold, are the same on both sides too (hold_walk_id_apart).
  *
- * Every packet (IPv4 and IPv6; TCP, UDP and ICMP echo; up to three VLAN
- * tags; first, later and orphan fragments; XDP and TC) runs through both
+ * Every packet (IPv4 and IPv6, some with extension headers; TCP, UDP and
+ * ICMP echo; up to three VLAN tags; first, later and orphan fragments;
+ * XDP and TC) runs through both
  * at a realistic clock (CLOCK_TAI ms), and must get the same verdict and
  * move the same rule counters; at the end of each rule set the client
  * states, the keys on probation and the global counters must be equal.
@@ -419,6 +420,10 @@ static void random_packet(struct pkt *p, struct model_pkt *m,
 	case WHOLE:
 	case DEEP_VLAN:
 		l3(p, v6, s, d, 0);
+		/* an extension chain the parser walks to the ports */
+		for (i = v6 && chance(20) ? 1 + pick(2) : 0; i > 0; i--)
+			ip6_ext(p, i == 1 ? IPPROTO_DSTOPTS : IPPROTO_HOPOPTS,
+				pick(2));
 		l4_header(p, l4, dport);
 		break;
 	case FIRST_FRAG:
