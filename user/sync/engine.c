@@ -15,6 +15,7 @@
 #include "sl_peer.h"
 #include "sync/client_hash.h"
 #include "sync/engine.h"
+#include "sync/peer_units.h"
 #include "sync/replay_state.h"
 
 /* What this node last reported of a client, per peer slice: the next
@@ -75,6 +76,11 @@ struct sl_sync {
 					 * is accepted before it is moved */
 	bool state_warned;		/* a failed write was logged */
 	struct sl_replay_state restored;	/* the previous run's windows */
+
+	/* what each peer reported per client lately: the cap of a peer's
+	 * entries is over its datagrams, not per datagram (merge_entry)
+	 */
+	struct peer_units_table peer_units;
 
 	struct sent_client *table;	/* open addressing, power of two */
 	struct sl_client_hash hash;	/* its keyed hash */
@@ -223,6 +229,12 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	err = s->table && s->view_entries &&
 	      (s->state_path || !o->replay_state || !o->replay_state[0]) ?
 	      sl_client_hash_init(&s->hash) : -ENOMEM;
+	/* a record per peer and client the view can hold, twice over: a
+	 * client is often reported by more than one peer
+	 */
+	if (!err)
+		err = peer_units_init(&s->peer_units,
+				      2 * (size_t)sl_map_capacity(m->peer_view));
 	if (!err)
 		err = sl_sync_refresh_rules(s);
 	if (!err && !(s->changed = sl_changed_open(m)))
@@ -246,6 +258,7 @@ void sl_sync_free(struct sl_sync *s)
 	free(s->rules);
 	free(s->datagrams.e);
 	free(s->view_entries);
+	peer_units_free(&s->peer_units);
 	free(s->state_path);
 	/* the pairs' keys speak as this node */
 	explicit_bzero(&s->o.keys, sizeof(s->o.keys));
@@ -1094,6 +1107,22 @@ static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
 	return sl_bounded_sender_cap(p, peers);
 }
 
+/* The period one peer's entries of a client are capped over together:
+ * the one entry_cap reasons over, in which a real node accepts at most
+ * that cap. A window for the sums and the counter (no verdict passes more
+ * than the limit in one; units are dated by their earliest accept, so
+ * the units a peer dates within a window were accepted within it); one
+ * entry's slice for a bucket, whose refill over a longer period would
+ * add to what it may take. Units counted past it no longer count in the
+ * view either, so the next period starts fresh.
+ */
+static __u64 peer_period_ms(const struct sl_params *p)
+{
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return sl_peer_slice_of(p);
+	return p->window_ms ? p->window_ms : 1;
+}
+
 /* Add (or with `set`, make) the peers' units of one client slice in the
  * peer view, `how` as sl_peer_merge_piece takes it; the predictive
  * layout's round counts what was added. `from` is the peer whose
@@ -1107,12 +1136,13 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 {
 	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
 	struct sl_peer_view v, was;
+	struct peer_units *pu = NULL;
 	struct sl_client_key key;
 	struct sl_params p;
 	__u32 before = 0, added, interval = s->o.interval_ms;
 	__u32 units = e->units, maker = 0;
 	bool fresh = false;
-	__u64 ps, cap;
+	__u64 ps, cap, had;
 
 	if (!r) {
 		s->st.unknown_rule++;
@@ -1134,7 +1164,18 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 			s->st.view_capped++;
 			return;
 		}
+		/* the cap is over what this peer reported of the client in
+		 * the period, not per entry: else as many datagrams, as many
+		 * caps. No record left for it: refused, as a full view would
+		 */
+		pu = peer_units_of(&s->peer_units, maker, &key, now_ms);
+		if (!pu) {
+			s->st.view_full++;
+			return;
+		}
 		cap = entry_cap(s, &p, &v, now_ms);
+		had = peer_units_within(pu, peer_period_ms(&p), now_ms);
+		cap = cap > had ? cap - had : 0;
 		if (units > cap) {
 			units = cap;
 			s->st.clamped_entries++;
@@ -1165,6 +1206,9 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 		added = 0;
 	else if (set)
 		added -= before;
+	if (pu)
+		peer_units_add(pu, e->start_ms, sl_peer_slice_of(&p),
+			       peer_period_ms(&p), added);
 	if (added) {
 		if (sl_u32_since(v.round_ms, (__u32)now_ms) >= interval ||
 		    !v.round_units) {
