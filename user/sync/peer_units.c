@@ -10,18 +10,19 @@
  */
 #define PEER_UNITS_PROBE	32
 
+#define PEER_UNITS_START	1024
+
 int peer_units_init(struct peer_units_table *t, size_t clients)
 {
-	size_t cap = 64;
-
-	while (cap < clients)
-		cap *= 2;
 	memset(t, 0, sizeof(*t));
-	/* calloc'ed pages are only backed once a record is written */
-	t->r = calloc(cap, sizeof(*t->r));
+	/* at most half full with `clients` records: a probe stays short */
+	t->max_cap = PEER_UNITS_START;
+	while (t->max_cap < 2 * clients)
+		t->max_cap *= 2;
+	t->r = calloc(PEER_UNITS_START, sizeof(*t->r));
 	if (!t->r)
 		return -ENOMEM;
-	t->cap = cap;
+	t->cap = PEER_UNITS_START;
 	return sl_client_hash_init(&t->hash);
 }
 
@@ -38,11 +39,48 @@ static bool same(const struct peer_units *r, __u32 node,
 	return r->node == node && !memcmp(&r->key, key, sizeof(*key));
 }
 
-struct peer_units *peer_units_of(struct peer_units_table *t, __u32 node,
-				 const struct sl_client_key *key,
-				 __u64 now_ms)
+static size_t home_of(const struct peer_units_table *t, __u32 node,
+		      const struct sl_client_key *key)
 {
-	size_t i, at = sl_client_hash(&t->hash, key) + node * 0x9e3779b9u;
+	return sl_client_hash(&t->hash, key) + node * 0x9e3779b9u;
+}
+
+/* Twice the records, the live ones moved over (a record that finds no
+ * free place in the new table's probe is dropped: an undercount of that
+ * peer, never more room for it). 0 or -errno.
+ */
+static int grow(struct peer_units_table *t, __u64 now_ms)
+{
+	size_t cap = t->cap * 2, i, j, at;
+	struct peer_units *r;
+
+	if (t->cap >= t->max_cap)
+		return -ENOSPC;
+	r = calloc(cap, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	t->used = 0;
+	for (i = 0; i < t->cap; i++) {
+		if (!t->r[i].node || t->r[i].until_ms <= now_ms)
+			continue;
+		at = home_of(t, t->r[i].node, &t->r[i].key);
+		for (j = 0; j < PEER_UNITS_PROBE; j++)
+			if (!r[(at + j) & (cap - 1)].node) {
+				r[(at + j) & (cap - 1)] = t->r[i];
+				t->used++;
+				break;
+			}
+	}
+	free(t->r);
+	t->r = r;
+	t->cap = cap;
+	return 0;
+}
+
+static struct peer_units *find(struct peer_units_table *t, __u32 node,
+			       const struct sl_client_key *key, __u64 now_ms)
+{
+	size_t i, at = home_of(t, node, key);
 	struct peer_units *r, *free_r = NULL;
 
 	for (i = 0; i < PEER_UNITS_PROBE && i < t->cap; i++) {
@@ -58,6 +96,7 @@ struct peer_units *peer_units_of(struct peer_units_table *t, __u32 node,
 	}
 	if (!free_r)
 		return NULL;
+	t->used += !free_r->node;
 	if (!free_r->node || !same(free_r, node, key) ||
 	    free_r->until_ms <= now_ms) {
 		memset(free_r, 0, sizeof(*free_r));
@@ -65,6 +104,21 @@ struct peer_units *peer_units_of(struct peer_units_table *t, __u32 node,
 		free_r->key = *key;
 	}
 	return free_r;
+}
+
+struct peer_units *peer_units_of(struct peer_units_table *t, __u32 node,
+				 const struct sl_client_key *key,
+				 __u64 now_ms)
+{
+	struct peer_units *r;
+
+	/* past half full the probes lengthen: grow while it may */
+	if (2 * t->used >= t->cap && t->cap < t->max_cap)
+		grow(t, now_ms);	/* failing, the old table serves */
+	while (!(r = find(t, node, key, now_ms)))
+		if (grow(t, now_ms))
+			return NULL;
+	return r;
 }
 
 __u64 peer_units_within(const struct peer_units *r, __u64 period_ms,

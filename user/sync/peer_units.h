@@ -7,10 +7,11 @@
  * entry alone is a cap per datagram: a holder of one node's key could
  * send as many datagrams as it likes, each carrying the cap.
  *
- * A fixed table owned by the engine, sized once: a record whose units
- * have all left their period is free for another (peer, client). When
- * no record is free along a key's probe, the entry is refused (the
- * caller counts it), never added by growing the table.
+ * A table owned by the engine: a record whose units have all left their
+ * period is free for another (peer, client). It starts small and doubles
+ * when a key's probe finds no free record, up to a bound set at the
+ * start (from the peer view's capacity); at the bound, the entry is
+ * refused (the caller counts it), never added by growing further.
  */
 #ifndef SL_PEER_UNITS_H
 #define SL_PEER_UNITS_H
@@ -36,15 +37,19 @@ struct peer_units {
 struct peer_units_table {
 	struct peer_units *r;		/* open addressing, power of two */
 	size_t cap;
+	size_t max_cap;			/* it grows no further */
+	size_t used;			/* records ever written (free ones
+					 * too: a probe walks past them) */
 	struct sl_client_hash hash;
 };
 
-/* A table of at least `clients` records. 0 or -errno. */
+/* A table that grows to at least `clients` records. 0 or -errno. */
 int peer_units_init(struct peer_units_table *t, size_t clients);
 void peer_units_free(struct peer_units_table *t);
 
 /* The record of (node, key) as of now_ms, a fresh one if it had none or
- * its units left their period; NULL when the table has no room for it.
+ * its units left their period; NULL when the table has no room for it
+ * (at its bound, or memory refused).
  */
 struct peer_units *peer_units_of(struct peer_units_table *t, __u32 node,
 				 const struct sl_client_key *key,
