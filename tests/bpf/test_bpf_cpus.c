@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/bpf.h>
@@ -93,9 +94,28 @@ static void test_limit_two_cpus_node_total_at_limit(void **state)
 #define SL_RACE_LIMIT	20000	/* frozen clock, packets: units of the run */
 #define SL_RACE_SMALL	1000	/* frozen clock, the other cases */
 #define SL_RACE_MOVING	500	/* moving clock: per 1 s window */
-#define SL_RACE_STEP_MS	20	/* the clock moves this much per run of 64 */
-#define SL_RACE_SPAN_MS	2000	/* ... over this much model time */
+#define SL_RACE_SPAN_MS	2000	/* moving clock: over this much model time */
 #define SL_RACE_BYTES	100	/* frame length of the bytes cases */
+#define SL_RACE_RUN	64	/* packets a BPF_PROG_TEST_RUN */
+
+/* How far the moving clock steps: every CPU makes a run a step, so a
+ * case makes CPUs x span / step runs. Under TCG a run costs mostly its
+ * syscall, not its packets, and the runs of 64 CPUs at 20 ms steps did
+ * not fit the 64-CPU VM's time limit. The step grows with the CPUs
+ * (20 ms on 2 CPUs, as on the host; 200 ms, ten steps, from 16 CPUs
+ * up), each a divisor of the 1 s window so that windows hold whole
+ * steps; the bounds take the step, so the check stays exact.
+ */
+static __u64 race_step_ms(int ncpu)
+{
+	static const __u64 steps[] = { 20, 25, 40, 50, 100, 200 };
+	unsigned i;
+
+	for (i = 0; i < sizeof(steps) / sizeof(*steps) - 1; i++)
+		if (steps[i] >= 10 * (__u64)ncpu)
+			break;
+	return steps[i];
+}
 
 struct racer {
 	struct fixture *f;
@@ -104,7 +124,7 @@ struct racer {
 	int cpu;
 	__u32 packets;
 	bool clock;		/* this racer moves the model clock */
-	__u64 t0, t_end;
+	__u64 t0, t_end, step_ms;
 	int err;
 };
 
@@ -116,13 +136,13 @@ static void *race_one_cpu(void *arg)
 	r->err = sl_pin_to_cpu(r->cpu);
 	pthread_barrier_wait(r->start);
 	/* short runs, so that every CPU is inside the program at once */
-	for (done = 0; done < r->packets && !r->err; done += 64, run++) {
+	for (done = 0; done < r->packets && !r->err; done += SL_RACE_RUN, run++) {
 		if (r->clock) {
-			r->t_end = r->t0 + (__u64)run * SL_RACE_STEP_MS;
+			r->t_end = r->t0 + (__u64)run * r->step_ms;
 			set_time(r->f, r->t_end);
 		}
 		r->err = sl_instance_run(&r->f->in, false, -1, r->p->b,
-					 r->p->len, 64, &retval, NULL);
+					 r->p->len, SL_RACE_RUN, &retval, NULL);
 	}
 	return NULL;
 }
@@ -138,7 +158,7 @@ struct race_case {
  * the count can reach the limit.
  */
 static __u64 race_bound_counted(const struct race_case *c, __u64 limit,
-				int ncpu, __u64 t0, __u64 t_end)
+				int ncpu, __u64 t0, __u64 t_end, __u64 step_ms)
 {
 	__u64 extra = ncpu - 1, windows, span = t_end - t0;
 
@@ -165,7 +185,7 @@ static __u64 race_bound_counted(const struct race_case *c, __u64 limit,
 		return windows * (limit + limit / (SL_RECORDS - 2) + 1 +
 				  (SL_RECORDS + 1) * extra);
 	if (!strcmp(c->algorithm, "sliding-log"))
-		return windows * (limit + 1000 / SL_RACE_STEP_MS * extra);
+		return windows * (limit + 1000 / step_ms * extra);
 	return windows * (2 * limit + 11 * extra);
 }
 
@@ -175,9 +195,9 @@ static __u64 race_bound_counted(const struct race_case *c, __u64 limit,
  * (include/sl_newcomer.h).
  */
 static __u64 race_bound(const struct race_case *c, __u64 limit, int ncpu,
-			__u64 t0, __u64 t_end)
+			__u64 t0, __u64 t_end, __u64 step_ms)
 {
-	return race_bound_counted(c, limit, ncpu, t0, t_end) + ncpu - 1;
+	return race_bound_counted(c, limit, ncpu, t0, t_end, step_ms) + ncpu - 1;
 }
 
 /* The rule of a case: `limit` packets' worth of units a window (a
@@ -215,6 +235,7 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 	pthread_t *th;
 	int ncpu = 0, cpu, i, bad = 0, n = 0;
 	unsigned a, u, m;
+	__u64 step_ms;
 
 	r = calloc(CPU_SETSIZE, sizeof(*r));
 	th = calloc(CPU_SETSIZE, sizeof(*th));
@@ -225,6 +246,7 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 			r[ncpu++].cpu = cpu;
 	if (ncpu < 2)
 		skip();
+	step_ms = race_step_ms(ncpu);
 	for (a = 0; a < sizeof(algorithms) / sizeof(*algorithms); a++)
 	for (u = 0; u < sizeof(units) / sizeof(*units); u++)
 	for (m = 0; m < 2; m++) {
@@ -243,6 +265,7 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 		char yaml[512], name[32];
 		pthread_barrier_t start;
 		struct sl_rule_stats s;
+		struct timespec ts0, ts1;
 		struct pkt p;
 
 		if (log && bytes)
@@ -254,19 +277,22 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 		mk(&p, "192.0.2.77", "203.0.113.1", strcmp(c.unit, "syn") ? UDP : TCP,
 		   53, strcmp(c.unit, "syn") ? 0 : SYN, bytes ? SL_RACE_BYTES : 0);
 		assert_int_equal(pthread_barrier_init(&start, NULL, ncpu), 0);
+		clock_gettime(CLOCK_MONOTONIC, &ts0);
 		for (i = 0; i < ncpu; i++) {
 			r[i].f = f;
 			r[i].p = &p;
 			r[i].start = &start;
 			r[i].clock = m && i == 0;
 			r[i].t0 = r[i].t_end = t0;
+			r[i].step_ms = step_ms;
 			r[i].err = 0;
-			/* frozen: twice the limit in all; moving: the span,
-			 * about six times the limit a window; both rounded
-			 * up to whole runs of 64
+			/* frozen: twice the limit in all, rounded up to
+			 * whole runs; moving: a run per step of the clock
+			 * over the span, many times the limit a window
 			 */
-			per = m ? SL_RACE_SPAN_MS / SL_RACE_STEP_MS * 64 :
-			      (2 * limit / ncpu + 63) / 64 * 64;
+			per = m ? SL_RACE_SPAN_MS / step_ms * SL_RACE_RUN :
+			      (2 * limit / ncpu + SL_RACE_RUN - 1) /
+			      SL_RACE_RUN * SL_RACE_RUN;
 			r[i].packets = per;
 			sent += per;
 			assert_int_equal(pthread_create(&th[i], NULL, race_one_cpu, &r[i]), 0);
@@ -275,18 +301,23 @@ static void test_limit_concurrent_cpus_at_most_one_extra_each(void **state)
 			pthread_join(th[i], NULL);
 			assert_int_equal(r[i].err, 0);
 		}
+		clock_gettime(CLOCK_MONOTONIC, &ts1);
 		pthread_barrier_destroy(&start);
 		s = stats_of(f, name);
-		bound = race_bound(&c, limit, ncpu, t0, r[0].t_end);
+		bound = race_bound(&c, limit, ncpu, t0, r[0].t_end, step_ms);
 		/* one JSON line per case: make bench-cpus records them */
 		print_message("{\"cpus\": %d, \"algorithm\": \"%s\", \"unit\": \"%s\", "
 			      "\"clock\": \"%s\", \"sent\": %llu, \"passed\": %llu, "
-			      "\"limit\": %llu, \"bound\": %llu}\n", ncpu,
+			      "\"limit\": %llu, \"bound\": %llu, \"step_ms\": %llu, "
+			      "\"ms\": %lld}\n", ncpu,
 			      c.algorithm, c.unit, m ? "moving" : "frozen",
 			      (unsigned long long)sent,
 			      (unsigned long long)s.passed,
 			      (unsigned long long)limit,
-			      (unsigned long long)bound);
+			      (unsigned long long)bound,
+			      (unsigned long long)(m ? step_ms : 0),
+			      (long long)(ts1.tv_sec - ts0.tv_sec) * 1000 +
+			      (ts1.tv_nsec - ts0.tv_nsec) / 1000000);
 		if (s.passed + s.dropped != sent || s.passed < limit ||
 		    s.passed > bound) {
 			print_error("%s %s %s: %llu of %llu passed, expected %llu..%llu\n",
@@ -313,6 +344,10 @@ int main(void)
 	};
 #undef T
 
+	/* a line per race case as it ends, even into a file: a step that
+	 * its time limit cuts keeps the cases it finished
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* SL_TEST_FILTER=test_limit_concurrent*: one test (make bench-cpus) */
 	if (getenv("SL_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("SL_TEST_FILTER"));
