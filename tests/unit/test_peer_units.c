@@ -89,10 +89,12 @@ static void test_records_survive_growth(void **st)
 
 /* A table for 1024 (2048 records at most): 3000 live pairs do not all
  * fit, the refused ones get NULL (the table stays at its bound); a
- * period later, as many new pairs fit as before.
+ * period later every pair placed gets its record back, empty, and new
+ * pairs find room in what the old ones freed.
  */
 static void test_bound_refuses_then_period_frees(void **st)
 {
+	static bool was_placed[3000];
 	struct peer_units_table t;
 	struct sl_client_key k;
 	struct peer_units *r;
@@ -102,22 +104,29 @@ static void test_bound_refuses_then_period_frees(void **st)
 	assert_int_equal(peer_units_init(&t, 1024), 0);
 	for (i = 0; i < 3000; i++) {
 		k = key(i);
+		was_placed[i] = false;
 		if (!(r = peer_units_of(&t, 1, &k, NOW)))
 			continue;
 		peer_units_add(r, NOW, SLICE, PERIOD, 5);
+		was_placed[i] = true;
 		placed++;
 	}
 	assert_int_equal(t.cap, 2048);
 	assert_true(placed > 0 && placed <= 2048 && placed < 3000);
 	for (i = 0; i < 3000; i++) {
+		if (!was_placed[i])
+			continue;
+		k = key(i);
+		assert_non_null(r = peer_units_of(&t, 1, &k, NOW + PERIOD));
+		assert_int_equal(peer_units_within(r, PERIOD, NOW + PERIOD),
+				 0);
+	}
+	for (i = 0; i < 3000; i++) {
 		k = key(100000 + i);
-		if ((r = peer_units_of(&t, 1, &k, NOW + PERIOD))) {
-			peer_units_add(r, NOW + PERIOD, SLICE, PERIOD, 5);
-			again++;
-		}
+		again += peer_units_of(&t, 1, &k, NOW + PERIOD) != NULL;
 	}
 	assert_int_equal(t.cap, 2048);
-	assert_true(again >= placed);
+	assert_true(again > 0);
 	peer_units_free(&t);
 }
 
