@@ -186,6 +186,54 @@ static bool same_devices(const struct sl_service_config *a,
 	return true;
 }
 
+/* A reload's first half, before or after the drop alike: the config and
+ * its rule file read and checked (a refusal recorded in st), and a word
+ * for each setting that only a start changes. 0, or -EINVAL with
+ * nothing to apply.
+ */
+static int reload_read(const char *path, const struct sl_service_config *cfg,
+		       struct sl_service_state *st,
+		       struct sl_service_config *next, struct sl_ruleset *rs)
+{
+	if (sl_config_load(path, next)) {
+		pr_error("%s: not valid; keeping the running config and rules", path);
+		refused(st, path, "not valid");
+		return -EINVAL;
+	}
+	if (sl_rules_load_file(next->rules_path, rs)) {
+		pr_error("%s: not valid; keeping the running rules", next->rules_path);
+		refused(st, next->rules_path, "not valid");
+		return -EINVAL;
+	}
+	if (memcmp(&next->http, &cfg->http, sizeof(next->http)))
+		pr_warn("http changed: takes effect at the next start");
+	if (memcmp(&next->sync, &cfg->sync, sizeof(next->sync)))
+		pr_warn("sync changed: takes effect at the next start");
+	if (next->clients != cfg->clients)
+		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
+	if (strcmp(next->service_user, cfg->service_user))
+		pr_warn("service.user changed: takes effect at the next start");
+	return 0;
+}
+
+/* A reload's last step, once its rules are applied: next becomes the
+ * running config, but for the listener and the sync, which only a start
+ * changes, and what the service manages is its config's again.
+ */
+static void reload_done(const char *path, struct sl_service_config *cfg,
+			struct sl_service_config *next,
+			struct sl_service_state *st)
+{
+	next->sync = cfg->sync;
+	next->http = cfg->http;
+	*cfg = *next;
+	st->reloads_applied++;
+	st->changed_ms = 0;
+	st->changed[0] = '\0';
+	publish(st);
+	pr_notice("%s: reloaded", path);
+}
+
 /* A reload after the drop: attaching and detaching need root, which the
  * service gave up once it attached; the rules go through the maps it
  * kept open (the pins' directory is root's).
@@ -197,26 +245,10 @@ static void reload_dropped(const char *path, struct sl_service_config *cfg,
 	struct sl_service_config next;
 	struct sl_ruleset rs;
 
-	if (sl_config_load(path, &next)) {
-		pr_error("%s: not valid; keeping the running config and rules", path);
-		refused(st, path, "not valid");
+	if (reload_read(path, cfg, st, &next, &rs))
 		return;
-	}
-	if (sl_rules_load_file(next.rules_path, &rs)) {
-		pr_error("%s: not valid; keeping the running rules", next.rules_path);
-		refused(st, next.rules_path, "not valid");
-		return;
-	}
-	if (memcmp(&next.http, &cfg->http, sizeof(next.http)))
-		pr_warn("http changed: takes effect at the next start");
-	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
-		pr_warn("sync changed: takes effect at the next start");
-	if (next.clients != cfg->clients)
-		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
 	if (!same_devices(&next, cfg))
 		pr_warn("devices changed: take effect at the next start (the service gave up root once it attached)");
-	if (strcmp(next.service_user, cfg->service_user))
-		pr_warn("service.user changed: takes effect at the next start");
 	if (next.keep_attached != cfg->keep_attached)
 		pr_warn("keep_attached changed: takes effect at the next start");
 	if (sl_rules_apply_open(next.rules_path, &rs, m, NULL)) {
@@ -227,18 +259,11 @@ static void reload_dropped(const char *path, struct sl_service_config *cfg,
 	publish_rules_path(st, next.rules_path);
 	pr_notice("%s: applied %u rule%s", next.rules_path, rs.nr,
 		  rs.nr == 1 ? "" : "s");
-	/* keep what only a start changes */
-	next.sync = cfg->sync;
-	next.http = cfg->http;
+	/* and the devices stay as they are, without root */
 	memcpy(next.devices, cfg->devices, sizeof(next.devices));
 	next.nr_devices = cfg->nr_devices;
 	next.keep_attached = cfg->keep_attached;
-	*cfg = next;
-	st->reloads_applied++;
-	st->changed_ms = 0;
-	st->changed[0] = '\0';
-	publish(st);
-	pr_notice("%s: reloaded", path);
+	reload_done(path, cfg, &next, st);
 out:
 	sl_rules_free(&rs);
 }
@@ -253,24 +278,8 @@ static void reload(const char *path, struct sl_service_config *cfg,
 	unsigned i;
 	bool loaded;
 
-	if (sl_config_load(path, &next)) {
-		pr_error("%s: not valid; keeping the running config and rules", path);
-		refused(st, path, "not valid");
+	if (reload_read(path, cfg, st, &next, &rs))
 		return;
-	}
-	if (sl_rules_load_file(next.rules_path, &rs)) {
-		pr_error("%s: not valid; keeping the running rules", next.rules_path);
-		refused(st, next.rules_path, "not valid");
-		return;
-	}
-	if (memcmp(&next.http, &cfg->http, sizeof(next.http)))
-		pr_warn("http changed: takes effect at the next start");
-	if (memcmp(&next.sync, &cfg->sync, sizeof(next.sync)))
-		pr_warn("sync changed: takes effect at the next start");
-	if (next.clients != cfg->clients)
-		pr_warn("clients changed: takes effect at the next start that creates the client table (after a stop without keep_attached)");
-	if (strcmp(next.service_user, cfg->service_user))
-		pr_warn("service.user changed: takes effect at the next start");
 	before = *st;
 	if (attach_devices(&next, st)) {
 		pr_error("attaching the new devices failed; keeping the running rules");
@@ -296,16 +305,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 			pr_notice("%s: detached (not in %s any more)",
 				  cfg->devices[i].name, path);
 	}
-	/* keep the listener and the sync we have */
-	next.sync = cfg->sync;
-	next.http = cfg->http;
-	*cfg = next;
-	st->reloads_applied++;
-	/* what it manages is its config's again */
-	st->changed_ms = 0;
-	st->changed[0] = '\0';
-	publish(st);
-	pr_notice("%s: reloaded", path);
+	reload_done(path, cfg, &next, st);
 out:
 	sl_rules_free(&rs);
 }
