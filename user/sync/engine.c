@@ -229,12 +229,14 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	err = s->table && s->view_entries &&
 	      (s->state_path || !o->replay_state || !o->replay_state[0]) ?
 	      sl_client_hash_init(&s->hash) : -ENOMEM;
-	/* a record per peer and client the view can hold, twice over: a
-	 * client is often reported by more than one peer
+	/* a record per peer and client the view can hold: every peer may
+	 * report every client the view holds
 	 */
 	if (!err)
 		err = peer_units_init(&s->peer_units,
-				      2 * (size_t)sl_map_capacity(m->peer_view));
+				      (o->peers_configured ?
+				       o->peers_configured : 1) *
+				      (size_t)sl_map_capacity(m->peer_view));
 	if (!err)
 		err = sl_sync_refresh_rules(s);
 	if (!err && !(s->changed = sl_changed_open(m)))
@@ -1113,8 +1115,9 @@ static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
  * than the limit in one; units are dated by their earliest accept, so
  * the units a peer dates within a window were accepted within it); one
  * entry's slice for a bucket, whose refill over a longer period would
- * add to what it may take. Units counted past it no longer count in the
- * view either, so the next period starts fresh.
+ * add to what it may take. A peer's units count against it while the
+ * view's slot of their slice is dated within it (peer_units_counted), so
+ * the next period starts fresh.
  */
 static __u64 peer_period_ms(const struct sl_params *p)
 {
@@ -1142,7 +1145,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	__u32 before = 0, added, interval = s->o.interval_ms;
 	__u32 units = e->units, maker = 0;
 	bool fresh = false;
-	__u64 ps, cap, had;
+	__u64 ps, cap;
 
 	if (!r) {
 		s->st.unknown_rule++;
@@ -1164,22 +1167,31 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 			s->st.view_capped++;
 			return;
 		}
-		/* the cap is over what this peer reported of the client in
-		 * the period, not per entry: else as many datagrams, as many
-		 * caps. No record left for it: refused, as a full view would
+		/* the cap is over what the view still counts of this peer's
+		 * reports of the client, not per entry: else as many
+		 * datagrams, as many caps. No record left for it: refused,
+		 * as a full view would
 		 */
-		pu = peer_units_of(&s->peer_units, maker, &key, now_ms);
+		pu = peer_units_of(&s->peer_units, maker, &key,
+				   sl_peer_slice_of(&p), now_ms);
 		if (!pu) {
 			s->st.view_full++;
 			return;
 		}
-		cap = entry_cap(s, &p, &v, now_ms);
-		had = peer_units_within(pu, peer_period_ms(&p), now_ms);
-		cap = cap > had ? cap - had : 0;
+		cap = peer_units_room(pu, &v, sl_peer_slice_of(&p),
+				      peer_period_ms(&p), e->start_ms,
+				      entry_cap(s, &p, &v, now_ms), now_ms);
 		if (units > cap) {
 			units = cap;
 			s->st.clamped_entries++;
 		}
+		/* nothing to add (a sender reports only what grew): merged,
+		 * it would still take over the view's slot of an older slice
+		 * and drop the units the slot held, which the slice could
+		 * then take back, its peers' records no longer true of it
+		 */
+		if (!units)
+			return;
 	} else if (!set) {
 		maker = s->o.node;	/* bounded: the own report */
 	}
@@ -1207,8 +1219,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 	else if (set)
 		added -= before;
 	if (pu)
-		peer_units_add(pu, e->start_ms, sl_peer_slice_of(&p),
-			       peer_period_ms(&p), added);
+		peer_units_add(pu, e->start_ms, sl_peer_slice_of(&p), added);
 	if (added) {
 		if (sl_u32_since(v.round_ms, (__u32)now_ms) >= interval ||
 		    !v.round_units) {
