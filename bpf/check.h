@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The HTTP check API's decision (user/service/check_local.c): one request
- * for a key, counted under a rule by the data path's own decision
+ * of `units` for a key, counted under a rule by the data path's own decision
  * (limit.h), on the same state, so that an address counted by XDP and by
  * the API is one client.
  */
@@ -28,7 +28,8 @@ static __always_inline int sl_check_request(const struct sl_check_req *req)
 	struct sl_params p;
 	int ret;
 
-	if (req->magic != SL_CHECK_MAGIC || req->position >= SL_MAX_RULES)
+	if (req->magic != SL_CHECK_MAGIC || req->position >= SL_MAX_RULES ||
+	    !req->units)
 		return XDP_ABORTED;
 	cfg = sl_live_config();
 	if (!cfg || cfg->rules_epoch != req->rules_epoch)
@@ -50,7 +51,7 @@ static __always_inline int sl_check_request(const struct sl_check_req *req)
 		sl_client_key_make(&key, rule, &req->addr, 0);
 	}
 	sl_params_from_rule(&p, rule);
-	ret = sl_decide(&key, &p, cfg->rules_epoch, 1);
+	ret = sl_decide(&key, &p, cfg->rules_epoch, req->units);
 	return ret == SL_OVER ? XDP_DROP : XDP_PASS;
 }
 

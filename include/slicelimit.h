@@ -450,7 +450,7 @@ struct sl_drop_event {
  * It answers XDP_PASS (accepted), XDP_DROP (over the limit) or
  * XDP_ABORTED (no such rule: the rule set changed; read it again).
  */
-#define SL_CHECK_MAGIC		0x534c4331	/* "SLC1" */
+#define SL_CHECK_MAGIC		0x534c4332	/* "SLC2": with units */
 #define SL_CHECK_RAW_KEY	1	/* addr is the key itself: no mask */
 
 struct sl_check_req {
@@ -460,6 +460,8 @@ struct sl_check_req {
 	__u16 rule_id;
 	__u16 flags;		/* SL_CHECK_* */
 	struct sl_addr addr;	/* client address, or a hashed string key */
+	__u32 units;		/* the request's cost, >= 1: it fits whole or
+				 * is refused whole */
 };
 
 /* ---- peer sync (see include/sl_peer.h) ---- */

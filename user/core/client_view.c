@@ -54,12 +54,12 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 
 	return sl_client_view_compute(m, rule, key, now_ms,
 				      sl_client_view_sync_conf(m, &sc) ? &sc : NULL,
-				      v);
+				      1, v);
 }
 
 int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 			   const struct sl_client_key *key, __u64 now_ms,
-			   const struct sl_sync_conf *sc,
+			   const struct sl_sync_conf *sc, __u32 units,
 			   struct sl_client_view *v)
 {
 	void *state = calloc(1, sl_state_size(rule->algorithm));
@@ -96,7 +96,7 @@ int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 	if (room < v->remaining)
 		v->remaining = room;
 	at = sl_accept_at_peers(state, peers ? &pv : NULL, &p,
-				sc, now_ms, 1);
+				sc, now_ms, units ? units : 1);
 	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
 	v->reset_ms = t.next_expiry_ms == SL_NEVER || t.next_expiry_ms < now_ms ?
 		      0 : t.next_expiry_ms - now_ms;

@@ -175,7 +175,7 @@ static pthread_mutex_t *client_lock(struct sl_checker *c,
  * is the state right after this check.
  */
 static int check_kernel(struct sl_checker *c, const char *rule,
-			const char *key, bool count,
+			const char *key, __u32 cost,
 			struct sl_check_result *out)
 {
 	struct sl_check_req req = { .magic = SL_CHECK_MAGIC };
@@ -195,10 +195,13 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 		/* a read-only lookup runs no program to learn of a new
 		 * rule set: it asks
 		 */
-		err = snapshot_rule(c, rule, !count, &s);
+		err = snapshot_rule(c, rule, !cost, &s);
 		if (err)
 			return err;
 		out->rule = s.rule;
+		err = sl_check_cost_fits_rule(&s.rule, cost);
+		if (err)
+			return err;
 		sl_check_key_addr(key, s.rule.api_key_is_address, &req.addr,
 				  &raw);
 		req.flags = raw ? SL_CHECK_RAW_KEY : 0;
@@ -221,7 +224,8 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 		}
 		lock = client_lock(c, &ckey);
 		pthread_mutex_lock(lock);
-		if (count) {
+		if (cost) {
+			req.units = cost;
 			req.position = s.position;
 			req.rules_epoch = s.epoch;
 			req.rule_id = s.rule.id;
@@ -248,9 +252,9 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 		err = sl_client_view_compute(c->maps, &s.rule, &ckey,
 					     sl_now_tai_ms(),
 					     s.syncs ? &s.sync : NULL,
-					     &out->view);
+					     cost ? cost : 1, &out->view);
 		pthread_mutex_unlock(lock);
-		if (!count)
+		if (!cost)
 			out->allowed = out->view.remaining > 0;
 		return err;
 	}
@@ -332,7 +336,7 @@ static int live_rule(struct sl_checker *c, const char *name,
  * node wait for each other only on the store's connection.
  */
 static int check_central(struct sl_checker *c, const char *name,
-			 const char *key, bool count,
+			 const char *key, __u32 cost,
 			 struct sl_check_result *out)
 {
 	char id[8 + 256 + INET6_ADDRSTRLEN];
@@ -359,35 +363,52 @@ static int check_central(struct sl_checker *c, const char *name,
 	pthread_mutex_unlock(&c->rules_lock);
 	if (err)
 		return err;
+	err = sl_check_cost_fits_rule(&out->rule, cost);
+	if (err)
+		return err;
 	n = sl_check_central_id(key, &out->rule, id, sizeof(id));
 	if (n < 0)
 		return n;
-	err = sl_central_check(c->central, &out->rule, id, n, count,
+	err = sl_central_check(c->central, &out->rule, id, n, cost,
 			       &out->allowed, &out->view);
 	if (!err)
 		out->decision = SL_DECIDED_CENTRAL;
 	return err;
 }
 
+int sl_check_cost_fits_rule(const struct sl_rule *rule, __u32 cost)
+{
+	/* more than the limit never fits: a permanent 429 would hide the
+	 * caller's mistake
+	 */
+	if (cost > sl_rule_quota(rule))
+		return -ERANGE;
+	/* the log keeps one entry per accept, whatever its units */
+	if (cost > 1 && rule->algorithm == SL_ALGO_SLIDING_LOG)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 int sl_check(struct sl_checker *c, const char *rule, const char *key,
-	     bool count, struct sl_check_result *out)
+	     __u32 cost, struct sl_check_result *out)
 {
 	int err;
 
 	out->view.exempt = false;
 	if (c->central) {
-		err = check_central(c, rule, key, count, out);
-		if (err == 0 || err == -ENOENT || err == -EINVAL)
+		err = check_central(c, rule, key, cost, out);
+		if (err == 0 || err == -ENOENT || err == -EINVAL ||
+		    err == -ERANGE || err == -EOPNOTSUPP)
 			return err;
 		/* the store could not answer: never reject for that
 		 * (NFR-3); this node decides on its own count
 		 */
-		err = check_kernel(c, rule, key, count, out);
+		err = check_kernel(c, rule, key, cost, out);
 		out->decision = out->view.exempt ? SL_DECIDED_EXEMPT :
 						   SL_DECIDED_LOCAL;
 		return err;
 	}
-	err = check_kernel(c, rule, key, count, out);
+	err = check_kernel(c, rule, key, cost, out);
 	out->decision = out->view.exempt ? SL_DECIDED_EXEMPT : SL_DECIDED_KERNEL;
 	return err;
 }
