@@ -12,6 +12,11 @@
  *   api_key_is_address: 8 units checked leave 2 packets;
  * - the checker (user/service/check_local.c) refuses a cost over the
  *   rule's limit and a cost over 1 under sliding-log, charging nothing;
+ * - a counting check of a client with a state is one bpf() call, the
+ *   program's test run: the answer's numbers come from the state the
+ *   program copied back, not from map lookups after it (counted through
+ *   the linker's --wrap of libbpf's calls, Makefile), and they are the
+ *   numbers the maps give;
  * - random traces of costs: every verdict of the exact algorithms equals
  *   an independent model's (counting units, written here), and `sliding`
  *   never rejects what the exact window would take and stays within its
@@ -36,6 +41,7 @@
 #include "slicelimit.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "core/clock.h"
 #include "core/parse.h"
 #include "rules/rules.h"
 #include "service/check_local.h"
@@ -206,6 +212,95 @@ static void test_check_cost_checker_refuses_what_never_fits(void **state)
 	assert_true(res.allowed);
 	assert_int_equal(sl_check(&c, "log", "k", 1, &res), 0);
 	assert_true(res.allowed);
+	sl_checker_fini(&c);
+}
+
+/* ---- one bpf() call per check ------------------------------------------- */
+
+/* libbpf's calls that reach the kernel on a check's way, counted */
+static unsigned test_runs, lookups;
+
+int __real_bpf_prog_test_run_opts(int fd, struct bpf_test_run_opts *opts);
+int __real_bpf_map_lookup_elem(int fd, const void *key, void *value);
+
+int __wrap_bpf_prog_test_run_opts(int fd, struct bpf_test_run_opts *opts)
+{
+	test_runs++;
+	return __real_bpf_prog_test_run_opts(fd, opts);
+}
+
+int __wrap_bpf_map_lookup_elem(int fd, const void *key, void *value)
+{
+	lookups++;
+	return __real_bpf_map_lookup_elem(fd, key, value);
+}
+
+static void test_check_cost_one_bpf_call_per_check(void **state)
+{
+	static const char *const algos[] = {
+		"sliding", "sliding-plain", "fixed", "sliding-counter",
+		"token-bucket",
+	};
+	struct fixture *f = *state;
+	struct sl_check_result res, read;
+	struct sl_checker c;
+	char yaml[1024], *p = yaml, name[8];
+	unsigned a, i;
+
+	p += sprintf(p, "rules:\n");
+	for (a = 0; a < 5; a++)
+		p += sprintf(p, "  - {name: r%u, algorithm: %s, limit: 20, window: 1h}\n",
+			     a, algos[a]);
+	p += sprintf(p, "  - {name: log, algorithm: sliding-log, limit: 20, window: 1h}\n"
+			"  - {name: ex, limit: 20, window: 1h, api_key_is_address: true,\n"
+			"     exempt: [198.51.100.0/24]}\n");
+	apply(f, yaml);
+	/* the model clock at TAI now: a read-only lookup reads at TAI */
+	set_time(f, sl_now_tai_ms());
+	assert_int_equal(sl_checker_init(&c,
+			 bpf_program__fd(f->in.skel->progs.sl_check),
+			 &f->in.maps), 0);
+	for (a = 0; a < 5; a++) {
+		snprintf(name, sizeof(name), "r%u", a);
+		/* the first checks give the key its state (a first one may
+		 * be on probation) and the checker its rules
+		 */
+		assert_int_equal(sl_check(&c, name, "k", 2, &res), 0);
+		assert_int_equal(sl_check(&c, name, "k", 2, &res), 0);
+		test_runs = lookups = 0;
+		for (i = 0; i < 5; i++)
+			assert_int_equal(sl_check(&c, name, "k", 2, &res), 0);
+		if (test_runs != 5 || lookups != 0)
+			fail_msg("%s: 5 checks made %u test runs and %u map lookups, want 5 and 0",
+				 algos[a], test_runs, lookups);
+		/* the numbers are those of the maps, read after the check */
+		assert_true(res.allowed);
+		assert_int_equal(res.view.used, 14);
+		assert_int_equal(res.view.remaining, 6);
+		assert_int_equal(sl_check(&c, name, "k", 0, &read), 0);
+		assert_int_equal(read.view.used, res.view.used);
+		assert_int_equal(read.view.remaining, res.view.remaining);
+		/* reset: within the ms the lookup came later, or the
+		 * bucket's rounding of a token to ms
+		 */
+		assert_true(read.view.reset_ms <= res.view.reset_ms &&
+			    read.view.reset_ms + 1000 >= res.view.reset_ms);
+	}
+	/* an exempt address: the program says so, no lookup of the list */
+	assert_int_equal(sl_check(&c, "ex", "198.51.100.9", 1, &res), 0);
+	test_runs = lookups = 0;
+	assert_int_equal(sl_check(&c, "ex", "198.51.100.9", 1, &res), 0);
+	assert_true(res.allowed && res.view.exempt);
+	assert_int_equal(res.decision, SL_DECIDED_EXEMPT);
+	assert_int_equal(test_runs * 10 + lookups, 10);
+	/* sliding-log's state is too large to copy: read from the map */
+	assert_int_equal(sl_check(&c, "log", "k", 1, &res), 0);
+	assert_int_equal(sl_check(&c, "log", "k", 1, &res), 0);
+	test_runs = lookups = 0;
+	assert_int_equal(sl_check(&c, "log", "k", 1, &res), 0);
+	assert_int_equal(test_runs, 1);
+	assert_true(lookups >= 1);
+	assert_int_equal(res.view.used, 3);
 	sl_checker_fini(&c);
 }
 
@@ -390,6 +485,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_check_cost_checker_refuses_what_never_fits, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_check_cost_one_bpf_call_per_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_check_cost_random_traces_match_the_model, setup,
 			teardown),
