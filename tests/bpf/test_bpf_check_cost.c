@@ -41,6 +41,7 @@
 #include "slicelimit.h"
 #include "sl_algo.h"
 #include "sl_key.h"
+#include "sl_peer.h"
 #include "core/clock.h"
 #include "core/parse.h"
 #include "rules/rules.h"
@@ -304,6 +305,67 @@ static void test_check_cost_one_bpf_call_per_check(void **state)
 	sl_checker_fini(&c);
 }
 
+/* Under a layout that counts the peers the program copies their view and
+ * the layout too: the fleet's numbers, still in one call.
+ */
+static void test_check_cost_one_bpf_call_with_peers(void **state)
+{
+	struct fixture *f = *state;
+	struct sl_check_result res, read;
+	struct sl_sync_conf sc = {
+		.layout = SL_LAYOUT_DELAYED_SYNC, .nodes = 2,
+		.interval_ms = 1000, .round = 1, .live_nodes = 2,
+	};
+	struct sl_peer_view pv = { 0 };
+	struct sl_client_key key = { 0 };
+	struct sl_checker c;
+	struct sl_params p;
+	struct sl_rule rule;
+	__u64 now = sl_now_tai_ms(), slice;
+	__u32 zero = 0;
+	bool raw;
+	int i;
+
+	apply(f, "rules:\n  - {name: r, limit: 20, window: 1h}\n");
+	set_time(f, now);
+	rule = live_rule(f, "r");
+	sl_params_from_rule(&p, &rule);
+	slice = sl_peer_slice_of(&p);
+	/* the peers accepted 5 units of "k" a second ago */
+	sl_check_key_addr("k", false, &key.addr, &raw);
+	key.rule_id = rule.id;
+	pv.slice_ms = slice;
+	pv.slot[0].slice = (now - 1000) / slice;
+	pv.slot[0].first_ms = now - 1000;
+	pv.slot[0].count = 5;
+	pv.slot[0].last_ms = now - 500;
+	assert_int_equal(bpf_map_update_elem(f->in.maps.sync, &zero, &sc, 0), 0);
+	assert_int_equal(bpf_map_update_elem(f->in.maps.peer_view, &key, &pv, 0), 0);
+	assert_int_equal(sl_checker_init(&c,
+			 bpf_program__fd(f->in.skel->progs.sl_check),
+			 &f->in.maps), 0);
+	sl_checker_sync_changed(&c);
+	assert_int_equal(sl_check(&c, "r", "k", 2, &res), 0);
+	assert_int_equal(sl_check(&c, "r", "k", 2, &res), 0);
+	test_runs = lookups = 0;
+	for (i = 0; i < 3; i++)
+		assert_int_equal(sl_check(&c, "r", "k", 2, &res), 0);
+	assert_int_equal(test_runs * 10 + lookups, 30);
+	/* 10 own units and the peers' 5 */
+	assert_true(res.allowed);
+	assert_int_equal(res.view.used, 15);
+	assert_int_equal(sl_check(&c, "r", "k", 0, &read), 0);
+	assert_int_equal(read.view.used, 15);
+	assert_int_equal(read.view.remaining, res.view.remaining);
+	/* the fleet's count decides: 6 more do not fit, 5 do */
+	assert_int_equal(sl_check(&c, "r", "k", 6, &res), 0);
+	assert_false(res.allowed);
+	assert_int_equal(sl_check(&c, "r", "k", 5, &res), 0);
+	assert_true(res.allowed);
+	assert_int_equal(res.view.used, 20);
+	sl_checker_fini(&c);
+}
+
 /* ---- random traces of costs against a model ---------------------------- */
 
 #define MAXRUN	400
@@ -487,6 +549,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_check_cost_one_bpf_call_per_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_check_cost_one_bpf_call_with_peers, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_check_cost_random_traces_match_the_model, setup,
 			teardown),
