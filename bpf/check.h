@@ -65,7 +65,8 @@ static __always_inline void sl_check_reply(struct xdp_md *ctx,
 	else if (state)
 		bpf_xdp_store_bytes(ctx, offsetof(struct sl_check_msg,
 						  reply.state.plain),
-				    (void *)state, sizeof(struct sl_client_plain));
+				    (void *)state,
+				    sizeof(struct sl_client_plain));
 }
 
 /* The answer is the XDP return code, which is what BPF_PROG_TEST_RUN hands

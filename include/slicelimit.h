@@ -460,8 +460,8 @@ struct sl_check_req {
 	__u16 rule_id;
 	__u16 flags;		/* SL_CHECK_* */
 	struct sl_addr addr;	/* client address, or a hashed string key */
-	__u32 units;		/* the request's cost, >= 1: it fits whole or
-				 * is refused whole */
+	__u32 units;		/* the request's cost, >= 1: it fits
+				 * whole or is refused whole */
 	__u32 pad;
 };
 
@@ -553,20 +553,24 @@ struct sl_peer_view {
  */
 #define SL_CHECK_HAS_STATE	1	/* state: the client's */
 #define SL_CHECK_HAS_SYNC	2	/* sync: the layout (not local) */
-#define SL_CHECK_HAS_PEERS	4	/* peers: the client's peer view (under
-					 * a layout, none: no peer counted it) */
+#define SL_CHECK_HAS_PEERS	4	/* peers: the client's peer view
+					 * (under a layout, none: no peer
+					 * counted it) */
 #define SL_CHECK_HAS_EXEMPT	8	/* the rule exempts the address:
 					 * nothing counted, nothing copied */
 
 struct sl_check_reply {
-	__u64 now_ms;		/* the decision's clock (TAI, or the model's) */
+	__u64 now_ms;		/* the decision's clock (TAI, or the
+				 * model's) */
 	__u32 has;		/* SL_CHECK_HAS_* */
 	__u32 pad;
 	struct sl_sync_conf sync;
 	struct sl_peer_view peers;
 	union {
-		struct sl_client client;	/* sliding, fixed, token-bucket */
-		struct sl_client_plain plain;	/* sliding-plain, -counter */
+		/* sliding, fixed, token-bucket */
+		struct sl_client client;
+		/* sliding-plain, sliding-counter */
+		struct sl_client_plain plain;
 	} state;
 };
 
