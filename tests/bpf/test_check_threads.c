@@ -101,7 +101,7 @@ static void *work(void *arg)
 		sl_pin_to_cpu(w->cpu);
 	pthread_barrier_wait(w->start);
 	for (i = 0; i < TRIES; i++) {
-		if (sl_check(&w->f->checker, w->rule, w->key, true, &res)) {
+		if (sl_check(&w->f->checker, w->rule, w->key, 1, &res)) {
 			w->errors++;
 			continue;
 		}

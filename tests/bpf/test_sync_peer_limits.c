@@ -8,6 +8,10 @@
  *    real sender's next datagrams are still merged;
  *  - units past what a node can accept in a round are cut (bounded: the
  *    even share of a client no peer has reported) and counted;
+ *  - that cap is over what one peer reported of a client in the period a
+ *    node could accept it in, not per datagram: many datagrams each
+ *    carrying it put one cap in the view, another peer still reports its
+ *    own, and the peer's next period starts fresh;
  *  - node ids no key names are refused as the datagram is opened; once
  *    the configured peers are named (sl_sync_admit_only), node ids and
  *    addresses the config does not name get no slot either, each
@@ -95,13 +99,14 @@ static void test_bounded_units_past_a_round_cut_to_even_share(void **st)
 	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 1);
 	/* a second report in the same window: the client is known now, and
 	 * a node owning all its units may take 95% of the room after the
-	 * units per node set aside: (110 - 2) * (9 + 1/2) / 10, rounded up
+	 * units per node set aside: (110 - 2) * (9 + 1/2) / 10, rounded up,
+	 * 103 in all over the window, of which node 1 reported 54 already
 	 */
 	len = hand_message(buf, NODE_A, f->inc_a, 2, f->now + 20, "sync-udp",
 			   &who, f->now + 20, UINT32_MAX);
 	assert_int_equal(receive(f, buf, len, f->now + 30), SL_SYNC_MERGED);
 	assert_int_equal(view_of(f, &who, &v), 0);
-	assert_int_equal(view_sum(&v), 54 + 103);
+	assert_int_equal(view_sum(&v), 103);
 	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 2);
 }
 
@@ -130,6 +135,77 @@ static void test_units_past_the_limit_cut_to_it(void **st)
 	assert_int_equal(view_of(f, &who, &v), 0);
 	assert_int_equal(view_sum(&v), LIMIT);
 	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 1);
+}
+
+/* Node 1 sends N_REPEATS datagrams (each its own sequence number, sealed
+ * right), each carrying `first` units of one new client, the most its
+ * first entry may carry: the view takes `cap` of them in all, the most a
+ * node can accept of the client in a window, and the entries past it are
+ * cut (all but the first) and counted. Node 3 still reports `first` of
+ * its own. A window after node 1's first report, its units have left the
+ * period: its next report is taken whole.
+ */
+#define N_REPEATS	5
+
+static void check_one_cap_per_peer(struct fixture *f, __u32 first, __u32 cap)
+{
+	struct sl_addr who = new_client(f);
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view v;
+	__u64 seq, in_view;
+	size_t len;
+
+	for (seq = 1; seq <= N_REPEATS; seq++) {
+		len = hand_message(buf, NODE_A, f->inc_a, seq, f->now + seq,
+				   "sync-udp", &who, f->now, first);
+		assert_int_equal(receive(f, buf, len, f->now + 10 + seq),
+				 SL_SYNC_MERGED);
+	}
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), cap);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries,
+			 N_REPEATS - 1);
+	/* another peer's report of the same client: its own cap */
+	len = hand_message(buf, 3, 77, 1, f->now + 20, "sync-udp", &who,
+			   f->now + 20, first);
+	assert_int_equal(receive(f, buf, len, f->now + 30), SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v), cap + first);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries,
+			 N_REPEATS - 1);
+	/* node 1's next period: its report counts again, uncut */
+	in_view = view_sum(&v);
+	len = hand_message(buf, NODE_A, f->inc_a, N_REPEATS + 1,
+			   f->now + WINDOW_MS, "sync-udp", &who,
+			   f->now + WINDOW_MS, first);
+	assert_int_equal(receive(f, buf, len, f->now + WINDOW_MS + 10),
+			 SL_SYNC_MERGED);
+	assert_int_equal(view_of(f, &who, &v), 0);
+	assert_int_equal(view_sum(&v) - in_view, first);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries,
+			 N_REPEATS - 1);
+}
+
+/* bounded: the first entry may carry the even share, 54; once node 1's
+ * units are in the view, a node owning all of them may reach 103 (as
+ * test_bounded_units_past_a_round_cut_to_even_share works out), and no
+ * more over the window: 54 + 49, not 5 x 54.
+ */
+static void test_bounded_repeated_datagrams_one_cap(void **st)
+{
+	struct fixture *f = *st;
+
+	sl_sync_free(f->sb);
+	f->sb = engine(&f->b, SL_LAYOUT_BOUNDED, NODE_B, 200, 2, f->inc_b);
+	check_one_cap_per_peer(f, 54, 103);
+}
+
+/* delayed-sync: the limit and the predictive margin's fiftieth, 102, over
+ * the window: not 5 x 102.
+ */
+static void test_delayed_repeated_datagrams_one_cap(void **st)
+{
+	check_one_cap_per_peer(*st, LIMIT + LIMIT / 50, LIMIT + LIMIT / 50);
 }
 
 /* Node 1 is configured at PEER_A_HOST. 40 node ids no key names are
@@ -335,6 +411,8 @@ int main(void)
 		T(test_incarnation_ahead_of_its_date_refused_real_peer_applied),
 		T(test_bounded_units_past_a_round_cut_to_even_share),
 		T(test_units_past_the_limit_cut_to_it),
+		T(test_bounded_repeated_datagrams_one_cap),
+		T(test_delayed_repeated_datagrams_one_cap),
 		T(test_unknown_node_ids_do_not_keep_configured_peer_out),
 		T(test_peer_flooding_junk_cannot_crowd_out_another),
 		T(test_replayed_after_restart_refused),

@@ -63,6 +63,7 @@ MAGIC = 0x534C5331  # "SLS1"
 VERSION = 2
 CONTEXT = b"slicelimit sync pair v2\0"	# with its NUL, as the C string
 COUNTS, HEARTBEAT = 0, 1
+NONCE, TAG = 24, 16	# XChaCha20-Poly1305's nonce and tag
 # not in Python 3.11's socket module; 35 on the architectures these tests
 # run on (asm-generic)
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
@@ -105,24 +106,35 @@ def pair_key(lib, secret, sender, receiver_pk, receiver):
         digest_size=32).digest()
 
 
-def encode(key, node, entries, kind=COUNTS):
+def mapped(addr):
+    """An address as the wire carries it: 16 bytes, IPv4 mapped."""
+    a = ipaddress.ip_address(addr)
+    if a.version == 4:
+        a = ipaddress.IPv6Address("::ffff:" + addr)
+    return a.packed
+
+
+def encode(key, node, entries, kind=COUNTS, inc=None, seq=1, sent_ms=None):
     """A message of entries [(address, rule name, units)], each in the
-    slice that begins now; sequence 1 of an incarnation begun now; sealed
-    with KEY."""
+    slice that begins at SENT_MS (capped at now: a slice from the future
+    is another check); sequence SEQ of incarnation INC; sealed with KEY.
+    By default sent now, sequence 1 of an incarnation begun now. The
+    header, its nonce included, is the seal's associated data; the
+    entries are sealed."""
     now = tai_ms()
-    nonce = os.urandom(24)
+    sent_ms = now if sent_ms is None else sent_ms
+    inc = now * 1000000 if inc is None else inc
+    nonce = os.urandom(NONCE)
     header = struct.pack(">IBBHIQQQ", MAGIC, VERSION, kind, len(entries),
-                         node, now * 1000000, 1, now) + nonce
+                         node, inc, seq, sent_ms) + nonce
+    start = min(sent_ms, now)
     body = b""
     for addr, rule, units in entries:
-        a = ipaddress.ip_address(addr)
-        if a.version == 4:
-            a = ipaddress.IPv6Address("::ffff:" + addr)
         # destination port 0 (the rules do not count per port), reserved 0
-        body += a.packed + struct.pack(">IHHQI", fnv1a(rule), 0, 0, now,
-                                       units)
+        body += mapped(addr) + struct.pack(">IHHQI", fnv1a(rule), 0, 0,
+                                           start, units)
     lib = sodium()
-    out = ctypes.create_string_buffer(len(body) + 16)
+    out = ctypes.create_string_buffer(len(body) + TAG)
     out_len = ctypes.c_ulonglong()
     lib.crypto_aead_xchacha20poly1305_ietf_encrypt(
         out, ctypes.byref(out_len), body, ctypes.c_ulonglong(len(body)),

@@ -26,51 +26,20 @@ user/sync/wire.h, not from the code), so the test checks the daemon
 against its documentation.
 """
 import argparse
-import ctypes
 import ipaddress
 import os
 import socket
-import struct
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
-from multinode import (MAGIC, VERSION, COUNTS, HEARTBEAT, fnv1a, tai_ms,
+from multinode import (COUNTS, HEARTBEAT, NONCE, TAG, encode, tai_ms,
                        sodium, pair_key, read_key)
 
-NONCE, TAG, MAX = 24, 16, 1452
+MAX = 1452
 HEADER, ENTRY = 36 + NONCE, 36
 MAX_ENTRIES = (MAX - HEADER - TAG) // ENTRY
-
-
-def mapped(addr):
-    a = ipaddress.ip_address(addr)
-    if a.version == 4:
-        a = ipaddress.IPv6Address("::ffff:" + addr)
-    return a.packed
-
-
-def encode(lib, key, node, inc, seq, sent_ms, entries):
-    """entries: [(address, rule name, units)], each in the slice that
-    begins at sent_ms (capped at now: a slice from the future is another
-    check); destination port 0, reserved 0. The header, its nonce
-    included, is the seal's associated data; the entries are sealed."""
-    kind = COUNTS if entries else HEARTBEAT
-    nonce = os.urandom(NONCE)
-    header = struct.pack(">IBBHIQQQ", MAGIC, VERSION, kind, len(entries),
-                         node, inc, seq, sent_ms) + nonce
-    start = min(sent_ms, tai_ms())
-    body = b""
-    for addr, rule, units in entries:
-        body += mapped(addr) + struct.pack(">IHHQI", fnv1a(rule), 0, 0,
-                                           start, units)
-    out = ctypes.create_string_buffer(len(body) + TAG)
-    out_len = ctypes.c_ulonglong()
-    lib.crypto_aead_xchacha20poly1305_ietf_encrypt(
-        out, ctypes.byref(out_len), body, ctypes.c_ulonglong(len(body)),
-        header, ctypes.c_ulonglong(len(header)), None, nonce, key)
-    return header + out.raw[:out_len.value]
 
 
 def endpoint(d):
@@ -103,8 +72,9 @@ def cmd_send(a):
     for node in range(int(first), int(last or first) + 1):
         seq = a.seq
         for batch in batches:
-            msg = encode(lib, key, node, a.inc, seq, tai_ms() + a.ahead,
-                         batch)
+            msg = encode(key, node, batch,
+                         COUNTS if batch else HEARTBEAT, a.inc, seq,
+                         tai_ms() + a.ahead)
             s.sendto(msg, endpoint(a.dst))
             seq += 1
             if a.save:

@@ -160,6 +160,17 @@ flood_check() {
 	tap_eq "accounting: every node's receiver got exactly what its XDP program passed (rule flood: passed)" \
 		"${bad:- all equal}" " all equal"
 
+	# Honest nodes each accept at most what a node may of a client, so
+	# no peer's entry was cut, however many rounds it was spread over
+	# (the cut is over what the view still counts of a peer).
+	bad=""
+	for i in $(seq 1 "$NODES"); do
+		v=$(sln "$i" -j status | json_get "d['sync']['clamped_entries']")
+		[ "$v" = 0 ] || bad="$bad node $i: $v;"
+	done
+	tap_eq "honest: no node cut a peer's entry through the flood, the kill and the restart (clamped_entries)" \
+		"${bad:- none cut}" " none cut"
+
 	# The windows start at the first flood datagram to arrive anywhere
 	# (the namespaces share one clock) and end at the kill: after it, node
 	# $DEAD counts alone (fail open, by design). 'fixed' counts each whole

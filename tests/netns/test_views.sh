@@ -19,6 +19,12 @@
 #      (its first accept on probation too).
 #   4. GET with key=a%00b (and /v1/clients/a%00b) is refused with 400 and
 #      a JSON error, and counts against no key.
+#   5. One address used as a check API key under a rule with
+#      api_key_is_address ('addr') and one without ('api'): every read
+#      path finds what /v1/check charged under the same client (under
+#      'addr' the address's packet state, under 'api' its hash in
+#      100::/64): query ADDR, query --key, /v1/clients and top; reset
+#      --key forgets exactly that client under each rule.
 #
 # Usage: test_views.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -34,6 +40,7 @@ API=http://127.0.0.1:8080
 COUNTED=${CLIENT4[0]}		# 10.77.0.2: counted under ex's /24
 EXEMPT=${CLIENT4[7]}		# 10.77.0.9: on ex's exempt list
 LATE6=${CLIENT6[3]}		# fd77:0:0:3::2: its /64 exempted later
+KEYADDR=${CLIENT4[4]}		# 10.77.0.6: packets to 'addr', and an API key
 
 rules_file() {		# EXEMPT_LIST PFX_IPV4_PREFIX
 	cat <<EOF
@@ -58,6 +65,12 @@ rules:
     ports: 7199
     limit: 5
     window: 60s
+  - name: addr
+    protocol: udp
+    ports: 7103
+    limit: 5
+    window: 60s
+    api_key_is_address: true
 EOF
 }
 rules_file "$EXEMPT/32" 24 >"$SL_TMP/rules.yaml"
@@ -193,6 +206,55 @@ test_get_nul_refused() {
 		"$(req "/v1/check?rule=api&key=a") $(body "d['used']")" "200 1"
 }
 
+test_address_key_one_client_everywhere() {
+	local hashed out
+	sl_send "$KEYADDR" "$SRV4" 7103 2 >/dev/null || tap_fail "sl-traffic sent 2 packets"
+	tap_eq "/v1/check of key $KEYADDR under 'addr' (api_key_is_address) charges its 2 packets' state: used 3" \
+		"$(req "/v1/check?rule=addr&key=$KEYADDR") $(body "d['used']")" "200 3"
+	req "/v1/check?rule=api&key=$KEYADDR" >/dev/null
+	tap_eq "... under 'api' (without) the same key is a client of its own: used 2" \
+		"$(req "/v1/check?rule=api&key=$KEYADDR") $(body "d['used']")" "200 2"
+
+	tap_eq "'addr': query ADDR finds the address, used 3" \
+		"$(row "(r['client'], r['used'])" query "$KEYADDR" --rule addr)" "('$KEYADDR', 3)"
+	tap_eq "'addr': query --key ADDR finds the same client, used 3" \
+		"$(row "(r['client'], r['used'], r.get('api_key'))" query --key "$KEYADDR" --rule addr)" \
+		"('$KEYADDR', 3, False)"
+	tap_eq "'addr': GET /v1/clients/ADDR: used 3" \
+		"$(req "/v1/clients/$KEYADDR?rule=addr") $(body "d['used']")" "200 3"
+	tap_eq "'addr': top shows the address, used 3, not an API key" \
+		"$(sl -j top --rule addr | json_get "[(r['client'], r['used'], r.get('api_key')) for r in d]")" \
+		"[[\"$KEYADDR\", 3, false]]"
+
+	hashed=$(sl -j query --key "$KEYADDR" --rule api | json_get "d[0]['client']")
+	tap_eq "'api': query --key ADDR is its hash in 100::/64, used 2" \
+		"$(row "(r['client'].startswith('100::'), r['used'], r.get('api_key'))" query --key "$KEYADDR" --rule api)" \
+		"(True, 2, True)"
+	tap_eq "'api': GET /v1/clients/ADDR: used 2" \
+		"$(req "/v1/clients/$KEYADDR?rule=api") $(body "d['used']")" "200 2"
+	tap_eq "'api': top shows that hashed client, used 2" \
+		"$(sl -j top --rule api | json_get "[r['used'] for r in d if r['client'] == '$hashed']")" "[2]"
+	tap_eq "'api': query ADDR (the packets' client) has nothing" \
+		"$(row "r['used']" query "$KEYADDR" --rule api)" 0
+	tap_eq "query --key ADDR over every rule: each rule's client as /v1/check counts it" \
+		"$(sl -j query --key "$KEYADDR" | json_get "[(r['rule'], r['client'], r['used']) for r in d if r['rule'] in ('addr', 'api')]")" \
+		"[[\"api\", \"$hashed\", 2], [\"addr\", \"$KEYADDR\", 3]]"
+
+	out=$(sl -j reset --key "$KEYADDR" --rule api)
+	tap_eq "'api': reset --key ADDR forgets exactly the hashed client" \
+		"$(echo "$out" | json_get "[(r['client'], r['rule']) for r in d['reset']]")" \
+		"[[\"$hashed\", \"api\"]]"
+	tap_eq "... the address's state under 'addr' is kept: used 3" \
+		"$(req "/v1/clients/$KEYADDR?rule=addr") $(body "d['used']")" "200 3"
+	out=$(sl -j reset --key "$KEYADDR" --rule addr)
+	tap_eq "'addr': reset --key ADDR forgets exactly the address's state" \
+		"$(echo "$out" | json_get "[(r['client'], r['rule']) for r in d['reset']]")" \
+		"[[\"$KEYADDR\", \"addr\"]]"
+	tap_eq "... and /v1/clients/ADDR under 'addr' and 'api' reads nothing after" \
+		"$(req "/v1/clients/$KEYADDR?rule=addr") $(body "d['used']") $(req "/v1/clients/$KEYADDR?rule=api") $(body "d['used']")" \
+		"200 0 200 0"
+}
+
 main() {
 	local t0=$SECONDS
 	sl_claim_pins 30
@@ -204,6 +266,7 @@ main() {
 	test_prefix_change_forgets_old_keys
 	test_api_key_named_by_key
 	test_get_nul_refused
+	test_address_key_one_client_everywhere
 	sl_stop "$SVC"
 	tap_eq "the service stopped: exit 0, nothing pinned" "$STOP_RC/$(pins_gone)" "0/gone"
 	tap_elapsed "$t0" 60

@@ -60,10 +60,11 @@ static const char query_help[] =
 "lists every port the client has state for (none: one line, port 0).\n"
 "An address on the rule's exempt list shows as exempt (\"exempt\": true):\n"
 "the rule counts nothing for it.\n"
-"  -k, --key  KEY is a key of the check API (/v1/check): hashed as the API\n"
-"             hashes it, into the 100::/64 address top and reset show for\n"
-"             it (\"api_key\": true); a key that is an address is that\n"
-"             address.\n";
+"  -k, --key  KEY is a key of the check API (/v1/check), the client the\n"
+"             API counts it as under each rule: hashed as the API hashes\n"
+"             it, into the 100::/64 address top and reset show for it\n"
+"             (\"api_key\": true); under a rule with api_key_is_address a\n"
+"             key that is an address is that address.\n";
 
 static void rule_stats_print(const char *name, const struct sl_rule_stats *rs)
 {
@@ -259,7 +260,8 @@ static int query_row_emit(const struct sl_maps *m, struct query_row *r,
 }
 
 /* The client ADDR (port: network order, when HAS_PORT) is to each running
- * rule, or to the one named `only`; printed, or as a JSON array. A rule
+ * rule, or to the one named `only`, or the client API key KEY names there
+ * (ADDR unused); printed, or as a JSON array. A rule
  * that keys by port, asked without one, gives a row per port the client
  * has state for. An address the rule exempts is shown exempt, by itself:
  * the kernel keys no state for it. A hashed API key (100::/64) is the
@@ -268,15 +270,16 @@ static int query_row_emit(const struct sl_maps *m, struct query_row *r,
 static void query_rules(const struct sl_maps *m, const struct sl_rule *rules,
 			unsigned nr, const struct sl_config *cfg,
 			const char *only, const struct sl_addr *addr,
-			bool has_port, __u16 port)
+			const char *key, bool has_port, __u16 port)
 {
 	json_object *arr = sl_json ? json_object_new_array() : NULL;
-	bool hashed = sl_client_addr_hashed(addr);
 	__u64 now = sl_now_tai_ms();
 	struct sl_client_key *keys;
+	struct sl_addr keyed;
 	struct query_row r;
 	unsigned i;
 	size_t n, k;
+	bool hashed;
 	int err = 0;
 
 	if (!sl_json)
@@ -285,6 +288,12 @@ static void query_rules(const struct sl_maps *m, const struct sl_rule *rules,
 		if (only && strcmp(rules[i].name, only))
 			continue;
 		r.rule = &rules[i];
+		/* a key is the client /v1/check counts under this rule */
+		if (key) {
+			sl_client_key_addr(key, r.rule, &keyed);
+			addr = &keyed;
+		}
+		hashed = sl_client_addr_hashed(addr);
 		if (sl_client_exempt(m, cfg, i, addr, 128)) {
 			sl_client_key_of(&r.key, r.rule, addr, port);
 			sl_client_view_exempt(r.rule, &r.view);
@@ -324,7 +333,7 @@ int do_query(int argc, char **argv)
 	bool by_key = false;
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
-	struct sl_addr addr;
+	struct sl_addr addr = {};
 	struct sl_maps m;
 	unsigned nr;
 	uint64_t port = 0;
@@ -356,7 +365,7 @@ int do_query(int argc, char **argv)
 		return SL_EXIT_USAGE;
 	}
 	if (by_key) {
-		int err = sl_client_key_arg(argv[optind], &addr);
+		int err = sl_client_key_arg(argv[optind]);
 
 		if (err)
 			return err == -EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
@@ -373,8 +382,8 @@ int do_query(int argc, char **argv)
 		pr_error("--rule: no running rule is named '%s'", only);
 		ret = SL_EXIT_FAIL;
 	} else {
-		query_rules(&m, rules, nr, &cfg, only, &addr, has_port,
-			    htons(port));
+		query_rules(&m, rules, nr, &cfg, only, &addr,
+			    by_key ? argv[optind] : NULL, has_port, htons(port));
 	}
 	free(rules);
 	sl_maps_close(&m);

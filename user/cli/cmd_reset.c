@@ -28,9 +28,10 @@ static const char reset_help[] =
 "--json: {\"reset\": [{\"client\", \"rule\"}, ...]}, the client states\n"
 "forgotten.\n"
 "\n"
-"--key KEY: the client a key of the check API (/v1/check) names, hashed as\n"
-"the API hashes it (the 100::/64 address top shows for it, which ADDR\n"
-"takes too); a key that is an address is that address.\n"
+"--key KEY: the client a key of the check API (/v1/check) names under\n"
+"each rule, as the API counts it: hashed as the API hashes it (the\n"
+"100::/64 address top shows for it, which ADDR takes too); under a rule\n"
+"with api_key_is_address a key that is an address is that address.\n"
 "\n"
 "--stats: zero every rule's counters and the global ones (the same as\n"
 "'stats --reset'); 'stats' then shows the time of the reset.\n"
@@ -97,7 +98,7 @@ static int reset_client(const char *arg, bool by_key, const char *only,
 	unsigned nr, i, forgotten = 0;
 	int err = 0;
 
-	err = by_key ? sl_client_key_arg(arg, &addr) : 0;
+	err = by_key ? sl_client_key_arg(arg) : 0;
 	if (err) {
 		json_object_put(arr);
 		return err == -EINVAL ? SL_EXIT_USAGE : SL_EXIT_FAIL;
@@ -121,10 +122,15 @@ static int reset_client(const char *arg, bool by_key, const char *only,
 		pr_error("--rule: no running rule is named '%s'", only);
 		err = -ENOENT;
 	}
-	for (i = 0; i < nr && !err; i++)
-		if (!only || !strcmp(rules[i].name, only))
-			err = reset_rule(&m, &rules[i], &addr, has_port, port,
-					 arr, &forgotten);
+	for (i = 0; i < nr && !err; i++) {
+		if (only && strcmp(rules[i].name, only))
+			continue;
+		/* a key is the client /v1/check counts under this rule */
+		if (by_key)
+			sl_client_key_addr(arg, &rules[i], &addr);
+		err = reset_rule(&m, &rules[i], &addr, has_port, port, arr,
+				 &forgotten);
+	}
 	/* whatever was deleted, even before an error */
 	if (forgotten || err) {
 		int bumped = sl_states_forgotten(&m);

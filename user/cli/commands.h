@@ -45,15 +45,21 @@ int do_lists(int argc, char **argv);
 /* Zero the counters (reset --stats, stats --reset): an exit code. */
 int sl_reset_stats(void);
 
-/* KEY of --key (query, reset): the client address the check API keys it
- * by (service/check_local.c sl_check_key_addr, the one hashing), hashed
- * even when it is an address (one under api_key_is_address is named as
- * the address itself). 0, or
- * -EINVAL (reported: an empty key or one longer than the API takes, a
- * usage error), or -EIO (reported: libsodium would not start).
+/* KEY of --key (query, reset), checked once: 0, or -EINVAL (reported:
+ * an empty key or one longer than the API takes, a usage error), or -EIO
+ * (reported: libsodium would not start).
+ */
+int sl_client_key_arg(const char *key);
+
+/* The client address KEY names under RULE, as /v1/check counts it there
+ * (service/check_local.c sl_check_key_addr, the one mapping): the
+ * address itself under a rule with api_key_is_address when KEY is one,
+ * else its hash in 100::/64. After sl_client_key_arg.
  */
 struct sl_addr;
-int sl_client_key_arg(const char *key, struct sl_addr *addr);
+struct sl_rule;
+void sl_client_key_addr(const char *key, const struct sl_rule *rule,
+			struct sl_addr *addr);
 
 /* Print a JSON document (honours --pretty, except in a stream: see
  * sl_json_stream) and release it.

@@ -10,10 +10,8 @@
 /* as /v1/check takes it (service/http.c) */
 #define SL_KEY_ARG_MAX	256
 
-int sl_client_key_arg(const char *key, struct sl_addr *addr)
+int sl_client_key_arg(const char *key)
 {
-	bool hashed;
-
 	if (!*key || strlen(key) > SL_KEY_ARG_MAX) {
 		pr_error("--key: '%.40s' is not a key of 1 to %u bytes", key,
 			 SL_KEY_ARG_MAX);
@@ -24,10 +22,16 @@ int sl_client_key_arg(const char *key, struct sl_addr *addr)
 		pr_error("--key: cannot initialise libsodium to hash the key");
 		return -EIO;
 	}
-	/* an address is named as an address (query ADDR): --key is the
-	 * hashed key, as the API counts it under a rule without
-	 * api_key_is_address
-	 */
-	sl_check_key_addr(key, false, addr, &hashed);
 	return 0;
+}
+
+void sl_client_key_addr(const char *key, const struct sl_rule *rule,
+			struct sl_addr *addr)
+{
+	bool hashed;
+
+	/* the one mapping /v1/check and /v1/clients use: a key that is an
+	 * address names the packets' client only under a rule that says so
+	 */
+	sl_check_key_addr(key, rule->api_key_is_address, addr, &hashed);
 }

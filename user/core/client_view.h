@@ -12,7 +12,8 @@
 struct sl_client_view {
 	__u64 used;
 	__u64 remaining;
-	__u64 retry_after_ms;	/* 0: a request would pass now */
+	__u64 retry_after_ms;	/* 0: a request of the units asked about
+				 * (one for a read) would pass now */
 	__u64 reset_ms;		/* until the count next falls (0: nothing
 				 * counted) */
 	bool exempt;		/* the rule exempts the client: the kernel
@@ -30,11 +31,21 @@ int sl_client_view_read(const struct sl_maps *m, const struct sl_rule *rule,
 bool sl_client_view_sync_conf(const struct sl_maps *m, struct sl_sync_conf *sc);
 
 /* The same as sl_client_view_read with the layout already read (SC NULL:
- * the instance does not sync), for a caller that keeps it.
+ * the instance does not sync), for a caller that keeps it; the retry is
+ * until a request of UNITS (>= 1) fits whole.
  */
 int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 			   const struct sl_client_key *key, __u64 now_ms,
-			   const struct sl_sync_conf *sc,
+			   const struct sl_sync_conf *sc, __u32 units,
 			   struct sl_client_view *v);
+
+/* The view from copies already in hand: STATE the client's (of the
+ * rule's algorithm's size; a zero one for a client without), PV its peer
+ * view and SC the layout (both NULL: the instance does not sync).
+ */
+void sl_client_view_of(const struct sl_rule *rule, const void *state,
+		       const struct sl_peer_view *pv,
+		       const struct sl_sync_conf *sc, __u64 now_ms,
+		       __u32 units, struct sl_client_view *v);
 
 #endif /* SL_CLIENT_VIEW_H */

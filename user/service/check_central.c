@@ -331,15 +331,15 @@ struct eval_args {
 	const char *argv[9];
 	size_t argvlen[9];
 	int argc;
-	char num[3][24];	/* the numbers argv points to */
+	char num[4][24];	/* the numbers argv points to */
 };
 
 /* EVALSHA of `script` on `key` (klen bytes) with the rule's parameters,
- * counting or not.
+ * charging `cost` units (0: only reading).
  */
 static void eval_args_build(struct eval_args *e, struct sl_central *c,
 			    int script, const struct sl_rule *rule,
-			    const char *key, int klen, bool count)
+			    const char *key, int klen, __u32 cost)
 {
 	unsigned i;
 
@@ -349,7 +349,8 @@ static void eval_args_build(struct eval_args *e, struct sl_central *c,
 	ARG(c->sha[script], 40);
 	ARG("1", 1);
 	ARG(key, (size_t)klen);
-	ARG(count ? "1" : "0", 1);
+	snprintf(e->num[3], sizeof(e->num[3]), "%u", cost);
+	ARG(e->num[3], strlen(e->num[3]));
 	if (script == SCRIPT_BUCKET) {
 		/* whole µs: at most 0.5 µs off per token */
 		unsigned long long t_us = (rule->token_ns + 500) / 1000;
@@ -432,7 +433,7 @@ static int eval_script(struct sl_central *c, int script, struct eval_args *e,
 }
 
 int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
-		     const char *client, size_t len, bool count,
+		     const char *client, size_t len, __u32 cost,
 		     bool *allowed, struct sl_client_view *v)
 {
 	char key[CENTRAL_KEY_MAX], id[CENTRAL_KEY_MAX];
@@ -451,7 +452,7 @@ int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
 	pthread_mutex_lock(&c->lock);
 	if (!c->ctx && (err = connect_store(c)))
 		goto out;
-	eval_args_build(&e, c, script, rule, key, klen, count);
+	eval_args_build(&e, c, script, rule, key, klen, cost);
 	err = eval_script(c, script, &e, allowed, v);
 out:
 	pthread_mutex_unlock(&c->lock);

@@ -39,15 +39,17 @@ void sl_central_free(struct sl_central *c);
 int sl_central_set_auth(struct sl_central *c, const char *user,
 			const char *pass);
 
-/* Decide (count: true) or read one request of `client` (bytes, any
- * content) under `rule` in the store. 0 with *allowed and *v set;
+/* Decide a request of `cost` units (>= 1) of `client` (bytes, any
+ * content) under `rule` in the store, or only read (cost 0); the view's
+ * retry is until `cost` units fit (one for a read). 0 with *allowed and
+ * *v set;
  * -EAGAIN: backing off after an outage; -EIO: the store is unreachable or
  * timed out (the connection was dropped); -EPROTO: the store answered
  * something other than the script's reply (counted). Thread-safe: one
  * command at a time on one connection.
  */
 int sl_central_check(struct sl_central *c, const struct sl_rule *rule,
-		     const char *client, size_t len, bool count,
+		     const char *client, size_t len, __u32 cost,
 		     bool *allowed, struct sl_client_view *v);
 
 #define SL_CENTRAL_SECRET	32	/* bytes of sync.key_file's key */

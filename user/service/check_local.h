@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Counting one request for a key under a named rule, for the HTTP API: the
- * request runs through the kernel's sl_check program (BPF_PROG_TEST_RUN),
+ * Counting one request of some units for a key under a named rule, for the
+ * HTTP API: the request runs through the kernel's sl_check program (BPF_PROG_TEST_RUN),
  * so it is decided by the same code on the same client state as packets.
  * A key that is an IP address is that client under a rule with
  * api_key_is_address; any other string, and an address under any other
@@ -76,11 +76,20 @@ void sl_checker_set_central(struct sl_checker *c, struct sl_central *central);
 /* "kernel", "central", "local", "exempt" */
 const char *sl_check_decision_name(enum sl_check_decision d);
 
-/* count: true counts one request (POST /v1/check); false only reads
- * (GET /v1/clients/KEY). -ENOENT: no rule of that name; -EINVAL: empty key.
+/* cost: N >= 1 charges a request of N units (POST /v1/check), which fits
+ * whole or is refused whole, and the view's retry is until N units fit;
+ * 0 only reads (GET /v1/clients/KEY). -ENOENT: no rule of that name;
+ * -EINVAL: empty key; -ERANGE: a cost over the rule's limit (it could
+ * never fit); -EOPNOTSUPP: a cost over 1 under sliding-log, which counts
+ * requests. Nothing is charged on an error.
  */
 int sl_check(struct sl_checker *c, const char *rule, const char *key,
-	     bool count, struct sl_check_result *out);
+	     __u32 cost, struct sl_check_result *out);
+
+/* 0 if a cost of COST can be charged under RULE; -ERANGE or -EOPNOTSUPP
+ * as sl_check says.
+ */
+int sl_check_cost_fits_rule(const struct sl_rule *rule, __u32 cost);
 
 /* The client key a check uses: an address KEY is that address when
  * ADDRESS_KEYS (the rule's api_key_is_address); any other key, and an

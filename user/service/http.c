@@ -234,14 +234,44 @@ static const char *arg(struct MHD_Connection *c, const char *name)
 	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
 
+#define COST_RANGE "'cost' must be a whole number of units from 1 to the rule's limit (GET /v1/clients/KEY reads without charging)"
+
+/* The query's cost=N: digits only, 1..UINT32_MAX (the rule's limit is
+ * checked with the rule). 0 with *cost set, or -EINVAL.
+ */
+static int query_cost(const char *text, __u32 *cost)
+{
+	unsigned long long n = 0;
+	const char *p;
+
+	if (!*text)
+		return -EINVAL;
+	for (p = text; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		n = n * 10 + (unsigned)(*p - '0');
+		if (n > UINT32_MAX)
+			return -EINVAL;
+	}
+	if (!n)
+		return -EINVAL;
+	*cost = n;
+	return 0;
+}
+
+/* COST: the units to charge (POST and GET /v1/check; the query's cost=
+ * when the body has none), or 0 to only read (GET /v1/clients/KEY).
+ */
 static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
 				    const char *rule, const char *key,
-				    bool count)
+				    __u32 cost)
 {
 	const char *deny = arg(c, "deny_status");
 	unsigned deny_status = 429;
 	struct sl_check_result res;
+	bool count = cost > 0;
 	uint64_t t0, t1;
+	char msg[160];
 	int err;
 
 	if (deny) {
@@ -256,7 +286,7 @@ static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
 	if (strlen(key) > 256 || strlen(rule) > 31)
 		return send_error(h, c, 400, "'key' longer than 256 bytes or 'rule' longer than 31");
 	t0 = sl_now_mono_ns();
-	err = sl_check(h->checker, rule, key, count, &res);
+	err = sl_check(h->checker, rule, key, cost, &res);
 	t1 = sl_now_mono_ns();
 	if (count && !err) {
 		sl_http_stats_latency(&h->stats, t1 - t0);
@@ -265,20 +295,46 @@ static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
 	}
 	if (err == -ENOENT)
 		return send_error(h, c, 404, "no rule of that name (slicelimit rules list)");
+	if (err == -ERANGE) {
+		snprintf(msg, sizeof(msg), "'cost' %u is over the rule's limit of %llu: it could never fit",
+			 cost, (unsigned long long)sl_rule_quota(&res.rule));
+		return send_error(h, c, 400, msg);
+	}
+	if (err == -EOPNOTSUPP)
+		return send_error(h, c, 400, "'cost' must be 1 under a sliding-log rule, which counts requests");
 	if (err)
 		return send_error(h, c, 503, strerror(-err));
 	return send_result(h, c, key, &res,
 			   res.allowed || !count ? 200 : deny_status);
 }
 
-/* POST bodies: {"rule": "...", "key": "..."}; query parameters otherwise. */
+/* GET /v1/check?rule=R&key=K[&cost=N] */
+static enum MHD_Result handle_get_check(struct sl_http *h,
+					struct MHD_Connection *c)
+{
+	const char *text = arg(c, "cost");
+	__u32 cost = 1;
+
+	if (text && query_cost(text, &cost))
+		return send_error(h, c, 400, COST_RANGE);
+	return handle_check(h, c, arg(c, "rule"), arg(c, "key"), cost);
+}
+
+/* POST bodies: {"rule": "...", "key": "...", "cost": N}; query parameters
+ * for what the body does not say.
+ */
 static enum MHD_Result handle_post_check(struct sl_http *h,
 					 struct MHD_Connection *c,
 					 struct request *req)
 {
 	const char *rule = arg(c, "rule"), *key = arg(c, "key");
+	const char *cost_text = arg(c, "cost");
 	json_object *o = NULL, *v;
 	enum MHD_Result ret;
+	__u32 cost = 1;
+
+	if (cost_text && query_cost(cost_text, &cost))
+		return send_error(h, c, 400, COST_RANGE);
 
 	if (req->len) {
 		struct json_tokener *tok = json_tokener_new();
@@ -307,9 +363,10 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 			char msg[160];
 
 			(void)val;
-			if (!strcmp(name, "rule") || !strcmp(name, "key"))
+			if (!strcmp(name, "rule") || !strcmp(name, "key") ||
+			    !strcmp(name, "cost"))
 				continue;
-			snprintf(msg, sizeof(msg), "unknown field '%.64s': the body has 'rule' and 'key' only",
+			snprintf(msg, sizeof(msg), "unknown field '%.64s': the body has 'rule', 'key' and 'cost' only",
 				 name);
 			json_object_put(o);
 			return send_error(h, c, 400, msg);
@@ -336,8 +393,21 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 				return send_error(h, c, 400, "'key' contains a NUL byte");
 			}
 		}
+		if (json_object_object_get_ex(o, "cost", &v)) {
+			int64_t n = json_object_get_int64(v);
+
+			/* an integer, not "4" nor 4.0: json-c saturates at
+			 * INT64_MAX, which the bound refuses too
+			 */
+			if (!json_object_is_type(v, json_type_int) || n < 1 ||
+			    n > UINT32_MAX) {
+				json_object_put(o);
+				return send_error(h, c, 400, COST_RANGE);
+			}
+			cost = n;
+		}
 	}
-	ret = handle_check(h, c, rule, key, true);
+	ret = handle_check(h, c, rule, key, cost);
 	json_object_put(o);
 	return ret;
 }
@@ -536,10 +606,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		if (post)
 			return handle_post_check(h, c, req);
 		if (get)
-			return handle_check(h, c, arg(c, "rule"), arg(c, "key"), true);
+			return handle_get_check(h, c);
 	} else if (!strncmp(url, "/v1/clients/", 12)) {
 		if (get || !strcmp(method, "HEAD"))
-			return handle_check(h, c, arg(c, "rule"), url + 12, false);
+			return handle_check(h, c, arg(c, "rule"), url + 12, 0);
 	} else if (!strcmp(url, "/v1/lists") || !strncmp(url, "/v1/lists/", 10)) {
 		return handle_lists(h, c, method, url + 9, req);
 	} else if (!strcmp(url, "/healthz")) {

@@ -15,6 +15,7 @@
 #include "sl_peer.h"
 #include "sync/client_hash.h"
 #include "sync/engine.h"
+#include "sync/peer_units.h"
 #include "sync/replay_state.h"
 
 /* What this node last reported of a client, per peer slice: the next
@@ -75,6 +76,11 @@ struct sl_sync {
 					 * is accepted before it is moved */
 	bool state_warned;		/* a failed write was logged */
 	struct sl_replay_state restored;	/* the previous run's windows */
+
+	/* what each peer reported per client lately: the cap of a peer's
+	 * entries is over its datagrams, not per datagram (merge_entry)
+	 */
+	struct peer_units_table peer_units;
 
 	struct sent_client *table;	/* open addressing, power of two */
 	struct sl_client_hash hash;	/* its keyed hash */
@@ -223,6 +229,14 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	err = s->table && s->view_entries &&
 	      (s->state_path || !o->replay_state || !o->replay_state[0]) ?
 	      sl_client_hash_init(&s->hash) : -ENOMEM;
+	/* a record per peer and client the view can hold: every peer may
+	 * report every client the view holds
+	 */
+	if (!err)
+		err = peer_units_init(&s->peer_units,
+				      (o->peers_configured ?
+				       o->peers_configured : 1) *
+				      (size_t)sl_map_capacity(m->peer_view));
 	if (!err)
 		err = sl_sync_refresh_rules(s);
 	if (!err && !(s->changed = sl_changed_open(m)))
@@ -246,6 +260,7 @@ void sl_sync_free(struct sl_sync *s)
 	free(s->rules);
 	free(s->datagrams.e);
 	free(s->view_entries);
+	peer_units_free(&s->peer_units);
 	free(s->state_path);
 	/* the pairs' keys speak as this node */
 	explicit_bzero(&s->o.keys, sizeof(s->o.keys));
@@ -1094,6 +1109,23 @@ static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
 	return sl_bounded_sender_cap(p, peers);
 }
 
+/* The period one peer's entries of a client are capped over together:
+ * the one entry_cap reasons over, in which a real node accepts at most
+ * that cap. A window for the sums and the counter (no verdict passes more
+ * than the limit in one; units are dated by their earliest accept, so
+ * the units a peer dates within a window were accepted within it); one
+ * entry's slice for a bucket, whose refill over a longer period would
+ * add to what it may take. A peer's units count against it while the
+ * view's slot of their slice is dated within it (peer_units_counted), so
+ * the next period starts fresh.
+ */
+static __u64 peer_period_ms(const struct sl_params *p)
+{
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return sl_peer_slice_of(p);
+	return p->window_ms ? p->window_ms : 1;
+}
+
 /* Add (or with `set`, make) the peers' units of one client slice in the
  * peer view, `how` as sl_peer_merge_piece takes it; the predictive
  * layout's round counts what was added. `from` is the peer whose
@@ -1107,6 +1139,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 {
 	const struct rule_ref *r = rule_by_hash(s, e->rule_hash);
 	struct sl_peer_view v, was;
+	struct peer_units *pu = NULL;
 	struct sl_client_key key;
 	struct sl_params p;
 	__u32 before = 0, added, interval = s->o.interval_ms;
@@ -1134,11 +1167,31 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 			s->st.view_capped++;
 			return;
 		}
-		cap = entry_cap(s, &p, &v, now_ms);
+		/* the cap is over what the view still counts of this peer's
+		 * reports of the client, not per entry: else as many
+		 * datagrams, as many caps. No record left for it: refused,
+		 * as a full view would
+		 */
+		pu = peer_units_of(&s->peer_units, maker, &key,
+				   sl_peer_slice_of(&p), now_ms);
+		if (!pu) {
+			s->st.view_full++;
+			return;
+		}
+		cap = peer_units_room(pu, &v, sl_peer_slice_of(&p),
+				      peer_period_ms(&p), e->start_ms,
+				      entry_cap(s, &p, &v, now_ms), now_ms);
 		if (units > cap) {
 			units = cap;
 			s->st.clamped_entries++;
 		}
+		/* nothing to add (a sender reports only what grew): merged,
+		 * it would still take over the view's slot of an older slice
+		 * and drop the units the slot held, which the slice could
+		 * then take back, its peers' records no longer true of it
+		 */
+		if (!units)
+			return;
 	} else if (!set) {
 		maker = s->o.node;	/* bounded: the own report */
 	}
@@ -1165,6 +1218,8 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 		added = 0;
 	else if (set)
 		added -= before;
+	if (pu)
+		peer_units_add(pu, e->start_ms, sl_peer_slice_of(&p), added);
 	if (added) {
 		if (sl_u32_since(v.round_ms, (__u32)now_ms) >= interval ||
 		    !v.round_units) {

@@ -152,7 +152,9 @@ enum sl_sync_verdict {
  * now and after this run's start (and after every datagram a previous
  * run may have accepted); the sender's incarnation (its start) not after
  * its sent_ms; a peer slot (sl_sync_admit_only); the sequence. Each entry
- * is then cut to what a node can accept in a round (clamped_entries), and
+ * is then cut to what a node can accept of its client, less what the peer
+ * view still counts of the same peer's reports of it (clamped_entries;
+ * sync/peer_units.h), and
  * one that would add a client to sl_peer_view past its sender's share of
  * the map is refused (view_capped): see merge_entry.
  */

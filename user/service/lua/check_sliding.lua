@@ -7,13 +7,15 @@
 -- epoch (Unix time), not to the kernel's TAI.
 --
 -- KEYS[1]  the client's state for this algorithm
--- ARGV[1]  1: count one request if it fits; 0: only read
+-- ARGV[1]  N >= 1: count a request of N units if it fits whole; 0: only
+--          read
 -- ARGV[2]  algorithm: sliding, sliding-plain, fixed, sliding-counter,
 --          sliding-log
 -- ARGV[3]  limit, ARGV[4] window (ms), ARGV[5] slice (ms)
 -- Returns {allowed, used, remaining, retry_after_ms, reset_ms} with the
 -- meaning of user/core/client_view.h: used and remaining after the check,
--- retry until a request fits (0: one fits now), reset until the count
+-- retry until a request of N (1 for a read) fits (0: it fits now), reset
+-- until the count
 -- next falls (0: nothing counted).
 --
 -- What each algorithm keeps, and its bound (the same decisions as
@@ -30,11 +32,19 @@
 
 if redis.replicate_commands then redis.replicate_commands() end
 local key = KEYS[1]
-local take = ARGV[1] == '1'
+local units = tonumber(ARGV[1])
 local alg = ARGV[2]
 local L, W, S = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-if not L or not W or not S or L < 1 or W < 1 or S < 1 or S > W then
+if not units or units < 0 or units % 1 ~= 0 or
+   not L or not W or not S or L < 1 or W < 1 or S < 1 or S > W then
   return redis.error_reply('ERR slicelimit check_sliding: bad arguments')
+end
+
+local take = units > 0
+if not take then units = 1 end
+-- the log keeps one member per accept: it counts requests
+if alg == 'sliding-log' and units > 1 then
+  return redis.error_reply('ERR slicelimit check_sliding: sliding-log counts requests')
 end
 
 local t = redis.call('TIME')
@@ -85,7 +95,8 @@ local st = {}
 local h = redis.call('HGETALL', key)
 for i = 1, #h, 2 do st[h[i]] = tonumber(h[i + 1]) end
 
-local tally, charge	-- tally(at) -> used, first time the count falls
+local tally, charge	-- tally(at[, n]) -> used, first time the count falls
+			-- (the counter: first time n units fit)
 
 if alg == 'fixed' then
   tally = function(at)
@@ -97,7 +108,7 @@ if alg == 'fixed' then
   charge = function()
     local w = math.floor(now / W)
     if not st.w or st.w < w then st.w, st.c = w, 0 end
-    st.c = (st.c or 0) + 1
+    st.c = (st.c or 0) + units
     redis.call('HSET', key, 'w', string.format('%.0f', st.w), 'c', string.format('%.0f', st.c))
     redis.call('PEXPIRE', key, string.format('%.0f', (st.w + 1) * W - now + 1))
   end
@@ -129,8 +140,11 @@ elseif alg == 'sliding-plain' or alg == 'sliding-counter' then
     end
   else
     -- estimate = full + oldest * (S - e) / S, e = time into this slice;
-    -- used is its floor, so used + 1 <= L exactly when estimate < L
-    tally = function(at)
+    -- used is its floor, so used + n <= L exactly when
+    -- estimate < L - n + 1; the time returned is when n units fit (one
+    -- unless the retry walk asks for more)
+    tally = function(at, n_fit)
+      local room = L - (n_fit or 1) + 1
       local cur, full, oldest = math.floor(at / S), 0, 0
       for d, c in pairs(slots) do
         local b = back(d, cur)
@@ -140,9 +154,9 @@ elseif alg == 'sliding-plain' or alg == 'sliding-counter' then
       local start = at - e
       local used = full + math.floor(oldest * (S - e) / S)
       if full == 0 and oldest == 0 then return 0, NEVER end
-      if full >= L or oldest == 0 then return used, start + S end
-      -- the first e' with oldest * (S - e') < (L - full) * S
-      local need = math.ceil((L - full) * S / oldest)
+      if full >= room or oldest == 0 then return used, start + S end
+      -- the first e' with oldest * (S - e') < (room - full) * S
+      local need = math.ceil((room - full) * S / oldest)
       local e_min = 0
       if S + 1 > need then e_min = S + 1 - need end
       if e_min < S then return used, start + e_min end
@@ -151,8 +165,8 @@ elseif alg == 'sliding-plain' or alg == 'sliding-counter' then
   end
   charge = function()
     local cur = math.floor(now / S)
-    slots[cur] = (slots[cur] or 0) + 1
-    redis.call('HINCRBY', key, string.format('%.0f', cur), 1)
+    slots[cur] = (slots[cur] or 0) + units
+    redis.call('HINCRBY', key, string.format('%.0f', cur), units)
     for d in pairs(slots) do
       if back(d, cur) > n then
         redis.call('HDEL', key, string.format('%.0f', d))
@@ -215,8 +229,8 @@ elseif alg == 'sliding' then
       if count(cur) > 0 then cur = free end
       st['f' .. cur], st['s' .. cur], st.cur = now, seq, cur
     end
-    st['c' .. cur] = count(cur) + 1
-    st.seq = seq + 1
+    st['c' .. cur] = count(cur) + units
+    st.seq = seq + units
     local args = {}
     for f, v in pairs(st) do
       args[#args + 1] = f
@@ -233,7 +247,7 @@ end
 
 local used, exp = tally(now)
 local allowed = 0
-if used + 1 <= L then
+if used + units <= L then
   allowed = 1
   if take then
     charge(used)
@@ -243,13 +257,13 @@ end
 local reset = 0
 if exp ~= NEVER then reset = exp - now end
 local retry = 0
-if used + 1 > L then
-  -- walk the times the count falls until one request fits
+if used + units > L then
+  -- walk the times the count falls until the request fits
   local at = now
   local fits = false
   for _ = 1, 200 do
-    local u, e = tally(at)
-    if u + 1 <= L then fits = true break end
+    local u, e = tally(at, units)
+    if u + units <= L then fits = true break end
     if e == NEVER or e <= at then break end
     at = e
   end
