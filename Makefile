@@ -130,6 +130,9 @@ $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
 	$(Q)mkdir -p $(BUILD)/proto
 	$(Q)$(PROTOC_C) --c_out=$(BUILD)/proto -Iproto $<
 
+# kept: make would delete them as intermediates
+.SECONDARY: $(PROTO_HDRS) $(PROTO_OBJS:.o=.c)
+
 $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/proto -c $< -o $@
