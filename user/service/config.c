@@ -713,14 +713,31 @@ static void read_listener_tcp(const struct sl_yctx *c, const struct sl_ynode *y,
 	}
 }
 
-/* rls: Envoy's rate limit service, off unless the section is there */
-static void read_rls(const struct sl_yctx *c, const struct sl_ynode *y,
-		     struct sl_http_config *rc)
+/* SEC.timeout: how long a connection may idle (10s) */
+static void read_listener_timeout(const struct sl_yctx *c,
+				  const struct sl_ynode *y, const char *sec,
+				  struct sl_http_config *lc)
 {
 	const struct sl_ynode *v;
 	const char *text;
 	uint64_t ms = 10000;
+	char f[64];
 
+	lc->timeout_s = 10;
+	if ((v = sl_yaml_get(y, "timeout")) &&
+	    sl_yaml_text(c, v, field_of(f, sec, "timeout"), 31, &text)) {
+		if (sl_parse_duration_ms(text, &ms) || ms < 1000 || ms > 300000)
+			sl_yaml_bad(c, v, f, "'%s' is not a duration from 1s to 300s (10s)",
+				    text);
+		else
+			lc->timeout_s = (ms + 999) / 1000;
+	}
+}
+
+/* rls: Envoy's rate limit service, off unless the section is there */
+static void read_rls(const struct sl_yctx *c, const struct sl_ynode *y,
+		     struct sl_http_config *rc)
+{
 	rc->timeout_s = 10;
 	if (!y)
 		return;
@@ -736,14 +753,7 @@ static void read_rls(const struct sl_yctx *c, const struct sl_ynode *y,
 		return;
 	read_listener_socket(c, y, "rls", SL_RLS_SOCKET_DEFAULT, rc);
 	read_listener_tcp(c, y, "rls", rc);
-	if ((v = sl_yaml_get(y, "timeout")) &&
-	    sl_yaml_text(c, v, "rls.timeout", 31, &text)) {
-		if (sl_parse_duration_ms(text, &ms) || ms < 1000 || ms > 300000)
-			sl_yaml_bad(c, v, "rls.timeout", "'%s' is not a duration from 1s to 300s (10s)",
-				    text);
-		else
-			rc->timeout_s = (ms + 999) / 1000;
-	}
+	read_listener_timeout(c, y, "rls", rc);
 	if (!rc->socket_enabled && !rc->tcp_enabled)
 		sl_yaml_bad(c, y, "rls", "neither socket nor listen: remove the section to turn the rate limit service off");
 }
@@ -751,10 +761,6 @@ static void read_rls(const struct sl_yctx *c, const struct sl_ynode *y,
 static void read_http(const struct sl_yctx *c, const struct sl_ynode *y,
 		      struct sl_http_config *hc)
 {
-	const struct sl_ynode *v;
-	const char *text;
-	uint64_t ms = 10000;
-
 	hc->timeout_s = 10;
 	hc->per_ip = 32;
 	hc->socket_mode = 0660;
@@ -768,14 +774,7 @@ static void read_http(const struct sl_yctx *c, const struct sl_ynode *y,
 		return;
 	read_listener_socket(c, y, "http", SL_HTTP_SOCKET_DEFAULT, hc);
 	read_listener_tcp(c, y, "http", hc);
-	if ((v = sl_yaml_get(y, "timeout")) &&
-	    sl_yaml_text(c, v, "http.timeout", 31, &text)) {
-		if (sl_parse_duration_ms(text, &ms) || ms < 1000 || ms > 300000)
-			sl_yaml_bad(c, v, "http.timeout", "'%s' is not a duration from 1s to 300s (10s)",
-				    text);
-		else
-			hc->timeout_s = (ms + 999) / 1000;
-	}
+	read_listener_timeout(c, y, "http", hc);
 }
 
 int sl_config_parse_buffer(const char *name, const char *buf, size_t len,

@@ -455,70 +455,57 @@ static int start_central(struct run *r)
 	return 0;
 }
 
+/* A listener's start, said once for the API (SEC "http") and the rate
+ * limit service ("rls"): where it listens, or why it cannot.
+ */
+static int listening(const char *sec, const struct sl_http_config *lc,
+		     int err, bool on_socket)
+{
+	if (err == -EEXIST && on_socket)
+		pr_error("%s: %s is there and is not a socket: remove it or set %s.socket",
+			 sec, lc->socket, sec);
+	else if (err == -EADDRINUSE && on_socket)
+		pr_error("%s: an instance answers on %s already: stop it, or give this one another %s.socket",
+			 sec, lc->socket, sec);
+	else if (err && on_socket)
+		pr_error("%s: cannot listen on %s: %s", sec, lc->socket,
+			 strerror(-err));
+	else if (err)
+		pr_error("%s: cannot listen on %s (in use? not this host's address?)",
+			 sec, lc->listen);
+	if (err)
+		return err;
+	if (lc->socket_enabled)
+		pr_notice("%s: listening on %s (mode %04o)", sec, lc->socket,
+			  lc->socket_mode);
+	if (lc->tcp_enabled)
+		pr_notice("%s: listening on %s (bearer token required)", sec,
+			  lc->listen);
+	return 0;
+}
+
 static int start_http(struct run *r)
 {
 	const struct sl_http_config *hc = &r->cfg.http;
 	bool on_socket;
-	int err;
 
 	if (!hc->socket_enabled && !hc->tcp_enabled)
 		return 0;
-	err = sl_http_start(hc, &r->checker, &r->http, &on_socket);
-	if (err == -EEXIST && on_socket)
-		pr_error("http: %s is there and is not a socket: remove it or set http.socket",
-			 hc->socket);
-	else if (err == -EADDRINUSE && on_socket)
-		pr_error("http: an instance answers on %s already: stop it, or give this one another http.socket",
-			 hc->socket);
-	else if (err && on_socket)
-		pr_error("http: cannot listen on %s: %s", hc->socket,
-			 strerror(-err));
-	else if (err)
-		pr_error("http: cannot listen on %s (in use? not this host's address?)",
-			 hc->listen);
-	if (err)
-		return err;
-	if (hc->socket_enabled)
-		pr_notice("http: listening on %s (mode %04o)", hc->socket,
-			  hc->socket_mode);
-	if (hc->tcp_enabled)
-		pr_notice("http: listening on %s (bearer token required)",
-			  hc->listen);
-	return 0;
+	return listening("http", hc, sl_http_start(hc, &r->checker, &r->http,
+						   &on_socket), on_socket);
 }
 
+/* Envoy's rate limit service, counting into the API's stats (/metrics) */
 static int start_rls(struct run *r)
 {
 	const struct sl_http_config *rc = &r->cfg.rls;
 	bool on_socket;
-	int err;
 
 	if (!rc->socket_enabled && !rc->tcp_enabled)
 		return 0;
-	err = sl_rls_start(rc, &r->checker,
-			   r->http ? sl_http_stats_of(r->http) : NULL, &r->rs,
-			   &r->rls, &on_socket);
-	if (err == -EEXIST && on_socket)
-		pr_error("rls: %s is there and is not a socket: remove it or set rls.socket",
-			 rc->socket);
-	else if (err == -EADDRINUSE && on_socket)
-		pr_error("rls: an instance answers on %s already: stop it, or give this one another rls.socket",
-			 rc->socket);
-	else if (err && on_socket)
-		pr_error("rls: cannot listen on %s: %s", rc->socket,
-			 strerror(-err));
-	else if (err)
-		pr_error("rls: cannot listen on %s: %s", rc->listen,
-			 strerror(-err));
-	if (err)
-		return err;
-	if (rc->socket_enabled)
-		pr_notice("rls: Envoy's rate limit service on %s (mode %04o)",
-			  rc->socket, rc->socket_mode);
-	if (rc->tcp_enabled)
-		pr_notice("rls: Envoy's rate limit service on %s (bearer token required)",
-			  rc->listen);
-	return 0;
+	return listening("rls", rc, sl_rls_start(rc, &r->checker,
+			 r->http ? sl_http_stats_of(r->http) : NULL, &r->rs,
+			 &r->rls, &on_socket), on_socket);
 }
 
 static void start_sync(struct run *r)
