@@ -193,6 +193,15 @@ test_malformed_messages_get_grpc_errors() {
 		'["INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "UNIMPLEMENTED", "UNIMPLEMENTED", "INVALID_ARGUMENT", "OK"]'
 }
 
+test_a_nul_byte_is_refused_not_cut() {
+	local f=$SL_TMP/a10.json
+	rls "$f" "unix:$SOCK" "[{\"domain\": \"edge\", \"descriptors\": [$(perkey 'k7\u0000x')]},
+		{\"domain\": \"edge\", \"descriptors\": [$(perkey k7)]}]"
+	tap_eq "a client key with a NUL byte: INVALID_ARGUMENT, and the key before it is not charged" \
+		"$(q "$f" '[d[0]["grpc"], d[1]["statuses"][0]["remaining"]]')" \
+		'["INVALID_ARGUMENT", 9]'
+}
+
 test_malformed_http2_never_takes_it_down() {
 	local c f
 	for c in bad_preface garbage_after_preface truncated_message \
@@ -243,6 +252,7 @@ main() {
 	test_one_count_with_the_check_api
 	test_tcp_needs_the_token
 	test_malformed_messages_get_grpc_errors
+	test_a_nul_byte_is_refused_not_cut
 	test_malformed_http2_never_takes_it_down
 	test_bad_envoy_blocks_are_refused
 	sl_stop "$SLD"

@@ -273,6 +273,67 @@ out:
 	return code;
 }
 
+static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift;
+
+	*v = 0;
+	for (shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* Does a string the answer depends on (the domain, an entry's key or
+ * value) hold a NUL byte? protobuf-c ends its strings at the first one,
+ * so "a\0b" would be taken for the key "a" (another client's count): the
+ * HTTP API refuses a key with a NUL for the same reason. DEPTH 0 walks a
+ * request, 1 a descriptor, 2 an entry. Wire format that does not parse is
+ * left to protobuf-c to refuse.
+ */
+static bool nul_in_strings(const uint8_t *p, size_t len, unsigned depth)
+{
+	const uint8_t *end = p + len;
+	uint64_t tag, n;
+
+	while (p < end) {
+		if (!varint(&p, end, &tag))
+			return false;
+		switch (tag & 7) {
+		case 0:
+			if (!varint(&p, end, &n))
+				return false;
+			break;
+		case 1:
+		case 5:
+			n = (tag & 7) == 1 ? 8 : 4;
+			if ((size_t)(end - p) < n)
+				return false;
+			p += n;
+			break;
+		case 2:
+			if (!varint(&p, end, &n) || n > (size_t)(end - p))
+				return false;
+			if (((depth == 0 && tag >> 3 == 1) || depth == 2) &&
+			    memchr(p, 0, n))
+				return true;
+			if (((depth == 0 && tag >> 3 == 2) ||
+			     (depth == 1 && tag >> 3 == 1)) &&
+			    nul_in_strings(p, n, depth + 1))
+				return true;
+			p += n;
+			break;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
 int sl_rls_answer(struct sl_rls *r, const uint8_t *req, size_t len,
 		  uint8_t **out, size_t *out_len, const char **msg)
 {
@@ -286,6 +347,10 @@ int sl_rls_answer(struct sl_rls *r, const uint8_t *req, size_t len,
 	if (!q) {
 		*msg = "the message is not a RateLimitRequest";
 		code = SL_GRPC_INVALID_ARGUMENT;
+	} else if (nul_in_strings(req, len, 0)) {
+		*msg = "a domain, key or value contains a NUL byte";
+		code = SL_GRPC_INVALID_ARGUMENT;
+		envoy__service__ratelimit__v3__rate_limit_request__free_unpacked(q, NULL);
 	} else {
 		code = answer_call(r, q, out, out_len, msg);
 		envoy__service__ratelimit__v3__rate_limit_request__free_unpacked(q, NULL);
