@@ -223,6 +223,21 @@ test_malformed_http2_never_takes_it_down() {
 		"$(kill -0 "$SLD" && q "$f" 'sorted((a["grpc"], a["overall"]) for a in d[0]).count(("OK", "OK"))')" 5
 }
 
+test_sighup_answers_by_the_new_rules() {
+	local f=$SL_TMP/a11.json
+	# the tenant rule moves to the domain "inner"
+	sed 's/envoy: {domain: edge, descriptor: \[{key: tenant}\]}/envoy: {domain: inner, descriptor: [{key: tenant}]}/' \
+		"$SL_TMP/rules.yaml" >"$SL_TMP/rules.new" &&
+		mv "$SL_TMP/rules.new" "$SL_TMP/rules.yaml"
+	tap_eq "slicelimit reload: applied" \
+		"$(in_server "$SL_BIN" reload --json | json_get 'd["reloaded"]')" True
+	rls "$f" "unix:$SOCK" "[{\"domain\": \"inner\", \"descriptors\": [{\"entries\": [[\"tenant\", \"t2\"]]}]},
+		{\"domain\": \"edge\", \"descriptors\": [{\"entries\": [[\"tenant\", \"t2\"]]}]}]"
+	tap_eq "SIGHUP: the new envoy: blocks answer (domain inner counted), the old one no longer (edge unmatched)" \
+		"$(q "$f" '[(a["statuses"][0]["has_limit"], a["statuses"][0].get("name")) for a in d]')" \
+		'[[true, "odd"], [false, null]]'
+}
+
 test_bad_envoy_blocks_are_refused() {
 	local bad=$SL_TMP/bad.yaml out rc=0
 	cat >"$bad" <<'EOF'
@@ -255,6 +270,7 @@ main() {
 	test_a_nul_byte_is_refused_not_cut
 	test_malformed_http2_never_takes_it_down
 	test_bad_envoy_blocks_are_refused
+	test_sighup_answers_by_the_new_rules
 	sl_stop "$SLD"
 	tap_eq "SIGTERM: the service stops cleanly and removes its socket" \
 		"$STOP_RC/$([ -e "$SOCK" ] && echo there || echo gone)" "0/gone"
