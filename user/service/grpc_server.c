@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <nghttp2/nghttp2.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +74,6 @@ struct sl_grpc_server {
 	struct conn *conns;
 	size_t held;
 	nghttp2_session_callbacks *cbs;
-	atomic_ullong refused, closed;
 };
 
 static void stream_unhold(struct stream *st)
@@ -360,10 +358,8 @@ static ssize_t send_cb(nghttp2_session *s, const uint8_t *data, size_t len,
 	return NGHTTP2_ERR_CALLBACK_FAILURE;
 }
 
-static void conn_close(struct conn *c, bool counted)
+static void conn_close(struct conn *c)
 {
-	if (counted)
-		atomic_fetch_add(&c->g->closed, 1);
 	/* the session frees its streams without their close callbacks:
 	 * their memory is freed here
 	 */
@@ -386,12 +382,12 @@ static bool conn_flush(struct conn *c)
 	struct epoll_event ev = { .data.ptr = c };
 
 	if (nghttp2_session_send(c->s)) {
-		conn_close(c, true);
+		conn_close(c);
 		return false;
 	}
 	if (!nghttp2_session_want_read(c->s) &&
 	    !nghttp2_session_want_write(c->s)) {
-		conn_close(c, false);
+		conn_close(c);
 		return false;
 	}
 	ev.events = EPOLLIN | (nghttp2_session_want_write(c->s) ? EPOLLOUT : 0);
@@ -409,7 +405,7 @@ static void conn_read(struct conn *c)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n <= 0) {
-			conn_close(c, false);
+			conn_close(c);
 			return;
 		}
 		c->last_ms = sl_now_mono_ns() / 1000000;
@@ -418,7 +414,7 @@ static void conn_read(struct conn *c)
 		 */
 		if (nghttp2_session_mem_recv(c->s, buf, n) < 0) {
 			nghttp2_session_send(c->s);
-			conn_close(c, true);
+			conn_close(c);
 			return;
 		}
 		/* answers go out as calls complete, not after the whole read */
@@ -472,7 +468,6 @@ static void conn_accept(struct sl_grpc_server *g, struct listener *l)
 			return;
 		if (l->nr_conns >= g->cap || (l->tcp && over_per_ip(g, &peer)) ||
 		    !(c = calloc(1, sizeof(*c)))) {
-			atomic_fetch_add(&g->refused, 1);
 			close(fd);
 			continue;
 		}
@@ -498,7 +493,7 @@ static void conn_accept(struct sl_grpc_server *g, struct listener *l)
 		g->conns = c;
 		ev.data.ptr = c;
 		if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-			conn_close(c, false);
+			conn_close(c);
 			continue;
 		}
 		conn_flush(c);
@@ -521,7 +516,7 @@ static void sweep(struct sl_grpc_server *g)
 		for (st = c->streams; st && !late; st = st->next)
 			late = !st->answered && now - st->start_ms > limit;
 		if (late)
-			conn_close(c, true);
+			conn_close(c);
 	}
 }
 
@@ -659,7 +654,7 @@ void sl_grpc_stop(struct sl_grpc_server *g)
 		pthread_join(g->thread, NULL);
 	}
 	while (g->conns)
-		conn_close(g->conns, false);
+		conn_close(g->conns);
 	if (g->sock.fd >= 0)
 		close(g->sock.fd);
 	if (g->tcp.fd >= 0)
@@ -672,10 +667,4 @@ void sl_grpc_stop(struct sl_grpc_server *g)
 		close(g->epfd);
 	nghttp2_session_callbacks_del(g->cbs);
 	free(g);
-}
-
-void sl_grpc_counts(struct sl_grpc_server *g, struct sl_grpc_counts *c)
-{
-	c->connections_refused = atomic_load(&g->refused);
-	c->connections_closed = atomic_load(&g->closed);
 }

@@ -53,11 +53,4 @@ int sl_grpc_start(const struct sl_http_config *cfg, const char *path,
 		  struct sl_grpc_server **out, bool *socket_failed);
 void sl_grpc_stop(struct sl_grpc_server *g);
 
-/* What the server refused before any handler ran, for /metrics */
-struct sl_grpc_counts {
-	unsigned long long connections_refused;	/* over a cap */
-	unsigned long long connections_closed;	/* a protocol error, a deadline */
-};
-void sl_grpc_counts(struct sl_grpc_server *g, struct sl_grpc_counts *c);
-
 #endif /* SL_GRPC_SERVER_H */
