@@ -208,6 +208,9 @@ $(call bpf_tests,test_replay_): $(call test_lib,replay_fixture)
 $(call bpf_tests,test_redis_): $(call test_lib,redis_fixture redis_fake)
 # counts the calls the user/ objects make (the test's own __wrap_)
 $(BUILD)/tests/test_metrics_walk: LDLIBS += -Wl,--wrap=bpf_map_get_next_key
+# counts the bpf() calls a check makes (the test's own __wrap_)
+$(BUILD)/tests/test_bpf_check_cost: LDLIBS += -Wl,--wrap=bpf_prog_test_run_opts \
+	-Wl,--wrap=bpf_map_lookup_elem
 
 NETNS_TOOL := $(BUILD)/tests/sl-traffic
 

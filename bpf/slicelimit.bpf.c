@@ -41,7 +41,8 @@ struct {
 /* Count one request for a key under a rule (the HTTP check API). Run only
  * through BPF_PROG_TEST_RUN with a struct sl_check_req as the "packet", so
  * an API check and a packet are decided by the same code, on the same
- * state: an address counted by XDP and by the API is one client.
+ * state: an address counted by XDP and by the API is one client. A
+ * struct sl_check_msg gets the client's state back in the same call.
  */
 SEC("xdp")
 int sl_check(struct xdp_md *ctx)
@@ -52,7 +53,7 @@ int sl_check(struct xdp_md *ctx)
 
 	if ((void *)(req + 1) > data_end)
 		return XDP_ABORTED;
-	return sl_check_request(req);
+	return sl_check_request(ctx, req);
 }
 
 SEC("tc")

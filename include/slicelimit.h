@@ -462,6 +462,7 @@ struct sl_check_req {
 	struct sl_addr addr;	/* client address, or a hashed string key */
 	__u32 units;		/* the request's cost, >= 1: it fits whole or
 				 * is refused whole */
+	__u32 pad;
 };
 
 /* ---- peer sync (see include/sl_peer.h) ---- */
@@ -542,6 +543,37 @@ struct sl_peer_view {
 				 * Still named pad: a pinned view stays the
 				 * same type across an upgrade */
 	struct sl_peer_slot slot[SL_PEER_SLOTS];
+};
+
+/* What sl_check writes after its request when the test run's packet has
+ * room (struct sl_check_msg): the client as the decision left it, so
+ * that the service answers with one bpf() call, not a map lookup or more
+ * after it. sliding-log's state is too large to copy: its view is read
+ * from the map, as is a client without a state (on probation).
+ */
+#define SL_CHECK_HAS_STATE	1	/* state: the client's */
+#define SL_CHECK_HAS_SYNC	2	/* sync: the layout (not local) */
+#define SL_CHECK_HAS_PEERS	4	/* peers: the client's peer view (under
+					 * a layout, none: no peer counted it) */
+#define SL_CHECK_HAS_EXEMPT	8	/* the rule exempts the address:
+					 * nothing counted, nothing copied */
+
+struct sl_check_reply {
+	__u64 now_ms;		/* the decision's clock (TAI, or the model's) */
+	__u32 has;		/* SL_CHECK_HAS_* */
+	__u32 pad;
+	struct sl_sync_conf sync;
+	struct sl_peer_view peers;
+	union {
+		struct sl_client client;	/* sliding, fixed, token-bucket */
+		struct sl_client_plain plain;	/* sliding-plain, -counter */
+	} state;
+};
+
+/* The test run's packet: the request, and room for the reply. */
+struct sl_check_msg {
+	struct sl_check_req req;
+	struct sl_check_reply reply;
 };
 
 /* Sync health, array sl_sync_status with one entry: written by the running

@@ -9,11 +9,13 @@
  * "The HTTP API"), not from service/http.c:
  *   - a body over 4096 bytes: 413;
  *   - not one JSON object with nothing but " \t\r\n" after it: 400;
- *   - a member other than "rule" and "key": 400;
+ *   - a member other than "rule", "key" and "cost": 400;
+ *   - a "cost" that is not a JSON integer from 1 to 2^32 - 1: 400;
  *   - "rule"/"key" string members; missing, empty or not a string: 400; a key or a
  *     rule with a NUL byte: 400; a key over 256 bytes or a rule over 31:
  *     400;
  *   - a rule that is not one of the applied rules: 404;
+ *   - a cost over the rule's limit (it could never fit): 400;
  *   - otherwise 200 or 429, with a JSON body whose rule and key are the
  *     ones sent and whose "allowed" agrees with the status.
  * Every error body is a JSON object with a string "error".
@@ -50,6 +52,7 @@ static const char rules_yaml[] =
 	"  - {name: tb.x_y-z, source: \"100::/64\", limit: 5, algorithm: token-bucket, window: 1s}\n"
 	"  - {name: ips, source: 198.51.100.0/24, limit: 2, window: 1s, exempt: [198.51.100.128/25]}\n";
 static const char *const rule_names[] = { "api", "open", "tb.x_y-z", "ips" };
+static const uint64_t rule_limits[] = { 3, 4294967295u, 5, 2 };
 
 static struct sl_instance in;
 static struct sl_checker checker;
@@ -215,14 +218,15 @@ static const char *member(json_object *o, const char *name, size_t *len)
 	return json_object_get_string(v);
 }
 
-static bool known_rule(const char *rule, size_t len)
+/* The rule's limit, or 0 for no rule of that name. */
+static uint64_t known_rule(const char *rule, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(rule_names) / sizeof(rule_names[0]); i++)
 		if (len == strlen(rule_names[i]) && !memcmp(rule, rule_names[i], len))
-			return true;
-	return false;
+			return rule_limits[i];
+	return 0;
 }
 
 /* The expected status; 0 for "200 or 429". */
@@ -233,6 +237,8 @@ static unsigned expect(const uint8_t *data, size_t size, json_object **obj,
 	json_object *o;
 	const char *rule, *key;
 	size_t end, rule_len = 0, key_len = 0;
+	json_object *cost_obj;
+	int64_t cost = 1;
 	char *text;
 
 	*obj = NULL;
@@ -261,9 +267,17 @@ static unsigned expect(const uint8_t *data, size_t size, json_object **obj,
 	{
 		json_object_object_foreach(o, name, val) {
 			(void)val;
-			if (strcmp(name, "rule") && strcmp(name, "key"))
-				return *why = "a member other than rule and key", 400;
+			if (strcmp(name, "rule") && strcmp(name, "key") &&
+			    strcmp(name, "cost"))
+				return *why = "a member other than rule, key and cost", 400;
 		}
+	}
+	if (json_object_object_get_ex(o, "cost", &cost_obj)) {
+		if (!json_object_is_type(cost_obj, json_type_int))
+			return *why = "a cost that is not an integer", 400;
+		cost = json_object_get_int64(cost_obj);
+		if (cost < 1 || cost > 4294967295)
+			return *why = "a cost out of 1..2^32 - 1", 400;
 	}
 	rule = member(o, "rule", &rule_len);
 	key = member(o, "key", &key_len);
@@ -279,6 +293,8 @@ static unsigned expect(const uint8_t *data, size_t size, json_object **obj,
 		return *why = "key over 256 bytes or rule over 31", 400;
 	if (!known_rule(rule, rule_len))
 		return *why = "not a rule's name", 404;
+	if ((uint64_t)cost > known_rule(rule, rule_len))
+		return *why = "a cost over the rule's limit", 400;
 	return *why = "a check", 0;
 }
 

@@ -7,7 +7,9 @@
 #      429 with the refill's Retry-After, and one more after it;
 #   2. every sliding algorithm allows exactly its limit across both, the
 #      remaining count going down across both, and 30 concurrent checks
-#      on both nodes get exactly the limit through;
+#      on both nodes get exactly the limit through; checks with a cost
+#      charge that many units in the store, fitting whole or refused
+#      whole (sliding-log takes cost 1 only; over the limit is a 400);
 #   3. the store's keys: an API key is stored under its keyed hash (the
 #      sync key_file's), never in clear; an address as the kernel masks it;
 #   4. Redis stopped (the PID this test started): checks fail open
@@ -145,6 +147,21 @@ ask() {
 	fi
 }
 
+# ask_cost TAG NODE RULE KEY COST: one check of COST units; node 1 asks
+# with GET and cost=, node 2 with POST and "cost" in the body
+ask_cost() {
+	local tag=$1 n=$2 url=http://127.0.0.1:808$2/v1/check
+	if [ "$n" = 1 ]; then
+		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
+			-w '%{http_code}\n%{header_json}' "$url?rule=$3&key=$4&cost=$5" \
+			>"$SL_TMP/$tag.code"
+	else
+		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
+			-w '%{http_code}\n%{header_json}' \
+			-d "{\"rule\": \"$3\", \"key\": \"$4\", \"cost\": $5}" "$url" >"$SL_TMP/$tag.code"
+	fi
+}
+
 # burst PREFIX COUNT RULE KEY: COUNT checks, nodes 1, 2, 1, ...; the tags
 # go to TAGS
 burst() {
@@ -204,6 +221,26 @@ body() {
 			"$(PY "sorted(set((a['decision'], a['bad'], a['allowed'] or a['retry'] >= 1) for a in d))" "${TAGS[@]}")" \
 			"[('central', '', True)]"
 	done
+	# costs: charged as that many units in the store, fitting whole or
+	# refused whole, the same on both nodes
+	for r in tb sl plain fx ctr; do
+		ask_cost "cost-$r-1" 1 "$r" "c-$r" 2
+		ask_cost "cost-$r-2" 2 "$r" "c-$r" 3
+		ask_cost "cost-$r-3" 2 "$r" "c-$r" 2
+		tap_eq "$r (limit 4): cost 2 on node 1 allowed, cost 3 on node 2 refused (2+3 > 4, nothing charged), cost 2 then allowed; central, well formed" \
+			"$(PY "[(a['allowed'], a['used'], a['remaining'], a['decision'], a['bad']) for a in d]" "cost-$r-1" "cost-$r-2" "cost-$r-3")" \
+			"[(True, 2, 2, 'central', ''), (False, 2, 2, 'central', ''), (True, 4, 0, 'central', '')]"
+	done
+	tap_eq "token bucket: the cost 3 refused with 2 tokens left waits for one more (Retry-After 2, one token's refill), not 0" \
+		"$(PY "d[0]['retry']" cost-tb-2)" 2
+	ask_cost cost-log 1 log c-log 2
+	ask_cost cost-over 2 sl c-over 5
+	tap_eq "sliding-log refuses a cost over 1 (it counts requests), and a cost over the limit is refused: both 400" \
+		"$(head -1 "$SL_TMP/cost-log.code")/$(head -1 "$SL_TMP/cost-over.code")" "400/400"
+	in_server curl -s -m 5 "http://127.0.0.1:8081/v1/clients/c-over?rule=sl" >"$SL_TMP/look-over.json"
+	tap_eq "... and charged nothing in the store (c-over: used 0)" \
+		"$(json_get "d['used']" "$SL_TMP/look-over.json")" 0
+
 	# a read-only lookup on the other node reads the same count
 	in_server curl -s -m 5 "http://127.0.0.1:8082/v1/clients/k-sl?rule=sl" >"$SL_TMP/look.json"
 	tap_eq "GET /v1/clients on node 2 reads the central count (used 4, remaining 0)" \

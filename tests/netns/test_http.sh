@@ -342,10 +342,10 @@ test_bad_requests_are_json_errors() {
 		--data-binary '{"rule": "api", "key": 123}'
 	tap_eq "... the error says 'key' must be a string (not that it is missing)" \
 		"$(body "d['error'].startswith(\"'key' must be a string\")")" True
-	check_err "a field the API does not know (\"cost\": 5): 400, not ignored" 400 POST /v1/check \
-		--data-binary '{"rule": "api", "key": "c", "cost": 5}'
-	tap_eq "... the error names the field" \
-		"$(body "d['error'].startswith(\"unknown field 'cost'\")")" True
+	check_err "a field the API does not know (\"weight\": 5): 400, not ignored" 400 POST /v1/check \
+		--data-binary '{"rule": "api", "key": "c", "weight": 5}'
+	tap_eq "... the error names the field and lists the known ones, cost among them" \
+		"$(body "d['error'].startswith(\"unknown field 'weight'\") and \"'cost'\" in d['error']")" True
 	tap_eq "... and nothing was counted for key c" \
 		"$(req GET "/v1/clients/c?rule=api" >/dev/null; body "d['used']")" 0
 	check_err "a key of 257 bytes: 400" 400 GET \
@@ -377,6 +377,58 @@ sys.stdout.write("{" + " " * (n - len(s)) + s[1:])' "$1" \
 	else
 		tap_fail "the service is alive after the bad requests" "$(tail -5 "$SL_TMP/sl.log")"
 	fi
+}
+
+# post_cost RULE KEY COST: curl options of a JSON check body with a cost
+# (COST as JSON text: 4, "4", 4.0, ...)
+post_cost() {
+	printf -- '-H\nContent-Type: application/json\n--data-binary\n{"rule": "%s", "key": "%s", "cost": %s}\n' "$1" "$2" "$3"
+}
+
+test_check_costs_charge_their_units() {
+	local opts c out="" codes=""
+	# rule ip: limit 10 per 60 s
+	mapfile -t opts < <(post_cost ip costly 4)
+	check_rl "cost 4 (JSON body) of a fresh key under limit 10: 200, used 4, RateLimit r=6" \
+		200 ip 10 60 4 True POST /v1/check "${opts[@]}"
+	check_rl "cost 4 again: 200, used 8, remaining 2" \
+		200 ip 10 60 8 True POST /v1/check "${opts[@]}"
+	check_rl "cost 4 a third time (4+4+4 > 10): 429, nothing charged (used 8, remaining 2), Retry-After = retry_after_s" \
+		429 ip 10 60 8 False POST /v1/check "${opts[@]}"
+	mapfile -t opts < <(post_cost ip costly 2)
+	check_rl "... while cost 2 then fits: 200, used 10, remaining 0" \
+		200 ip 10 60 10 True POST /v1/check "${opts[@]}"
+	check_rl "query form: GET /v1/check?...&cost=3 of a fresh key: used 3" \
+		200 ip 10 60 3 True GET "/v1/check?rule=ip&key=costq&cost=3"
+	check_rl "query form: POST /v1/check?...&cost=2 without a body: used 5" \
+		200 ip 10 60 5 True POST "/v1/check?rule=ip&key=costq&cost=2"
+	check_rl "no cost: one unit (used 6)" \
+		200 ip 10 60 6 True GET "/v1/check?rule=ip&key=costq"
+	# rule tb: a bucket of 6, one token back a second: emptied, a cost of
+	# N fits again in N s, so its Retry-After is N s, not 1
+	check_rl "token-bucket: cost 6 takes the whole bucket: 200, used 6" \
+		200 tb 6 6 6 True GET "/v1/check?rule=tb&key=costtb&cost=6"
+	req GET "/v1/check?rule=tb&key=costtb&cost=3" >/dev/null
+	out="$(body "d['retry_after_s']")/$(hdr Retry-After)"
+	req GET "/v1/check?rule=tb&key=costtb&cost=1" >/dev/null
+	out="$out $(body "d['retry_after_s']")/$(hdr Retry-After)"
+	tap_eq "... then cost 3 is refused with Retry-After 3 (when 3 tokens are back), cost 1 with Retry-After 1" \
+		"$out" "3/3 1/1"
+	for c in '"4"' 4.0 -1 0 11 4294967297 true null; do
+		mapfile -t opts < <(post_cost ip costbad "$c")
+		codes="$codes $(req POST /v1/check "${opts[@]}"):$(body "\"'cost'\" in d.get('error', '')")"
+	done
+	for c in 0 -1 abc 1.5 11 '' 99999999999; do
+		codes="$codes $(req GET "/v1/check?rule=ip&key=costbad&cost=$c"):$(body "\"'cost'\" in d.get('error', '')")"
+	done
+	tap_eq "bad costs (body \"4\", 4.0, -1, 0, 11 > limit, 2^32+1, true, null; query 0, -1, abc, 1.5, 11, empty, 99999999999): each 400 with a JSON error naming 'cost'" \
+		"$codes" "$(printf ' 400:True%.0s' $(seq 1 15))"
+	tap_eq "... and they charged nothing: GET /v1/clients/costbad says used 0" \
+		"$(req GET "/v1/clients/costbad?rule=ip" >/dev/null; body "d['used']")" 0
+	req GET "/v1/check?rule=ip&key=10.77.0.50&cost=7" >/dev/null
+	tap_eq "rule ip (api_key_is_address): cost 7 of key 10.77.0.50 is 7 units of the kernel's client (query --json: used 7, remaining 3)" \
+		"$(sl -j query 10.77.0.50 --rule ip | json_get "(d[0]['client'], d[0]['used'], d[0]['remaining'])")" \
+		"('10.77.0.50', 7, 3)"
 }
 
 # burst OUT METHOD KEY: 20 parallel checks of KEY in one curl, in the
@@ -583,6 +635,7 @@ main() {
 	test_post_get_and_read_only_lookup
 	test_ip_key_shares_the_kernel_state
 	test_bad_requests_are_json_errors
+	test_check_costs_charge_their_units
 	test_exempt_addresses_are_exempt_from_checks
 	test_concurrent_checks_lose_no_update
 	test_metrics_count_what_was_sent

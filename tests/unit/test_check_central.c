@@ -144,7 +144,7 @@ static int ask(struct sl_central *c, bool *allowed, struct sl_client_view *v)
 {
 	struct sl_rule r = rule(SL_ALGO_SLIDING);
 
-	return sl_central_check(c, &r, "k:alice", 7, true, allowed, v);
+	return sl_central_check(c, &r, "k:alice", 7, 1, allowed, v);
 }
 
 static void sleep_ms(unsigned ms)

@@ -65,25 +65,38 @@ int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 	void *state = calloc(1, sl_state_size(rule->algorithm));
 	struct sl_peer_view pv;
 	struct sl_params p;
-	struct sl_tally t;
-	bool peers = sc != NULL, found;
-	__u64 at, projected, room, round_room;
 
 	if (!state)
 		return -ENOMEM;
-	v->exempt = false;
 	/* no entry: a client on probation, never seen, or evicted */
-	found = !bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state);
-	sl_params_from_rule(&p, rule);
-	if (peers) {
-		if (m->peer_view < 0 || bpf_map_lookup_elem(m->peer_view, key, &pv))
-			memset(&pv, 0, sizeof(pv));
-		sl_layout_params(&p, sc);
-	}
-	if (!found)
+	if (bpf_map_lookup_elem(sl_state_fd(m, rule->algorithm), key, state)) {
+		sl_params_from_rule(&p, rule);
+		if (sc)
+			sl_layout_params(&p, sc);
 		read_probation(m, &p, key, state);
-	projected = sl_tally_node_peers(&t, state, peers ? &pv : NULL,
-					&p, sc, now_ms,
+	}
+	if (sc && (m->peer_view < 0 ||
+		   bpf_map_lookup_elem(m->peer_view, key, &pv)))
+		memset(&pv, 0, sizeof(pv));
+	sl_client_view_of(rule, state, sc ? &pv : NULL, sc, now_ms, units, v);
+	free(state);
+	return 0;
+}
+
+void sl_client_view_of(const struct sl_rule *rule, const void *state,
+		       const struct sl_peer_view *pv,
+		       const struct sl_sync_conf *sc, __u64 now_ms,
+		       __u32 units, struct sl_client_view *v)
+{
+	struct sl_params p;
+	struct sl_tally t;
+	__u64 at, projected, room, round_room;
+
+	v->exempt = false;
+	sl_params_from_rule(&p, rule);
+	if (sc)
+		sl_layout_params(&p, sc);
+	projected = sl_tally_node_peers(&t, state, pv, &p, sc, now_ms,
 					&round_room);
 	v->used = t.used;
 	v->remaining = sl_remaining(&t, &p);
@@ -95,11 +108,8 @@ int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 	room = room > t.used + projected ? room - t.used - projected : 0;
 	if (room < v->remaining)
 		v->remaining = room;
-	at = sl_accept_at_peers(state, peers ? &pv : NULL, &p,
-				sc, now_ms, units ? units : 1);
+	at = sl_accept_at_peers(state, pv, &p, sc, now_ms, units ? units : 1);
 	v->retry_after_ms = at == SL_NEVER ? p.window_ms : at - now_ms;
 	v->reset_ms = t.next_expiry_ms == SL_NEVER || t.next_expiry_ms < now_ms ?
 		      0 : t.next_expiry_ms - now_ms;
-	free(state);
-	return 0;
 }

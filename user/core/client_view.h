@@ -39,4 +39,13 @@ int sl_client_view_compute(const struct sl_maps *m, const struct sl_rule *rule,
 			   const struct sl_sync_conf *sc, __u32 units,
 			   struct sl_client_view *v);
 
+/* The view from copies already in hand: STATE the client's (of the
+ * rule's algorithm's size; a zero one for a client without), PV its peer
+ * view and SC the layout (both NULL: the instance does not sync).
+ */
+void sl_client_view_of(const struct sl_rule *rule, const void *state,
+		       const struct sl_peer_view *pv,
+		       const struct sl_sync_conf *sc, __u64 now_ms,
+		       __u32 units, struct sl_client_view *v);
+
 #endif /* SL_CLIENT_VIEW_H */

@@ -165,22 +165,51 @@ static pthread_mutex_t *client_lock(struct sl_checker *c,
 	return &c->client_lock[(h ^ (h >> 32)) & (SL_CHECK_CLIENT_LOCKS - 1)];
 }
 
+/* The view of a counting check from what sl_check copied after its
+ * decision (struct sl_check_reply): 0, or -ENODATA when it copied no
+ * state (sliding-log, a client on probation) and the maps must be read.
+ */
+static int view_from_reply(const struct sl_check_reply *r,
+			   const struct sl_rule *rule, __u32 cost,
+			   struct sl_client_view *v)
+{
+	static const struct sl_peer_view no_peers;
+
+	if (r->has & SL_CHECK_HAS_EXEMPT) {
+		sl_client_view_exempt(rule, v);
+		return 0;
+	}
+	if (!(r->has & SL_CHECK_HAS_STATE))
+		return -ENODATA;
+	sl_client_view_of(rule, &r->state,
+			  !(r->has & SL_CHECK_HAS_SYNC) ? NULL :
+			  r->has & SL_CHECK_HAS_PEERS ? &r->peers : &no_peers,
+			  r->has & SL_CHECK_HAS_SYNC ? &r->sync : NULL,
+			  r->now_ms, cost, v);
+	return 0;
+}
+
 /* Checks of one client are serialised: two concurrent checks for a
  * client's last unit must not both pass, and in the kernel two decisions
  * of one client's shared state taken at the same instant on two CPUs can
  * both take it (include/sl_algo.h). Checks of other clients run at the
  * same time on other threads (BPF_PROG_TEST_RUN is the caller's own run);
  * packets on other CPUs keep the kernel's own allowance of one unit per
- * CPU beyond the first. The view is read under the same lock, so that it
- * is the state right after this check.
+ * CPU beyond the first. A counting check is one bpf() call: the program
+ * decides and copies the client's state after its decision into the
+ * reply (bpf/check.h), and the view is computed from that copy; what it
+ * cannot copy, and a read-only lookup, is read from the maps under the
+ * same lock, so that it is the state right after this check.
  */
 static int check_kernel(struct sl_checker *c, const char *rule,
 			const char *key, __u32 cost,
 			struct sl_check_result *out)
 {
-	struct sl_check_req req = { .magic = SL_CHECK_MAGIC };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = &req,
-		    .data_size_in = sizeof(req));
+	struct sl_check_msg msg;
+	struct sl_check_req *req = &msg.req;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = &msg,
+		    .data_size_in = sizeof(msg), .data_out = &msg,
+		    .data_size_out = sizeof(msg));
 	struct sl_client_key ckey;
 	struct rule_snapshot s;
 	pthread_mutex_t *lock;
@@ -202,33 +231,36 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 		err = sl_check_cost_fits_rule(&s.rule, cost);
 		if (err)
 			return err;
-		sl_check_key_addr(key, s.rule.api_key_is_address, &req.addr,
+		memset(&msg, 0, sizeof(msg));
+		req->magic = SL_CHECK_MAGIC;
+		sl_check_key_addr(key, s.rule.api_key_is_address, &req->addr,
 				  &raw);
-		req.flags = raw ? SL_CHECK_RAW_KEY : 0;
+		req->flags = raw ? SL_CHECK_RAW_KEY : 0;
 		/* the program counts nothing for an address the rule
-		 * exempts: say so, not the count of its prefix
+		 * exempts, and says so in its reply; a lookup asks the map:
+		 * say so, not the count of its prefix
 		 */
-		if (!raw && s.rule.nr_exempt &&
-		    sl_client_exempt(c->maps, &s.cfg, s.position, &req.addr,
+		if (!cost && !raw && s.rule.nr_exempt &&
+		    sl_client_exempt(c->maps, &s.cfg, s.position, &req->addr,
 				     128)) {
 			sl_client_view_exempt(&s.rule, &out->view);
 			out->allowed = true;
 			return 0;
 		}
 		if (raw) {
-			ckey.addr = req.addr;
+			ckey.addr = req->addr;
 			ckey.rule_id = s.rule.id;
 			ckey.dport = 0;
 		} else {
-			sl_client_key_make(&ckey, &s.rule, &req.addr, 0);
+			sl_client_key_make(&ckey, &s.rule, &req->addr, 0);
 		}
 		lock = client_lock(c, &ckey);
 		pthread_mutex_lock(lock);
 		if (cost) {
-			req.units = cost;
-			req.position = s.position;
-			req.rules_epoch = s.epoch;
-			req.rule_id = s.rule.id;
+			req->units = cost;
+			req->position = s.position;
+			req->rules_epoch = s.epoch;
+			req->rule_id = s.rule.id;
 			if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
 				err = -errno;
 				pthread_mutex_unlock(lock);
@@ -242,6 +274,12 @@ static int check_kernel(struct sl_checker *c, const char *rule,
 				continue;
 			}
 			out->allowed = opts.retval == XDP_PASS;
+			if (opts.data_size_out == sizeof(msg) &&
+			    !view_from_reply(&msg.reply, &s.rule, cost,
+					     &out->view)) {
+				pthread_mutex_unlock(lock);
+				return 0;
+			}
 		}
 		/* bounded: the share round moves every sync round (the
 		 * engine writes it as it sends and as it settles); the answer
