@@ -455,27 +455,33 @@ static void test_rules_envoy_block_parsed_and_matched(void **state)
 
 static void test_rules_envoy_block_errors(void **state)
 {
-	expect_error("rules:\n  - name: a\n    limit: 1\n"
-		     "    envoy: {descriptor: [{key: k}]}\n",
-		     4, "a", "envoy.domain", "required");
-	expect_error("rules:\n  - name: a\n    limit: 1\n"
-		     "    envoy: {domain: d, descriptor: [{key: k}, {key: j}]}\n",
-		     4, "a", "envoy.client_key", "required with more than one entry");
-	expect_error("rules:\n  - name: a\n    limit: 1\n"
-		     "    envoy: {domain: d, descriptor: [{key: k}], client_key: x}\n",
-		     4, "a", "envoy.client_key", "not the key of an entry");
-	expect_error("rules:\n  - name: a\n    limit: 1\n"
-		     "    envoy: {domain: d, descriptor: [{key: k}, {key: k}], client_key: k}\n",
-		     4, "a", "envoy.descriptor.key", "twice");
-	expect_error("rules:\n  - name: a\n    limit: 1\n"
-		     "    envoy: {domain: d, descriptor: []}\n",
-		     4, "a", "envoy.descriptor", "1 to 8 entries");
-	expect_error("rules:\n  - name: a\n    limit: 1\n"
-		     "    envoy: {domain: d, descriptor: [{value: v}]}\n",
-		     4, "a", "envoy.descriptor", "needs 'key'");
-	expect_error("rules:\n  - name: a\n    limit: 1\n"
-		     "    envoy: {domain: d, descriptor: [{key: k}], extra: 1}\n",
-		     4, "a", "envoy.extra", "unknown field");
+	/* each rule's envoy: value, the field blamed, what the message says */
+	static const struct {
+		const char *envoy, *field, *needle;
+	} cases[] = {
+		{ "{descriptor: [{key: k}]}", "envoy.domain", "required" },
+		{ "{domain: d, descriptor: [{key: k}, {key: j}]}",
+		  "envoy.client_key", "required with more than one entry" },
+		{ "{domain: d, descriptor: [{key: k}], client_key: x}",
+		  "envoy.client_key", "not the key of an entry" },
+		{ "{domain: d, descriptor: [{key: k}, {key: k}], client_key: k}",
+		  "envoy.descriptor.key", "twice" },
+		{ "{domain: d, descriptor: []}", "envoy.descriptor",
+		  "1 to 8 entries" },
+		{ "{domain: d, descriptor: [{value: v}]}", "envoy.descriptor",
+		  "needs 'key'" },
+		{ "{domain: d, descriptor: [{key: k}], extra: 1}", "envoy.extra",
+		  "unknown field" },
+	};
+	char yaml[256];
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml),
+			 "rules:\n  - name: a\n    limit: 1\n    envoy: %s\n",
+			 cases[i].envoy);
+		expect_error(yaml, 4, "a", cases[i].field, cases[i].needle);
+	}
 }
 
 static void test_durations_parse_and_reject(void **state)
