@@ -12,6 +12,7 @@ endif
 ARCH       := $(shell uname -m)
 CLANG      ?= clang
 BPFTOOL    ?= bpftool
+PROTOC_C   ?= protoc-c
 CC         ?= gcc
 
 ifeq ($(V),1)
@@ -28,10 +29,11 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	python3 gcc make nftables iptables ethtool libclang-rt-14-dev libsodium-dev libmicrohttpd-dev nginx curl wrk \
 	libhiredis-dev redis-server groff-base man-db \
 	dpkg-dev binutils lintian stunnel4 openssl hping3 python3-scapy \
-	libcap-ng-dev systemd
+	libcap-ng-dev systemd libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev \
+	python3-grpcio python3-grpc-tools nghttp2-client
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
-	      hiredis libcap-ng
+	      hiredis libcap-ng libprotobuf-c libnghttp2
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
 	      -Iinclude -Iuser -I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -58,7 +60,12 @@ BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/*.h)
 # the folder ("core/loader.h"), from -Iuser.
 USER_SRCS  := $(wildcard user/*/*.c)
 USER_HDRS  := $(wildcard user/*/*.h)
-USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
+# proto/NAME.proto: C made by protoc-c into $(BUILD)/proto/NAME.pb-c.[ch],
+# included as "proto/NAME.pb-c.h", linked with the user objects
+PROTO_SRCS := $(wildcard proto/*.proto)
+PROTO_HDRS := $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.h,$(PROTO_SRCS))
+PROTO_OBJS := $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.o,$(PROTO_SRCS))
+USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS   := $(filter-out $(BUILD)/user/cli/main.o,$(USER_OBJS))
 
 TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
@@ -118,7 +125,19 @@ $(SKEL): $(BPF_OBJ)
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name slicelimit_bpf > $@
 
-$(BUILD)/user/%.o: user/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h)
+$(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(BUILD)/proto
+	$(Q)$(PROTOC_C) --c_out=$(BUILD)/proto -Iproto $<
+
+# kept: make would delete them as intermediates
+.SECONDARY: $(PROTO_HDRS) $(PROTO_OBJS:.o=.c)
+
+$(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/proto -c $< -o $@
+
+$(BUILD)/user/%.o: user/%.c $(SKEL) $(PROTO_HDRS) $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -385,10 +404,16 @@ FUZZ_CFLAGS  := -O1 -g -std=gnu11 -Wall -Wno-unused-parameter -Iinclude -Iuser \
 		-I$(BUILD) $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
 		-fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer
-FUZZ_OBJS    := $(patsubst user/%.c,$(FUZZ_DIR)/obj/%.o,$(filter-out user/cli/main.c,$(USER_SRCS)))
+FUZZ_OBJS    := $(patsubst user/%.c,$(FUZZ_DIR)/obj/%.o,$(filter-out user/cli/main.c,$(USER_SRCS))) \
+		$(patsubst proto/%.proto,$(FUZZ_DIR)/obj/proto/%.pb-c.o,$(PROTO_SRCS))
 FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-$(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h)
+$(FUZZ_DIR)/obj/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(BUILD)/proto -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(PROTO_HDRS) $(USER_HDRS) $(wildcard include/*.h)
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@

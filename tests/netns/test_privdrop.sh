@@ -99,6 +99,18 @@ EOF
 	chmod 644 "$SL_TMP/config.yaml"
 }
 
+# the overall code of one call (a descriptor no rule answers) on the rate
+# limit service's socket, from a grpcio client (test_rls.sh's)
+rls_call_overall() {
+	mkdir -p "$SL_TMP/stubs"
+	"$SL_PY" -m grpc_tools.protoc -I"$here/../../proto" \
+		--python_out="$SL_TMP/stubs" --grpc_python_out="$SL_TMP/stubs" \
+		"$here/../../proto/rls.proto" 2>/dev/null || return
+	echo '[{"domain": "d", "descriptors": [{"entries": [["k", "v"]]}]}]' |
+		"$SL_PY" "$here/rls_client.py" "$SL_TMP/stubs" unix:/run/slicelimit/rls.sock 2>/dev/null |
+		json_get 'd[0]["overall"]'
+}
+
 test_service_dropped() {
 	local svc mon rc code i uid gid c n
 	uid=$(id -u "$SVC_USER")
@@ -125,6 +137,8 @@ test_service_dropped() {
 	cat >>"$SL_TMP/svc.yaml" <<EOF
 service:
   user: $SVC_USER
+rls:
+  socket_group: $SVC_USER-api
 sync:
   node: 1
   listen: $SRV4:7400
@@ -187,6 +201,9 @@ EOF
 	tap_eq "... its API socket is the user's, group $SVC_USER-api (a group it is only a member of), mode 0660, and answers" \
 		"$(stat -c '%U/%G/%a' /run/slicelimit/api.sock 2>&1)/$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket /run/slicelimit/api.sock http://localhost/healthz)" \
 		"$SVC_USER/$SVC_USER-api/660/200"
+	tap_eq "... its rate limit service socket likewise (made after the drop), and a gRPC call on it answers" \
+		"$(stat -c '%U/%G/%a' /run/slicelimit/rls.sock 2>&1)/$(rls_call_overall)" \
+		"$SVC_USER/$SVC_USER-api/660/OK"
 
 	rules 10
 	kill -HUP "$svc"

@@ -365,6 +365,29 @@ static void test_config_http_tcp_needs_a_token(void **state)
 		     "http.timeout", "from 1s to 300s");
 }
 
+static void test_config_rls_off_unless_given(void **state)
+{
+	assert_int_equal(load("rules: /r.yaml\n"), 0);
+	assert_false(cfg.rls.socket_enabled);
+	assert_false(cfg.rls.tcp_enabled);
+	assert_int_equal(load("rules: /r.yaml\nrls:\n"), 0);
+	assert_true(cfg.rls.socket_enabled);
+	assert_string_equal(cfg.rls.socket, SL_RLS_SOCKET_DEFAULT);
+	assert_int_equal(cfg.rls.socket_mode, 0660);
+	assert_int_equal(load("rules: /r.yaml\nrls: {socket_mode: \"0600\", timeout: 3s}\n"), 0);
+	assert_true(cfg.rls.socket_enabled);
+	assert_int_equal(cfg.rls.socket_mode, 0600);
+	assert_int_equal(cfg.rls.timeout_s, 3);
+	expect_error("rules: /r.yaml\nrls:\n  listen: 127.0.0.1:8081\n", 3,
+		     "rls.listen", "needs rls.token_file");
+	expect_error("rules: /r.yaml\nrls:\n  socket: \"off\"\n", 3, "rls",
+		     "neither socket nor listen");
+	expect_error("rules: /r.yaml\nrls:\n  socket: /run/slicelimit/api.sock\n",
+		     3, "rls.socket", "is http.socket too");
+	expect_error("rules: /r.yaml\nrls:\n  sockets: /x\n", 3,
+		     "rls.sockets", "did you mean 'socket'");
+}
+
 static void test_config_secret_files_checked_on_the_open_descriptor(void **state)
 {
 	if (geteuid()) {
@@ -560,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_config_peers_need_id_address_and_public_key),
 		cmocka_unit_test(test_config_secret_files_checked_on_the_open_descriptor),
 		cmocka_unit_test(test_config_http_tcp_needs_a_token),
+		cmocka_unit_test(test_config_rls_off_unless_given),
 		cmocka_unit_test(test_config_sync_that_cannot_run_refused),
 		cmocka_unit_test(test_config_redis_cluster_only_when_configured),
 	};

@@ -408,6 +408,82 @@ static void test_rules_too_many_rejected(void **state)
 	free(yaml);
 }
 
+static void test_rules_envoy_block_parsed_and_matched(void **state)
+{
+	const char *yaml =
+		"rules:\n"
+		"  - name: login\n"
+		"    limit: 5\n"
+		"    envoy:\n"
+		"      domain: edge\n"
+		"      descriptor: [{key: remote_address}, {key: path, value: /login}]\n"
+		"      client_key: remote_address\n"
+		"  - name: plain\n"
+		"    limit: 5\n"
+		"  - name: one\n"
+		"    limit: 5\n"
+		"    envoy: {domain: edge, descriptor: [{key: tenant}]}\n";
+	const char *keys[] = { "remote_address", "path" };
+	const char *login[] = { "10.0.0.1", "/login" };
+	const char *home[] = { "10.0.0.1", "/home" };
+	const char *swapped[] = { "path", "remote_address" };
+	struct sl_ruleset rs;
+	const struct sl_envoy_match *m;
+
+	if (load(yaml, &rs))
+		dump_problems();
+	assert_int_equal(rs.nr, 3);
+	m = rs.specs[0].envoy;
+	assert_non_null(m);
+	assert_null(rs.specs[1].envoy);
+	assert_string_equal(m->domain, "edge");
+	assert_int_equal(m->nr_entries, 2);
+	assert_int_equal(m->client_entry, 0);
+	assert_false(m->entries[0].has_value);
+	assert_true(m->entries[1].has_value);
+	assert_string_equal(m->entries[1].value, "/login");
+	/* the same keys in the same order, a value equal where one is given */
+	assert_true(sl_envoy_matches(m, "edge", keys, login, 2));
+	assert_false(sl_envoy_matches(m, "edge", keys, home, 2));
+	assert_false(sl_envoy_matches(m, "other", keys, login, 2));
+	assert_false(sl_envoy_matches(m, "edge", swapped, login, 2));
+	assert_false(sl_envoy_matches(m, "edge", keys, login, 1));
+	/* one entry: it is the client without client_key */
+	assert_int_equal(rs.specs[2].envoy->client_entry, 0);
+	sl_rules_free(&rs);
+}
+
+static void test_rules_envoy_block_errors(void **state)
+{
+	/* each rule's envoy: value, the field blamed, what the message says */
+	static const struct {
+		const char *envoy, *field, *needle;
+	} cases[] = {
+		{ "{descriptor: [{key: k}]}", "envoy.domain", "required" },
+		{ "{domain: d, descriptor: [{key: k}, {key: j}]}",
+		  "envoy.client_key", "required with more than one entry" },
+		{ "{domain: d, descriptor: [{key: k}], client_key: x}",
+		  "envoy.client_key", "not the key of an entry" },
+		{ "{domain: d, descriptor: [{key: k}, {key: k}], client_key: k}",
+		  "envoy.descriptor.key", "twice" },
+		{ "{domain: d, descriptor: []}", "envoy.descriptor",
+		  "1 to 8 entries" },
+		{ "{domain: d, descriptor: [{value: v}]}", "envoy.descriptor",
+		  "needs 'key'" },
+		{ "{domain: d, descriptor: [{key: k}], extra: 1}", "envoy.extra",
+		  "unknown field" },
+	};
+	char yaml[256];
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml),
+			 "rules:\n  - name: a\n    limit: 1\n    envoy: %s\n",
+			 cases[i].envoy);
+		expect_error(yaml, 4, "a", cases[i].field, cases[i].needle);
+	}
+}
+
 static void test_durations_parse_and_reject(void **state)
 {
 	static const struct { const char *in; uint64_t ms; } good[] = {
@@ -479,6 +555,8 @@ int main(void)
 		cmocka_unit_test(test_rules_every_problem_reported),
 		cmocka_unit_test(test_rules_problems_as_json),
 		cmocka_unit_test(test_rules_too_many_rejected),
+		cmocka_unit_test(test_rules_envoy_block_parsed_and_matched),
+		cmocka_unit_test(test_rules_envoy_block_errors),
 		cmocka_unit_test(test_durations_parse_and_reject),
 		cmocka_unit_test(test_prefixes_parse_and_reject),
 	};

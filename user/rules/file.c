@@ -26,6 +26,7 @@ struct rule_in {
 	uint64_t ipv4_prefix, ipv6_prefix;
 	bool per_port, cont, api_key_is_address;
 	const struct sl_ynode *exempt;	/* a list, or NULL */
+	const struct sl_ynode *envoy;	/* a mapping, or NULL */
 };
 
 struct checker {
@@ -40,7 +41,7 @@ static const char *const rule_keys[] = {
 	"name", "priority", "protocol", "ports", "source", "destination",
 	"limit", "window", "slices", "bucket_capacity", "refill_per_s", "unit",
 	"algorithm", "action", "key", "continue", "exempt",
-	"api_key_is_address", NULL,
+	"api_key_is_address", "envoy", NULL,
 };
 static const char *const key_keys[] = {
 	"ipv4_prefix", "ipv6_prefix", "per_port", NULL,
@@ -310,6 +311,7 @@ static void read_rule(struct checker *c, struct rule_in *y)
 		else
 			bad(c, "exempt", "expected a list of prefixes ([10.1.0.0/16, 2001:db8::1])");
 	}
+	y->envoy = sl_yaml_get(m, "envoy");
 }
 
 static void check_rule(struct checker *c, const struct rule_in *y,
@@ -352,6 +354,8 @@ static void check_rule(struct checker *c, const struct rule_in *y,
 	r->key_ipv4_prefix = y->ipv4_prefix;
 	r->key_ipv6_prefix = y->ipv6_prefix;
 	r->key_by_port = y->per_port;
+	if (y->envoy && sl_envoy_read(&c->y, y->envoy, &spec->envoy))
+		c->y.pb->oom = true;
 
 	if (!y->exempt || !y->exempt->nr)
 		return;
@@ -388,8 +392,10 @@ void sl_rules_free(struct sl_ruleset *rs)
 {
 	unsigned i;
 
-	for (i = 0; rs->specs && i < rs->nr; i++)
+	for (i = 0; rs->specs && i < rs->nr; i++) {
 		free(rs->specs[i].exempt);
+		free(rs->specs[i].envoy);
+	}
 	free(rs->specs);
 	free(rs->warnings);
 	rs->specs = NULL;

@@ -13,6 +13,7 @@
 #include "slicelimit.h"
 #include "core/instance_maps.h"
 #include "core/yaml_doc.h"
+#include "rules/envoy.h"
 
 struct sl_prefix {
 	struct sl_addr addr;
@@ -23,6 +24,8 @@ struct sl_rule_spec {
 	struct sl_rule rule;	/* id is assigned by sl_rules_apply() */
 	struct sl_prefix *exempt;
 	unsigned nr_exempt;
+	/* the calls of Envoy's rate limit service it answers; NULL: none */
+	struct sl_envoy_match *envoy;
 	unsigned line;		/* where the rule starts in its file */
 };
 

@@ -50,7 +50,7 @@ int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 }
 
 static const char *const config_keys[] = {
-	"devices", "rules", "clients", "keep_attached", "http", "sync",
+	"devices", "rules", "clients", "keep_attached", "http", "rls", "sync",
 	"service", NULL,
 };
 static const char *const service_keys[] = { "user", NULL };
@@ -58,6 +58,10 @@ static const char *const device_keys[] = { "name", "mode", NULL };
 static const char *const peer_keys[] = { "node", "address", "public_key",
 					 NULL };
 static const char *const http_keys[] = {
+	"socket", "socket_mode", "socket_group", "listen", "token_file",
+	"timeout", "connections_per_ip", NULL,
+};
+static const char *const rls_keys[] = {
 	"socket", "socket_mode", "socket_group", "listen", "token_file",
 	"timeout", "connections_per_ip", NULL,
 };
@@ -613,21 +617,31 @@ static void read_sync(const struct sl_yctx *c, const struct sl_ynode *y,
 	read_sync_nodes(c, y, sc);
 }
 
-/* http.socket: a path, or "off"; its mode and group. */
-static void read_http_socket(const struct sl_yctx *c, const struct sl_ynode *y,
-			     struct sl_http_config *hc)
+/* SEC.FIELD ("http.socket") into BUF (64 bytes): BUF */
+static const char *field_of(char *buf, const char *sec, const char *field)
+{
+	snprintf(buf, 64, "%s.%s", sec, field);
+	return buf;
+}
+
+/* SEC.socket (http, rls): a path (DEFAULT when not given), or "off"; its
+ * mode and group.
+ */
+static void read_listener_socket(const struct sl_yctx *c,
+				 const struct sl_ynode *y, const char *sec,
+				 const char *deflt, struct sl_http_config *hc)
 {
 	const struct sl_ynode *v;
-	const char *text = SL_HTTP_SOCKET_DEFAULT;
+	const char *text = deflt;
 	unsigned long mode;
-	char *end;
+	char *end, f[64];
 
 	if ((v = sl_yaml_get(y, "socket")) &&
-	    !sl_yaml_text(c, v, "http.socket", 4095, &text))
+	    !sl_yaml_text(c, v, field_of(f, sec, "socket"), 4095, &text))
 		return;
 	if (strcmp(text, "off")) {
 		if (text[0] != '/' || strlen(text) >= sizeof(hc->socket))
-			sl_yaml_bad(c, v, "http.socket", "'%s' is not an absolute path of at most %zu bytes (a Unix socket's), or off",
+			sl_yaml_bad(c, v, field_of(f, sec, "socket"), "'%s' is not an absolute path of at most %zu bytes (a Unix socket's), or off",
 				    text, sizeof(hc->socket) - 1);
 		else
 			hc->socket_enabled = true;
@@ -635,21 +649,21 @@ static void read_http_socket(const struct sl_yctx *c, const struct sl_ynode *y,
 	}
 	hc->socket_mode = 0660;
 	if ((v = sl_yaml_get(y, "socket_mode")) &&
-	    sl_yaml_text(c, v, "http.socket_mode", 15, &text)) {
+	    sl_yaml_text(c, v, field_of(f, sec, "socket_mode"), 15, &text)) {
 		errno = 0;
 		mode = strtoul(text, &end, 8);
 		if (!*text || *end || errno || mode > 0777)
-			sl_yaml_bad(c, v, "http.socket_mode", "'%s' is not an octal file mode (\"0660\": the owner and the group may connect)",
+			sl_yaml_bad(c, v, f, "'%s' is not an octal file mode (\"0660\": the owner and the group may connect)",
 				    text);
 		else
 			hc->socket_mode = mode;
 	}
 	if ((v = sl_yaml_get(y, "socket_group")) &&
-	    sl_yaml_text(c, v, "http.socket_group", 63, &text)) {
+	    sl_yaml_text(c, v, field_of(f, sec, "socket_group"), 63, &text)) {
 		struct group *g = getgrnam(text);
 
 		if (!g)
-			sl_yaml_bad(c, v, "http.socket_group", "no group '%s' on this host (the group of nginx's workers, www-data or nginx)",
+			sl_yaml_bad(c, v, f, "no group '%s' on this host (the group of the clients' user: nginx's workers, www-data or nginx; Envoy's)",
 				    text);
 		else {
 			hc->socket_group_set = true;
@@ -658,51 +672,95 @@ static void read_http_socket(const struct sl_yctx *c, const struct sl_ynode *y,
 	}
 }
 
-/* http.listen (TCP, only when given) and the token it needs. */
-static void read_http_tcp(const struct sl_yctx *c, const struct sl_ynode *y,
-			  struct sl_http_config *hc)
+/* SEC.listen (TCP, only when given) and the token it needs. */
+static void read_listener_tcp(const struct sl_yctx *c, const struct sl_ynode *y,
+			      const char *sec, struct sl_http_config *hc)
 {
 	const struct sl_ynode *v, *listen;
 	const char *text;
+	char f[64], tf[64];
 	uint64_t n;
 
 	hc->per_ip = 32;
 	if ((v = sl_yaml_get(y, "connections_per_ip")) &&
-	    sl_yaml_uint(c, v, "http.connections_per_ip", 1, 65535, &n))
+	    sl_yaml_uint(c, v, field_of(f, sec, "connections_per_ip"), 1,
+			 65535, &n))
 		hc->per_ip = n;
+	field_of(tf, sec, "token_file");
 	if (!(listen = sl_yaml_get(y, "listen")) ||
-	    !sl_yaml_text(c, listen, "http.listen", sizeof(hc->listen) - 1,
-			  &text) || !strcmp(text, "off")) {
+	    !sl_yaml_text(c, listen, field_of(f, sec, "listen"),
+			  sizeof(hc->listen) - 1, &text) || !strcmp(text, "off")) {
 		if ((v = sl_yaml_get(y, "token_file")))
-			sl_yaml_bad(c, v, "http.token_file", "only with http.listen: the Unix socket is guarded by its mode and group");
+			sl_yaml_bad(c, v, tf, "only with %s.listen: the Unix socket is guarded by its mode and group",
+				    sec);
 		return;
 	}
 	snprintf(hc->listen, sizeof(hc->listen), "%s", text);
 	if (sl_parse_listen(text, &hc->addr)) {
-		sl_yaml_bad(c, listen, "http.listen", "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
+		sl_yaml_bad(c, listen, f, "'%s' is not ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or off",
 			    text);
 		return;
 	}
 	hc->tcp_enabled = true;
 	if (!(v = sl_yaml_get(y, "token_file"))) {
-		sl_yaml_bad(c, listen, "http.listen", "TCP needs http.token_file: a secret file (root's, like the sync key) holding the bearer token clients send as 'Authorization: Bearer TOKEN' (or use the Unix socket, http.socket, and no listen)");
+		sl_yaml_bad(c, listen, f, "TCP needs %s: a secret file (root's, like the sync key) holding the bearer token clients send as 'Authorization: Bearer TOKEN' (or use the Unix socket, %s.socket, and no listen)",
+			    tf, sec);
 		return;
 	}
-	if (sl_yaml_text(c, v, "http.token_file", sizeof(hc->token_file) - 1,
-			 &text)) {
+	if (sl_yaml_text(c, v, tf, sizeof(hc->token_file) - 1, &text)) {
 		snprintf(hc->token_file, sizeof(hc->token_file), "%s", text);
-		read_secret_line(c, v, "http.token_file", text, hc->token,
-				 sizeof(hc->token));
+		read_secret_line(c, v, tf, text, hc->token, sizeof(hc->token));
 	}
+}
+
+/* SEC.timeout: how long a connection may idle (10s) */
+static void read_listener_timeout(const struct sl_yctx *c,
+				  const struct sl_ynode *y, const char *sec,
+				  struct sl_http_config *lc)
+{
+	const struct sl_ynode *v;
+	const char *text;
+	uint64_t ms = 10000;
+	char f[64];
+
+	lc->timeout_s = 10;
+	if ((v = sl_yaml_get(y, "timeout")) &&
+	    sl_yaml_text(c, v, field_of(f, sec, "timeout"), 31, &text)) {
+		if (sl_parse_duration_ms(text, &ms) || ms < 1000 || ms > 300000)
+			sl_yaml_bad(c, v, f, "'%s' is not a duration from 1s to 300s (10s)",
+				    text);
+		else
+			lc->timeout_s = (ms + 999) / 1000;
+	}
+}
+
+/* rls: Envoy's rate limit service, off unless the section is there */
+static void read_rls(const struct sl_yctx *c, const struct sl_ynode *y,
+		     struct sl_http_config *rc)
+{
+	rc->timeout_s = 10;
+	if (!y)
+		return;
+	if (y->type == SL_YNODE_SCALAR && y->plain && !y->text[0]) {
+		/* "rls:" alone: the defaults */
+		rc->socket_enabled = true;
+		rc->socket_mode = 0660;
+		snprintf(rc->socket, sizeof(rc->socket), "%s",
+			 SL_RLS_SOCKET_DEFAULT);
+		return;
+	}
+	if (!sl_yaml_check_keys(c, y, "rls", rls_keys))
+		return;
+	read_listener_socket(c, y, "rls", SL_RLS_SOCKET_DEFAULT, rc);
+	read_listener_tcp(c, y, "rls", rc);
+	read_listener_timeout(c, y, "rls", rc);
+	if (!rc->socket_enabled && !rc->tcp_enabled)
+		sl_yaml_bad(c, y, "rls", "neither socket nor listen: remove the section to turn the rate limit service off");
 }
 
 static void read_http(const struct sl_yctx *c, const struct sl_ynode *y,
 		      struct sl_http_config *hc)
 {
-	const struct sl_ynode *v;
-	const char *text;
-	uint64_t ms = 10000;
-
 	hc->timeout_s = 10;
 	hc->per_ip = 32;
 	hc->socket_mode = 0660;
@@ -714,16 +772,9 @@ static void read_http(const struct sl_yctx *c, const struct sl_ynode *y,
 	}
 	if (!sl_yaml_check_keys(c, y, "http", http_keys))
 		return;
-	read_http_socket(c, y, hc);
-	read_http_tcp(c, y, hc);
-	if ((v = sl_yaml_get(y, "timeout")) &&
-	    sl_yaml_text(c, v, "http.timeout", 31, &text)) {
-		if (sl_parse_duration_ms(text, &ms) || ms < 1000 || ms > 300000)
-			sl_yaml_bad(c, v, "http.timeout", "'%s' is not a duration from 1s to 300s (10s)",
-				    text);
-		else
-			hc->timeout_s = (ms + 999) / 1000;
-	}
+	read_listener_socket(c, y, "http", SL_HTTP_SOCKET_DEFAULT, hc);
+	read_listener_tcp(c, y, "http", hc);
+	read_listener_timeout(c, y, "http", hc);
 }
 
 int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
@@ -761,6 +812,11 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 	if ((v = sl_yaml_get(root, "keep_attached")))
 		sl_yaml_bool(&c, v, "keep_attached", &cfg->keep_attached);
 	read_http(&c, sl_yaml_get(root, "http"), &cfg->http);
+	read_rls(&c, sl_yaml_get(root, "rls"), &cfg->rls);
+	if (cfg->rls.socket_enabled && cfg->http.socket_enabled &&
+	    !strcmp(cfg->rls.socket, cfg->http.socket))
+		sl_yaml_bad(&c, sl_yaml_get(root, "rls"), "rls.socket", "'%s' is http.socket too: give each its own",
+			    cfg->rls.socket);
 	if ((v = sl_yaml_get(root, "sync")))
 		read_sync(&c, v, &cfg->sync);
 	if ((v = sl_yaml_get(root, "service")) &&

@@ -17,6 +17,15 @@
  *     token_file: /etc/slicelimit/api.token  # Authorization: Bearer TOKEN
  *     timeout: 10s            # a connection idle this long is closed
  *     connections_per_ip: 32  # TCP connections one address may hold
+ *   rls:                      # Envoy's rate limit service (gRPC, h2c): off
+ *                             # unless given; the same keys as http:
+ *     socket: /run/slicelimit/rls.sock   # the default listener; "off": none
+ *     socket_mode: "0660"
+ *     socket_group: envoy
+ *     listen: 127.0.0.1:8081  # TCP as well, only when given: needs token_file
+ *     token_file: /etc/slicelimit/rls.token  # authorization: Bearer TOKEN
+ *     timeout: 10s            # idle connection / unfinished call
+ *     connections_per_ip: 32
  *   sync:                     # optional: count each client with peers
  *     node: 1                 # this node's id, unique in the fleet
  *     layout: delayed-sync    # split-quota, predictive; or central
@@ -101,6 +110,7 @@ struct sl_sync_config {
 
 #define SL_HTTP_SOCKET_DEFAULT	"/run/slicelimit/api.sock"
 #define SL_HTTP_TOKEN_MAX	256
+#define SL_RLS_SOCKET_DEFAULT	"/run/slicelimit/rls.sock"
 
 /* The check API's listeners and who may use them. */
 struct sl_http_config {
@@ -128,6 +138,10 @@ struct sl_service_config {
 	unsigned clients;
 	bool keep_attached;
 	struct sl_http_config http;
+	/* Envoy's rate limit service: the same listeners' settings, both
+	 * off unless the rls section is there
+	 */
+	struct sl_http_config rls;
 	struct sl_sync_config sync;
 	char service_user[32];		/* "": not set (run --user, or the
 					 * default, names the user) */

@@ -14,10 +14,12 @@
 #include <sys/resource.h>
 #include "core/clock.h"
 #include "service/api_socket.h"
+#include "service/bearer.h"
 #include "service/healthz.h"
 #include "service/lists_api.h"
 #include "service/http.h"
 #include "service/metrics.h"
+#include "service/ratelimit_fields.h"
 #include "service/result_body.h"
 #include "sl_key.h"
 
@@ -39,7 +41,7 @@ struct sl_http {
 	/* the token's hash: requests are compared hash to hash, in constant
 	 * time and whatever the length sent
 	 */
-	unsigned char token_hash[crypto_generichash_BYTES];
+	unsigned char token_hash[SL_BEARER_HASH_BYTES];
 	struct sl_checker *checker;
 	struct sl_http_stats stats;
 };
@@ -137,35 +139,6 @@ static enum MHD_Result send_error(struct sl_http *h, struct MHD_Connection *c,
 	return ret;
 }
 
-static __u64 seconds_up(__u64 ms)
-{
-	return (ms + 999) / 1000;
-}
-
-/* "NAME";P1=V1;P2=V2 (a structured-field item with two parameters) in
- * BUF (256 bytes): a rule name of at most 32, two numbers of 20 digits.
- */
-static const char *sf_item(char *buf, const char *name, char p1, __u64 v1,
-			   char p2, __u64 v2)
-{
-	size_t n = strnlen(name, sizeof(((struct sl_rule *)0)->name));
-	char *p = buf;
-
-	*p++ = '"';
-	memcpy(p, name, n);
-	p += n;
-	*p++ = '"';
-	*p++ = ';';
-	*p++ = p1;
-	*p++ = '=';
-	p += sl_format_u64(v1, p);
-	*p++ = ';';
-	*p++ = p2;
-	*p++ = '=';
-	sl_format_u64(v2, p);
-	return buf;
-}
-
 /* The rate-limit headers and body of a check or client lookup. */
 static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 				   const char *key,
@@ -173,34 +146,29 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 				   unsigned status)
 {
 	const struct sl_rule *rule = &res->rule;
-	__u64 limit = sl_rule_quota(rule);
-	/* a rejection's delay-seconds are at least 1 (RFC 9110), the same
-	 * in the body, RateLimit's t= and Retry-After
-	 */
-	__u64 retry = res->view.retry_after_ms ?
-		      seconds_up(res->view.retry_after_ms) : 1;
-	__u64 reset = seconds_up(res->view.reset_ms);
-	__u64 until = res->allowed ? reset : retry;	/* RateLimit t= */
-	/* "decision" local: the central store could not answer (fail open) */
-	struct sl_result_body body = {
-		.allowed = res->allowed,
-		.rule = rule->name,
-		.key = key,
-		.limit = limit,
-		.window_s = seconds_up(rule->window_ms),
-		.used = res->view.used,
-		.remaining = res->view.remaining,
-		.reset_s = reset,
-		.retry_after_s = res->allowed ? 0 : retry,
-		.decision = sl_check_decision_name(res->decision),
-	};
+	struct sl_ratelimit_numbers n;
+	struct sl_result_body body;
 	struct MHD_Response *r = NULL;
 	enum MHD_Result ret;
 	/* the longest: a key of 256 bytes and a rule name of 31, every
 	 * byte escaped to six (\u00XX), and six 20-digit numbers
 	 */
-	char text[4096], buf[256];
+	char text[4096], buf[SL_RATELIMIT_FIELD_MAX + 1];
 
+	sl_ratelimit_numbers(res, &n);
+	/* "decision" local: the central store could not answer (fail open) */
+	body = (struct sl_result_body){
+		.allowed = res->allowed,
+		.rule = rule->name,
+		.key = key,
+		.limit = n.limit,
+		.window_s = n.window_s,
+		.used = res->view.used,
+		.remaining = n.remaining,
+		.reset_s = n.reset_s,
+		.retry_after_s = res->allowed ? 0 : n.retry_s,
+		.decision = sl_check_decision_name(res->decision),
+	};
 	if (sl_result_body_format(&body, text, sizeof(text)) < 0 ||
 	    send_text(c, status, "application/json", text, &r) != MHD_YES)
 		return MHD_NO;
@@ -209,18 +177,18 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 	 * widespread X-RateLimit-* trio
 	 */
 	MHD_add_response_header(r, "RateLimit-Policy",
-		sf_item(buf, rule->name, 'q', limit, 'w', body.window_s));
+		sl_ratelimit_policy_field(buf, rule->name, &n));
 	MHD_add_response_header(r, "RateLimit",
-		sf_item(buf, rule->name, 'r', res->view.remaining, 't', until));
-	sl_format_u64(limit, buf);
+		sl_ratelimit_field(buf, rule->name, &n));
+	sl_format_u64(n.limit, buf);
 	MHD_add_response_header(r, "X-RateLimit-Limit", buf);
-	sl_format_u64(res->view.remaining, buf);
+	sl_format_u64(n.remaining, buf);
 	MHD_add_response_header(r, "X-RateLimit-Remaining", buf);
-	sl_format_u64(until, buf);
+	sl_format_u64(n.until_s, buf);
 	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
 	MHD_add_response_header(r, "SliceLimit-Decision", body.decision);
 	if (!res->allowed && status != 200) {
-		sl_format_u64(retry, buf);
+		sl_format_u64(n.retry_s, buf);
 		MHD_add_response_header(r, "Retry-After", buf);
 	}
 	ret = MHD_queue_response(c, status, r);
@@ -470,20 +438,8 @@ static bool token_ok(const struct sl_http *h, struct MHD_Connection *c)
 {
 	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						    MHD_HTTP_HEADER_AUTHORIZATION);
-	unsigned char got[crypto_generichash_BYTES];
-	bool ok;
 
-	/* the scheme's name is case-insensitive (RFC 9110) */
-	if (!v || strncasecmp(v, "Bearer ", 7))
-		return false;
-	v += 7;
-	while (*v == ' ')
-		v++;
-	crypto_generichash(got, sizeof(got), (const unsigned char *)v,
-			   strlen(v), NULL, 0);
-	ok = !sodium_memcmp(got, h->token_hash, sizeof(got));
-	sodium_memzero(got, sizeof(got));
-	return ok;
+	return sl_bearer_ok(v, v ? strlen(v) : 0, h->token_hash);
 }
 
 /* 401 with the challenge that names the scheme (RFC 6750). */
@@ -767,9 +723,7 @@ int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
 		}
 	}
 	if (hc->tcp_enabled) {
-		crypto_generichash(h->token_hash, sizeof(h->token_hash),
-				   (const unsigned char *)hc->token,
-				   strlen(hc->token), NULL, 0);
+		sl_bearer_hash(hc->token, h->token_hash);
 		err = start_listener(&h->tcp, h, -1, &hc->addr, hc, threads,
 				     cap);
 		if (err)
@@ -780,6 +734,11 @@ int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
 fail:
 	sl_http_stop(h);
 	return err;
+}
+
+struct sl_http_stats *sl_http_stats_of(struct sl_http *h)
+{
+	return &h->stats;
 }
 
 void sl_http_stop(struct sl_http *h)

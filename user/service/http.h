@@ -25,6 +25,7 @@
 
 #include "service/check_local.h"
 #include "service/config.h"
+#include "service/metrics.h"
 
 struct sl_http;
 
@@ -36,5 +37,9 @@ struct sl_http;
 int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
 		  struct sl_http **out, bool *socket_failed);
 void sl_http_stop(struct sl_http *h);
+/* Its counters, which /metrics shows: the rate limit service counts
+ * its calls there too.
+ */
+struct sl_http_stats *sl_http_stats_of(struct sl_http *h);
 
 #endif /* SL_HTTP_H */

@@ -65,6 +65,18 @@ void sl_http_stats_central(struct sl_http_stats *s,
 	atomic_store(&s->central, 1);
 }
 
+void sl_http_stats_rls_call(struct sl_http_stats *s, unsigned grpc_status)
+{
+	atomic_store(&s->rls, true);
+	atomic_fetch_add(&s->rls_calls[grpc_status % 17], 1);
+}
+
+void sl_http_stats_rls_descriptor(struct sl_http_stats *s,
+				  enum sl_rls_descriptor_result r)
+{
+	atomic_fetch_add(&s->rls_descriptors[r % SL_RLS_DESCRIPTOR__COUNT], 1);
+}
+
 struct text {
 	char *buf;
 	size_t len, cap;
@@ -444,6 +456,30 @@ static void central_metrics(struct text *t, struct sl_http_stats *s)
 		    (unsigned long long)atomic_load(&s->central_reconnects));
 }
 
+/* Envoy's rate limit service, once it has answered a call */
+static void rls_metrics(struct text *t, struct sl_http_stats *s)
+{
+	static const char *const result[SL_RLS_DESCRIPTOR__COUNT] = {
+		"ok", "over_limit", "unmatched",
+	};
+	unsigned i;
+
+	if (!atomic_load(&s->rls))
+		return;
+	put(t, "# HELP slicelimit_rls_calls_total Calls of the rate limit service (ShouldRateLimit) by gRPC status.\n"
+		"# TYPE slicelimit_rls_calls_total counter\n");
+	for (i = 0; i < 17; i++)
+		if (atomic_load(&s->rls_calls[i]) || !i)
+			put(t, "slicelimit_rls_calls_total{grpc_status=\"%u\"} %llu\n",
+			    i, (unsigned long long)atomic_load(&s->rls_calls[i]));
+	put(t, "# HELP slicelimit_rls_descriptors_total Descriptors the rate limit service answered: ok, over_limit, or unmatched (no rule answers it: OK, nothing counted).\n"
+		"# TYPE slicelimit_rls_descriptors_total counter\n");
+	for (i = 0; i < SL_RLS_DESCRIPTOR__COUNT; i++)
+		put(t, "slicelimit_rls_descriptors_total{result=\"%s\"} %llu\n",
+		    result[i],
+		    (unsigned long long)atomic_load(&s->rls_descriptors[i]));
+}
+
 char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 {
 	struct text t = { .cap = 8192 };
@@ -467,6 +503,7 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 	http_metrics(&t, s, rules, nr);
 	check_metrics(&t, s);
 	central_metrics(&t, s);
+	rls_metrics(&t, s);
 	sync_metrics(&t, m);
 	service_metrics(&t);
 	free(rules);

@@ -10,6 +10,7 @@
 #include "slicelimit.h"
 
 #define SL_LATENCY_BUCKETS 10
+#define SL_RLS_DESCRIPTOR__COUNT 3
 
 /* Counted by the HTTP threads (atomics: they run concurrently). */
 struct sl_http_stats {
@@ -22,6 +23,18 @@ struct sl_http_stats {
 	/* the central store, as of the last render (central 0: none) */
 	atomic_uint central;
 	atomic_ullong central_up, central_errors, central_reconnects;
+	/* the rate limit service: calls by gRPC status (0..16), and its
+	 * descriptors by answer
+	 */
+	atomic_bool rls;
+	atomic_ullong rls_calls[17];
+	atomic_ullong rls_descriptors[SL_RLS_DESCRIPTOR__COUNT];
+};
+
+enum sl_rls_descriptor_result {
+	SL_RLS_DESCRIPTOR_OK = 0,
+	SL_RLS_DESCRIPTOR_OVER_LIMIT,
+	SL_RLS_DESCRIPTOR_UNMATCHED,	/* no rule answers it: OK, uncounted */
 };
 
 void sl_http_stats_count(struct sl_http_stats *s, unsigned status);
@@ -33,6 +46,10 @@ void sl_http_stats_decision(struct sl_http_stats *s,
 /* Before a render: the central store's counters. */
 void sl_http_stats_central(struct sl_http_stats *s,
 			   const struct sl_central_stats *cs);
+
+void sl_http_stats_rls_call(struct sl_http_stats *s, unsigned grpc_status);
+void sl_http_stats_rls_descriptor(struct sl_http_stats *s,
+				  enum sl_rls_descriptor_result r);
 
 /* The whole exposition (malloc'd), or NULL. */
 char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s);

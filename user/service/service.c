@@ -32,6 +32,7 @@
 #include "core/pin_lock.h"
 #include "rules/rules.h"
 #include "service/privdrop.h"
+#include "service/rls.h"
 #include "service/service.h"
 #include "service/state.h"
 #include "service/sync_watch.h"
@@ -208,6 +209,8 @@ static int reload_read(const char *path, const struct sl_service_config *cfg,
 	}
 	if (memcmp(&next->http, &cfg->http, sizeof(next->http)))
 		pr_warn("http changed: takes effect at the next start");
+	if (memcmp(&next->rls, &cfg->rls, sizeof(next->rls)))
+		pr_warn("rls changed: its listeners change at the next start (its rules' envoy: blocks at this reload)");
 	if (memcmp(&next->sync, &cfg->sync, sizeof(next->sync)))
 		pr_warn("sync changed: takes effect at the next start");
 	if (next->clients != cfg->clients)
@@ -223,10 +226,15 @@ static int reload_read(const char *path, const struct sl_service_config *cfg,
  */
 static void reload_done(const char *path, struct sl_service_config *cfg,
 			struct sl_service_config *next,
-			struct sl_service_state *st)
+			struct sl_service_state *st, struct sl_rls *rls,
+			const struct sl_ruleset *rs)
 {
+	/* the rules run: the rate limit service answers by theirs */
+	if (rls && sl_rls_set_rules(rls, rs))
+		pr_error("rls: out of memory: answering by the rules before this reload");
 	next->sync = cfg->sync;
 	next->http = cfg->http;
+	next->rls = cfg->rls;
 	*cfg = *next;
 	st->reloads_applied++;
 	st->changed_ms = 0;
@@ -241,7 +249,7 @@ static void reload_done(const char *path, struct sl_service_config *cfg,
  */
 static void reload_dropped(const char *path, struct sl_service_config *cfg,
 			   struct sl_service_state *st, __u32 *epoch,
-			   const struct sl_maps *m)
+			   const struct sl_maps *m, struct sl_rls *rls)
 {
 	struct sl_service_config next;
 	struct sl_ruleset rs;
@@ -264,13 +272,13 @@ static void reload_dropped(const char *path, struct sl_service_config *cfg,
 	memcpy(next.devices, cfg->devices, sizeof(next.devices));
 	next.nr_devices = cfg->nr_devices;
 	next.keep_attached = cfg->keep_attached;
-	reload_done(path, cfg, &next, st);
+	reload_done(path, cfg, &next, st, rls, &rs);
 out:
 	sl_rules_free(&rs);
 }
 
 static void reload(const char *path, struct sl_service_config *cfg,
-		   struct sl_service_state *st, __u32 *epoch)
+		   struct sl_service_state *st, __u32 *epoch, struct sl_rls *rls)
 {
 	struct sl_service_config next;
 	struct sl_service_state before;
@@ -306,7 +314,7 @@ static void reload(const char *path, struct sl_service_config *cfg,
 			pr_notice("%s: detached (not in %s any more)",
 				  cfg->devices[i].name, path);
 	}
-	reload_done(path, cfg, &next, st);
+	reload_done(path, cfg, &next, st, rls, &rs);
 out:
 	sl_rules_free(&rs);
 }
@@ -334,6 +342,11 @@ struct run {
 	struct sl_checker checker;
 	struct sl_central *central;
 	struct sl_http *http;
+	struct sl_rls *rls;
+	/* the rules start() applied, until the rate limit service has
+	 * their envoy: blocks
+	 */
+	struct sl_ruleset rs;
 	struct sl_sync_service *sync;
 	__u32 epoch;		/* of the rules it applied last */
 	__u64 missing;		/* bit i: st.dev[i] found detached */
@@ -405,7 +418,7 @@ static int start(const char *path, struct run *r)
 	err = attach_devices(&r->cfg, &r->st);
 	if (err)
 		goto err_maps;
-	sl_rules_free(&rs);
+	r->rs = rs;
 	return 0;
 
 err_maps:
@@ -471,36 +484,57 @@ static int start_central(struct run *r)
 	return 0;
 }
 
+/* A listener's start, said once for the API (SEC "http") and the rate
+ * limit service ("rls"): where it listens, or why it cannot.
+ */
+static int listening(const char *sec, const struct sl_http_config *lc,
+		     int err, bool on_socket)
+{
+	if (err == -EEXIST && on_socket)
+		pr_error("%s: %s is there and is not a socket: remove it or set %s.socket",
+			 sec, lc->socket, sec);
+	else if (err == -EADDRINUSE && on_socket)
+		pr_error("%s: an instance answers on %s already: stop it, or give this one another %s.socket",
+			 sec, lc->socket, sec);
+	else if (err && on_socket)
+		pr_error("%s: cannot listen on %s: %s", sec, lc->socket,
+			 strerror(-err));
+	else if (err)
+		pr_error("%s: cannot listen on %s (in use? not this host's address?)",
+			 sec, lc->listen);
+	if (err)
+		return err;
+	if (lc->socket_enabled)
+		pr_notice("%s: listening on %s (mode %04o)", sec, lc->socket,
+			  lc->socket_mode);
+	if (lc->tcp_enabled)
+		pr_notice("%s: listening on %s (bearer token required)", sec,
+			  lc->listen);
+	return 0;
+}
+
 static int start_http(struct run *r)
 {
 	const struct sl_http_config *hc = &r->cfg.http;
 	bool on_socket;
-	int err;
 
 	if (!hc->socket_enabled && !hc->tcp_enabled)
 		return 0;
-	err = sl_http_start(hc, &r->checker, &r->http, &on_socket);
-	if (err == -EEXIST && on_socket)
-		pr_error("http: %s is there and is not a socket: remove it or set http.socket",
-			 hc->socket);
-	else if (err == -EADDRINUSE && on_socket)
-		pr_error("http: an instance answers on %s already: stop it, or give this one another http.socket",
-			 hc->socket);
-	else if (err && on_socket)
-		pr_error("http: cannot listen on %s: %s", hc->socket,
-			 strerror(-err));
-	else if (err)
-		pr_error("http: cannot listen on %s (in use? not this host's address?)",
-			 hc->listen);
-	if (err)
-		return err;
-	if (hc->socket_enabled)
-		pr_notice("http: listening on %s (mode %04o)", hc->socket,
-			  hc->socket_mode);
-	if (hc->tcp_enabled)
-		pr_notice("http: listening on %s (bearer token required)",
-			  hc->listen);
-	return 0;
+	return listening("http", hc, sl_http_start(hc, &r->checker, &r->http,
+						   &on_socket), on_socket);
+}
+
+/* Envoy's rate limit service, counting into the API's stats (/metrics) */
+static int start_rls(struct run *r)
+{
+	const struct sl_http_config *rc = &r->cfg.rls;
+	bool on_socket;
+
+	if (!rc->socket_enabled && !rc->tcp_enabled)
+		return 0;
+	return listening("rls", rc, sl_rls_start(rc, &r->checker,
+			 r->http ? sl_http_stats_of(r->http) : NULL, &r->rs,
+			 &r->rls, &on_socket), on_socket);
 }
 
 static void start_sync(struct run *r)
@@ -562,6 +596,8 @@ static void watch_sync_rounds(struct run *r)
 static void stop_serving(struct run *r)
 {
 	sl_sync_service_stop(r->sync);
+	/* before the API's: it counts into the API's stats */
+	sl_rls_stop(r->rls);
 	sl_http_stop(r->http);
 	sl_checker_fini(&r->checker);
 	sl_central_free(r->central);
@@ -820,6 +856,9 @@ int sl_service_run(const char *path, const struct sl_service_user *user)
 			goto err_state;
 	}
 	err = start_http(&r);
+	if (!err)
+		err = start_rls(&r);
+	sl_rules_free(&r.rs);
 	if (err)
 		goto err_state;
 	start_sync(&r);
@@ -856,9 +895,10 @@ int sl_service_run(const char *path, const struct sl_service_user *user)
 			continue;	/* reported; the next SIGHUP tries again */
 		}
 		if (r.monitor_fd >= 0)
-			reload_dropped(path, &r.cfg, &r.st, &r.epoch, &r.m);
+			reload_dropped(path, &r.cfg, &r.st, &r.epoch, &r.m,
+				       r.rls);
 		else
-			reload(path, &r.cfg, &r.st, &r.epoch);
+			reload(path, &r.cfg, &r.st, &r.epoch, r.rls);
 		r.missing = 0;
 		sl_writer_unlock();
 	}
@@ -881,6 +921,8 @@ err_state:
 		tell_monitor(&r, SL_MONITOR_FAILED);
 		return err;
 	}
+	sl_rls_stop(r.rls);
+	sl_http_stop(r.http);
 	sl_service_state_unpin();
 	sl_central_free(r.central);
 err_checker:
