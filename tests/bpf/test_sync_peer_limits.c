@@ -404,6 +404,106 @@ static void test_replayed_after_restart_refused(void **st)
 	rmdir(dir);
 }
 
+/* ---- token-bucket: the cap over every span, as the kernel drains it ---- */
+
+/* sync-bucket: capacity 100, 10 units a second; its peer slice is
+ * ceil(20 fills of 10 s / 15) = 13334 ms (sl_bucket_slice_ms).
+ */
+#define BUCKET_CAP	100
+#define BUCKET_RATE	10
+#define BUCKET_PS	13334
+
+/* The units the kernel counts of the peers in `v` at now_ms, as it
+ * drains them (sl_peer_tally_bucket, written here from its comment): over
+ * the slices of the last ring, newest first, the units so far less the
+ * refill since the slice began, at most.
+ */
+static __u64 drained_level(const struct sl_peer_view *v, __u64 now_ms)
+{
+	__u64 first = now_ms / BUCKET_PS, cum = 0, level = 0, refill;
+	int k;
+
+	for (k = 0; k < SL_PEER_SLOTS; k++) {
+		const struct sl_peer_slot *s =
+			&v->slot[(first - k) & (SL_PEER_SLOTS - 1)];
+
+		if (s->slice == (__u32)(first - k) && s->count > s->own)
+			cum += s->count - s->own;
+		refill = (now_ms - (first - k) * BUCKET_PS) * BUCKET_RATE / 1000;
+		if (cum > refill + level)
+			level = cum - refill;
+	}
+	return level;
+}
+
+/* Node 1, forging, reports all it may of one client under sync-bucket in
+ * each slice of a ring (16 slices, 213 s): a node can have at most its
+ * capacity outstanding at any moment, so the kernel must never count more
+ * of it than the capacity, the margin and the refill of a skew
+ * (SL_PEER_MAX_AHEAD_MS): 100 + 2 + 1 + 50. A cap per slice alone would
+ * let the level grow by what a slice does not drain, slice after slice.
+ */
+static void test_bucket_forger_counted_at_most_a_node(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	uint8_t buf[SL_WIRE_MAX];
+	struct sl_peer_view v;
+	struct sl_rule rule;
+	__u64 seq = 1, t, level, most = 0;
+	unsigned j, r;
+
+	assert_int_equal(live_rule(&f->b, "sync-bucket", &rule), 0);
+	for (j = 0; j < SL_PEER_SLOTS; j++) {
+		/* four reports a slice, each dated at its start */
+		for (r = 0; r < 4; r++) {
+			t = f->now + (__u64)j * BUCKET_PS + r * 3000;
+			{
+				size_t len = hand_message(buf, NODE_A, f->inc_a,
+							  seq++, t, "sync-bucket",
+							  &who, t, UINT32_MAX);
+				assert_int_equal(receive(f, buf, len, t + 10),
+						 SL_SYNC_MERGED);
+			}
+			assert_int_equal(view_under(f, &rule, &who, &v), 0);
+			level = drained_level(&v, t + 10);
+			if (level > most)
+				most = level;
+		}
+	}
+	printf("# bucket forger: the kernel counted at most %llu of it\n",
+	       ULL(most));
+	assert_true(most >= BUCKET_CAP);
+	assert_true(most <= BUCKET_CAP + BUCKET_CAP / 50 + 1 +
+			    SL_PEER_MAX_AHEAD_MS * BUCKET_RATE / 1000);
+}
+
+/* Node A, honest, takes sync-bucket's client as fast as its bucket lets
+ * it (15 packets offered a second against a refill of 10) for 80 s, and
+ * reports it each second: B cuts none of its entries.
+ */
+static void test_bucket_honest_peer_never_cut(void **st)
+{
+	struct fixture *f = *st;
+	struct sl_addr who = new_client(f);
+	__u64 t, accepted = 0;
+	struct dgrams d;
+	unsigned s, i;
+
+	for (s = 0; s < 80; s++) {
+		t = f->now + (__u64)s * 1000;
+		accepted += send_port(&f->a, &who, 13, t, s ? 15 : 150, NULL);
+		collect(f->sa, t + 200, &d);
+		for (i = 0; i < d.n; i++)
+			assert_int_equal(receive(f, d.msg[i], d.len[i],
+						 t + 250), SL_SYNC_MERGED);
+	}
+	/* the bucket took its capacity and its refill, no more */
+	assert_true(accepted >= BUCKET_CAP + 79 * BUCKET_RATE - 1 &&
+		    accepted <= BUCKET_CAP + 79 * BUCKET_RATE + 1);
+	assert_int_equal(sl_sync_status(f->sb)->clamped_entries, 0);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, begin, end)
@@ -416,6 +516,9 @@ int main(void)
 		T(test_unknown_node_ids_do_not_keep_configured_peer_out),
 		T(test_peer_flooding_junk_cannot_crowd_out_another),
 		T(test_replayed_after_restart_refused),
+		/* last: their clocks run past the others' */
+		T(test_bucket_forger_counted_at_most_a_node),
+		T(test_bucket_honest_peer_never_cut),
 	};
 #undef T
 

@@ -66,7 +66,7 @@ static __u32 merge_from(struct peer_units_table *t, struct sl_peer_view *v,
 
 	r = peer_units_of(t, node, k, ps, now_ms);
 	assert_non_null(r);
-	room = peer_units_room(r, v, ps, window_ms, start_ms, cap, now_ms);
+	room = peer_units_room(r, v, ps, window_ms, start_ms, cap, 0, now_ms);
 	if (units > room) {
 		units = room;
 		(*cut)++;

@@ -1079,13 +1079,32 @@ static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
 	return true;
 }
 
+/* The period one peer's entries of a client are capped over together,
+ * in which a real node accepts at most entry_cap: a window for the sums
+ * and the counter (no verdict passes more than the limit in one; units
+ * are dated by their earliest accept, so the units a peer dates within a
+ * window were accepted within it); for a bucket, the span the view counts
+ * its units over (its capacity plus the refill of that span, entry_cap).
+ * A peer's units count against it while the view's slot of their slice
+ * is dated within it (peer_units_counted), so the next period starts
+ * fresh.
+ */
+static __u64 peer_period_ms(const struct sl_params *p)
+{
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return sl_peer_keep_ms(p);
+	return p->window_ms ? p->window_ms : 1;
+}
+
 /* The most units one entry of a peer's round can carry: what a node can
  * accept of a client in a round. Under bounded, the sender's share as
  * far as this node can bound it, from the peers' units of the client in
  * its view (sl_bounded_sender_cap); elsewhere, what any verdict passes
- * in a window (a bucket: in one entry's slice). A report claiming more is a forgery or a fault: it is cut to
- * this and counted, so that one datagram can take a client no further
- * than a real node could.
+ * in a window (a bucket: its capacity, and the refill since a peer's units
+ * began, peer_units_room).
+ * A report claiming more is a forgery or a fault: it is cut to this, less
+ * what the same peer already has counted in the period, and counted, so
+ * that no peer's datagrams take a client further than a real node could.
  */
 static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
 		       const struct sl_peer_view *v, __u64 now_ms)
@@ -1094,11 +1113,11 @@ static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
 	__u64 cap = p->limit + p->limit / SL_PREDICT_MARGIN;
 	unsigned i;
 
-	/* a bucket takes its capacity at once and its refill on top, for
-	 * as long as one entry's slice lasts
+	/* a bucket takes its capacity at once, and its refill on top over
+	 * the time since a peer's units began (peer_units_room)
 	 */
 	if (p->algorithm == SL_ALGO_TOKEN_BUCKET && p->token_ns)
-		cap += sl_peer_slice_of(p) * 1000000 / p->token_ns + 1;
+		cap++;
 	/* the shares bound the sums only (sl_bounded_room) */
 	if (s->o.layout != SL_LAYOUT_BOUNDED || !sl_peer_sums(p))
 		return cap;
@@ -1107,23 +1126,6 @@ static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
 		    sl_u32_since(v->slot[i].first_ms, (__u32)now_ms) < keep)
 			peers += v->slot[i].count - v->slot[i].own;
 	return sl_bounded_sender_cap(p, peers);
-}
-
-/* The period one peer's entries of a client are capped over together:
- * the one entry_cap reasons over, in which a real node accepts at most
- * that cap. A window for the sums and the counter (no verdict passes more
- * than the limit in one; units are dated by their earliest accept, so
- * the units a peer dates within a window were accepted within it); one
- * entry's slice for a bucket, whose refill over a longer period would
- * add to what it may take. A peer's units count against it while the
- * view's slot of their slice is dated within it (peer_units_counted), so
- * the next period starts fresh.
- */
-static __u64 peer_period_ms(const struct sl_params *p)
-{
-	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
-		return sl_peer_slice_of(p);
-	return p->window_ms ? p->window_ms : 1;
 }
 
 /* Add (or with `set`, make) the peers' units of one client slice in the
@@ -1180,7 +1182,9 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
 		}
 		cap = peer_units_room(pu, &v, sl_peer_slice_of(&p),
 				      peer_period_ms(&p), e->start_ms,
-				      entry_cap(s, &p, &v, now_ms), now_ms);
+				      entry_cap(s, &p, &v, now_ms),
+				      p.algorithm == SL_ALGO_TOKEN_BUCKET ?
+				      p.token_ns : 0, now_ms);
 		if (units > cap) {
 			units = cap;
 			s->st.clamped_entries++;

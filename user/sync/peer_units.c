@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sl_algo.h"
+#include "sl_peer.h"
 #include "sync/peer_units.h"
 
 /* How far a key's record may lie from its hash: a bounded walk per entry,
@@ -226,9 +227,53 @@ static bool would_count(const struct sl_peer_view *v, __u64 ps, __u32 slice,
 	return sl_u32_since(first, (__u32)now_ms) < period_ms;
 }
 
+/* A bucket's peers count as the kernel drains them
+ * (sl_peer_tally_bucket): the units of the slices from k on, less the
+ * refill since slice k began, for the k that leaves the most. A node
+ * accepts from any moment on at most its capacity and the refill since,
+ * so the peer's units of the slices from k on, the entry's with them,
+ * are cut to the cap and the refill since slice k began, for every k up
+ * to the entry's slice; and the refill of a skew more, as the sender's
+ * clock may run that far ahead of this one's (SL_PEER_MAX_AHEAD_MS).
+ * Called once the ring is known to take the slice (peer_units_room).
+ */
+static __u64 bucket_room(const struct peer_units *r,
+			 const struct sl_peer_view *v, __u64 ps,
+			 __u64 period_ms, __u64 start_ms, __u64 cap,
+			 __u64 token_ns, __u64 now_ms)
+{
+	__u64 slice64 = start_ms / ps, room = cap, suffix = 0, k64, since;
+	__u32 slice = (__u32)slice64, k;
+	__s32 ahead = (__s32)(slice - r->newest), held;
+	__u32 top = ahead > 0 ? slice : r->newest;
+	unsigned j;
+
+	for (j = 0; j < SL_PEER_SLOTS; j++) {
+		k = top - j;
+		/* a slice the ring holds (the slot an entry ahead takes over
+		 * holds an older one, held < 0 then)
+		 */
+		held = (__s32)(r->newest - k);
+		if (held >= 0 && held < SL_PEER_SLOTS)
+			suffix += counted_at(r, v, k & (SL_PEER_SLOTS - 1),
+					     period_ms, now_ms);
+		if ((__s32)(slice - k) < 0)
+			continue;	/* newer than the entry's slice */
+		k64 = slice64 - (__u32)(slice - k);
+		since = now_ms + SL_PEER_MAX_AHEAD_MS;
+		since = since > k64 * ps ? since - k64 * ps : 0;
+		since = cap + since * 1000000 / token_ns;
+		if (since < suffix)
+			return 0;
+		if (since - suffix < room)
+			room = since - suffix;
+	}
+	return room;
+}
+
 __u64 peer_units_room(const struct peer_units *r,
 		      const struct sl_peer_view *v, __u64 ps, __u64 period_ms,
-		      __u64 start_ms, __u64 cap, __u64 now_ms)
+		      __u64 start_ms, __u64 cap, __u64 token_ns, __u64 now_ms)
 {
 	__u32 slice = (__u32)(start_ms / (ps ? ps : 1)), n;
 	__u64 had = 0;
@@ -260,6 +305,9 @@ __u64 peer_units_room(const struct peer_units *r,
 			    counted_at(r, v, i, period_ms, now_ms))
 				return 0;
 	}
+	if (token_ns)
+		return bucket_room(r, v, ps, period_ms, start_ms, cap, token_ns,
+				   now_ms);
 	for (i = 0; i < SL_PEER_SLOTS; i++)
 		if (ahead <= 0 || i != (slice & (SL_PEER_SLOTS - 1)))
 			had += counted_at(r, v, i, period_ms, now_ms);

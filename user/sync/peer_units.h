@@ -86,11 +86,14 @@ __u64 peer_units_counted(const struct peer_units *r,
  * count (their slot dated out of the period once merged, or holding a
  * newer slice), else the cap less what the view still counts of the
  * peer; 0 when the record could not hold the slice without losing units
- * the view still counts (a slice dated a ring ahead of another).
+ * the view still counts (a slice dated a ring ahead of another). With
+ * token_ns (a bucket's refill, ns per unit), the cap grows by the refill
+ * since each counted slice began, as the kernel drains them.
  */
 __u64 peer_units_room(const struct peer_units *r,
 		      const struct sl_peer_view *v, __u64 ps, __u64 period_ms,
-		      __u64 start_ms, __u64 cap, __u64 now_ms);
+		      __u64 start_ms, __u64 cap, __u64 token_ns,
+		      __u64 now_ms);
 
 /* Record `units` the peer added to the view at slice start_ms / ps. A
  * slice a ring or more behind the newest is not recorded:
