@@ -167,6 +167,28 @@ $(BUILD)/lua/%.lua.h: %.lua | $(BUILD)/lua
 
 $(patsubst user/%.c,$(BUILD)/user/%.o,$(LUA_USERS)): $(LUA_HDRS)
 
+# Each header's include guard is named for its path, so a moved or renamed
+# header cannot keep a stale guard and no two headers (a BPF one and a
+# userspace one of the same name) share one: bpf/NAME.h is SL_BPF_NAME_H,
+# include/sl_NAME.h is SL_NAME_H (include/NAME.h: SL_NAME_H),
+# user/DIR/NAME.h is SL_DIR_NAME_H. The #ifndef and the #define must both
+# name it.
+GUARD_HDRS := $(BPF_HDRS) $(USER_HDRS)
+HASH := \#
+GUARD_WRONG := $(shell for f in $(GUARD_HDRS); do \
+	n=$$(basename $$f .h); \
+	case $$f in \
+	(bpf/*) g=SL_BPF_$$n ;; \
+	(include/*) g=SL_$${n$(HASH)sl_} ;; \
+	(user/*) d=$${f$(HASH)user/}; g=SL_$${d%%/*}_$$n ;; \
+	esac; \
+	g=$$(echo "$${g}_H" | tr a-z A-Z); \
+	grep -qx "$(HASH)ifndef $$g" $$f && grep -qx "$(HASH)define $$g" $$f || echo "$$f:$$g"; \
+	done)
+ifneq ($(GUARD_WRONG),)
+$(error include guard not named for its file (FILE:EXPECTED): $(GUARD_WRONG))
+endif
+
 $(BUILD)/version-stamp: FORCE | $(BUILD)
 	$(Q)echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' >$@
 

@@ -5,8 +5,8 @@
  * (limit.h), on the same state, so that an address counted by XDP and by
  * the API is one client.
  */
-#ifndef SL_CHECK_H
-#define SL_CHECK_H
+#ifndef SL_BPF_CHECK_H
+#define SL_BPF_CHECK_H
 
 #include "classify.h"
 #include "limit.h"
@@ -115,4 +115,4 @@ static __always_inline int sl_check_request(struct xdp_md *ctx,
 	return ret == SL_OVER ? XDP_DROP : XDP_PASS;
 }
 
-#endif /* SL_CHECK_H */
+#endif /* SL_BPF_CHECK_H */

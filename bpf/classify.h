@@ -5,8 +5,8 @@
  * matches on, an AND of SL_RULE_WORDS words and a find-first-set. The cost
  * does not depend on how many rules are loaded.
  */
-#ifndef SL_CLASSIFY_H
-#define SL_CLASSIFY_H
+#ifndef SL_BPF_CLASSIFY_H
+#define SL_BPF_CLASSIFY_H
 
 #include "maps.h"
 #include "parse.h"
@@ -221,4 +221,4 @@ static __always_inline int sl_exempt(const struct sl_config *cfg,
 	return ex && ((ex->word[bit >> 6] >> (bit & 63)) & 1);
 }
 
-#endif /* SL_CLASSIFY_H */
+#endif /* SL_BPF_CLASSIFY_H */

@@ -21,8 +21,8 @@
  * clock does when TAI is stepped, so a cached block never outlasts the
  * state's own under a model step either.
  */
-#ifndef SL_CLOCK_H
-#define SL_CLOCK_H
+#ifndef SL_BPF_CLOCK_H
+#define SL_BPF_CLOCK_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -90,4 +90,4 @@ static __always_inline int sl_cache_before(__u64 end)
 	return (__s64)((end - sl_cache_now()) << (64 - SL_CACHE_END_BITS)) > 0;
 }
 
-#endif /* SL_CLOCK_H */
+#endif /* SL_BPF_CLOCK_H */

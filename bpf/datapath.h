@@ -68,8 +68,8 @@
  * first 64 rules) and applied by one call, sl_apply_rule, with no walk
  * unless it continues.
  */
-#ifndef SL_DATAPATH_H
-#define SL_DATAPATH_H
+#ifndef SL_BPF_DATAPATH_H
+#define SL_BPF_DATAPATH_H
 
 #include "classify.h"
 #include "front.h"
@@ -445,4 +445,4 @@ out:
 	return verdict;
 }
 
-#endif /* SL_DATAPATH_H */
+#endif /* SL_BPF_DATAPATH_H */

@@ -45,8 +45,8 @@
  * misses it takes to go quiet. Verdicts are the exact path's either
  * way: the front only ever skips work.
  */
-#ifndef SL_FRONT_BPF_H
-#define SL_FRONT_BPF_H
+#ifndef SL_BPF_FRONT_H
+#define SL_BPF_FRONT_H
 
 #include "limit.h"
 #include "maps.h"
@@ -255,4 +255,4 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	fe->set = 1;
 }
 
-#endif /* SL_FRONT_BPF_H */
+#endif /* SL_BPF_FRONT_H */

@@ -24,8 +24,8 @@
  * (but for a check collision of two such writers at the same instant).
  * An accept clears the block.
  */
-#ifndef SL_LIMIT_H
-#define SL_LIMIT_H
+#ifndef SL_BPF_LIMIT_H
+#define SL_BPF_LIMIT_H
 
 #include "clock.h"
 #include "maps.h"
@@ -767,4 +767,4 @@ static __always_inline int sl_decide(const struct sl_client_key *key,
 	}
 }
 
-#endif /* SL_LIMIT_H */
+#endif /* SL_BPF_LIMIT_H */

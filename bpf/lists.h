@@ -15,8 +15,8 @@
  * prefix of the same list that has not (an LPM trie answers one entry):
  * the service sweeps ended entries, so that lasts until its next sweep.
  */
-#ifndef SL_LISTS_H
-#define SL_LISTS_H
+#ifndef SL_BPF_LISTS_H
+#define SL_BPF_LISTS_H
 
 #include "clock.h"
 #include "maps.h"
@@ -116,4 +116,4 @@ static __noinline int sl_listed(const struct sl_config *cfg,
 	return kind;
 }
 
-#endif /* SL_LISTS_H */
+#endif /* SL_BPF_LISTS_H */

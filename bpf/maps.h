@@ -5,8 +5,8 @@
  * XDP or TC) shares the same counters: a client is counted per host, not per
  * interface.
  */
-#ifndef SL_MAPS_H
-#define SL_MAPS_H
+#ifndef SL_BPF_MAPS_H
+#define SL_BPF_MAPS_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -360,4 +360,4 @@ sl_rule_at(const struct sl_config *cfg, __u32 pos)
 	return bpf_map_lookup_elem(&sl_rules, &idx);
 }
 
-#endif /* SL_MAPS_H */
+#endif /* SL_BPF_MAPS_H */

@@ -8,8 +8,8 @@
  * Whatever cannot be parsed gets a result code, and the caller
  * (datapath.h) gives it a defined verdict and a counter.
  */
-#ifndef SL_PARSE_H
-#define SL_PARSE_H
+#ifndef SL_BPF_PARSE_H
+#define SL_BPF_PARSE_H
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -530,4 +530,4 @@ static __always_inline int sl_parse(void *data, void *data_end,
 	return sl_parse_l4(&c, pkt, l4);
 }
 
-#endif /* SL_PARSE_H */
+#endif /* SL_BPF_PARSE_H */

@@ -5,8 +5,8 @@
  * rule's counters. Whether the packet goes on to a later rule is the
  * caller's (datapath.h): a rule only says that it `continue`s.
  */
-#ifndef SL_RULE_H
-#define SL_RULE_H
+#ifndef SL_BPF_RULE_H
+#define SL_BPF_RULE_H
 
 #include "classify.h"
 #include "limit.h"
@@ -87,4 +87,4 @@ pass:
 	return pass;
 }
 
-#endif /* SL_RULE_H */
+#endif /* SL_BPF_RULE_H */

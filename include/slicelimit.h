@@ -5,8 +5,8 @@
  * padding, byte order stated per field, so the same bytes mean the same
  * thing on both sides and `bpftool map dump` prints named fields from BTF.
  */
-#ifndef SLICELIMIT_H
-#define SLICELIMIT_H
+#ifndef SL_SLICELIMIT_H
+#define SL_SLICELIMIT_H
 
 #include <linux/types.h>
 #include <linux/bpf.h>	/* struct bpf_spin_lock */
@@ -720,4 +720,4 @@ struct sl_device {
 	__u32 prog_id;
 };
 
-#endif /* SLICELIMIT_H */
+#endif /* SL_SLICELIMIT_H */

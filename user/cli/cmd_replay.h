@@ -4,8 +4,8 @@
  * that the fuzzer (tests/fuzz/fuzz_replay.c) runs the command's own path
  * on instances it keeps loaded: loading the program takes seconds.
  */
-#ifndef SL_CMD_REPLAY_H
-#define SL_CMD_REPLAY_H
+#ifndef SL_CLI_CMD_REPLAY_H
+#define SL_CLI_CMD_REPLAY_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,4 +41,4 @@ int sl_replay_trace(struct sl_instance *const *nodes,
 		    const struct sl_replay_args *a, const char *name, FILE *f,
 		    struct sl_replay_result *res);
 
-#endif /* SL_CMD_REPLAY_H */
+#endif /* SL_CLI_CMD_REPLAY_H */

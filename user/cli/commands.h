@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Command handlers: each returns an exit code (SL_EXIT_*). */
-#ifndef SL_COMMANDS_H
-#define SL_COMMANDS_H
+#ifndef SL_CLI_COMMANDS_H
+#define SL_CLI_COMMANDS_H
 
 #include <getopt.h>
 #include <stdbool.h>
@@ -84,4 +84,4 @@ int sl_usage(const char *help, bool error);
 int sl_usage_error(const char *help, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-#endif /* SL_COMMANDS_H */
+#endif /* SL_CLI_COMMANDS_H */

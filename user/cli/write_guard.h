@@ -6,8 +6,8 @@
  * devices were someone else's. --force writes anyway; the service notices
  * and says so (its log, status).
  */
-#ifndef SL_WRITE_GUARD_H
-#define SL_WRITE_GUARD_H
+#ifndef SL_CLI_WRITE_GUARD_H
+#define SL_CLI_WRITE_GUARD_H
 
 #include <stdbool.h>
 
@@ -22,4 +22,4 @@ int sl_write_begin(const char *what, bool force);
 int sl_write_begin_rules(const char *what, bool force);
 void sl_write_end(void);
 
-#endif /* SL_WRITE_GUARD_H */
+#endif /* SL_CLI_WRITE_GUARD_H */

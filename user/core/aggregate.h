@@ -5,8 +5,8 @@
  * the kernel reported changed (sl_changed). What top, metrics and a peer
  * sync build on.
  */
-#ifndef SL_AGGREGATE_H
-#define SL_AGGREGATE_H
+#ifndef SL_CORE_AGGREGATE_H
+#define SL_CORE_AGGREGATE_H
 
 #include "core/instance_maps.h"
 #include "slicelimit.h"
@@ -43,4 +43,4 @@ int sl_for_each_changed_client(struct sl_changed *k, const struct sl_maps *m,
 			       sl_table_of_fn table_of, sl_client_fn fn,
 			       void *ctx);
 
-#endif /* SL_AGGREGATE_H */
+#endif /* SL_CORE_AGGREGATE_H */

@@ -5,8 +5,8 @@
  * same size (a field renamed, moved or retyped) would otherwise be read
  * with the old bytes.
  */
-#ifndef SL_BTF_SAME_H
-#define SL_BTF_SAME_H
+#ifndef SL_CORE_BTF_SAME_H
+#define SL_CORE_BTF_SAME_H
 
 #include <stdbool.h>
 #include <bpf/btf.h>
@@ -17,4 +17,4 @@
 bool sl_btf_same_type(const struct btf *a, __u32 ida, const struct btf *b,
 		      __u32 idb);
 
-#endif /* SL_BTF_SAME_H */
+#endif /* SL_CORE_BTF_SAME_H */

@@ -8,8 +8,8 @@
  * reads it), so that `status` can say when the running programs are from
  * another build, and the service's start can swap them (sl_upgrade_pinned).
  */
-#ifndef SL_BUILD_ID_H
-#define SL_BUILD_ID_H
+#ifndef SL_CORE_BUILD_ID_H
+#define SL_CORE_BUILD_ID_H
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -61,4 +61,4 @@ json_object *sl_build_status_to_json(const struct sl_build_status *bs);
 /* The same, for people. */
 void sl_build_status_print(const struct sl_build_status *bs);
 
-#endif /* SL_BUILD_ID_H */
+#endif /* SL_CORE_BUILD_ID_H */

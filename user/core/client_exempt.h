@@ -5,8 +5,8 @@
  * and the check API ask before they show a client's count, so that an
  * address the kernel never counts is never shown as limited.
  */
-#ifndef SL_CLIENT_EXEMPT_H
-#define SL_CLIENT_EXEMPT_H
+#ifndef SL_CORE_CLIENT_EXEMPT_H
+#define SL_CORE_CLIENT_EXEMPT_H
 
 #include <stdbool.h>
 #include "core/client_view.h"
@@ -32,4 +32,4 @@ bool sl_client_key_exempt(const struct sl_maps *m, const struct sl_config *cfg,
  */
 void sl_client_view_exempt(const struct sl_rule *rule, struct sl_client_view *v);
 
-#endif /* SL_CLIENT_EXEMPT_H */
+#endif /* SL_CORE_CLIENT_EXEMPT_H */

@@ -4,8 +4,8 @@
  * that keys by port and no port named, one per destination port the
  * client has state for. What query lists and reset forgets.
  */
-#ifndef SL_CLIENT_KEYS_H
-#define SL_CLIENT_KEYS_H
+#ifndef SL_CORE_CLIENT_KEYS_H
+#define SL_CORE_CLIENT_KEYS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,4 +60,4 @@ int sl_client_keys(const struct sl_maps *m, const struct sl_rule *rule,
 		   const struct sl_addr *addr, bool has_port, __u16 port,
 		   struct sl_client_key **keys, size_t *nr);
 
-#endif /* SL_CLIENT_KEYS_H */
+#endif /* SL_CORE_CLIENT_KEYS_H */

@@ -2,8 +2,8 @@
 /* A client's standing under a rule, computed from its state (and its
  * peers') by the same include/ code the kernel decides with.
  */
-#ifndef SL_CLIENT_VIEW_H
-#define SL_CLIENT_VIEW_H
+#ifndef SL_CORE_CLIENT_VIEW_H
+#define SL_CORE_CLIENT_VIEW_H
 
 #include <stdbool.h>
 #include "core/instance_maps.h"
@@ -48,4 +48,4 @@ void sl_client_view_of(const struct sl_rule *rule, const void *state,
 		       const struct sl_sync_conf *sc, __u64 now_ms,
 		       __u32 units, struct sl_client_view *v);
 
-#endif /* SL_CLIENT_VIEW_H */
+#endif /* SL_CORE_CLIENT_VIEW_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The clocks userspace reads. */
-#ifndef SL_CLOCK_H
-#define SL_CLOCK_H
+#ifndef SL_CORE_CLOCK_H
+#define SL_CORE_CLOCK_H
 
 #include <stdint.h>
 
@@ -13,4 +13,4 @@ uint64_t sl_now_real_ms(void);
 uint64_t sl_now_mono_ms(void);
 uint64_t sl_now_mono_ns(void);
 
-#endif /* SL_CLOCK_H */
+#endif /* SL_CORE_CLOCK_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The one growing array: every list userspace builds up item by item. */
-#ifndef SL_GROW_H
-#define SL_GROW_H
+#ifndef SL_CORE_GROW_H
+#define SL_CORE_GROW_H
 
 #include <stddef.h>
 
@@ -12,4 +12,4 @@
  */
 int sl_grow(void **p, size_t *cap, size_t need, size_t size);
 
-#endif /* SL_GROW_H */
+#endif /* SL_CORE_GROW_H */

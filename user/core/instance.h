@@ -4,8 +4,8 @@
  * driven with BPF_PROG_TEST_RUN: what tests, replay and benchmarks run
  * packets through. It never touches the pinned production instance.
  */
-#ifndef SL_INSTANCE_H
-#define SL_INSTANCE_H
+#ifndef SL_CORE_INSTANCE_H
+#define SL_CORE_INSTANCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,4 +42,4 @@ int sl_instance_run(struct sl_instance *in, bool tc, int cpu,
  */
 int sl_pin_to_cpu(int cpu);
 
-#endif /* SL_INSTANCE_H */
+#endif /* SL_CORE_INSTANCE_H */

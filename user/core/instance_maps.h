@@ -5,8 +5,8 @@
  * (tests and replay). Every command works on this struct, so it cannot tell
  * the two apart.
  */
-#ifndef SL_MAPS_USER_H
-#define SL_MAPS_USER_H
+#ifndef SL_CORE_INSTANCE_MAPS_H
+#define SL_CORE_INSTANCE_MAPS_H
 
 #include <bpf/libbpf.h>
 
@@ -112,4 +112,4 @@ __u32 sl_map_capacity(int fd);
 /* The keys the map holds now, one get_next_key walk (0 if unknown). */
 __u32 sl_map_count_keys(int fd);
 
-#endif /* SL_MAPS_USER_H */
+#endif /* SL_CORE_INSTANCE_MAPS_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Loading, pinning and attaching the kernel programs. */
-#ifndef SL_LOADER_H
-#define SL_LOADER_H
+#ifndef SL_CORE_LOADER_H
+#define SL_CORE_LOADER_H
 
 #include <stdbool.h>
 #include "slicelimit.h"
@@ -53,4 +53,4 @@ int sl_unpin_all(void);
 const char *sl_mode_name(unsigned mode);
 int sl_parse_mode(const char *s, enum sl_attach_mode *mode);
 
-#endif /* SL_LOADER_H */
+#endif /* SL_CORE_LOADER_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Logging, exit codes, and errors reported once at the command boundary. */
-#ifndef SL_LOG_H
-#define SL_LOG_H
+#ifndef SL_CORE_LOG_H
+#define SL_CORE_LOG_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -73,4 +73,4 @@ void pr_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#endif /* SL_LOG_H */
+#endif /* SL_CORE_LOG_H */

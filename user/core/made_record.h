@@ -5,8 +5,8 @@
  * the clsact qdisc of a TC device, libxdp's directory on the bpffs. Kept
  * in a pinned record beside the maps (SL_MADE_PIN), as the devices are.
  */
-#ifndef SL_MADE_RECORD_H
-#define SL_MADE_RECORD_H
+#ifndef SL_CORE_MADE_RECORD_H
+#define SL_CORE_MADE_RECORD_H
 
 #include <stdbool.h>
 #include "slicelimit.h"
@@ -25,4 +25,4 @@ void sl_made_xdp_dir(void);
 /* After an XDP detach: remove it if slicelimit made it and it is empty. */
 void sl_made_tidy_xdp_dir(void);
 
-#endif /* SL_MADE_RECORD_H */
+#endif /* SL_CORE_MADE_RECORD_H */

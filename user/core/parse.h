@@ -2,8 +2,8 @@
 /* The small parsers every command and file loader shares: numbers,
  * durations, addresses and prefixes, each with its range checked.
  */
-#ifndef SL_PARSE_H
-#define SL_PARSE_H
+#ifndef SL_CORE_PARSE_H
+#define SL_CORE_PARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,4 +59,4 @@ const char *sl_format_prefix(const struct sl_addr *addr, unsigned len128,
 bool sl_prefix_contains(const struct sl_addr *outer, unsigned outer_len,
 			const struct sl_addr *inner, unsigned inner_len);
 
-#endif /* SL_PARSE_H */
+#endif /* SL_CORE_PARSE_H */

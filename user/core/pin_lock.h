@@ -19,8 +19,8 @@
  *   It is taken under the writers' lock, and the directory is only
  *   removed under it, so the lock is always on the directory in place.
  */
-#ifndef SL_PIN_LOCK_H
-#define SL_PIN_LOCK_H
+#ifndef SL_CORE_PIN_LOCK_H
+#define SL_CORE_PIN_LOCK_H
 
 #include <stdbool.h>
 
@@ -56,4 +56,4 @@ void sl_service_unlock(void);
 /* Does another process's service hold the pins? */
 bool sl_service_holds_pins(void);
 
-#endif /* SL_PIN_LOCK_H */
+#endif /* SL_CORE_PIN_LOCK_H */

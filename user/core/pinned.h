@@ -4,8 +4,8 @@
  * its rules, find a rule, name a client, say whether the maps we hold are
  * still the pinned ones.
  */
-#ifndef SL_LIVE_H
-#define SL_LIVE_H
+#ifndef SL_CORE_PINNED_H
+#define SL_CORE_PINNED_H
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -59,4 +59,4 @@ __u32 sl_map_id(int fd);
  */
 bool sl_still_pinned(const char *name, __u32 id);
 
-#endif /* SL_LIVE_H */
+#endif /* SL_CORE_PINNED_H */

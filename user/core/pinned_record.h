@@ -7,8 +7,8 @@
  * older build's layout) is taken as absent and replaced at the next
  * write.
  */
-#ifndef SL_PINNED_RECORD_H
-#define SL_PINNED_RECORD_H
+#ifndef SL_CORE_PINNED_RECORD_H
+#define SL_CORE_PINNED_RECORD_H
 
 #include <stddef.h>
 
@@ -27,4 +27,4 @@ int sl_pinned_record_read(const char *path, void *val, size_t size);
  */
 int sl_pinned_record_open(const char *path, size_t size);
 
-#endif /* SL_PINNED_RECORD_H */
+#endif /* SL_CORE_PINNED_RECORD_H */

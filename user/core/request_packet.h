@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* Building request packets for BPF_PROG_TEST_RUN (replay, benchmarks). */
-#ifndef SL_PACKET_H
-#define SL_PACKET_H
+#ifndef SL_CORE_REQUEST_PACKET_H
+#define SL_CORE_REQUEST_PACKET_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,4 +25,4 @@ size_t sl_packet_build(uint8_t *buf, unsigned proto, const struct sl_addr *src,
 		       const struct sl_addr *dst, uint16_t sport,
 		       uint16_t dport, size_t payload);
 
-#endif /* SL_PACKET_H */
+#endif /* SL_CORE_REQUEST_PACKET_H */

@@ -8,8 +8,8 @@
  * (fstat), so the file checked is the file read: a rename or a link
  * swapped in between is not followed.
  */
-#ifndef SL_SECRET_FILE_H
-#define SL_SECRET_FILE_H
+#ifndef SL_CORE_SECRET_FILE_H
+#define SL_CORE_SECRET_FILE_H
 
 #include <stddef.h>
 #include <sys/stat.h>
@@ -51,4 +51,4 @@ int sl_secret_open(const char *path, struct stat *st,
 void sl_secret_describe(char *buf, size_t len, const char *path, int err,
 			const struct stat *st, enum sl_secret_problem problem);
 
-#endif /* SL_SECRET_FILE_H */
+#endif /* SL_CORE_SECRET_FILE_H */

@@ -4,8 +4,8 @@
  * pinned record beside the maps (SL_STATS_RESET_PIN), so `stats` can say
  * what its numbers count from. It goes with the other pins.
  */
-#ifndef SL_STATS_RESET_H
-#define SL_STATS_RESET_H
+#ifndef SL_CORE_STATS_RESET_H
+#define SL_CORE_STATS_RESET_H
 
 #include <linux/types.h>
 #include "core/instance_maps.h"
@@ -20,4 +20,4 @@ int sl_stats_reset(const struct sl_maps *m, __u64 *at_ms);
 /* When the counters were last reset (TAI ms), 0: never. */
 __u64 sl_stats_reset_at(void);
 
-#endif /* SL_STATS_RESET_H */
+#endif /* SL_CORE_STATS_RESET_H */

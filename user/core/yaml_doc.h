@@ -5,8 +5,8 @@
  * in one: every problem of a file is collected, each with its position,
  * then printed as lines or as one JSON object.
  */
-#ifndef SL_YAML_DOC_H
-#define SL_YAML_DOC_H
+#ifndef SL_CORE_YAML_DOC_H
+#define SL_CORE_YAML_DOC_H
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -134,4 +134,4 @@ bool sl_yaml_enum(const struct sl_yctx *c, const struct sl_ynode *n,
 		  const char *field, const char *(*name)(unsigned),
 		  unsigned count, unsigned *out);
 
-#endif /* SL_YAML_DOC_H */
+#endif /* SL_CORE_YAML_DOC_H */

@@ -5,8 +5,8 @@
  * otherwise: user/replay/trace.h), run with BPF_PROG_TEST_RUN on its CPU at its
  * model time. What the kernel decided is what the replay reports.
  */
-#ifndef SL_REPLAY_H
-#define SL_REPLAY_H
+#ifndef SL_REPLAY_REPLAY_H
+#define SL_REPLAY_REPLAY_H
 
 #include <stdbool.h>
 #include "core/client_view.h"
@@ -63,4 +63,4 @@ int sl_replay_run_nodes(struct sl_instance *const *nodes, unsigned nr_nodes,
 			struct sl_progress *progress);
 void sl_replay_result_free(struct sl_replay_result *res);
 
-#endif /* SL_REPLAY_H */
+#endif /* SL_REPLAY_REPLAY_H */

@@ -15,8 +15,8 @@
  * default 9; not with icmp), dst=ADDR (default 192.0.2.1 or 2001:db8::1,
  * the client's family).
  */
-#ifndef SL_TRACE_H
-#define SL_TRACE_H
+#ifndef SL_REPLAY_TRACE_H
+#define SL_REPLAY_TRACE_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -71,4 +71,4 @@ int sl_trace_read(const char *name, FILE *f, int nr_cpus, int nr_nodes,
 		  struct sl_trace *t);
 void sl_trace_free(struct sl_trace *t);
 
-#endif /* SL_TRACE_H */
+#endif /* SL_REPLAY_TRACE_H */

@@ -5,8 +5,8 @@
  * its line, column, rule and field; applying
  * fills the idle generation and switches to it with one word write.
  */
-#ifndef SL_RULES_H
-#define SL_RULES_H
+#ifndef SL_RULES_RULES_H
+#define SL_RULES_RULES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -138,4 +138,4 @@ const char *sl_unit_name(unsigned unit);
 const char *sl_action_name(unsigned action);
 const char *sl_algorithm_name(unsigned algorithm);
 
-#endif /* SL_RULES_H */
+#endif /* SL_RULES_RULES_H */

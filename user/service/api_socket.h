@@ -5,8 +5,8 @@
  * the group). A socket file left by an instance that died is replaced; one
  * that an instance still answers on is not.
  */
-#ifndef SL_API_SOCKET_H
-#define SL_API_SOCKET_H
+#ifndef SL_SERVICE_API_SOCKET_H
+#define SL_SERVICE_API_SOCKET_H
 
 #include <stdbool.h>
 
@@ -23,4 +23,4 @@ int sl_api_socket_listen(const char *path, unsigned mode, bool group_set,
  */
 void sl_api_socket_remove(const char *path);
 
-#endif /* SL_API_SOCKET_H */
+#endif /* SL_SERVICE_API_SOCKET_H */

@@ -4,8 +4,8 @@
  * limit service's): kept as its hash, and a request's compared hash to
  * hash in constant time, whatever the length sent.
  */
-#ifndef SL_BEARER_H
-#define SL_BEARER_H
+#ifndef SL_SERVICE_BEARER_H
+#define SL_SERVICE_BEARER_H
 
 #include <stdbool.h>
 #include <sodium.h>
@@ -21,4 +21,4 @@ void sl_bearer_hash(const char *token, unsigned char hash[SL_BEARER_HASH_BYTES])
 bool sl_bearer_ok(const char *value, size_t len,
 		  const unsigned char hash[SL_BEARER_HASH_BYTES]);
 
-#endif /* SL_BEARER_H */
+#endif /* SL_SERVICE_BEARER_H */

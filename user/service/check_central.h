@@ -15,8 +15,8 @@
  * doubling up to 5 s, checks skip the store at once (decided locally);
  * then one check probes it with a fresh connection.
  */
-#ifndef SL_CHECK_CENTRAL_H
-#define SL_CHECK_CENTRAL_H
+#ifndef SL_SERVICE_CHECK_CENTRAL_H
+#define SL_SERVICE_CHECK_CENTRAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -91,4 +91,4 @@ void sl_central_stats(struct sl_central *c, struct sl_central_stats *s);
 int sl_central_key(char *buf, size_t size, const struct sl_rule *rule,
 		   const char *client, size_t len);
 
-#endif /* SL_CHECK_CENTRAL_H */
+#endif /* SL_SERVICE_CHECK_CENTRAL_H */

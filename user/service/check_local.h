@@ -12,8 +12,8 @@
  * check is decided there instead, for the fleet; when the store cannot
  * answer, the kernel decides on this node's own count (fail open, NFR-3).
  */
-#ifndef SL_CHECK_H
-#define SL_CHECK_H
+#ifndef SL_SERVICE_CHECK_LOCAL_H
+#define SL_SERVICE_CHECK_LOCAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -107,4 +107,4 @@ void sl_check_key_addr(const char *key, bool address_keys,
 int sl_check_central_id(const char *key, const struct sl_rule *rule,
 			char *buf, size_t size);
 
-#endif /* SL_CHECK_H */
+#endif /* SL_SERVICE_CHECK_LOCAL_H */

@@ -45,8 +45,8 @@
  *     username: slicelimit    # redis: an ACL user (with password_file)
  *     nodes: 2                # split-quota: default peers + 1
  */
-#ifndef SL_CONFIG_H
-#define SL_CONFIG_H
+#ifndef SL_SERVICE_CONFIG_H
+#define SL_SERVICE_CONFIG_H
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -160,4 +160,4 @@ int sl_config_load(const char *path, struct sl_service_config *cfg);
 /* "127.0.0.1:8080", "[::1]:8080" -> socket address. 0 or -EINVAL. */
 int sl_parse_listen(const char *s, struct sockaddr_storage *ss);
 
-#endif /* SL_CONFIG_H */
+#endif /* SL_SERVICE_CONFIG_H */

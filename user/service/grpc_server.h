@@ -13,8 +13,8 @@
  * for all calls at once, and a deadline: a connection idle or holding an
  * unfinished call for the listener's timeout is closed.
  */
-#ifndef SL_GRPC_SERVER_H
-#define SL_GRPC_SERVER_H
+#ifndef SL_SERVICE_GRPC_SERVER_H
+#define SL_SERVICE_GRPC_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -53,4 +53,4 @@ int sl_grpc_start(const struct sl_http_config *cfg, const char *path,
 		  struct sl_grpc_server **out, bool *socket_failed);
 void sl_grpc_stop(struct sl_grpc_server *g);
 
-#endif /* SL_GRPC_SERVER_H */
+#endif /* SL_SERVICE_GRPC_SERVER_H */

@@ -4,8 +4,8 @@
  * limiting? It is when a device runs the program, rules are in place and,
  * if its config asks for sync, the sync runs and its rounds are not stale.
  */
-#ifndef SL_HEALTHZ_H
-#define SL_HEALTHZ_H
+#ifndef SL_SERVICE_HEALTHZ_H
+#define SL_SERVICE_HEALTHZ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,4 +14,4 @@
 /* true when healthy; else false and why in REASON. */
 bool sl_healthz(const struct sl_maps *m, char *reason, size_t len);
 
-#endif /* SL_HEALTHZ_H */
+#endif /* SL_SERVICE_HEALTHZ_H */

@@ -20,8 +20,8 @@
  * without the token and its reason only with it. Each listener has its own
  * connection cap, below the file limit; TCP also a cap per client address.
  */
-#ifndef SL_HTTP_H
-#define SL_HTTP_H
+#ifndef SL_SERVICE_HTTP_H
+#define SL_SERVICE_HTTP_H
 
 #include "service/check_local.h"
 #include "service/config.h"
@@ -42,4 +42,4 @@ void sl_http_stop(struct sl_http *h);
  */
 struct sl_http_stats *sl_http_stats_of(struct sl_http *h);
 
-#endif /* SL_HTTP_H */
+#endif /* SL_SERVICE_HTTP_H */

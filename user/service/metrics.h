@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* /metrics: the maps' counters and the HTTP API's own, as Prometheus text. */
-#ifndef SL_METRICS_H
-#define SL_METRICS_H
+#ifndef SL_SERVICE_METRICS_H
+#define SL_SERVICE_METRICS_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -54,4 +54,4 @@ void sl_http_stats_rls_descriptor(struct sl_http_stats *s,
 /* The whole exposition (malloc'd), or NULL. */
 char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s);
 
-#endif /* SL_METRICS_H */
+#endif /* SL_SERVICE_METRICS_H */

@@ -5,8 +5,8 @@
  * HTTP API's headers and for the rate limit service's
  * response_headers_to_add, so both say the same.
  */
-#ifndef SL_RATELIMIT_FIELDS_H
-#define SL_RATELIMIT_FIELDS_H
+#ifndef SL_SERVICE_RATELIMIT_FIELDS_H
+#define SL_SERVICE_RATELIMIT_FIELDS_H
 
 #include "service/check_local.h"
 
@@ -38,4 +38,4 @@ const char *sl_ratelimit_policy_field(char *buf, const char *rule,
 const char *sl_ratelimit_field(char *buf, const char *rule,
 			       const struct sl_ratelimit_numbers *n);
 
-#endif /* SL_RATELIMIT_FIELDS_H */
+#endif /* SL_SERVICE_RATELIMIT_FIELDS_H */

@@ -3,8 +3,8 @@
  * json_object_to_json_string() writes for it, without its allocations
  * (or printf's parsing) when no string in it needs escaping.
  */
-#ifndef SL_RESULT_BODY_H
-#define SL_RESULT_BODY_H
+#ifndef SL_SERVICE_RESULT_BODY_H
+#define SL_SERVICE_RESULT_BODY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,4 +37,4 @@ int sl_result_body_format_json_c(const struct sl_result_body *b, char *buf,
 size_t sl_format_u64(uint64_t v, char *buf);
 size_t sl_format_i64(int64_t v, char *buf);
 
-#endif /* SL_RESULT_BODY_H */
+#endif /* SL_SERVICE_RESULT_BODY_H */

@@ -7,8 +7,8 @@
  * API's /v1/check, so the same client state and, under central and
  * bounded, the same fleet rules.
  */
-#ifndef SL_RLS_H
-#define SL_RLS_H
+#ifndef SL_SERVICE_RLS_H
+#define SL_SERVICE_RLS_H
 
 #include <stdbool.h>
 #include "rules/rules.h"
@@ -40,4 +40,4 @@ void sl_rls_stop(struct sl_rls *r);
 int sl_rls_answer(struct sl_rls *r, const uint8_t *req, size_t len,
 		  uint8_t **out, size_t *out_len, const char **msg);
 
-#endif /* SL_RLS_H */
+#endif /* SL_SERVICE_RLS_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-#ifndef SL_SERVICE_H
-#define SL_SERVICE_H
+#ifndef SL_SERVICE_SERVICE_H
+#define SL_SERVICE_SERVICE_H
 
 struct sl_service_user;
 
@@ -9,4 +9,4 @@ struct sl_service_user;
  */
 int sl_service_run(const char *config_path, const struct sl_service_user *user);
 
-#endif /* SL_SERVICE_H */
+#endif /* SL_SERVICE_SERVICE_H */

@@ -6,8 +6,8 @@
  * from the health the sync thread publishes (sl_sync_status), so a
  * partition is one line, not one a round, and not only a counter.
  */
-#ifndef SL_SYNC_WATCH_H
-#define SL_SYNC_WATCH_H
+#ifndef SL_SERVICE_SYNC_WATCH_H
+#define SL_SERVICE_SYNC_WATCH_H
 
 #include <stdbool.h>
 #include <linux/types.h>
@@ -30,4 +30,4 @@ struct sl_sync_watch {
 void sl_sync_watch(struct sl_sync_watch *w, const struct sl_maps *m,
 		   const char *redis_url, __u64 now_ms);
 
-#endif /* SL_SYNC_WATCH_H */
+#endif /* SL_SERVICE_SYNC_WATCH_H */

@@ -7,8 +7,8 @@
  * is keyed (SipHash-2-4, libsodium's crypto_shorthash) with a key drawn
  * at random per table, which the sender cannot know.
  */
-#ifndef SL_CLIENT_HASH_H
-#define SL_CLIENT_HASH_H
+#ifndef SL_SYNC_CLIENT_HASH_H
+#define SL_SYNC_CLIENT_HASH_H
 
 #include <stddef.h>
 #include <sodium.h>
@@ -23,4 +23,4 @@ int sl_client_hash_init(struct sl_client_hash *h);
 size_t sl_client_hash(const struct sl_client_hash *h,
 		      const struct sl_client_key *k);
 
-#endif /* SL_CLIENT_HASH_H */
+#endif /* SL_SYNC_CLIENT_HASH_H */

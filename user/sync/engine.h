@@ -14,8 +14,8 @@
  *  - publish: write the health counters to sl_sync_status.
  * Time is always passed in (TAI ms, or the replay's model ms).
  */
-#ifndef SL_SYNC_H
-#define SL_SYNC_H
+#ifndef SL_SYNC_ENGINE_H
+#define SL_SYNC_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -183,4 +183,4 @@ int sl_sync_publish(struct sl_sync *s, uint64_t now_ms);
 const char *sl_layout_name(unsigned layout);
 int sl_parse_layout(const char *s, enum sl_layout *layout);
 
-#endif /* SL_SYNC_H */
+#endif /* SL_SYNC_ENGINE_H */

@@ -21,8 +21,8 @@
  * capacity); at the bound, the entry is refused (the caller counts it),
  * never added by growing further.
  */
-#ifndef SL_PEER_UNITS_H
-#define SL_PEER_UNITS_H
+#ifndef SL_SYNC_PEER_UNITS_H
+#define SL_SYNC_PEER_UNITS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -102,4 +102,4 @@ __u64 peer_units_room(const struct peer_units *r,
 void peer_units_add(struct peer_units *r, __u64 start_ms, __u64 ps,
 		    __u32 units);
 
-#endif /* SL_PEER_UNITS_H */
+#endif /* SL_SYNC_PEER_UNITS_H */

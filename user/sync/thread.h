@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The service's sync thread (user/sync/thread.c). */
-#ifndef SL_SYNC_SERVICE_H
-#define SL_SYNC_SERVICE_H
+#ifndef SL_SYNC_THREAD_H
+#define SL_SYNC_THREAD_H
 
 #include "service/config.h"
 #include "sync/engine.h"
@@ -17,4 +17,4 @@ struct sl_sync_service *sl_sync_service_start(const struct sl_sync_config *c,
 					      char *why, size_t why_len);
 void sl_sync_service_stop(struct sl_sync_service *svc);
 
-#endif /* SL_SYNC_SERVICE_H */
+#endif /* SL_SYNC_THREAD_H */
