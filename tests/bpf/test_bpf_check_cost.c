@@ -45,7 +45,7 @@
 #include "core/clock.h"
 #include "core/parse.h"
 #include "rules/rules.h"
-#include "service/check_local.h"
+#include "service/check.h"
 #include "bpf_fixture.h"
 #include "slicelimit.skel.h"
 

@@ -30,7 +30,7 @@
 #include "slicelimit.h"
 #include "core/instance.h"
 #include "instance_fixture.h"
-#include "service/check_local.h"
+#include "service/check.h"
 #include "slicelimit.skel.h"
 
 #define T0		(20000ULL * 60000)	/* model ms, a whole minute */

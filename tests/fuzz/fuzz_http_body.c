@@ -37,7 +37,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "service/check_local.h"
+#include "service/check.h"
 #include "service/http.h"
 #include "core/instance.h"
 #include "rules/rules.h"

@@ -27,7 +27,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <hiredis/hiredis.h>
-#include "service/check_local.h"
+#include "service/check.h"
 #include "service/check_central.h"
 
 #define SHA "0123456789abcdef0123456789abcdef01234567"

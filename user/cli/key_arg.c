@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "core/log.h"
-#include "service/check_local.h"
+#include "service/check.h"
 
 /* as /v1/check takes it (service/http.c) */
 #define SL_KEY_ARG_MAX	256

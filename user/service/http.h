@@ -23,7 +23,7 @@
 #ifndef SL_SERVICE_HTTP_H
 #define SL_SERVICE_HTTP_H
 
-#include "service/check_local.h"
+#include "service/check.h"
 #include "service/config.h"
 #include "service/metrics.h"
 

@@ -5,7 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include "service/check_local.h"
+#include "service/check.h"
 #include "core/instance_maps.h"
 #include "slicelimit.h"
 

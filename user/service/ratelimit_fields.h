@@ -8,7 +8,7 @@
 #ifndef SL_SERVICE_RATELIMIT_FIELDS_H
 #define SL_SERVICE_RATELIMIT_FIELDS_H
 
-#include "service/check_local.h"
+#include "service/check.h"
 
 /* The longest field value: a rule name of 31 bytes, two 20-digit numbers */
 #define SL_RATELIMIT_FIELD_MAX	96

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include "rules/rules.h"
-#include "service/check_local.h"
+#include "service/check.h"
 #include "service/config.h"
 #include "service/metrics.h"
 

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "core/build_id.h"
-#include "service/check_local.h"
+#include "service/check.h"
 #include "core/lists.h"
 #include "core/log.h"
 #include "core/clock.h"
