@@ -14,6 +14,7 @@
 #include "core/parse.h"
 #include "core/pin_lock.h"
 #include "core/pinned.h"
+#include "rules/rules.h"
 
 static const char block_help[] =
 "Usage: slicelimit block ADDR|PREFIX [--for DUR] [--reason TEXT] [--json]\n"

@@ -13,6 +13,7 @@
 #include "core/pin_lock.h"
 #include "core/pinned.h"
 #include "core/stats_reset.h"
+#include "rules/rules.h"
 #include "sl_algo.h"
 
 static const char reset_help[] =

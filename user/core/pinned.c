@@ -9,33 +9,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/pinned.h"
-#include "rules/rules.h"
 #include "sl_key.h"
-
-int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
-		 struct sl_config *cfg)
-{
-	int err;
-
-	if (sl_require_bpffs())
-		return -ENODEV;
-	err = sl_maps_open_pinned(m);
-	if (err == -ENOENT) {
-		pr_error("nothing loaded under %s (slicelimit attach DEV)", SL_PIN_DIR);
-		return err;
-	}
-	if (err) {
-		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
-			 strerror(-err), sl_privilege_hint(err));
-		return err;
-	}
-	err = sl_rules_read_live(m, rules, nr, cfg);
-	if (err) {
-		pr_error("cannot read the running rules: %s", strerror(-err));
-		sl_maps_close(m);
-	}
-	return err;
-}
 
 const struct sl_rule *sl_rule_by_name(const struct sl_rule *rules,
 				      unsigned nr, const char *name)

@@ -14,10 +14,6 @@
 #include "core/client_view.h"
 #include "core/instance_maps.h"
 
-/* Open the pinned maps and read the live rules; errors are reported. */
-int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
-		 struct sl_config *cfg);
-
 const struct sl_rule *sl_rule_by_name(const struct sl_rule *rules,
 				      unsigned nr, const char *name);
 

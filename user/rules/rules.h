@@ -133,6 +133,13 @@ int sl_rules_read_config(const struct sl_maps *m, struct sl_config *cfg);
 int sl_rules_read_live(const struct sl_maps *m, struct sl_rule **rules,
 		       unsigned *nr, struct sl_config *cfg);
 
+/* Open the pinned maps and read the live rules: what a command that reads
+ * the running instance does first. Errors are reported (the command's
+ * boundary); on one the maps are closed.
+ */
+int sl_open_live(struct sl_maps *m, struct sl_rule **rules, unsigned *nr,
+		 struct sl_config *cfg);
+
 const char *sl_protocol_name(unsigned protocol);
 const char *sl_unit_name(unsigned unit);
 const char *sl_action_name(unsigned action);
