@@ -32,7 +32,7 @@
 #include "core/parse.h"
 #include "core/instance.h"
 #include "core/request_packet.h"
-#include "cli/progress.h"
+#include "core/progress.h"
 #include "rules/rules.h"
 #include "sl_algo.h"
 #include "sl_key.h"

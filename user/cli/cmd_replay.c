@@ -8,7 +8,7 @@
 #include "core/log.h"
 #include "core/parse.h"
 #include "core/instance.h"
-#include "cli/progress.h"
+#include "core/progress.h"
 #include "replay/replay.h"
 #include "cli/cmd_replay.h"
 #include "replay/nodes.h"

@@ -8,7 +8,7 @@
 #include "core/grow.h"
 #include "core/parse.h"
 #include "core/request_packet.h"
-#include "cli/progress.h"
+#include "core/progress.h"
 #include "replay/client_index.h"
 #include "replay/replay.h"
 #include "rules/rules.h"

@@ -5,8 +5,8 @@
  * person watching: stderr a terminal and no --json. Otherwise it writes
  * nothing, so piped and scripted output is the same as without it.
  */
-#ifndef SL_CLI_PROGRESS_H
-#define SL_CLI_PROGRESS_H
+#ifndef SL_CORE_PROGRESS_H
+#define SL_CORE_PROGRESS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,4 +27,4 @@ void sl_progress_update(struct sl_progress *p, size_t done);
 /* clears the line, so what follows starts at column 0 */
 void sl_progress_end(struct sl_progress *p);
 
-#endif /* SL_CLI_PROGRESS_H */
+#endif /* SL_CORE_PROGRESS_H */

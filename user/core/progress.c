@@ -4,7 +4,7 @@
 #include <unistd.h>
 #include "core/clock.h"
 #include "core/log.h"
-#include "cli/progress.h"
+#include "core/progress.h"
 
 #define REDRAW_NS	500000000ull	/* twice a second */
 
