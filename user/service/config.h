@@ -53,59 +53,13 @@
 #include <sys/socket.h>
 #include "slicelimit.h"
 #include "core/yaml_doc.h"
+#include "sync/config.h"
 
 #define SL_MAX_DEVICES	64
 
 struct sl_config_device {
 	char name[16];
 	enum sl_attach_mode mode;
-};
-
-#define SL_MAX_CLUSTER_NODES	64
-#define SL_SYNC_STATE_DIR_DEFAULT	"/var/lib/slicelimit"
-
-enum sl_sync_backend {
-	SL_SYNC_UDP = 0,
-	SL_SYNC_REDIS = 1,
-};
-
-struct sl_sync_config {
-	bool enabled;
-	unsigned node;
-	enum sl_layout layout;		/* the kernel's: delayed-sync under central */
-	bool check_central;		/* layout: central: /v1/check in the store */
-	unsigned interval_ms;
-	enum sl_sync_backend backend;
-	struct sockaddr_storage listen;
-	struct sockaddr_storage peers[SL_MAX_PEERS];
-	/* each peer's node id and X25519 public key, as peers[] */
-	unsigned peer_node[SL_MAX_PEERS];
-	uint8_t peer_public_key[SL_MAX_PEERS][32];
-	unsigned nr_peers;
-	unsigned nodes;
-	char key_file[4096];		/* redis: the fleet's shared key */
-	char identity_file[4096];	/* udp: this node's secret key */
-	/* udp: where the replay state survives a restart (the directory is
-	 * made, 0700, if missing)
-	 */
-	char state_dir[4096];
-	char url[256];
-	/* Redis AUTH: the password read from password_file at start, and the
-	 * ACL user ("" : the default user)
-	 */
-	bool auth;
-	char username[128];
-	char password[512];
-	/* Redis Cluster: only when configured, and only to these nodes
-	 * (besides the URL's)
-	 */
-	bool cluster;
-	struct sl_redis_node_conf {
-		char host[256];
-		uint16_t port;
-	} cluster_nodes[SL_MAX_CLUSTER_NODES];
-	unsigned nr_cluster_nodes;
-	size_t max_reply;		/* bytes of one reply */
 };
 
 #define SL_HTTP_SOCKET_DEFAULT	"/run/slicelimit/api.sock"

@@ -3,7 +3,7 @@
 #ifndef SL_SYNC_THREAD_H
 #define SL_SYNC_THREAD_H
 
-#include "service/config.h"
+#include "sync/config.h"
 #include "sync/engine.h"
 
 struct sl_sync_service;
