@@ -12,10 +12,17 @@
   headings, in order, each with its anchor;
 - NFR-1, NFR-2 and NFR-3 are defined in the README ("**NFR-N**: ..."), and
   in README.md and every docs/*.md the first mention of each is its
-  definition.
+  definition;
+- docs/ARCHITECTURE.md names every source file of bpf/, include/ and
+  user/ (.c, .h) in a code span: its path from the repository
+  (`user/sync/engine.c`), from user/ (`sync/engine.c`), its bare name
+  (`engine.c`) or a glob over names (`redis*.c`); under user/ a NAME.h
+  beside a NAME.c is its interface and is named with it; and the bpf/
+  and include/ lists name no file twice.
 
 Usage: docs_check.py [REPO_ROOT]   (default: two levels above this file)
 """
+import fnmatch
 import os
 import re
 import sys
@@ -199,6 +206,44 @@ def main():
                              tag, line.strip()))
         tap.check(not diag, "%s is defined in README.md, and where first used "
                   "in README.md and docs/*.md" % tag, diag)
+
+    # ARCHITECTURE.md: every source file of bpf/, include/ and user/
+    arch_path = os.path.join(root, "docs", "ARCHITECTURE.md")
+    arch = texts.get(arch_path)
+    if arch is None:
+        with open(arch_path, encoding="utf-8") as fh:
+            arch = fh.read()
+    spans = set(m.group(0).strip("`").strip() for m in CODESPAN.finditer(arch))
+    globs = [t for t in spans if "*" in t]
+    sources = []
+    for top in ("bpf", "include", "user"):
+        for d, _, names in os.walk(os.path.join(root, top)):
+            sources += [os.path.relpath(os.path.join(d, n), root)
+                        for n in names if n.endswith((".c", ".h"))]
+    diag = []
+    for rel in sorted(sources):
+        name = os.path.basename(rel)
+        forms = {rel, name}
+        if rel.startswith("user/"):
+            forms.add(rel[len("user/"):])
+            if rel.endswith(".h") and rel[:-2] + ".c" in sources:
+                rel_c = rel[:-2] + ".c"
+                forms |= {rel_c, rel_c[len("user/"):], name[:-2] + ".c"}
+        if not forms & spans and not any(fnmatch.fnmatchcase(name, g)
+                                         for g in globs):
+            diag.append("%s: not named in docs/ARCHITECTURE.md" % rel)
+    tap.check(not diag, "docs/ARCHITECTURE.md names each of the %d source "
+              "files of bpf/, include/ and user/" % len(sources), diag)
+    # one folder's bullet list names a file once
+    diag = []
+    for m in re.finditer(r"\*\*(bpf|include)/\*\*.*?(?=\n\*\*|\Z)", arch, re.S):
+        seen = {}
+        for b in re.finditer(r"^- `([^`]+)`", m.group(0), re.M):
+            seen[b.group(1)] = seen.get(b.group(1), 0) + 1
+        diag += ["%s/%s: listed %d times" % (m.group(1), n, c)
+                 for n, c in sorted(seen.items()) if c > 1]
+    tap.check(not diag, "docs/ARCHITECTURE.md lists each file of bpf/ and "
+              "include/ once", diag)
     return 1 if tap.failed else 0
 
 
