@@ -241,6 +241,7 @@ bench: deps
 	$(Q)$(BUILD)/bench/bench_xdp > $(BUILD)/bench/RESULTS-micro.txt || \
 		{ echo "bench: bench_xdp failed; bench/RESULTS-micro.txt left as it was" >&2; exit 1; }
 	$(Q)cat $(BUILD)/bench/RESULTS-micro.txt && cp $(BUILD)/bench/RESULTS-micro.txt bench/RESULTS-micro.txt
+	$(Q)python3 bench/map_lookups.py $(BUILD)/slicelimit.bpf.o
 	$(Q)bench/bench_http.sh $(BUILD)
 	$(Q)bench/macro/bench_macro.sh $(BUILD)
 
