@@ -15,6 +15,9 @@
 # safely: each makes its own namespaces, private bpffs, ports and files.
 # A test that needs every CPU to itself (threads pinned to each one, all
 # at once) runs alone: the ones in `alone` below.
+#
+# SL_TEST_LIST=1: print what would run, one path a line, and run nothing
+# (how a change to where tests live shows it found the same ones).
 set -u
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -75,6 +78,10 @@ for bin in "$build"/tests/test_*; do
 		[ -f "$here/bpf/$(basename "$bin").c" ] || continue
 	list+=("count_cmocka $bin")
 done
+if [ "${SL_TEST_LIST:-0}" = 1 ]; then
+	printf '%s\n' "${list[@]#* }"
+	exit 0
+fi
 
 declare -A running=()	# pid -> index into list
 declare -A started=()	# index -> SECONDS at its start
