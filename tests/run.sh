@@ -73,9 +73,9 @@ done
 for bin in "$build"/tests/test_*; do
 	[ -x "$bin" ] || continue
 	# one left in the build directory by a test file since split or
-	# renamed is stale: only binaries with a source run
-	[ -f "$here/unit/$(basename "$bin").c" ] ||
-		[ -f "$here/bpf/$(basename "$bin").c" ] || continue
+	# renamed is stale: only binaries with a source (tests/*/NAME.c) run
+	sources=("$here"/*/"$(basename "$bin")".c)
+	[ -f "${sources[0]}" ] || continue
 	list+=("count_cmocka $bin")
 done
 if [ "${SL_TEST_LIST:-0}" = 1 ]; then
