@@ -53,6 +53,9 @@
  *   as above, without sl_front; an orphan reads sl_proto_rules (a per-CPU
  *   array) instead of the port class. A first fragment adds an sl_frags
  *   update.
+ * A block or allow list that holds an entry adds an LPM lookup (two when
+ * both do and the allow list misses) and sl_list_stats, before all of
+ * the above but the first three; empty lists add a load and a branch.
  * Source and destination prefixes in the rule set add an LPM lookup each
  * (sl_src_rules, sl_dst_rules), an exempt list one (sl_exempt_rules);
  * a rule that `continue`s repeats the chain's part for the next rule,
@@ -70,6 +73,7 @@
 
 #include "classify.h"
 #include "front.h"
+#include "lists.h"
 #include "maps.h"
 #include "parse.h"
 #include "rule.h"
@@ -326,6 +330,17 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	if (!gs || !cfg)
 		return SL_PASS;
 	gs->packets++;
+
+	/* the block and allow lists come before any rule and any packet
+	 * shape's own policy; while both are empty this is one load and a
+	 * branch, no lookup
+	 */
+	if (sl_config_lists(cfg) &&
+	    (ret == SL_PARSE_OK || ret == SL_PARSE_FRAGMENT)) {
+		verdict = sl_listed(cfg, &pkt, len);
+		if (verdict)
+			return verdict == SL_LISTED_BLOCK ? SL_DROP : SL_PASS;
+	}
 
 	switch (ret) {
 	case SL_PARSE_OK:

@@ -90,6 +90,48 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sl_exempt_rules SEC(".maps");
 
+/* The block and allow lists (bpf/lists.h): source prefix -> entry.
+ * Written only by userspace (user/core/lists.c), outside the rules'
+ * generations, so that `rules apply` leaves them as they are.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SL_LIST_MAX);
+	__type(key, struct sl_list_key);
+	__type(value, struct sl_list_entry);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_allow_list SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SL_LIST_MAX);
+	__type(key, struct sl_list_key);
+	__type(value, struct sl_list_entry);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_block_list SEC(".maps");
+
+/* An entry's reason and when it was added: never read by the data path,
+ * kept beside the pins so that they live as long as the entry does.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * SL_LIST_MAX);
+	__type(key, struct sl_list_note_key);
+	__type(value, struct sl_list_note);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_list_notes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_list_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sl_list_stats SEC(".maps");
+
 /* One state per client, shared by every CPU and written only on accept
  * (see include/sl_algo.h). Sized by the loader to hold --clients
  * (default SL_DEFAULT_CLIENTS) with room for the free entries each CPU

@@ -207,6 +207,8 @@ for cmd in $help_cmds; do
 	own=$(awk -v c="$cmd" '$1 == c && $2 != "--help" && $2 != "-h" { print $2 }' "$TMP/opts" | sort -u)
 	[ -n "$own" ] || [ "$cmd" = version ] || [ "$cmd" = status ] ||
 		[ "$cmd" = stats ] || [ "$cmd" = rules ] ||
+		[ "$cmd" = unblock ] || [ "$cmd" = disallow ] ||
+		[ "$cmd" = lists ] ||
 		tap_fail "the option table of $cmd is found in user/"
 	# shellcheck disable=SC2086
 	[ -z "$own" ] || all_in "the $cmd section of slicelimit.8 has its options (${own//$'\n'/ })" "$sec" $own

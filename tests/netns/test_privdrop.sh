@@ -11,7 +11,8 @@
 #      CAP_SYS_ADMIN only. Dropped, it still enforces (real UDP frames
 #      over the limit are dropped at XDP: at most the limit of 30 get
 #      through), runs its sync, answers a check (200, then 429 over the
-#      limit), reloads on SIGHUP (a raised limit answers 200 again), and
+#      limit), changes the block list over its API (PUT, GET, DELETE),
+#      reloads on SIGHUP (a raised limit answers 200 again), and
 #      stops cleanly (exit 0, XDP detached, pins gone, the monitor gone).
 #      Killed with -9, it leaves the programs attached and pinned (its
 #      monitor goes without detaching), and the next start adopts them.
@@ -194,6 +195,9 @@ EOF
 		code="$code $(sl_api_code "/v1/check?rule=api&key=alice")"
 	done
 	tap_eq "... answers checks: 200 x3, then 429 (limit 3)" "$code" " 200 200 200 429"
+	tap_eq "... changes the block list over its API socket as its user: PUT 200, GET lists it, DELETE 200" \
+		"$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X PUT --unix-socket /run/slicelimit/api.sock http://localhost/v1/lists/block/192.0.2.99)/$(curl -s -m 5 --unix-socket /run/slicelimit/api.sock http://localhost/v1/lists | json_get "[e['prefix'] for e in d['lists']]")/$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X DELETE --unix-socket /run/slicelimit/api.sock http://localhost/v1/lists/block/192.0.2.99)" \
+		'200/["192.0.2.99"]/200'
 	tap_eq "... its API socket is the user's, group $SVC_USER-api (a group it is only a member of), mode 0660, and answers" \
 		"$(stat -c '%U/%G/%a' /run/slicelimit/api.sock 2>&1)/$(curl -s -m 5 -o /dev/null -w '%{http_code}' --unix-socket /run/slicelimit/api.sock http://localhost/healthz)" \
 		"$SVC_USER/$SVC_USER-api/660/200"

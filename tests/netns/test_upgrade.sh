@@ -10,6 +10,9 @@
 #      qdisc deleted behind slicelimit's back) puts the first device back
 #      on the old program: the kernel runs, and status records, the old
 #      program id; reload exits 1.
+#   3. The lists: an upgrade keeps their entries (and the rules: sl_config
+#      keeps its layout); an instance pinned by a build before the lists
+#      (none of their maps) upgrades, and the maps are made.
 #
 # Usage: test_upgrade.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
 set -u
@@ -78,11 +81,32 @@ test_btf_mismatch_resets_the_map() {
 	tap_eq "the pinned sl_sync_status has every size of this build's, another BTF type" \
 		"$(bpftool -j map show pinned "$SL_PIN/sl_sync_status" | json_get "[d['bytes_key'], d['bytes_value'], d['max_entries'], d['btf_id'] > 0]")" \
 		"[4, $size, 1, true]"
+	sl block 192.0.2.77 --reason kept >/dev/null || tap_fail "block"
 	fake_old_build || tap_fail "bpftool wrote another build id into sl_build"
 	out=$(sl -j reload 2>/dev/null)
 	tap_eq "reload (another build's pins): the map of another value type is reset and named, the rest kept" \
 		"$(printf '%s' "$out" | json_get "[d['upgraded'], d['last_upgrade']['maps_reset'], d['last_upgrade']['maps_kept'] > 5]")" \
 		'[true, ["sl_sync_status"], true]'
+	tap_eq "... the block list's entry and its reason with it, and the rules" \
+		"$(sl -j lists | json_get "[[e['prefix'], e['reason']] for e in d['lists']]")/$(sl -j rules list | json_get "len(d['rules'])")" \
+		'[["192.0.2.77", "kept"]]/1'
+	sl detach --all >/dev/null 2>&1
+}
+
+# an instance a build before the lists pinned: none of their maps; the
+# upgrade reads its devices without them and makes them
+test_upgrade_from_a_build_without_lists() {
+	local out m
+	sl attach "$VETH_S" --mode xdp-generic >/dev/null 2>&1 || tap_fail "attach"
+	sl rules apply "$SL_TMP/rules.yaml" >/dev/null || tap_fail "rules apply"
+	for m in sl_allow_list sl_block_list sl_list_notes sl_list_stats; do
+		rm "$SL_PIN/$m" || tap_fail "rm $m"
+	done
+	fake_old_build || tap_fail "bpftool wrote another build id into sl_build"
+	out=$(sl -j reload 2>/dev/null)
+	tap_eq "reload of an instance without the lists' maps: upgraded, nothing reset, the rules kept, block works" \
+		"$(printf '%s' "$out" | json_get "[d['upgraded'], d['last_upgrade']['maps_reset']]")/$(sl -j rules list | json_get "len(d['rules'])")/$(sl -j block 192.0.2.78 | json_get "d['added']")" \
+		'[true, []]/1/block'
 	sl detach --all >/dev/null 2>&1
 }
 
@@ -113,6 +137,7 @@ main() {
 	sl_claim_pins 30
 	sl_netns_setup
 	test_btf_mismatch_resets_the_map
+	test_upgrade_from_a_build_without_lists
 	test_half_way_swap_puts_devices_back
 	tap_elapsed "$t0" 60
 	tap_done

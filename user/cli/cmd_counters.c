@@ -17,6 +17,7 @@
 #include "core/parse.h"
 #include "core/clock.h"
 #include "core/pinned.h"
+#include "core/lists.h"
 #include "core/stats_reset.h"
 #include "sync/health.h"
 #include "core/instance_maps.h"
@@ -43,6 +44,8 @@ static const char stats_help[] =
 "slicelimit-rules(5)), icmp_control (ICMP errors and link control: never\n"
 "limited), front_skipped and front_probes (packets that skipped the front\n"
 "cache of blocked flows while it was quiet, and those that still looked).\n"
+"Lists (block and allow, before any rule; \"lists\" in --json): allowed\n"
+"and blocked packets and bytes, and the entries each list holds.\n"
 "--reset zeroes them all (as 'reset --stats'); stats then shows when\n"
 "(\"reset_ms_ago\", null when never).\n";
 
@@ -197,12 +200,21 @@ int do_stats(int argc, char **argv)
 		root = json_object_new_object();
 		json_object_object_add(root, "rules", arr);
 		json_object_object_add(root, "global", sl_global_stats_to_json(&gs));
+		json_object_object_add(root, "lists", sl_list_stats_to_json(&m));
 		json_object_object_add(root, "sync", synced ?
 				       sl_sync_health_to_json(&sync) : NULL);
 		stats_reset_to_json(root, reset_at);
 		sl_print_json(root);
 	} else {
+		struct sl_list_stats ls = {};
+
 		global_stats_print(&gs);
+		if (!sl_list_stats_read(&m, &ls))
+			printf("lists: allowed %llu packets (%llu bytes), blocked %llu (%llu bytes)\n",
+			       (unsigned long long)ls.allowed,
+			       (unsigned long long)ls.allowed_bytes,
+			       (unsigned long long)ls.blocked,
+			       (unsigned long long)ls.blocked_bytes);
 		stats_reset_print(reset_at);
 		if (synced) {
 			printf("\n");

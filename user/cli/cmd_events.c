@@ -37,7 +37,11 @@ static const char events_help[] =
 "  -t, --timeout DUR   stop after DUR, 1ms to 365d (\"30s\", \"500ms\", \"5m\")\n"
 "  -j, --json          one JSON object a line, with --pretty too:\n"
 "                      {\"time_ms\", \"client\", \"rule\", \"rule_id\", \"used\",\n"
-"                      \"retry_after_ms\"}; time_ms: Unix time in milliseconds\n"
+"                      \"retry_after_ms\", \"kind\"}; time_ms: Unix time in\n"
+"                      milliseconds; kind: \"rule\", or \"block_list\" for a\n"
+"                      packet the block list dropped (rule \"block-list\",\n"
+"                      rule_id 65535, at most one a second per entry,\n"
+"                      retry_after_ms until the entry ends, 0: never)\n"
 "\n"
 "Without --count or --timeout it runs until SIGINT or SIGTERM; exit 0 in\n"
 "all three cases. Events that happened while no one was reading wait in\n"
@@ -138,16 +142,24 @@ static int on_event(void *data, void *sample, size_t size)
 	const struct sl_rule *rule;
 	char client[96], rname[40], when[40];
 	__u64 unix_ms;
+	bool list;
 
 	if (size < sizeof(ev))
 		return 0;	/* not ours: a newer kernel side would say */
 	memcpy(&ev, sample, sizeof(ev));
 	/* a failed re-read keeps the rules we have: names may lag */
-	refresh_rules(ctx, false);
-	rule = rule_by_id(ctx, ev.key.rule_id);
-	if (!rule && !refresh_rules(ctx, true))
+	list = ev.key.rule_id == SL_LIST_EVENT_RULE;
+	rule = NULL;
+	if (!list) {
+		refresh_rules(ctx, false);
 		rule = rule_by_id(ctx, ev.key.rule_id);
-	if (rule)
+		if (!rule && !refresh_rules(ctx, true))
+			rule = rule_by_id(ctx, ev.key.rule_id);
+	}
+	/* the block list's drops name the list where a rule would be */
+	if (list)
+		snprintf(rname, sizeof(rname), "block-list");
+	else if (rule)
 		snprintf(rname, sizeof(rname), "%s", rule->name);
 	else
 		snprintf(rname, sizeof(rname), "id %u", ev.key.rule_id);
@@ -164,6 +176,8 @@ static int on_event(void *data, void *sample, size_t size)
 		json_object_object_add(o, "used", json_object_new_int64(ev.used));
 		json_object_object_add(o, "retry_after_ms",
 				       json_object_new_int64(ev.retry_after_ms));
+		json_object_object_add(o, "kind", json_object_new_string(
+				       list ? "block_list" : "rule"));
 		sl_print_json(o);
 	} else {
 		format_time(unix_ms, when, sizeof(when));

@@ -37,6 +37,11 @@ int do_run(int argc, char **argv);
 int do_reload(int argc, char **argv);
 int do_reset(int argc, char **argv);
 int do_sync(int argc, char **argv);
+int do_block(int argc, char **argv);
+int do_allow(int argc, char **argv);
+int do_unblock(int argc, char **argv);
+int do_disallow(int argc, char **argv);
+int do_lists(int argc, char **argv);
 /* Zero the counters (reset --stats, stats --reset): an exit code. */
 int sl_reset_stats(void);
 

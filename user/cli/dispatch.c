@@ -50,6 +50,16 @@ static const char main_help[] =
 "  reset ADDR [--rule NAME] [--port N] | --key KEY | --stats\n"
 "                      forget a client's state (it passes again at once),\n"
 "                      or zero the counters\n"
+"  block ADDR|PREFIX [--for DUR] [--reason TEXT]\n"
+"                      drop a source before any rule, for DUR or until\n"
+"                      unblocked\n"
+"  allow ADDR|PREFIX [--for DUR] [--reason TEXT]\n"
+"                      let a source through before any rule, uncounted by\n"
+"                      the rules (the allow list wins over the block list)\n"
+"  unblock ADDR|PREFIX take it off the block list\n"
+"  disallow ADDR|PREFIX\n"
+"                      take it off the allow list\n"
+"  lists               the block and allow lists, with ends and hits\n"
 "  run --config FILE   the service: attach, rules, HTTP check API, metrics\n"
 "  run --check --config FILE\n"
 "                      validate the config and its rule file, touching nothing\n"
@@ -253,6 +263,11 @@ static const struct {
 	{ "reload", do_reload, true },
 	{ "reset", do_reset, true },
 	{ "sync", do_sync, true },
+	{ "block", do_block, true },
+	{ "allow", do_allow, true },
+	{ "unblock", do_unblock, true },
+	{ "disallow", do_disallow, true },
+	{ "lists", do_lists, true },
 	{ "version", do_version, true },
 };
 

@@ -17,7 +17,8 @@
 	X(src_rules) X(dst_rules) X(exempt_rules) X(clients) X(clients_plain) \
 	X(clients_log) X(rule_stats) \
 	X(global_stats) X(devices) X(sync) X(peer_view) \
-	X(sync_status) X(changed) X(newcomers) X(newcomer_conf) X(forgotten)
+	X(sync_status) X(changed) X(newcomers) X(newcomer_conf) X(forgotten) \
+	X(allow_list) X(block_list) X(list_notes) X(list_stats)
 
 int sl_require_bpffs(void)
 {

@@ -33,6 +33,10 @@ struct sl_maps {
 	int newcomers;		/* sl_newcomers: keys on probation */
 	int newcomer_conf;	/* sl_newcomer_conf: its hash seed and size */
 	int forgotten;		/* sl_forgotten: deletions of client states */
+	int allow_list;		/* sl_allow_list, sl_block_list: the lists */
+	int block_list;
+	int list_notes;		/* sl_list_notes: their reasons */
+	int list_stats;		/* sl_list_stats: what they decided */
 	int nr_cpus;		/* possible CPUs: values of a per-CPU array */
 	bool owned;		/* fds were opened here and must be closed */
 };

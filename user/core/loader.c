@@ -906,16 +906,20 @@ static int read_devices(struct upgrade_devices *d, unsigned *clients)
 {
 	struct bpf_map_info info = {};
 	__u32 ilen = sizeof(info), key, *prev = NULL;
-	struct sl_maps m;
-	int err;
+	int devices, table, err = 0;
 
-	err = sl_maps_open_pinned(&m);
-	if (err) {
+	/* the two pins this needs, by name: an older build pinned fewer
+	 * maps than this one opens as an instance (the lists', for one),
+	 * and its upgrade must not need them
+	 */
+	devices = bpf_obj_get(SL_PIN_DIR "/sl_devices");
+	if (devices < 0) {
+		err = -errno;
 		pr_error("cannot open the maps pinned under %s: %s", SL_PIN_DIR,
 			 strerror(-err));
 		return err;
 	}
-	if (bpf_obj_get_info_by_fd(m.devices, &info, &ilen) ||
+	if (bpf_obj_get_info_by_fd(devices, &info, &ilen) ||
 	    info.value_size != sizeof(struct sl_device)) {
 		pr_error("the pinned device list has another layout: cannot move the devices over; run 'slicelimit detach --all', then start again");
 		err = -ESTALE;
@@ -923,19 +927,24 @@ static int read_devices(struct upgrade_devices *d, unsigned *clients)
 	}
 	d->nr = 0;
 	while (d->nr < SL_MAX_UPGRADE_DEVICES &&
-	       !bpf_map_get_next_key(m.devices, prev, &key)) {
+	       !bpf_map_get_next_key(devices, prev, &key)) {
 		d->ifindex[d->nr] = key;
 		prev = &d->ifindex[d->nr];
-		if (!bpf_map_lookup_elem(m.devices, &key, &d->recs[d->nr]))
+		if (!bpf_map_lookup_elem(devices, &key, &d->recs[d->nr]))
 			d->nr++;
 	}
 	/* the client table keeps its size unless the config names one */
 	memset(&info, 0, sizeof(info));
 	ilen = sizeof(info);
-	if (!*clients && !bpf_obj_get_info_by_fd(m.clients, &info, &ilen))
-		*clients = sl_clients_of_table(info.max_entries, m.nr_cpus);
+	table = *clients ? -1 : bpf_obj_get(SL_PIN_DIR "/sl_clients");
+	if (table >= 0) {
+		if (!bpf_obj_get_info_by_fd(table, &info, &ilen))
+			*clients = sl_clients_of_table(info.max_entries,
+						       libbpf_num_possible_cpus());
+		close(table);
+	}
 out:
-	sl_maps_close(&m);
+	close(devices);
 	return err;
 }
 

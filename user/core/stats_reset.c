@@ -33,6 +33,8 @@ int sl_stats_reset(const struct sl_maps *m, __u64 *at_ms)
 			return err;
 	}
 	err = zero_percpu(m, m->global_stats, 0, sizeof(struct sl_global_stats));
+	if (!err)
+		err = zero_percpu(m, m->list_stats, 0, sizeof(struct sl_list_stats));
 	if (err)
 		return err;
 	*at_ms = sl_now_tai_ms();

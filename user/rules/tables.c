@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/grow.h"
+#include "core/lists.h"
 #include "core/parse.h"
 #include "core/client_keys.h"
 #include "rules/rules.h"
@@ -697,11 +698,18 @@ int sl_rules_apply_counted(const struct sl_maps *m,
 	cfg.nr_rules = rs->nr;
 	for (i = 0; i < rs->nr; i++)
 		bit_set(&cfg.all_rules, i);
+	/* the lists are not the rules': read from their maps, as late as
+	 * can be, so that the switch keeps what they hold now
+	 */
+	sl_lists_config_lock();
+	sl_config_lists(&cfg) = sl_lists_in_use(m);
 	if (bpf_map_update_elem(m->config, &gen, &cfg, 0) ||
 	    bpf_map_update_elem(m->active, &zero, &gen, 0)) {
 		err = -errno;
+		sl_lists_config_unlock();
 		goto out;
 	}
+	sl_lists_config_unlock();
 	fs->switched = true;
 	err = forget_clients(m, fs, forgotten);
 out:

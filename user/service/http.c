@@ -16,6 +16,7 @@
 #include "service/api_socket.h"
 #include "service/bearer.h"
 #include "service/healthz.h"
+#include "service/lists_api.h"
 #include "service/http.h"
 #include "service/metrics.h"
 #include "service/ratelimit_fields.h"
@@ -379,6 +380,35 @@ static enum MHD_Result handle_post_check(struct sl_http *h,
 	return ret;
 }
 
+/* The block and allow lists (service/lists_api.c), to a caller admit()
+ * let in: the socket's, or TCP's with the token.
+ */
+static enum MHD_Result handle_lists(struct sl_http *h, struct MHD_Connection *c,
+				    const char *method, const char *path,
+				    struct request *req)
+{
+	json_object *o = NULL;
+	const char *body = "";
+	enum MHD_Result ret;
+	unsigned status;
+
+
+	/* no_body is every body-less request's, shared: never written */
+	if (req != &no_body) {
+		req->body[req->len] = '\0';
+		body = req->body;
+	}
+	status = sl_lists_api(h->checker->maps, method, path, body,
+			      req == &no_body ? 0 : req->len, &o);
+	ret = send_text(c, status, "application/json",
+			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+						       JSON_C_TO_STRING_NOSLASHESCAPE),
+			NULL);
+	json_object_put(o);
+	sl_http_stats_count(&h->stats, status);
+	return ret;
+}
+
 /* 200 {"status": "ok"}, or 503 {"status": "unavailable", "reason"}; the
  * reason only to who may use the API (DETAIL): a liveness probe over TCP
  * without the token learns up or down and nothing else.
@@ -464,7 +494,8 @@ static enum MHD_Result admit(struct listener *l, struct MHD_Connection *c,
 			return handle_healthz(h, c, false);
 		return send_unauthorized(h, c);
 	}
-	if (!strcmp(method, "POST") && declared_too_big(c))
+	if ((!strcmp(method, "POST") || !strcmp(method, "PUT")) &&
+	    declared_too_big(c))
 		return send_error(h, c, 413, "body larger than 4096 bytes");
 	*answered = false;
 	return MHD_YES;
@@ -480,6 +511,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	struct request *req = *con_cls;
 	bool get = !strcmp(method, "GET");
 	bool post = !strcmp(method, "POST");
+	bool put = !strcmp(method, "PUT");
 
 	if (!req) {	/* headers only so far: only a POST has a body */
 		bool answered;
@@ -489,7 +521,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			*con_cls = &no_body;
 			return ret;
 		}
-		if (!post) {
+		if (!post && !put) {
 			*con_cls = &no_body;
 			return MHD_YES;
 		}
@@ -501,7 +533,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		/* only a POST reads its body; the others drop theirs */
+		/* only a POST or a PUT reads its body; the others drop
+		 * theirs
+		 */
 		if (req == &no_body) {
 			*upload_size = 0;
 			return MHD_YES;
@@ -532,6 +566,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	} else if (!strncmp(url, "/v1/clients/", 12)) {
 		if (get || !strcmp(method, "HEAD"))
 			return handle_check(h, c, arg(c, "rule"), url + 12, 0);
+	} else if (!strcmp(url, "/v1/lists") || !strncmp(url, "/v1/lists/", 10)) {
+		return handle_lists(h, c, method, url + 9, req);
 	} else if (!strcmp(url, "/healthz")) {
 		if (get || !strcmp(method, "HEAD"))
 			return handle_healthz(h, c, true);
@@ -556,7 +592,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			return ret;
 		}
 	} else {
-		return send_error(h, c, 404, "no such endpoint: /v1/check, /v1/clients/KEY, /healthz, /metrics");
+		return send_error(h, c, 404, "no such endpoint: /v1/check, /v1/clients/KEY, /v1/lists, /healthz, /metrics");
 	}
 	return send_error(h, c, 405, "method not allowed");
 }

@@ -10,6 +10,9 @@
  *   GET  /v1/clients/KEY?rule=NAME        the same numbers, counting nothing
  *   GET  /metrics                         Prometheus text exposition
  *   GET  /healthz                         200 ok or 503 unavailable
+ *   GET, PUT, DELETE /v1/lists[/block|allow/PREFIX]
+ *                                         the block and allow lists
+ *                                         (service/lists_api.h)
  *
  * On a Unix socket (the default listener: its mode and group say who may
  * connect) and, when configured, on TCP, where every request needs

@@ -7,6 +7,7 @@
 #include "core/aggregate.h"
 #include "core/clock.h"
 #include "core/grow.h"
+#include "core/lists.h"
 #include "service/metrics.h"
 #include "rules/rules.h"
 #include "service/state.h"
@@ -239,6 +240,30 @@ static void rule_metrics(struct text *t, const struct sl_maps *m,
 }
 
 /* What became of the packets before any rule (none if unreadable). */
+static void list_metrics(struct text *t, const struct sl_maps *m)
+{
+	struct sl_list_stats ls;
+
+	if (sl_list_stats_read(m, &ls))
+		return;
+	put(t, "# HELP slicelimit_list_packets_total Packets the block and allow lists decided before any rule.\n"
+		"# TYPE slicelimit_list_packets_total counter\n"
+		"slicelimit_list_packets_total{list=\"allow\"} %llu\n"
+		"slicelimit_list_packets_total{list=\"block\"} %llu\n"
+		"# HELP slicelimit_list_bytes_total Bytes of those packets.\n"
+		"# TYPE slicelimit_list_bytes_total counter\n"
+		"slicelimit_list_bytes_total{list=\"allow\"} %llu\n"
+		"slicelimit_list_bytes_total{list=\"block\"} %llu\n"
+		"# HELP slicelimit_list_entries Entries each list holds (ended ones until swept).\n"
+		"# TYPE slicelimit_list_entries gauge\n"
+		"slicelimit_list_entries{list=\"allow\"} %u\n"
+		"slicelimit_list_entries{list=\"block\"} %u\n",
+	    (unsigned long long)ls.allowed, (unsigned long long)ls.blocked,
+	    (unsigned long long)ls.allowed_bytes,
+	    (unsigned long long)ls.blocked_bytes,
+	    sl_map_count_keys(m->allow_list), sl_map_count_keys(m->block_list));
+}
+
 static void packet_metrics(struct text *t, const struct sl_maps *m)
 {
 	struct sl_global_stats gs;
@@ -469,6 +494,7 @@ char *sl_metrics_render(const struct sl_maps *m, struct sl_http_stats *s)
 	}
 	rule_metrics(&t, m, rules, nr);
 	packet_metrics(&t, m);
+	list_metrics(&t, m);
 	table_metrics(&t, m);
 	put(&t, "# HELP slicelimit_rules Rules running.\n# TYPE slicelimit_rules gauge\n"
 		"slicelimit_rules %u\n"

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include "core/build_id.h"
 #include "service/check_local.h"
+#include "core/lists.h"
 #include "core/log.h"
 #include "core/clock.h"
 #include "service/config.h"
@@ -354,6 +355,34 @@ struct run {
 	pid_t monitor;
 	int monitor_fd;		/* the pipe it reads what to do from; -1: none */
 };
+
+/* Ended list entries are no entries to the data path already; the
+ * sweep only gives their room back, so a few seconds late is fine.
+ */
+#define SL_LIST_SWEEP_MS	10000
+
+/* Remove the list entries that ended (bpf/lists.h), so that the tries do
+ * not fill with them. A prefix blocked again between the sweep's look
+ * and its delete loses its new entry: the sweep looks again just before
+ * it deletes, which leaves that to a few microseconds.
+ */
+static void sweep_lists(struct run *r)
+{
+	static __u64 last_ms;
+	__u64 now = sl_now_tai_ms();
+	unsigned removed;
+	int err;
+
+	if (now - last_ms < SL_LIST_SWEEP_MS)
+		return;
+	last_ms = now;
+	err = sl_list_sweep(&r->m, now, &removed);
+	if (err)
+		pr_warn("cannot sweep the block and allow lists: %s", strerror(-err));
+	else if (removed)
+		pr_info("lists: %u ended entr%s removed", removed,
+			removed == 1 ? "y" : "ies");
+}
 
 /* The config and the rules read (once, and checked before anything is
  * touched), this build's programs loaded, the rules applied (first: the
@@ -853,6 +882,7 @@ int sl_service_run(const char *path, const struct sl_service_user *user)
 						      r.st.sync_url[0] ? r.st.sync_url : NULL,
 						      sl_now_tai_ms());
 				watch_sync_rounds(&r);
+				sweep_lists(&r);
 			}
 			if (wait_err == EAGAIN || wait_err == EINTR)
 				continue;
