@@ -243,7 +243,11 @@ check-man: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash tests/netns/test_man.sh $(BUILD)
 
+# bench/bench_http.sh builds bench/http/h2o_hello.c against libh2o-evloop
+BENCH_HTTP_PACKAGES := libh2o-evloop-dev
+
 bench: deps
+	$(call apt_install,$(BENCH_HTTP_PACKAGES),--no-install-recommends)
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/bench/macro/sl-macro
 	$(Q)$(BUILD)/bench/bench_xdp > $(BUILD)/bench/RESULTS-micro.txt || \
 		{ echo "bench: bench_xdp failed; bench/RESULTS-micro.txt left as it was" >&2; exit 1; }
