@@ -68,8 +68,16 @@ PROTO_OBJS := $(patsubst proto/%.proto,$(BUILD)/proto/%.pb-c.o,$(PROTO_SRCS))
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS)) $(PROTO_OBJS)
 LIB_OBJS   := $(filter-out $(BUILD)/user/cli/main.o,$(USER_OBJS))
 
-TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,\
-		$(notdir $(wildcard tests/unit/test_*.c tests/bpf/test_*.c)))
+# tests/FOLDER/test_NAME.c, one folder per thing tested (docs/TESTS.md),
+# each built into $(BUILD)/tests/test_NAME: no two folders may hold the
+# same name.
+TEST_SRCS  := $(wildcard tests/*/test_*.c)
+TEST_BINS  := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
+TEST_SAME  := $(foreach n,$(sort $(notdir $(TEST_SRCS))),\
+		$(if $(word 2,$(filter %/$(n),$(TEST_SRCS))),$(filter %/$(n),$(TEST_SRCS))))
+ifneq ($(strip $(TEST_SAME)),)
+$(error tests share a name (each is the binary $(BUILD)/tests/NAME): $(strip $(TEST_SAME)))
+endif
 
 .PHONY: all deps test demo bench bench-cpus bench-profile install uninstall deb clean FORCE
 all: $(BUILD)/slicelimit
@@ -201,33 +209,32 @@ $(BUILD)/slicelimit: $(USER_OBJS)
 
 TEST_CFLAGS := $(CFLAGS) -Itests/lib
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(LIB_OBJS) $(wildcard tests/lib/*.h) | $(BUILD)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) $< $(LIB_OBJS) -o $@ $(LDLIBS) -lcmocka -lpthread
-
-$(BUILD)/tests/test_%: tests/bpf/test_%.c $(LIB_OBJS) $(SKEL) $(wildcard tests/lib/*.h) | $(BUILD)/tests
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(TEST_CFLAGS) $< $(filter $(BUILD)/tests/lib/%.o,$^) $(LIB_OBJS) -o $@ \
-		$(LDLIBS) -lcmocka -lpthread
-
-# What the BPF tests share, in tests/lib/NAME.c: each family of binaries
-# (tests/bpf/PREFIX*.c) links the objects named for it, and only those,
-# since the families' fixtures use the same short names (run, begin, fx).
-# $(call test_lib,NAMES): their objects; $(call bpf_tests,PREFIX): the
-# binaries of tests/bpf/PREFIX*.c.
-test_lib   = $(patsubst %,$(BUILD)/tests/lib/%.o,$(1))
-bpf_tests  = $(patsubst tests/bpf/%.c,$(BUILD)/tests/%,$(wildcard tests/bpf/$(1)*.c))
+# What tests share, in tests/lib/NAME.c: each test links the fixtures its
+# own second line names, "/* fixtures: NAME ... */" ("none": none), and
+# only those, since the fixtures of different subjects use the same short
+# names (run, begin, fx). A test without the line, or naming a fixture
+# that is not there, stops the build.
+# $(call test_lib,NAMES): their objects; $(call test_fixtures,SOURCE):
+# the names its line gives.
+test_lib      = $(patsubst %,$(BUILD)/tests/lib/%.o,$(1))
+test_fixtures = $(shell sed -n '2s|^/\* fixtures: \(.*\) \*/$$|\1|p' $(1))
 
 $(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h tests/lib/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
-$(call bpf_tests,test_): $(call test_lib,instance_fixture)
-$(call bpf_tests,test_bpf_): $(call test_lib,pkt_builder bpf_fixture)
-$(call bpf_tests,test_sync_): $(call test_lib,sync_fixture)
-$(call bpf_tests,test_replay_): $(call test_lib,replay_fixture)
-$(call bpf_tests,test_redis_): $(call test_lib,redis_fixture redis_fake)
+# $(call test_rule,SOURCE,FIXTURES): how $(BUILD)/tests/NAME is built
+define test_rule
+$(if $(2),,$(error $(1): no "/* fixtures: NAME ... */" (or "none") as its second line))
+$(foreach f,$(filter-out none,$(2)),$(if $(wildcard tests/lib/$(f).c),,$(error $(1): fixture $(f): no tests/lib/$(f).c)))
+$(BUILD)/tests/$(basename $(notdir $(1))): $(1) $(call test_lib,$(filter-out none,$(2))) $(LIB_OBJS) $(SKEL) $(wildcard tests/lib/*.h) | $(BUILD)/tests
+	$$(call msg,CC,$$@)
+	$$(Q)$$(CC) $$(TEST_CFLAGS) $$< $(call test_lib,$(filter-out none,$(2))) $$(LIB_OBJS) -o $$@ \
+		$$(LDLIBS) -lcmocka -lpthread
+endef
+$(foreach t,$(TEST_SRCS),$(eval $(call test_rule,$(t),$(call test_fixtures,$(t)))))
+
 # counts the calls the user/ objects make (the test's own __wrap_)
 $(BUILD)/tests/test_metrics_walk: LDLIBS += -Wl,--wrap=bpf_map_get_next_key
 # counts the bpf() calls a check makes (the test's own __wrap_)
@@ -258,11 +265,16 @@ check-man: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash tests/netns/test_man.sh $(BUILD)
 
+# bench/bench_http.sh builds bench/http/h2o_hello.c against libh2o-evloop
+BENCH_HTTP_PACKAGES := libh2o-evloop-dev
+
 bench: deps
+	$(call apt_install,$(BENCH_HTTP_PACKAGES),--no-install-recommends)
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/bench_xdp $(BUILD)/bench/macro/sl-macro
 	$(Q)$(BUILD)/bench/bench_xdp > $(BUILD)/bench/RESULTS-micro.txt || \
 		{ echo "bench: bench_xdp failed; bench/RESULTS-micro.txt left as it was" >&2; exit 1; }
 	$(Q)cat $(BUILD)/bench/RESULTS-micro.txt && cp $(BUILD)/bench/RESULTS-micro.txt bench/RESULTS-micro.txt
+	$(Q)python3 bench/map_lookups.py $(BUILD)/slicelimit.bpf.o
 	$(Q)bench/bench_http.sh $(BUILD)
 	$(Q)bench/macro/bench_macro.sh $(BUILD)
 

@@ -19,10 +19,28 @@
 # libmicrohttpd server answering one fixed check answer (bench/http/
 # mhd_hello.c, started as the service starts its daemon, built here with
 # cc) against nginx's `return 200` of the same body. They say how much of
-# slicelimit's cost per request is libmicrohttpd's own.
+# slicelimit's cost per request is libmicrohttpd's own. Two more servers
+# of the same answer set its ceiling against other choices: libh2o-evloop
+# (bench/http/h2o_hello.c) and a library-free epoll responder
+# (bench/http/floor_hello.c), the floor under any library.
+#
+# The rate limit service (rls: over TCP, its token in the metadata) is
+# measured in the same run with h2load (nghttp2-client) over h2c, beside
+# nginx limit_req over HTTP/2 (a second nginx listener, `http2`, h2c with
+# prior knowledge). h2load sends one body for every request, so the
+# ShouldRateLimit body is built once per key by bench/http/rls_body.py (a
+# fixed RateLimitRequest, gRPC-framed, the protobuf encoded by hand) and
+# the keys are spread as several h2load processes side by side, one key
+# each, the connections shared out among them (RLS_KEYS; nginx over HTTP/2
+# likewise, the key in the query). h2load does not read trailers, so
+# grpc-status and the overall code are checked apart: one call per case
+# through grpcio (bench/http/rls_check.py) before measuring, and the
+# service's own counts after (slicelimit_rls_calls_total by grpc-status,
+# slicelimit_rls_descriptors_total by result) against h2load's. p50/p99
+# come from h2load's --log-file (bench/http/h2load_result.py).
 #
 # Settings (environment): DURATION (s, 3), ROUNDS (5), THREADS (2),
-# CONNS (32), KEYS (1000), SERVER_CPU (0), CLIENT_CPU (1).
+# CONNS (32), KEYS (1000), RLS_KEYS (8), SERVER_CPU (0), CLIENT_CPU (1).
 #
 # The service runs with its own bpffs: in a mount namespace of its own
 # (unshare --mount) with a fresh bpffs mounted on /sys/fs/bpf, so its pins
@@ -50,6 +68,11 @@ SL_BIN=$(readlink -f "$1/slicelimit")
 LUA=$BENCH_DIR/http_check.lua
 SUMMARY=$BENCH_DIR/http/summary.py
 HELLO_SRC=$BENCH_DIR/http/mhd_hello.c
+H2O_SRC=$BENCH_DIR/http/h2o_hello.c
+FLOOR_SRC=$BENCH_DIR/http/floor_hello.c
+RLS_BODY=$BENCH_DIR/http/rls_body.py
+RLS_CHECK=$BENCH_DIR/http/rls_check.py
+H2LOAD_RESULT=$BENCH_DIR/http/h2load_result.py
 RESULTS=${RESULTS:-$BENCH_DIR/RESULTS-http.md}
 
 DURATION=${DURATION:-3}
@@ -57,6 +80,7 @@ ROUNDS=${ROUNDS:-5}
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-32}
 KEYS=${KEYS:-1000}
+RLS_KEYS=${RLS_KEYS:-8}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 WARMUP=2			# seconds, per server, not reported
@@ -64,6 +88,11 @@ WARMUP=2			# seconds, per server, not reported
 SL_PORT=8080
 NGX_PORT=8081
 HELLO_PORT=8082
+RLS_PORT=8083
+NGX_H2_PORT=8084
+H2O_PORT=8085
+FLOOR_PORT=8086
+RLS_METHOD=/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
 NS=slhttp$$			# our namespace: the pid makes it ours alone
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 
@@ -72,11 +101,16 @@ log() { echo "# $*"; }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (network namespace, BPF)"
 [ -x "$SL_BIN" ] || die "$1/slicelimit: no binary (make)"
-for t in wrk nginx ip nsenter unshare taskset timeout curl cc pkg-config "$PY"; do
+for t in wrk h2load nginx ip nsenter unshare taskset timeout curl cc pkg-config "$PY"; do
 	command -v "$t" >/dev/null || die "$t not found (make deps; wrk: apt-get install wrk)"
 done
-[ -r "$LUA" ] && [ -r "$SUMMARY" ] && [ -r "$HELLO_SRC" ] ||
-	die "missing $LUA, $SUMMARY or $HELLO_SRC"
+for f in "$LUA" "$SUMMARY" "$HELLO_SRC" "$H2O_SRC" "$FLOOR_SRC" "$RLS_BODY" \
+	"$RLS_CHECK" "$H2LOAD_RESULT"; do
+	[ -r "$f" ] || die "missing $f"
+done
+"$PY" -c 'import grpc' 2>/dev/null || die "python3-grpcio not found (make deps)"
+[ "$RLS_KEYS" -ge 1 ] && [ "$((CONNS / RLS_KEYS))" -ge "$THREADS" ] ||
+	die "CONNS/RLS_KEYS must be at least THREADS (each key's h2load gets CONNS/RLS_KEYS connections)"
 cpus=$(nproc)
 [ "$SERVER_CPU" -lt "$cpus" ] && [ "$CLIENT_CPU" -lt "$cpus" ] ||
 	die "SERVER_CPU/CLIENT_CPU must be below $cpus"
@@ -119,6 +153,10 @@ SL_WRAP=""			# its wrapper (mount namespace, bpffs)
 NGX_PID=""
 NGX_WORKER=""			# nginx's one worker, whose CPU time we take
 HELLO_PID=""			# mhd_hello
+H2O_PID=""			# h2o_hello
+FLOOR_PID=""			# floor_hello
+RLS_SANITY_OK=0			# the RLS calls sanity() made, by overall code
+RLS_SANITY_OVER=0
 CLK_TCK=$(getconf CLK_TCK)
 FAILED=0
 
@@ -155,20 +193,33 @@ wait_http() {		# URL: until it answers, bounded
 
 write_configs() {
 	cat >"$TMP/rules.yaml" <<-EOF
-	# api: a limit no benchmark reaches; tight: one request per hour
+	# api: a limit no benchmark reaches; tight: one request per hour;
+	# the RLS asks either by its generic_key and the client's key
 	rules:
 	  - name: api
 	    limit: 4000000000
 	    window: 60s
+	    envoy:
+	      domain: bench
+	      descriptor: [{key: generic_key, value: api}, {key: client}]
+	      client_key: client
 	  - name: tight
 	    limit: 1
 	    window: 1h
+	    envoy:
+	      domain: bench
+	      descriptor: [{key: generic_key, value: tight}, {key: client}]
+	      client_key: client
 	EOF
 	cat >"$TMP/slicelimit.yaml" <<-EOF
 	devices: []
 	rules: $TMP/rules.yaml
 	http:
 	  listen: 127.0.0.1:$SL_PORT
+	  token_file: $TMP/api.token
+	rls:
+	  socket: "off"
+	  listen: 127.0.0.1:$RLS_PORT
 	  token_file: $TMP/api.token
 	EOF
 	# TCP needs a bearer token: wrk's requests to slicelimit carry it
@@ -212,6 +263,13 @@ write_configs() {
 	            default_type application/json;
 	            return 200 '{ "allowed": true, "rule": "api", "key": "client-00001", "limit": 4000000000, "window_s": 60, "used": 1, "remaining": 3999999999, "reset_s": 60, "retry_after_s": 0, "decision": "kernel" }';
 	        }
+	    }
+	    # the same limits over HTTP/2 (h2c, prior knowledge), beside the RLS
+	    server {
+	        listen 127.0.0.1:$NGX_H2_PORT http2;
+	        http2_max_requests 100000000;
+	        location = /under { limit_req zone=under burst=100000 nodelay; empty_gif; }
+	        location = /over  { limit_req zone=over; empty_gif; }
 	    }
 	}
 	EOF
@@ -262,10 +320,28 @@ start_servers() {
 		cat "$TMP/mhd_hello.log" >&2
 		die "mhd_hello did not answer on 127.0.0.1:$HELLO_PORT"
 	}
+	cmd=(taskset -c "$SERVER_CPU" nsenter --net="/run/netns/$NS"
+	     "$TMP/h2o_hello" 127.0.0.1 "$H2O_PORT")
+	printf '%q ' "${cmd[@]}" >"$TMP/cmd-h2o_hello"
+	"${cmd[@]}" >"$TMP/h2o_hello.log" 2>&1 &
+	H2O_PID=$!
+	cmd=(taskset -c "$SERVER_CPU" nsenter --net="/run/netns/$NS"
+	     "$TMP/floor_hello" 127.0.0.1 "$FLOOR_PORT")
+	printf '%q ' "${cmd[@]}" >"$TMP/cmd-floor_hello"
+	"${cmd[@]}" >"$TMP/floor_hello.log" 2>&1 &
+	FLOOR_PID=$!
+	wait_http "http://127.0.0.1:$H2O_PORT/" || {
+		cat "$TMP/h2o_hello.log" >&2
+		die "h2o_hello did not answer on 127.0.0.1:$H2O_PORT"
+	}
+	wait_http "http://127.0.0.1:$FLOOR_PORT/" || {
+		cat "$TMP/floor_hello.log" >&2
+		die "floor_hello did not answer on 127.0.0.1:$FLOOR_PORT"
+	}
 	NGX_WORKER=$(cat "/proc/$NGX_PID/task/$NGX_PID/children" 2>/dev/null)
 	NGX_WORKER=${NGX_WORKER%% *}
 	[ -n "$NGX_WORKER" ] || die "cannot find nginx's worker"
-	log "slicelimit pid $SL_PID, nginx pid $NGX_PID (worker $NGX_WORKER), mhd_hello pid $HELLO_PID, all on CPU $SERVER_CPU; wrk on CPU $CLIENT_CPU"
+	log "slicelimit pid $SL_PID, nginx pid $NGX_PID (worker $NGX_WORKER), mhd_hello pid $HELLO_PID, h2o_hello pid $H2O_PID, floor_hello pid $FLOOR_PID, all on CPU $SERVER_CPU; wrk and h2load on CPU $CLIENT_CPU"
 }
 
 # Both ends answer as they should before anything is measured.
@@ -281,6 +357,12 @@ sanity() {
 	expect_code "nginx over, 2nd" 429 "$ngx/over?key=sanity"
 	expect_code "nginx hello" 200 "$ngx/hello?key=sanity"
 	expect_code "mhd_hello" 200 "http://127.0.0.1:$HELLO_PORT/v1/check?rule=api&key=sanity"
+	expect_code "h2o_hello" 200 "http://127.0.0.1:$H2O_PORT/v1/check?rule=api&key=sanity"
+	expect_code "floor_hello" 200 "http://127.0.0.1:$FLOOR_PORT/v1/check?rule=api&key=sanity"
+	expect_code "nginx HTTP/2 under" 200 --http2-prior-knowledge "http://127.0.0.1:$NGX_H2_PORT/under?key=sanity"
+	expect_code "nginx HTTP/2 over, 1st" 200 --http2-prior-knowledge "http://127.0.0.1:$NGX_H2_PORT/over?key=sanity-h2"
+	expect_code "nginx HTTP/2 over, 2nd" 429 --http2-prior-knowledge "http://127.0.0.1:$NGX_H2_PORT/over?key=sanity-h2"
+	rls_sanity
 	in_ns curl -s -D - -o /dev/null "$sl/v1/check?rule=tight&key=sanity" \
 		>"$TMP/sl-429-headers.txt"
 	grep -qi '^Retry-After:' "$TMP/sl-429-headers.txt" ||
@@ -288,9 +370,48 @@ sanity() {
 	echo "slicelimit GET tight, 3rd (headers) 429" >>"$TMP/sanity.txt"
 }
 
+# rls_key K: the client key of the RLS's (and nginx HTTP/2's) K-th h2load
+rls_key() { printf 'rls-%05d' "$1"; }
+
+# expect_rls DESC WANT RULE K: one call of the body h2load sends for key K
+# of RULE, through grpcio: its overall code must be WANT, its grpc-status 0
+expect_rls() {
+	local desc=$1 want=$2 got
+	got=$(in_ns "$PY" "$RLS_CHECK" "127.0.0.1:$RLS_PORT" "$TOKEN" \
+		"$TMP/rls-$3-$(rls_key "$4").bin" 2>&1)
+	if [ "$got" = "$want" ]; then
+		log "check: $desc: $got"
+	else
+		fail "check: $desc: got $got, want $want"
+	fi
+	case $got in
+	OK) RLS_SANITY_OK=$((RLS_SANITY_OK + 1)) ;;
+	OVER_LIMIT) RLS_SANITY_OVER=$((RLS_SANITY_OVER + 1)) ;;
+	esac
+	echo "$desc $got" >>"$TMP/sanity.txt"
+}
+
+# The RLS's bodies, one per rule and key, and one call of each kind: under
+# rule api OK; under rule tight OK once, then OVER_LIMIT (so that the
+# over-the-limit case is over from its first call)
+rls_sanity() {
+	local k rule
+	for rule in api tight; do
+		for k in $(seq 1 "$RLS_KEYS"); do
+			"$PY" "$RLS_BODY" "$TMP/rls-$rule-$(rls_key "$k").bin" bench \
+				generic_key=$rule client="$(rls_key "$k")" ||
+				die "rls_body.py failed"
+		done
+	done
+	expect_rls "RLS (grpcio) api $(rls_key 1)" OK api 1
+	expect_rls "RLS (grpcio) tight $(rls_key 1), 1st" OK tight 1
+	expect_rls "RLS (grpcio) tight $(rls_key 1), 2nd" OVER_LIMIT tight 1
+}
+
 # The cases: NAME SERVER MODE RULE-OR-PATH KEYS EXPECT
 # (EXPECT: under = every answer 2xx; over = every answer but the first per
-# key >= 400)
+# key >= 400; rls-under and rls-over: every answer 2xx, the overall codes
+# held against the service's counts; MODE h2-*: h2load, one process per key)
 CASES=(
 	"sl-get-1key		sl	sl-get	api	1	under"
 	"ngx-get-1key		ngx	ngx-get	/under	1	under"
@@ -301,6 +422,14 @@ CASES=(
 	"sl-post-keys		sl	sl-post	api	$KEYS	under"
 	"mhd-hello		mhd	sl-get	api	1	under"
 	"ngx-hello		ngx	ngx-get	/hello	1	under"
+	"h2o-hello		h2o	sl-get	api	1	under"
+	"floor-hello		floor	sl-get	api	1	under"
+	"rls-1key		rls	h2-rls	api	1	rls-under"
+	"ngx-h2-1key		ngx	h2-get	/under	1	under"
+	"rls-over		rls	h2-rls	tight	1	rls-over"
+	"ngx-h2-over		ngx	h2-get	/over	1	over"
+	"rls-keys		rls	h2-rls	api	$RLS_KEYS	rls-under"
+	"ngx-h2-keys		ngx	h2-get	/under	$RLS_KEYS	under"
 )
 
 # cpu_ms PID: the CPU time (user + system, all threads) PID has used
@@ -334,6 +463,10 @@ run_wrk() {
 		port=$NGX_PORT hc_arg=HC_PATH=$arg srv=$NGX_WORKER
 	elif [ "$server" = mhd ]; then
 		port=$HELLO_PORT srv=$HELLO_PID
+	elif [ "$server" = h2o ]; then
+		port=$H2O_PORT srv=$H2O_PID
+	elif [ "$server" = floor ]; then
+		port=$FLOOR_PORT srv=$FLOOR_PID
 	fi
 	# timeout --foreground: stays in our process group (so the cleanup's
 	# kill reaches wrk), where plain timeout would start a group of its own
@@ -355,6 +488,50 @@ run_wrk() {
 	sed -i "s/\$/ srv_cpu_ms=$(( $(cpu_ms "$srv") - srv0 )) cli_cpu_ms=$(( CHILD_MS - cli0 ))/" "$out"
 }
 
+# run_h2load NAME SERVER MODE ARG KEYS SECONDS OUT: KEYS h2load processes
+# side by side, one key each (h2load sends one body to one URL), CONNS/KEYS
+# connections each, one stream at a time per connection as wrk's; their
+# RESULT line (h2load_result.py) to OUT as run_wrk's
+run_h2load() {
+	local name=$1 server=$2 mode=$3 arg=$4 keys=$5 secs=$6 out=$7
+	local srv=$SL_PID srv0 cli0 k key url cmd pids=() ok=1
+	local conns=$((CONNS / keys)) threads=$THREADS
+	[ "$keys" -gt 1 ] && threads=1
+	[ "$server" = ngx ] && srv=$NGX_WORKER
+	srv0=$(cpu_ms "$srv")
+	children_ms
+	cli0=$CHILD_MS
+	rm -f "$out".txt.* "$out".log.*
+	for k in $(seq 1 "$keys"); do
+		key=$(rls_key "$k")
+		if [ "$mode" = h2-rls ]; then
+			url=http://127.0.0.1:$RLS_PORT$RLS_METHOD
+			set -- -d "$TMP/rls-$arg-$key.bin" -H "content-type: application/grpc" \
+				-H "te: trailers" -H "authorization: Bearer $TOKEN"
+		else
+			url="http://127.0.0.1:$NGX_H2_PORT$arg?key=$key"
+			set --
+		fi
+		cmd=(taskset -c "$CLIENT_CPU" nsenter --net="/run/netns/$NS"
+		     timeout --foreground -k 5 $((secs + 20)) h2load -D "$secs"
+		     -c"$conns" -t"$threads" -m1 --log-file="$out.log.$k" "$@" "$url")
+		[ -e "$TMP/cmd-$name" ] || echo "${cmd[*]}  # x $keys, key $key .. $(rls_key "$keys")" >"$TMP/cmd-$name"
+		"${cmd[@]}" >"$out.txt.$k" 2>&1 &
+		pids+=($!)
+	done
+	for k in "${pids[@]}"; do
+		wait "$k" || ok=0
+	done
+	children_ms
+	# shellcheck disable=SC2094 # it reads $out.txt.* and $out.log.*
+	"$PY" "$H2LOAD_RESULT" "$out" "$keys" >"$out" && [ "$ok" -eq 1 ] || {
+		cat "$out".txt.* >&2
+		fail "$name: h2load gave no result"
+		return 1
+	}
+	sed -i "s/\$/ srv_cpu_ms=$(( $(cpu_ms "$srv") - srv0 )) cli_cpu_ms=$(( CHILD_MS - cli0 ))/" "$out"
+}
+
 measure() {
 	local r line name server mode arg keys expect
 	mkdir -p "$TMP/runs"
@@ -364,8 +541,13 @@ measure() {
 	for r in $(seq 1 "$ROUNDS"); do
 		for line in "${CASES[@]}"; do
 			read -r name server mode arg keys expect <<<"$line"
-			run_wrk "$name" "$server" "$mode" "$arg" "$keys" "$DURATION" \
-				"$TMP/runs/$name.$r" || continue
+			if [ "${mode#h2-}" != "$mode" ]; then
+				run_h2load "$name" "$server" "$mode" "$arg" "$keys" "$DURATION" \
+					"$TMP/runs/$name.$r" || continue
+			else
+				run_wrk "$name" "$server" "$mode" "$arg" "$keys" "$DURATION" \
+					"$TMP/runs/$name.$r" || continue
+			fi
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$server" "$keys" \
 				"$expect" "$r" "$(cat "$TMP/runs/$name.$r")" \
 				>>"$TMP/results.tsv"
@@ -394,8 +576,8 @@ stop_servers() {
 	esac
 	kill -TERM "$NGX_PID" 2>/dev/null
 	wait "$NGX_PID"
-	kill -TERM "$HELLO_PID" 2>/dev/null
-	wait "$HELLO_PID"
+	kill -TERM "$HELLO_PID" "$H2O_PID" "$FLOOR_PID" 2>/dev/null
+	wait "$HELLO_PID" "$H2O_PID" "$FLOOR_PID"
 }
 
 body() {
@@ -406,13 +588,17 @@ body() {
 	cc -O2 -Wall -o "$TMP/mhd_hello" "$HELLO_SRC" \
 		$(pkg-config --cflags --libs libmicrohttpd) -lpthread ||
 		die "cannot build $HELLO_SRC (libmicrohttpd-dev: make deps)"
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	cc -O2 -Wall -o "$TMP/h2o_hello" "$H2O_SRC" $(pkg-config --cflags --libs libh2o-evloop) ||
+		die "cannot build $H2O_SRC (libh2o-evloop-dev: make bench installs it)"
+	cc -O2 -Wall -o "$TMP/floor_hello" "$FLOOR_SRC" || die "cannot build $FLOOR_SRC"
 	write_configs
 	start_servers
 	sanity
 	measure
 	# the service's own count of its answers, to hold against wrk's
 	metrics=$(in_ns curl -s -m 5 "http://127.0.0.1:$SL_PORT/metrics")
-	printf '%s\n' "$metrics" | grep -E '^slicelimit_(http_(responses_total|check_duration_seconds_(count|sum))|clients\{table="sl_clients"\})' \
+	printf '%s\n' "$metrics" | grep -E '^slicelimit_(http_(responses_total|check_duration_seconds_(count|sum))|rls_(calls|descriptors)_total|clients\{table="sl_clients"\})' \
 		>"$TMP/metrics.txt"
 	stop_servers
 
@@ -421,9 +607,15 @@ body() {
 		"kernel=$(uname -r)"
 		"cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1) x $(nproc)"
 		"wrk=$(wrk -v 2>&1 | head -1 | awk '{print $1, $2}')"
+		"h2load=$(h2load --version 2>&1 | head -1)"
+		"h2o=libh2o-evloop $(pkg-config --modversion libh2o-evloop 2>/dev/null)"
+		"rls_keys=$RLS_KEYS"
+		"rls_sanity_ok=$RLS_SANITY_OK"
+		"rls_sanity_over=$RLS_SANITY_OVER"
+		"uptime=$(uptime)"
 		"nginx=$(nginx -v 2>&1 | sed 's/.*: //')"
 		"slicelimit=$(git -C "$BENCH_DIR/.." describe --always --dirty 2>/dev/null || echo unknown)"
-		"settings=wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, $ROUNDS interleaved rounds, $KEYS keys in the *-keys cases, servers on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU"
+		"settings=wrk -t$THREADS -c$CONNS -d${DURATION}s --latency and h2load -D $DURATION -c$CONNS -t$THREADS -m1 (rls-keys, ngx-h2-keys: $RLS_KEYS h2load processes side by side, one key each, -c$((CONNS / RLS_KEYS)) -t1 each), $ROUNDS interleaved rounds, $KEYS keys in the wrk *-keys cases, servers on CPU $SERVER_CPU, wrk and h2load on CPU $CLIENT_CPU"
 	)
 	"$PY" "$SUMMARY" "$TMP" "$RESULTS" "$CONNS" "$KEYS" "${RUN_INFO[@]}" || FAILED=1
 	[ "$FAILED" -eq 0 ]

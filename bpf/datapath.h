@@ -19,47 +19,9 @@
  * - ICMP errors and link control (neighbour discovery, packet-too-big)
  *   are never limited.
  *
- * Map lookups per path. Array and per-CPU array lookups are inlined by
- * the verifier (a bounds check and an add); hash, LRU and LPM lookups
- * are calls, and each path below does at most the one it names. Every
- * packet reads sl_active, sl_config and sl_global_stats, then the class
- * of its port slot (sl_port_classes); one that meets a rule and is no
- * fragment then looks its flow up in sl_front (one per-CPU array), and
- * the counts after the first two are of a miss, and add it:
- * - no rule matched: those three, sl_port_classes, and sl_global_stats
- *   again for no_rule: five, all arrays, no hash, no call;
- * - over limit, front entry held (bpf/front.h): the three,
- *   sl_port_classes, sl_front, sl_forgotten, sl_sync and sl_rule_stats:
- *   eight, all arrays, no hash, nothing written but the counters. A
- *   flow's first drop under a block takes the over-limit path below,
- *   then writes its entry (sl_front, sl_rule_at, sl_forgotten, sl_sync
- *   and the client table again: one more hash lookup, once per block and
- *   CPU);
- * - over limit, block cached: those up to sl_front, then
- *   sl_class_rules, sl_rules, sl_rule_stats and sl_sync, and the client
- *   table (the one hash), whose cached block is compared with the cache's
- *   clock (bpf/clock.h): ten, nothing written but the per-CPU counters;
- * - accept, on a host that syncs with no one: the same ten; the state
- *   found there is what the tally and the charge read and write
- *   (bpf/limit.h). A host that syncs adds sl_peer_view (a hash, when the
- *   layout counts the peers) and sl_sync once more for the peer verdict;
- * - new client, on probation: the ten (the client table's a miss), then
- *   sl_newcomer_conf, sl_newcomers and sl_global_stats (sl_admit):
- *   thirteen, one hash. Its second packet creates the state (a hash
- *   update) and finds it again (a hash lookup); without probation the
- *   first does;
- * - a later fragment: sl_active, sl_config, sl_global_stats and sl_frags
- *   (a hash), then its first fragment's rule chain under that one's ports
- *   as above, without sl_front; an orphan reads sl_proto_rules (a per-CPU
- *   array) instead of the port class. A first fragment adds an sl_frags
- *   update.
- * A block or allow list that holds an entry adds an LPM lookup (two when
- * both do and the allow list misses) and sl_list_stats, before all of
- * the above but the first three; empty lists add a load and a branch.
- * Source and destination prefixes in the rule set add an LPM lookup each
- * (sl_src_rules, sl_dst_rules), an exempt list one (sl_exempt_rules);
- * a rule that `continue`s repeats the chain's part for the next rule,
- * to the chain's end.
+ * Which maps each path looks up, and which of those lookups are calls:
+ * see docs/ARCHITECTURE.md, "Map lookups per path"
+ * (bench/map_lookups.py counts them in the object).
  *
  * Calls per path (each a return through the kernel's return thunk where
  * it mitigates speculation, docs/MEASUREMENTS.md): none before the

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The per-client decision, over the client's one state (shared by every CPU;
- * include/sl_algo.h says why and what it costs in accuracy).
+ * The per-client decision, over the client's one state (shared by every CPU:
+ * why, docs/DESIGN.md, "Why one record for every CPU"; what it costs in
+ * accuracy, docs/ACCURACY.md, "Why no accept is lost to another CPU").
  *
  * A decision reads the client's state once, whatever the CPU count, and an
  * accept adds to it atomically. Once a decision finds the client over the
@@ -381,7 +382,8 @@ __noinline int sl_peer_verdict(const struct sl_peer_view *v,
  * (the bounded layout's share is of those). Two CPUs may both see a
  * round new: both send the key (the service reads each once), and one's
  * units may be lost from the round's count, at most one unit per extra
- * CPU, as in include/sl_algo.h.
+ * CPU, as for any shared count (docs/ACCURACY.md, "Why no accept is lost
+ * to another CPU").
  */
 static __always_inline void sl_note_round(struct sl_client_hdr *own,
 					  const struct sl_client_key *key,

@@ -22,47 +22,10 @@
  * what arrives at line rate, only reads it. Counts grow by atomic adds
  * (SL_ADD), so accepts on different CPUs at once are all counted.
  *
- * Chosen by measurement (docs/MEASUREMENTS.md, "Many CPUs"): bytes per
- * client, accept cost and the sync round stay flat from 2 to 64 CPUs, with
- * NFR-1 and NFR-2 held when every client is spread over all CPUs. The
- * alternatives:
- *  - per-CPU records summed at every accept (the layout before this one):
- *    memory per client that grows with the CPU count, an accept whose
- *    cost grows with it, a sync round that copies every CPU's value, and
- *    a bound that per-CPU slices broke;
- *  - per-CPU allowances (a CPU takes a share of the remaining quota and
- *    accepts locally until it is spent): a compliant client must never be
- *    rejected while other CPUs hold unspent shares (NFR-2), so the reject
- *    path must reclaim them from every CPU, which is the per-CPU sum again,
- *    on exactly the clients at their limit; not built, for that.
- *
- * What sharing costs in accuracy: two CPUs that decide the same client at
- * the same instant both read the count before either adds, so each can
- * take the last unit: at most one unit per CPU (minus one) more than a
- * sequential run each time the count reaches the limit, whatever the
- * algorithm. No accept is lost on the way: every read-modify-write of the
- * state is atomic. Counts grow by atomic adds (SL_ADD); a slot taken over
- * for a new slice or window swaps slice and count in one compare-and-swap
- * (sl_slot_add), so the CPU that wins it starts the count and the others
- * add to what it started; a sliding record is zeroed (retired) only by a
- * compare-and-swap of the count its CPU found out of the window, so an
- * add that came in between keeps it; opening a record writes no count.
- * An idle state is restarted by one CPU, of its last period's records
- * only (sl_sliding_retire), so that accepts other CPUs make while that
- * one stalls stay counted; told by their u32 times, so only while the
- * idle gap is under 2^31 ms: after a longer one every record is zeroed,
- * and a CPU that stalls through that restart can still zero what others
- * accepted meanwhile (records keep no accept sequence to tell them by).
- * Not closed either: a CPU stalled between reading a
- * record out of the window and its swap, while another zeroes, opens
- * and fills that record again to the very count it read, zeroes the new
- * one (the swap holds the count alone, not a tag of the opening). The
- * ring of sliding-plain and sliding-counter restarts the same way, by
- * one CPU and of its last period's slots only (sl_plain_charge).
- * The token bucket is exact: its arrival time moves by compare-and-swap,
- * and the accept is decided again on the value the swap replaces
- * (sl_bucket_charge), so two CPUs never both take the last token.
- * Replay decides one request at a time, so its figures carry no slack.
+ * Why one shared record rather than per-CPU records or allowances: see
+ * docs/DESIGN.md, "Why one record for every CPU". Why no accept is lost
+ * when CPUs decide the same client at once, and what that costs: see
+ * docs/ACCURACY.md, "Why no accept is lost to another CPU".
  *
  * The `sliding` algorithm
  * -----------------------

@@ -2,134 +2,16 @@
 /*
  * Counting a client across nodes, written once for the kernel (which adds
  * the peer view to the node's own count) and userspace (which fills the
- * peer view from peers' messages, and replays several nodes).
+ * peer view from peers' messages, and replays several nodes): the peer
+ * view's tally per algorithm, the layouts' peer verdicts (delayed-sync,
+ * split-quota, predictive, bounded) and bounded's room and shares.
  *
- * What peers exchange: accepted units per client, grouped in slices of
- * sl_peer_slice_ms(window) by the TAI time of their record's first accept,
- * each group with the earliest such time. A group is counted while that
- * time lies inside the window, (now - W, now]. Every unit in it was
- * accepted at or after it, so the peers' part of the count is a lower
- * bound, like the node's own (NFR-2): a client within the limit is never
- * rejected because of its peers. What the bound hides is, in the group
- * that straddles now - W, the units accepted after its earliest first
- * accept: none when a burst opened it (a flood's accepts come in bursts
- * where the window frees up), at most one slice's worth otherwise.
- * Counting from the slice's start instead would hide a whole burst up to
- * a slice early.
- *
- * That is the sums' part (sliding, sliding-plain, fixed, sliding-log).
- * The weighted counter and the token bucket are not sums of slices whose
- * peers' part can simply be added; each has its own peer slices
- * (sl_peer_slice_of) and its own tally, sl_peer_tally_counter (the
- * fleet's estimate, weighed once) and sl_peer_tally_bucket (the fleet's
- * level, drained once). In every case the peers' part is a term added to
- * the node's finished tally at decision time, never written into the
- * node's own state, and a lower bound of what one node would count of
- * the fleet's accepts (the counter: exactly its estimate of the merged
- * slices).
- *
- * Layouts (the design study's Model B, plus one of ours):
- *  - delayed-sync: own count + the peers' counts as last merged. Between
- *    syncs every node can accept the headroom it last saw, which is the
- *    study's overshoot (1.5 x at 5 s intervals).
- *  - split-quota: own count against limit / nodes; no peer view.
- *  - predictive: delayed sync, and the peers' units merged in the last
- *    round are projected forward at the same rate until the next round
- *    (for at most one interval; none after two silent intervals, so a
- *    silent peer's projection does not outlive it). The projection is only
- *    an estimate, so it may go past the limit by SL_PREDICT_MARGIN of it.
- *    A client whose rate holds between rounds is never rejected (the
- *    study's 10/s client, at every interval); one that stops right after a
- *    burst can be, until the next round shows the stop: the layout trades
- *    that for 1.02 x where delayed sync gives 1.5 x. The kernel caches
- *    only blocks of the counted part, so a projection's block lifts at
- *    the next merge.
- *  - bounded (ours): delayed sync, and between two rounds a node accepts
- *    at most its share of the room the fleet had left (sl_bounded_room).
- *    That closes what the others leave open: a burst of the limit sent
- *    to every node inside one interval, which delayed sync passes whole
- *    (8 x on 8 nodes), since no node hears of the others in time.
- *
- * The bound of `bounded`. The service bumps sl_sync_conf.round as it
- * sends, and share_round once that round is settled; a node's units of
- * the current share round (round_units in the client's header) are what
- * no view holds yet. Every node merges what it sends into its own view
- * too, by the rule its peers merge it by (its part of a slot in `own`),
- * so once a round is delivered every node's view holds the same units
- * with the same times. For the sums (sliding, sliding-plain, fixed,
- * sliding-log; sl_fleet_tally), at any instant t node i reads from it
- *	base = units of the slots whose first accept is inside the window,
- *	hidden = units of the slots whose first left it but whose last
- *		 merge did not,
- * the same on every node, and its room R = 1.1 * limit - base - hidden.
- * It accepts in the round while (besides its own check of own + peers'
- * count against the limit)
- *	round_units + units <= R * share_i,
- *	share_i = 9/10 * own_i / base_0 + 1/10 * 1 / live nodes
- * with own_i and base_0 read at the round's start (with no base, the
- * first contact: 1 / live nodes each).
- * NFR-1: every unit the fleet accepted inside (t - W, t] is in a view
- * (base or hidden: its slot's last merge came after it) or in some
- * node's round_units. The shares of the live nodes add up to at most 1,
- * and R only grows inside a round (slots move from base to hidden, and
- * leave only when their last merge does), so the round's units add up
- * to at most R at every instant: the fleet's count stays within
- * base + hidden + R = 1.1 * limit, however a client spreads its requests
- * and however every algorithm's own straddling slice hides its part
- * (the view counts the hidden part in full, fleet-wide, for the room).
- * What the proof assumes, and what each assumption costs:
- *  - every slot holds only units merged in its own slice, accepted at
- *    most an interval before it (sl_bounded_start): so a slot's units
- *    have all left the window when the ring takes its slot over. The
- *    price: a slot counts while its first is inside the window, and its
- *    first can be up to an interval later than its earliest unit, so a
- *    unit can be counted for an interval after it left (NFR-2 below).
- *  - one round for all: every node's messages of a round reach every
- *    other node before the round is settled. The service runs rounds on
- *    TAI multiples of the interval, the same instants on every node, and
- *    settles each a quarter interval later (sl_sync_settle: share_round
- *    follows round). Replay delivers at once and settles at once. Units
- *    accepted between a round's send and its settling are in no view and
- *    no round for that round; so are a late message's: at most what the
- *    shares pass in that time more.
- *  - an interval shorter than the window: a piece is sent the round
- *    after its accept; a record that leaves the window before that
- *    round is sent while its slice has a slot, and one retired before
- *    the round reads it (its slot reused by a new record) is not.
- *  - rounding: while R is more than one unit per node, a share rounds
- *    up, out of the room less one unit per node, so the shares still add
- *    up to at most R and every node passes at least one unit a round.
- *    From one unit per node down to one unit, every node passes one
- *    unit a round: base + hidden + nodes, at most 1.1 * limit - 1 +
- *    nodes. That is the slack: one unit per node, whatever the limit (a
- *    limit of 1 on 8 nodes passes up to 8 once, when a client sends to
- *    all 8 in one round), and no node waits for a unit the fleet has.
- *  - shares follow where a client's units are in the view (the last
- *    window): a client that sticks to one node gets 9/10 of the room
- *    there, plus its tenth; one spread over 8 nodes an eighth on each.
- *    The tenth spread evenly is the floor that lets a node with no
- *    count yet start.
- *  - a node that hears no peer for two rounds decides alone (live_nodes
- *    1): own count plus what its view still holds against the full
- *    limit, as delayed sync (NFR-3). So does a node whose service has
- *    settled no round for SL_BOUNDED_STALE intervals (killed, or
- *    stalled): the kernel keeps enforcing, without the shares. Two halves
- *    of a partition each enforce the limit: the bound holds within each.
- * The weighted counter (exact slices) and the token bucket are not sums:
- * their base is the node's own tally less its round plus the peers'
- * counts (sl_bounded_inputs), as before the view held the own part; the
- * bound above is not proven for them (docs/ACCURACY.md measures them).
- * NFR-2: the room is what the fleet has left of 1.1 * limit less what
- * the view may hide, so a client within the limit finds R at least its
- * demand while the hidden slots' units that already left are at most
- * limit / 10: a hidden slot spans a peer slice and an interval, so a
- * client at its limit that spreads its units evenly over time can be
- * held for part of an interval when the peer slice and the interval
- * together pass a tenth of the window. A node cannot tell a client's
- * first burst from the first step of an all-node burst, so a first
- * contact passes 1.1 / live nodes of the limit and the rest follows at
- * the next round, when the shares show where the client is; a client
- * that moves to another node gets a tenth of the room there for a round.
+ * A peer slice counts while its earliest first accept is inside the
+ * window, so the peers' part is a lower bound of the fleet's accepts
+ * (NFR-2); under bounded a node accepts between two rounds at most its
+ * share of the room the fleet had left. Why that holds the fleet within
+ * the limit, and what each assumption costs: see docs/ACCURACY.md,
+ * "Bounded: why the fleet stays within the limit".
  */
 #ifndef SL_PEER_H
 #define SL_PEER_H
@@ -137,8 +19,9 @@
 #include "sl_algo.h"
 
 /* A projected count may exceed the limit by limit / SL_PREDICT_MARGIN
- * before the projection alone rejects (replay: 0 rejects of the 10/s
- * client over 300 node assignments at 0.2..5 s, over 1.03 x at most).
+ * before the projection alone rejects: the projection is an estimate, and
+ * a client whose rate holds must not be rejected for it (how the margin
+ * was chosen: docs/ACCURACY.md, "The layouts").
  */
 #define SL_PREDICT_MARGIN	50
 

@@ -15,6 +15,9 @@
 # safely: each makes its own namespaces, private bpffs, ports and files.
 # A test that needs every CPU to itself (threads pinned to each one, all
 # at once) runs alone: the ones in `alone` below.
+#
+# SL_TEST_LIST=1: print what would run, one path a line, and run nothing
+# (how a change to where tests live shows it found the same ones).
 set -u
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,11 +73,15 @@ done
 for bin in "$build"/tests/test_*; do
 	[ -x "$bin" ] || continue
 	# one left in the build directory by a test file since split or
-	# renamed is stale: only binaries with a source run
-	[ -f "$here/unit/$(basename "$bin").c" ] ||
-		[ -f "$here/bpf/$(basename "$bin").c" ] || continue
+	# renamed is stale: only binaries with a source (tests/*/NAME.c) run
+	sources=("$here"/*/"$(basename "$bin")".c)
+	[ -f "${sources[0]}" ] || continue
 	list+=("count_cmocka $bin")
 done
+if [ "${SL_TEST_LIST:-0}" = 1 ]; then
+	printf '%s\n' "${list[@]#* }"
+	exit 0
+fi
 
 declare -A running=()	# pid -> index into list
 declare -A started=()	# index -> SECONDS at its start

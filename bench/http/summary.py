@@ -22,6 +22,14 @@ DESC = {
     "sl-post-keys": "slicelimit POST /v1/check JSON body, {keys} keys (Lua), under the limit",
     "mhd-hello": "libmicrohttpd alone (bench/http/mhd_hello.c): a fixed check answer, no limiter",
     "ngx-hello": "nginx alone: return 200 of the same body, no limiter",
+    "h2o-hello": "libh2o-evloop alone (bench/http/h2o_hello.c): the same answer, no limiter",
+    "floor-hello": "no library (bench/http/floor_hello.c, epoll): the same answer, no limiter",
+    "rls-1key": "slicelimit RLS ShouldRateLimit over h2c (h2load), rule api, 1 key, under the limit",
+    "ngx-h2-1key": "nginx limit_req over HTTP/2 (h2load) GET /under?key=K, 1 key, under the limit",
+    "rls-over": "slicelimit RLS ShouldRateLimit over h2c (h2load), rule tight, 1 key, over the limit",
+    "ngx-h2-over": "nginx limit_req over HTTP/2 (h2load) GET /over?key=K, 1 key, over the limit",
+    "rls-keys": "slicelimit RLS ShouldRateLimit over h2c, {keys} keys ({keys} h2load side by side), under the limit",
+    "ngx-h2-keys": "nginx limit_req over HTTP/2 GET /under, {keys} keys ({keys} h2load side by side), under the limit",
 }
 
 # (label, slicelimit case, nginx case)
@@ -31,6 +39,12 @@ PAIRS = [
     ("under the limit, {keys} keys", "sl-get-keys", "ngx-get-keys"),
     ("under, {keys} keys: slicelimit POST JSON vs nginx GET", "sl-post-keys", "ngx-get-keys"),
     ("the HTTP servers alone: libmicrohttpd vs nginx, no limiter", "mhd-hello", "ngx-hello"),
+    ("the HTTP servers alone: libh2o-evloop vs nginx, no limiter", "h2o-hello", "ngx-hello"),
+    ("the HTTP servers alone: no library (epoll) vs nginx, no limiter", "floor-hello", "ngx-hello"),
+    ("gRPC / HTTP/2: RLS vs nginx limit_req over HTTP/2, under, 1 key", "rls-1key", "ngx-h2-1key"),
+    ("gRPC / HTTP/2: RLS vs nginx limit_req over HTTP/2, over, 1 key", "rls-over", "ngx-h2-over"),
+    ("gRPC / HTTP/2: RLS vs nginx limit_req over HTTP/2, under, {rls_keys} keys", "rls-keys", "ngx-h2-keys"),
+    ("RLS over h2c vs nginx limit_req over HTTP/1.1 (wrk), under, 1 key", "rls-1key", "ngx-get-1key"),
 ]
 
 
@@ -74,7 +88,7 @@ def main():
             if errs:
                 problems.append("%s: %d socket errors (connect %d read %d write %d timeout %d)"
                                 % (where, errs, r["connect"], r["read"], r["write"], r["timeout"]))
-            if c["expect"] == "under" and r["non2xx"]:
+            if c["expect"] in ("under", "rls-under", "rls-over") and r["non2xx"]:
                 problems.append("%s: %d of %d answers >= 400 under the limit"
                                 % (where, r["non2xx"], r["requests"]))
             if c["expect"] == "over" and r["non2xx"] < r["requests"] - c["keys"]:
@@ -99,11 +113,13 @@ def main():
 
     keys = max((c["keys"] for c in cases.values()), default=1)
     out = []
-    out.append("## HTTP check API: slicelimit vs nginx limit_req (`bench/bench_http.sh`)")
+    out.append("## HTTP check API and RLS: slicelimit vs nginx limit_req (`bench/bench_http.sh`)")
     out.append("")
-    out.append("%s; kernel %s; %s; %s; nginx %s; slicelimit %s." % (
+    out.append("%s; kernel %s; %s; %s; %s; nginx %s; %s; slicelimit %s." % (
         info.get("date", "?"), info.get("kernel", "?"), info.get("cpu", "?"),
-        info.get("wrk", "?"), info.get("nginx", "?"), info.get("slicelimit", "?")))
+        info.get("wrk", "?"), info.get("h2load", "?"), info.get("nginx", "?"),
+        info.get("h2o", "?"), info.get("slicelimit", "?")))
+    out.append("Load at the start of the summary (`uptime`): %s." % info.get("uptime", "?").strip())
     out.append("Loopback in a network namespace of its own; %s." % info.get("settings", "?"))
     out.append("")
     out.append("| case | requests/s median | min | max | p50 median | p99 median | server CPU | server CPU per request | wrk CPU | answers (all rounds) |")
@@ -112,6 +128,10 @@ def main():
         s, c = stats[name], cases[name]
         if c["expect"] == "under":
             ans = "%d x 2xx, %d x >=400" % (s["requests"] - s["non2xx"], s["non2xx"])
+        elif c["expect"].startswith("rls-"):
+            ans = "%d x 200 (%s: see the RLS's counts below), %d x >=400" % (
+                s["requests"] - s["non2xx"],
+                "OK" if c["expect"] == "rls-under" else "OVER_LIMIT", s["non2xx"])
         else:
             ans = "%d x 429/>=400, %d x 2xx" % (s["non2xx"], s["requests"] - s["non2xx"])
         out.append("| %s: %s | %.0f | %.0f | %.0f | %s | %s | %.0f%% | %.1f us | %.0f%% | %s |" % (
@@ -119,14 +139,14 @@ def main():
             s["rps_max"], fmt_us(s["p50"]), fmt_us(s["p99"]), s["srv_pct"], s["cpu_us"],
             s["cli_pct"], ans))
     out.append("")
-    out.append("| slicelimit / nginx (last row: the servers alone) | slicelimit req/s | nginx req/s | req/s ratio | slicelimit p99 | nginx p99 | p99 ratio | CPU per request ratio |")
+    out.append("| slicelimit (or another server) / nginx | slicelimit req/s | nginx req/s | req/s ratio | slicelimit p99 | nginx p99 | p99 ratio | CPU per request ratio |")
     out.append("|---|---|---|---|---|---|---|---|")
     for label, a, b in PAIRS:
         if a not in stats or b not in stats:
             continue
         sa, sb = stats[a], stats[b]
         out.append("| %s | %.0f | %.0f | %.2f | %s | %s | %.2f | %.2f |" % (
-            label.format(keys=keys), sa["rps"], sb["rps"], sa["rps"] / sb["rps"],
+            label.format(keys=keys, rls_keys=info.get("rls_keys", "?")), sa["rps"], sb["rps"], sa["rps"] / sb["rps"],
             fmt_us(sa["p99"]), fmt_us(sb["p99"]),
             sa["p99"] / sb["p99"] if sb["p99"] else float("nan"),
             sa["cpu_us"] / sb["cpu_us"] if sb["cpu_us"] else float("nan")))
@@ -173,15 +193,54 @@ def main():
         if d < 0 or d > conns * runs:
             problems.append("service's %s count is %d off wrk's (allowed 0..%d)"
                             % (label, d, conns * runs))
-    # client states: rule api: the KEYS keys (client-00001 among them) and
-    # "sanity"; rule tight: client-00001 and "sanity"
+    # The RLS's counts against h2load's: every call grpc-status 0, every
+    # descriptor of the under cases ok and of the over case over_limit, give
+    # or take the calls in flight when h2load stopped (up to CONNS per run)
+    # and sanity()'s grpcio calls
+    rls_runs = {e: [r for n in order if cases[n]["expect"] == e for r in cases[n]["runs"]]
+                for e in ("rls-under", "rls-over")}
+    if rls_runs["rls-under"] or rls_runs["rls-over"]:
+        h2_ok = sum(r["requests"] for r in rls_runs["rls-under"])
+        h2_over = sum(r["requests"] for r in rls_runs["rls-over"])
+        nruns = len(rls_runs["rls-under"]) + len(rls_runs["rls-over"])
+        s_ok, s_over = int(info.get("rls_sanity_ok", 0)), int(info.get("rls_sanity_over", 0))
+        calls = {k: v for k, v in metrics.items() if k.startswith("slicelimit_rls_calls_total")}
+        c0 = calls.get('slicelimit_rls_calls_total{grpc_status="0"}', -1)
+        cbad = sum(v for k, v in calls.items() if '"0"' not in k)
+        m_ok = metrics.get('slicelimit_rls_descriptors_total{result="ok"}', -1)
+        m_over = metrics.get('slicelimit_rls_descriptors_total{result="over_limit"}', -1)
+        m_unm = metrics.get('slicelimit_rls_descriptors_total{result="unmatched"}', -1)
+        out.append("")
+        out.append("The RLS's /metrics after the runs: %d calls with grpc-status 0, %d with "
+                   "another; descriptors %d ok, %d over_limit, %d unmatched. h2load read %d "
+                   "answers in the under cases and %d in the over case, grpcio %d OK and %d "
+                   "OVER_LIMIT before measuring; the rest (%d ok, %d over_limit) were in "
+                   "flight when h2load stopped (at most %d: %d per run x %d runs)." % (
+                       c0, cbad, m_ok, m_over, m_unm, h2_ok, h2_over, s_ok, s_over,
+                       m_ok - h2_ok - s_ok, m_over - h2_over - s_over, conns * nruns,
+                       conns, nruns))
+        if cbad:
+            problems.append("the RLS answered %d calls with a grpc-status other than 0" % cbad)
+        if m_unm:
+            problems.append("the RLS found %d descriptors no rule answers" % m_unm)
+        for label, d in (("ok", m_ok - h2_ok - s_ok), ("over_limit", m_over - h2_over - s_over),
+                         ("calls", c0 - h2_ok - h2_over - s_ok - s_over)):
+            if d < 0 or d > conns * nruns:
+                problems.append("the RLS's %s count is %d off h2load's (allowed 0..%d)"
+                                % (label, d, conns * nruns))
+    # client states: rule api: the KEYS keys (client-00001 among them),
+    # "sanity" and the RLS's keys; rule tight: client-00001, "sanity" and
+    # the RLS's first key
+    rls_keys = int(info.get("rls_keys", 0))
+    want = nkeys + 3 + (rls_keys + 1 if rls_keys else 0)
     clients = metrics.get('slicelimit_clients{table="sl_clients"}', -1)
     out.append("")
     out.append("Client states the service holds at the end: %d (expected %d: %d keys and "
-               "the sanity check's under rule api, 2 under rule tight)."
-               % (clients, nkeys + 3, nkeys))
-    if clients != nkeys + 3:
-        problems.append("the service holds %d client states, expected %d" % (clients, nkeys + 3))
+               "the sanity check's under rule api, 2 under rule tight, and the RLS's %d keys "
+               "under rule api and 1 under rule tight)."
+               % (clients, want, nkeys, rls_keys))
+    if clients != want:
+        problems.append("the service holds %d client states, expected %d" % (clients, want))
     if others:
         problems.append("the service answered %d times with neither 200 nor 429" % others)
     out.append("")
@@ -190,7 +249,7 @@ def main():
     print(table)
 
     doc = [table, "### Commands", "", "```"]
-    for name in ["slicelimit", "nginx", "mhd_hello"] + order:
+    for name in ["slicelimit", "nginx", "mhd_hello", "h2o_hello", "floor_hello"] + order:
         p = os.path.join(tmp, "cmd-" + name)
         if os.path.exists(p):
             with open(p) as f:

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * Rule replacement: ids and clients kept across an apply, and a table
  * of 1024 rules classified.

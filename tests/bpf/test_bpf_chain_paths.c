@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * The data path's two ways to a packet's first rule give one answer: the
  * inline one (no address prefix in the rule set, the rule among the first

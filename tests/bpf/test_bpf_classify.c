@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * Classification: which rule a packet meets, by protocol, ports,
  * prefixes and priority; exempt and unmatched traffic.

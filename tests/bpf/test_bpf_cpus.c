@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * Enforcement across CPUs: one client's packets on two CPUs, and every
  * CPU flooding one client at the same instant.

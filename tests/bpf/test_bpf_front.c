@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * The front cache of blocked flows (bpf/front.h) against the exact path.
  *

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * Enforcement under the model clock on one CPU: limits, windows,
  * shadow mode, what is counted (SYNs, bytes) and the client keys.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * The block and allow lists through the real program (BPF_PROG_TEST_RUN,
  * model clock): read before the rules, allow first, every packet shape

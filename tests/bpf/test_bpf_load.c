@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * What loading the object costs the verifier, per program, with the
  * production clock (what `attach` and `run` load) and with the model

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * The parser (bpf/parse.h): a corpus of packets, whole and cut at every
  * header the parser must read, through XDP and TC.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: instance_fixture */
 /*
  * A table sized for N sources holds N, through the real BPF object
  * (BPF_PROG_TEST_RUN, private instance, model clock):

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The fixture of the tests/bpf/test_bpf_* binaries: a private, unpinned
+ * The fixture of the tests/bpf/test_bpf_* binaries (and of
+ * tests/check/test_bpf_check_cost): a private, unpinned
  * instance of the real object per test under the model clock, a packet
  * run through its XDP or TC program, and readers of the counters and
  * rules the program and the loader wrote.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The fixture of the tests/bpf/test_redis_* binaries: two private
+ * The fixture of the tests/redis/test_redis_* binaries: two private
  * model-clock instances of the real object, A (node 1) and B (node 2),
  * with the same rules, each with the real sync engine over the Redis
  * backend, and a server of the test's own on a free port (started and

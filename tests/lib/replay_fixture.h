@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The fixture of the tests/bpf/test_replay_* binaries: one private
+ * The fixture of the tests/replay/test_replay_* binaries: one private
  * model-clock instance of the real object for the group, rules described
  * and applied by a struct rule_cfg, traces replayed through it with
  * sl_replay_run() into a struct run, and the checks the groups share.

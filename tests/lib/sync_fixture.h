@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The fixture of the tests/bpf/test_sync_* binaries: two private
+ * The fixture of the tests/sync/test_sync_* binaries: two private
  * model-clock instances of the real object, A (node 1) and B (node 2),
  * with the same rule file and a sync engine each; clients, packets
  * through A or B, the peer view B builds, and the datagrams A's engine

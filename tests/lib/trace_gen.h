@@ -2,7 +2,7 @@
 /*
  * Random request traces and the exact sliding log, shared by the host tests
  * of the algorithm (tests/unit/test_algo.c) and the replay tests through the
- * real BPF object (tests/bpf/test_replay_*.c), so that both run the very same
+ * real BPF object (tests/replay/test_replay_*.c), so that both run the very same
  * generators and reference.
  *
  * A trace is a list of requests (time in ms, CPU) in non-decreasing time.

@@ -106,13 +106,15 @@ tap_check() {		# DESC CMD... : ok when CMD exits 0
 	fi
 }
 
-tap_elapsed() {		# START LIMIT: the run took at most LIMIT seconds
-	local e=$((SECONDS - $1))
-	if [ "$e" -le "$2" ]; then
-		tap_ok "the whole run took ${e}s (at most $2)"
-	else
-		tap_fail "the whole run took ${e}s (at most $2)"
-	fi
+# tap_elapsed START BUDGET: say how long the run took against the time it
+# is meant to take. A diagnostic, not a check: a wall-clock time says as
+# much about the machine's other load (tests/run.sh runs several files at
+# once) as about the test, and a check that fails on a busy machine
+# proves nothing. tests/run.sh prints each file's time and the total.
+tap_elapsed() {
+	local e=$((SECONDS - $1)) over=""
+	[ "$e" -le "$2" ] || over=", over it"
+	echo "# the whole run took ${e}s (budget ${2}s${over})"
 }
 
 # pins_gone: "gone" when this run's bpffs holds no slicelimit pins

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * Host tests of the `sliding` algorithm (include/sl_algo.h) and the client
  * key (include/sl_key.h). A small simulator decides every request as the

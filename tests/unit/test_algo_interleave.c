@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * Two CPUs on one sliding state (include/sl_algo.h), interleaved where a
  * stall costs: between a CPU's reads of the state and a compare-and-swap

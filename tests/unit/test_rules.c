@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * Host unit tests of the rule file parser and validator (user/rules/file.c)
  * and the shared parsers in user/core/common.c. Every problem of a file must be

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * The `sliding` state's running total (include/sl_algo.h) against the
  * full sum it replaces. Random traces at realistic clocks (today's TAI

@@ -102,7 +102,8 @@ static int view_from_reply(const struct sl_check_reply *r,
 /* Checks of one client are serialised: two concurrent checks for a
  * client's last unit must not both pass, and in the kernel two decisions
  * of one client's shared state taken at the same instant on two CPUs can
- * both take it (include/sl_algo.h). Checks of other clients run at the
+ * both take it (docs/ACCURACY.md, "Why no accept is lost to another
+ * CPU"). Checks of other clients run at the
  * same time on other threads (BPF_PROG_TEST_RUN is the caller's own run);
  * packets on other CPUs keep the kernel's own allowance of one unit per
  * CPU beyond the first. A counting check is one bpf() call: the program

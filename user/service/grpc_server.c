@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -471,6 +472,13 @@ static void conn_accept(struct sl_grpc_server *g, struct listener *l)
 			close(fd);
 			continue;
 		}
+		/* an answer is several small frames, each its own send: with
+		 * Nagle's wait on the client's delayed ACK, every call after
+		 * the first on a connection took tens of milliseconds
+		 */
+		if (l->tcp)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 },
+				   sizeof(int));
 		c->g = g;
 		c->l = l;
 		c->fd = fd;

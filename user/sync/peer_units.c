@@ -250,6 +250,8 @@ static __u64 bucket_room(const struct peer_units *r,
 
 	for (j = 0; j < SL_PEER_SLOTS; j++) {
 		k = top - j;
+		if ((__s32)(slice - k) > 0 && (__u32)(slice - k) > slice64)
+			break;	/* before the clock's first slice */
 		/* a slice the ring holds (the slot an entry ahead takes over
 		 * holds an older one, held < 0 then)
 		 */

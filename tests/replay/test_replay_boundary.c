@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: replay_fixture */
 /*
  * A burst on each side of a window boundary: fixed takes 2 L into one
  * window, sliding at most 1.1 L.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: sync_fixture instance_fixture */
 /*
  * What B merges from A's datagrams: the peer view sums to what A accepted
  * (on one CPU or two) and B accepts exactly limit - N more; the same

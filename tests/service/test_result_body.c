@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * Host unit tests of the HTTP API's result body (user/service/result_body.c):
  * the fast path writes the very bytes json-c writes, for keys made of every

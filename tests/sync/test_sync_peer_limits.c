@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: sync_fixture instance_fixture */
 /*
  * A configured peer (one holding its own secret key: a compromised node)
  * can do no more than a node can: datagrams sealed for B with its pair's

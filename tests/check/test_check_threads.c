@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: instance_fixture */
 /*
  * The HTTP API's checker (user/service/check_local.c) from many threads at
  * once, through the real BPF object (sl_check by BPF_PROG_TEST_RUN, private

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: redis_fixture redis_fake instance_fixture */
 /*
  * The Redis sync backend's URL forms (user/sync/redis.c), without a
  * server (tests/lib/redis_fixture.h).

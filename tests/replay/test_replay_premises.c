@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: replay_fixture */
 /*
  * Two premises of the algorithms: a new client is counted from its
  * first request, and the ring of slices of sliding-plain and

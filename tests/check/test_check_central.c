@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * The check API's central store client (user/service/check_central.c) against a
  * fake Redis in a thread, for the replies a real one does not give: the

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * Host unit tests of the table of what each peer reported per client
  * (user/sync/peer_units.c), against a peer view in memory merged by the

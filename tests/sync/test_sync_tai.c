@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: sync_fixture instance_fixture */
 /*
  * At today's TAI time a 1 s window syncs too (its peer slice numbers are
  * past 2^32).

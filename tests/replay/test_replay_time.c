@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: replay_fixture */
 /*
  * Time as an input: every algorithm through the real BPF object at the
  * clock values a host meets, checked against its exact model and its own

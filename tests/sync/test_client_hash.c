@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * Host unit tests of the sync engine's client table hash
  * (user/sync/client_hash.c): addresses chosen to share one bucket of an

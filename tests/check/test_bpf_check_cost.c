@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: bpf_fixture pkt_builder instance_fixture */
 /*
  * Checks that cost more than one unit, through the real sl_check program
  * (BPF_PROG_TEST_RUN of a struct sl_check_req carrying the units, model

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: sync_fixture instance_fixture */
 /*
  * sliding-log, sliding-counter and token-bucket count across nodes too:
  * B's kernel accepts limit - N after A's N log entries; the counter

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: sync_fixture instance_fixture */
 /*
  * What A's engine collects and sends: a slice opened during the walk is
  * sent once, a restart sends what was accepted meanwhile, a round without

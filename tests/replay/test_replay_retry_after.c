@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: replay_fixture */
 /*
  * Retry-After of every algorithm: after a reject at t with
  * retry_after_ms R, a request at t + R is accepted and one at t + R - 1

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: none */
 /*
  * Host unit tests of the sync wire format (user/sync/wire.c): what a node
  * accepts from the network. Expectations come from the layout table in

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: instance_fixture */
 /*
  * /metrics counts the client states with batched lookups
  * (user/service/metrics.c, through core/aggregate.c), not one

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: replay_fixture */
 /*
  * Properties of `sliding` over random traces: compliant traces (filtered
  * through the exact log) are never rejected; raw traces never get more

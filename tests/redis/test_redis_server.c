@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: redis_fixture redis_fake instance_fixture */
 /*
  * The Redis sync backend (user/sync/redis.c) between two nodes through a
  * redis-server of the test's own (tests/lib/redis_fixture.h); what a node

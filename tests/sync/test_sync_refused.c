@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: sync_fixture instance_fixture */
 /*
  * Datagrams B refuses, counts, and leaves its view as it was: an older
  * incarnation, its own node id (no peer of its own), future-dated, stale

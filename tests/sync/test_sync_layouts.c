@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* fixtures: sync_fixture instance_fixture */
 /*
  * The layouts other than delayed-sync: split-quota makes one node accept
  * limit / nodes; predictive projects the peers' last round forward;
