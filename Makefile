@@ -197,6 +197,19 @@ ifneq ($(GUARD_WRONG),)
 $(error include guard not named for its file (FILE:EXPECTED): $(GUARD_WRONG))
 endif
 
+# The layers of user/, lowest first (docs/ARCHITECTURE.md): a folder
+# includes only the folders before it in this list, so a lower layer
+# never reaches up into one built on it.
+USER_LAYERS := core rules sync service replay cli
+LAYERS_UP := $(shell set -- $(USER_LAYERS); \
+	while [ $$# -gt 1 ]; do \
+		d=$$1; shift; up=$$(echo "$$@" | tr ' ' '|'); \
+		grep -HnE "^$(HASH)include \"($$up)/" user/$$d/*.[ch] | cut -d: -f1,2; \
+	done)
+ifneq ($(LAYERS_UP),)
+$(error an include points up a layer of user/ ($(USER_LAYERS), lowest first): $(LAYERS_UP))
+endif
+
 $(BUILD)/version-stamp: FORCE | $(BUILD)
 	$(Q)echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' >$@
 
