@@ -1083,8 +1083,9 @@ static bool first_time(struct peer_seen *p, __u64 incarnation, __u64 seq)
  * in which a real node accepts at most entry_cap: a window for the sums
  * and the counter (no verdict passes more than the limit in one; units
  * are dated by their earliest accept, so the units a peer dates within a
- * window were accepted within it); for a bucket, the span the view counts
- * its units over (its capacity plus the refill of that span, entry_cap).
+ * window were accepted within it); for a bucket, the ring of slices the
+ * view counts its units over (the cap grows by the refill since each of
+ * those slices began: peer_units_room).
  * A peer's units count against it while the view's slot of their slice
  * is dated within it (peer_units_counted), so the next period starts
  * fresh.
