@@ -57,14 +57,20 @@ static unsigned command_kind(const char *cmd)
 	       SL_LISTS_ALLOW : SL_LISTS_BLOCK;
 }
 
-/* ARG as a prefix, or a usage error (the exit code) in the command's
- * words.
+/* The command's one operand, after its options, as a prefix; or a usage
+ * error (the exit code) in the command's words.
  */
-static int prefix_arg(const char *help, const char *arg, struct sl_addr *addr,
-		      unsigned *len128)
+static int prefix_arg(const char *help, int argc, char **argv,
+		      struct sl_addr *addr, unsigned *len128)
 {
-	int err = sl_parse_prefix(arg, addr, len128);
+	const char *arg;
+	int err;
 
+	if (optind != argc - 1)
+		return sl_usage_error(help, "%s needs one address or prefix",
+				      argv[0]);
+	arg = argv[optind];
+	err = sl_parse_prefix(arg, addr, len128);
 	if (err == -EDOM)
 		return sl_usage_error(help,
 			"'%s' has bits set past its prefix length", arg);
@@ -74,6 +80,9 @@ static int prefix_arg(const char *help, const char *arg, struct sl_addr *addr,
 	return 0;
 }
 
+/* The live instance's maps, with the writers' lock held: 0, or -1 with
+ * the lock released (the error said).
+ */
 static int open_lists(struct sl_maps *m)
 {
 	struct sl_rule *rules = NULL;
@@ -81,9 +90,19 @@ static int open_lists(struct sl_maps *m)
 	unsigned nr;
 	int err;
 
+	if (sl_writer_lock())
+		return -1;
 	err = sl_open_live(m, &rules, &nr, &cfg);
 	free(rules);
-	return err;
+	if (err)
+		sl_writer_unlock();
+	return err ? -1 : 0;
+}
+
+static void close_lists(struct sl_maps *m)
+{
+	sl_maps_close(m);
+	sl_writer_unlock();
 }
 
 static void print_change(const char *what, unsigned kind,
@@ -118,7 +137,10 @@ static void print_change(const char *what, unsigned kind,
 	printf("\n");
 }
 
-/* block and allow: OPTS is the command's own table (--for, --reason). */
+/* block and allow: OPTS is the command's own table (--for, --reason),
+ * each written in its command's function, where slicelimit.8's check
+ * (tests/netns/test_man.sh) finds a command's options.
+ */
 static int list_add(int argc, char **argv, const struct option *opts)
 {
 	unsigned kind = command_kind(argv[0]), len128;
@@ -149,24 +171,16 @@ static int list_add(int argc, char **argv, const struct option *opts)
 			return sl_usage(block_help, c != 'h');
 		}
 	}
-	if (optind != argc - 1)
-		return sl_usage_error(block_help, "%s needs one address or prefix",
-				      argv[0]);
-	err = prefix_arg(block_help, argv[optind], &addr, &len128);
+	err = prefix_arg(block_help, argc, argv, &addr, &len128);
 	if (err)
 		return err;
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_writer_lock())
+	if (open_lists(&m))
 		return SL_EXIT_FAIL;
-	if (open_lists(&m)) {
-		sl_writer_unlock();
-		return SL_EXIT_FAIL;
-	}
 	now = sl_now_tai_ms();
 	err = sl_list_add(&m, kind, &addr, len128, for_ms, reason, now);
-	sl_maps_close(&m);
-	sl_writer_unlock();
+	close_lists(&m);
 	if (err) {
 		pr_error("cannot put %s on the %s list: %s%s", argv[optind],
 			 sl_list_name(kind), strerror(-err),
@@ -215,23 +229,15 @@ static int list_remove(int argc, char **argv)
 
 	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
 		return sl_usage(unblock_help, c != 'h');
-	if (optind != argc - 1)
-		return sl_usage_error(unblock_help, "%s needs one address or prefix",
-				      argv[0]);
-	err = prefix_arg(unblock_help, argv[optind], &addr, &len128);
+	err = prefix_arg(unblock_help, argc, argv, &addr, &len128);
 	if (err)
 		return err;
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_writer_lock())
+	if (open_lists(&m))
 		return SL_EXIT_FAIL;
-	if (open_lists(&m)) {
-		sl_writer_unlock();
-		return SL_EXIT_FAIL;
-	}
 	err = sl_list_remove(&m, kind, &addr, len128);
-	sl_maps_close(&m);
-	sl_writer_unlock();
+	close_lists(&m);
 	if (err == -ENOENT) {
 		pr_error("%s is not on the %s list", argv[optind],
 			 sl_list_name(kind));
@@ -276,12 +282,8 @@ int do_lists(int argc, char **argv)
 		return sl_usage_error(lists_help, "lists takes no arguments");
 	if (sl_args_only)
 		return SL_EXIT_OK;
-	if (sl_writer_lock())
+	if (open_lists(&m))
 		return SL_EXIT_FAIL;
-	if (open_lists(&m)) {
-		sl_writer_unlock();
-		return SL_EXIT_FAIL;
-	}
 	now = sl_now_tai_ms();
 	offset = now - sl_now_real_ms();
 	/* what ended goes now, so that the tries do not fill with it */
@@ -290,8 +292,7 @@ int do_lists(int argc, char **argv)
 		err = sl_list_read(&m, now, &items, &nr);
 	if (!err)
 		err = sl_list_stats_read(&m, &ls);
-	sl_maps_close(&m);
-	sl_writer_unlock();
+	close_lists(&m);
 	if (err) {
 		pr_error("cannot read the lists: %s", strerror(-err));
 		free(items);
