@@ -54,7 +54,7 @@ VERSION_DEFS   := $(if $(SL_VERSION),-DSL_VERSION='"$(SL_VERSION)"') \
 
 BPF_OBJ    := $(BUILD)/slicelimit.bpf.o
 SKEL       := $(BUILD)/slicelimit.skel.h
-BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/*.h)
+BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/*.h include/*/*.h)
 
 # user/ is one folder per role (docs/ARCHITECTURE.md); its includes name
 # the folder ("core/loader.h"), from -Iuser.
@@ -145,7 +145,7 @@ $(BUILD)/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(BUILD)/proto -c $< -o $@
 
-$(BUILD)/user/%.o: user/%.c $(SKEL) $(PROTO_HDRS) $(USER_HDRS) $(wildcard include/*.h)
+$(BUILD)/user/%.o: user/%.c $(SKEL) $(PROTO_HDRS) $(USER_HDRS) $(wildcard include/*.h include/*/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -179,6 +179,7 @@ $(patsubst user/%.c,$(BUILD)/user/%.o,$(LUA_USERS)): $(LUA_HDRS)
 # header cannot keep a stale guard and no two headers (a BPF one and a
 # userspace one of the same name) share one: bpf/NAME.h is SL_BPF_NAME_H,
 # include/sl_NAME.h is SL_NAME_H (include/NAME.h: SL_NAME_H),
+# include/DIR/NAME.h is SL_DIR_NAME_H,
 # user/DIR/NAME.h is SL_DIR_NAME_H. The #ifndef and the #define must both
 # name it.
 GUARD_HDRS := $(BPF_HDRS) $(USER_HDRS)
@@ -187,6 +188,7 @@ GUARD_WRONG := $(shell for f in $(GUARD_HDRS); do \
 	n=$$(basename $$f .h); \
 	case $$f in \
 	(bpf/*) g=SL_BPF_$$n ;; \
+	(include/*/*) d=$${f$(HASH)include/}; g=SL_$${d%%/*}_$$n ;; \
 	(include/*) g=SL_$${n$(HASH)sl_} ;; \
 	(user/*) d=$${f$(HASH)user/}; g=SL_$${d%%/*}_$$n ;; \
 	esac; \
@@ -232,7 +234,7 @@ TEST_CFLAGS := $(CFLAGS) -Itests/lib
 test_lib      = $(patsubst %,$(BUILD)/tests/lib/%.o,$(1))
 test_fixtures = $(shell sed -n '2s|^/\* fixtures: \(.*\) \*/$$|\1|p' $(1))
 
-$(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h tests/lib/*.h)
+$(BUILD)/tests/lib/%.o: tests/lib/%.c $(SKEL) $(USER_HDRS) $(wildcard include/*.h include/*/*.h tests/lib/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
@@ -460,7 +462,7 @@ $(FUZZ_DIR)/obj/proto/%.pb-c.o: $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(BUILD)/proto -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(PROTO_HDRS) $(USER_HDRS) $(wildcard include/*.h)
+$(FUZZ_DIR)/obj/%.o: user/%.c $(SKEL) $(PROTO_HDRS) $(USER_HDRS) $(wildcard include/*.h include/*/*.h)
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@

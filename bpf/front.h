@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The front cache: a flow whose packet the exact path just dropped under
- * a cached block (bpf/limit.h) is decided again by one per-CPU array
+ * a cached block (bpf/block.h) is decided again by one per-CPU array
  * lookup, before classification, for as long as that block holds.
  *
  * An entry is the flow as classification and the client key read it

@@ -133,7 +133,7 @@ struct {
 } sl_list_stats SEC(".maps");
 
 /* One state per client, shared by every CPU and written only on accept
- * (see include/sl_algo.h). Sized by the loader to hold --clients
+ * (see include/algo/common.h). Sized by the loader to hold --clients
  * (default SL_DEFAULT_CLIENTS) with room for the free entries each CPU
  * keeps (sl_client_table_entries()).
  */
@@ -254,7 +254,7 @@ struct {
 	__type(value, struct sl_front_cache);
 } sl_front SEC(".maps");
 
-/* Written by the service only: the sync layout (include/sl_peer.h). */
+/* Written by the service only: the sync layout (include/peer/view.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

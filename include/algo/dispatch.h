@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one dispatch by algorithm: which state a rule keeps, and its
+ * tally, charge, peer tally and sync pieces, each picking the algorithm's
+ * own functions (include/algo/NAME.h). Adding an algorithm is its header
+ * and one line in each switch here (and bpf/state.h's map choice).
+ */
+#ifndef SL_ALGO_DISPATCH_H
+#define SL_ALGO_DISPATCH_H
+
+#include "algo/sliding.h"
+#include "algo/sliding_plain.h"
+#include "algo/fixed.h"
+#include "algo/sliding_counter.h"
+#include "algo/token_bucket.h"
+#include "algo/sliding_log.h"
+#include "peer/view.h"
+
+/* ---- dispatch ---- */
+
+/* Algorithms whose state is a ring of slices (sl_clients_plain). */
+SL_INLINE int sl_uses_slots(__u32 algorithm)
+{
+	return algorithm == SL_ALGO_SLIDING_PLAIN ||
+	       algorithm == SL_ALGO_SLIDING_COUNTER;
+}
+
+/* Bytes of one CPU's state of a client, by algorithm (its map's value). */
+SL_INLINE __u32 sl_state_size(__u32 algorithm)
+{
+	switch (algorithm) {
+	case SL_ALGO_SLIDING_PLAIN:
+	case SL_ALGO_SLIDING_COUNTER:
+		return sizeof(struct sl_client_plain);
+	case SL_ALGO_SLIDING_LOG:
+		return sizeof(struct sl_client_log);
+	default:
+		return sizeof(struct sl_client);
+	}
+}
+
+/* Each map's state has its own tally and charge, so that the kernel calls
+ * the one that matches the map it looked up (the verifier checks every
+ * access against that map's value size); sl_tally_add() and sl_charge()
+ * pick by algorithm for userspace.
+ */
+
+/* sl_clients: sliding, fixed, token-bucket. */
+SL_INLINE void sl_client_tally(struct sl_tally *t, const struct sl_client *c,
+			       const struct sl_params *p, __u64 now_ms)
+{
+	if (!sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+		return;
+	switch (p->algorithm) {
+	case SL_ALGO_FIXED:
+		sl_fixed_tally(t, c, p, now_ms);
+		break;
+	case SL_ALGO_TOKEN_BUCKET:
+		sl_bucket_tally(t, c, p, now_ms);
+		break;
+	default:
+		sl_sliding_tally(t, c, p, now_ms);
+		break;
+	}
+}
+
+SL_INLINE void sl_plain_slot_tally(struct sl_tally *t,
+				   const struct sl_slot *s,
+				   const struct sl_params *p,
+				   const struct sl_slot_walk *w)
+{
+	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
+		sl_counter_tally_slot(t, s, p, w);
+	else
+		sl_plain_tally_slot(t, s, p, w);
+}
+
+#ifndef __BPF__
+SL_INLINE void sl_client_plain_tally(struct sl_tally *t,
+				     const struct sl_client_plain *c,
+				     const struct sl_params *p, __u64 now_ms)
+{
+	struct sl_slot_walk w;
+	int i;
+
+	if (!sl_hdr_tally(t, (const struct sl_client_hdr *)c, p, now_ms))
+		return;
+	sl_slot_walk_init(&w, p, now_ms);
+	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++)
+		sl_plain_slot_tally(t, &c->slot[i], p, &w);
+}
+#endif
+
+/* After the last tally: algorithms whose verdict is not a plain sum turn
+ * their sums into `used` here.
+ */
+SL_INLINE void sl_tally_finish(struct sl_tally *t, const struct sl_params *p,
+			       __u64 now_ms)
+{
+	if (p->algorithm == SL_ALGO_SLIDING_COUNTER)
+		sl_counter_finish(t, p, now_ms);
+	else if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		sl_bucket_finish(t, p, now_ms);
+}
+
+/* Account an accepted request of `units` in the client's state; `t` is the
+ * (finished) tally the decision was made on. Returns false if the accept
+ * no longer fits (token-bucket: another CPU took the tokens since the
+ * tally): nothing is charged, and the request is over the limit.
+ */
+SL_INLINE int sl_client_charge(struct sl_client *c, const struct sl_params *p,
+			       const struct sl_tally *t, __u64 now_ms,
+			       __u32 units)
+{
+	__u64 last = SL_LOAD(c->last_ms);
+	int idle = sl_idle_since(last, p, now_ms);
+
+	switch (p->algorithm) {
+	case SL_ALGO_FIXED:
+		sl_fixed_charge(c, p, now_ms, units, idle);
+		break;
+	case SL_ALGO_TOKEN_BUCKET:
+		if (!sl_bucket_charge(c, p, t, now_ms, units))
+			return 0;
+		sl_bucket_charge_slots(c, p, now_ms, units);
+		break;
+	default:
+		/* one CPU restarts an idle state: the one whose swap moves its
+		 * last accept from the idle value it read to now
+		 */
+		sl_sliding_charge(c, p, t, now_ms, units,
+				  idle && SL_CAS(&c->last_ms, last, now_ms) == last,
+				  last);
+		break;
+	}
+	sl_hdr_charge((struct sl_client_hdr *)c, p, now_ms, units);
+	return 1;
+}
+
+#ifndef __BPF__
+SL_INLINE void sl_tally_add(struct sl_tally *t, const void *state,
+			    const struct sl_params *p, __u64 now_ms)
+{
+	if (sl_uses_slots(p->algorithm))
+		sl_client_plain_tally(t, state, p, now_ms);
+	else if (p->algorithm == SL_ALGO_SLIDING_LOG)
+		sl_client_log_tally(t, state, p, now_ms);
+	else
+		sl_client_tally(t, state, p, now_ms);
+}
+
+SL_INLINE int sl_charge(void *state, const struct sl_params *p,
+			const struct sl_tally *t, __u64 now_ms, __u32 units)
+{
+	if (sl_uses_slots(p->algorithm))
+		return sl_client_plain_charge(state, p, now_ms, units);
+	if (p->algorithm == SL_ALGO_SLIDING_LOG)
+		return sl_client_log_charge(state, p, now_ms);
+	return sl_client_charge(state, p, t, now_ms, units);
+}
+#endif
+
+/* ---- userspace ---- */
+
+#ifndef __BPF__
+/* What counts of a client's state (a value of its algorithm's table). */
+SL_INLINE void sl_tally_state(struct sl_tally *t, const void *state,
+			      const struct sl_params *p, __u64 now_ms)
+{
+	sl_tally_init(t);
+	sl_tally_add(t, state, p, now_ms);
+	sl_tally_finish(t, p, now_ms);
+}
+#endif
+
+/* ---- peer view ---- */
+
+/* The slice length peers exchange a rule's units in: both ends and the
+ * kernel must agree, so it is a function of the rule alone.
+ */
+SL_INLINE __u64 sl_peer_slice_of(const struct sl_params *p)
+{
+	if (sl_peer_counter_exact(p))
+		return p->slice_ms;
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return sl_bucket_slice_ms(p);
+	return sl_peer_slice_ms(p->window_ms);
+}
+
+/* How long after its start a peer slice can still count: a window; the
+ * counter's weighted slice one slice more; a bucket's whole horizon.
+ */
+SL_INLINE __u64 sl_peer_keep_ms(const struct sl_params *p)
+{
+	if (sl_peer_counter_exact(p))
+		return ((__u64)sl_plain_slices(p) + 1) * p->slice_ms;
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return SL_PEER_SLOTS * sl_bucket_slice_ms(p);
+	return p->window_ms;
+}
+
+/* The peers' part of any algorithm's tally; `own` is the node's state
+ * (sl_clients) for token-bucket, else unused and may be NULL.
+ */
+SL_INLINE __u64 sl_peer_tally_algo(struct sl_tally *t,
+				   const struct sl_peer_view *v,
+				   const struct sl_client *own,
+				   const struct sl_params *p,
+				   const struct sl_sync_conf *sc,
+				   __u64 now_ms)
+{
+	if (sl_peer_counter_exact(p))
+		return sl_peer_tally_counter(t, v, p, sc, now_ms);
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET)
+		return sl_peer_tally_bucket(t, v, own, p, sc, now_ms);
+	return sl_peer_tally(t, v, p, sc, now_ms);
+}
+
+#ifndef __BPF__
+/* The slices of a client's state: (start_ms, units) of what
+ * still counts at now_ms, for the sender. sliding: each live record, from
+ * its first accept; sliding-plain and sliding-counter: each slot, from its
+ * slice start (the counter's weighted slice too); fixed: the window, and
+ * the one before, from its start; sliding-log: each accept, at its time; token-bucket: the own
+ * units of each peer slice in the horizon, from its start.
+ */
+typedef void (*sl_piece_fn)(void *ctx, __u64 start_ms, __u32 units);
+
+SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
+			       __u64 now_ms, sl_piece_fn fn, void *ctx)
+{
+	const struct sl_client_hdr *h = state;
+	int i;
+
+	if (sl_client_idle(h, p, now_ms))
+		return;
+	/* a bucket idle for a refill may still have slices in its horizon;
+	 * not sending them (a first round after a start) only undercounts
+	 */
+	if (p->algorithm == SL_ALGO_TOKEN_BUCKET) {
+		const struct sl_client *c = state;
+		__u64 ps = sl_bucket_slice_ms(p);
+		__u32 d = now_ms / ps;
+
+		for (i = 0; i < SL_BUCKET_SLOTS; i++) {
+			__u32 back = d - c->bucket.slot[i].slice;
+
+			if (c->bucket.slot[i].count && back < SL_BUCKET_SLOTS)
+				fn(ctx, (now_ms / ps - back) * ps,
+				   c->bucket.slot[i].count);
+		}
+		return;
+	}
+	if (p->algorithm == SL_ALGO_SLIDING) {
+		const struct sl_client *c = state;
+
+		__u64 ps = sl_peer_slice_ms(p->window_ms);
+
+		/* a record that left the window since the last round may
+		 * have gained units before it left: it is sent while its
+		 * slice has its own slot (what it gained goes out with a
+		 * later start, sl_bounded_start)
+		 */
+		for (i = 0; i < SL_RECORDS; i++) {
+			__u64 first = now_ms - sl_record_age(&c->rec[i],
+							     now_ms);
+
+			if (c->rec[i].count &&
+			    (sl_record_live(&c->rec[i], p, now_ms) ||
+			     now_ms / ps - first / ps < SL_PEER_SLOTS))
+				fn(ctx, first, c->rec[i].count);
+		}
+	} else if (sl_uses_slots(p->algorithm)) {
+		const struct sl_client_plain *c = state;
+		__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
+
+		/* the exact counter weighs the slice before the window */
+		if (sl_peer_counter_exact(p))
+			n++;
+		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
+			__u32 back = sl_u32_since(c->slot[i].slice, d);
+
+			if (c->slot[i].count && back < n)
+				fn(ctx, (now_ms / p->slice_ms - back) *
+					p->slice_ms, c->slot[i].count);
+		}
+	} else if (p->algorithm == SL_ALGO_FIXED) {
+		const struct sl_client *c = state;
+		__u64 w = now_ms / p->window_ms;
+		__u32 back = (__u32)w - c->fixed.slice;	/* wrapping */
+
+		/* the window before too: what it gained since the last
+		 * round may still be inside the sliding window (the sender
+		 * sends only gains; a peer ignores what starts too early)
+		 */
+		if (c->fixed.count && back <= 1)
+			fn(ctx, (w - back) * p->window_ms, c->fixed.count);
+	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
+		const struct sl_client_log *c = state;
+		__u32 at;
+
+		for (at = sl_log_first_live(c, p, now_ms); at != c->accepted;
+		     at++)
+			fn(ctx, now_ms - sl_u32_since(c->stamp_ms[at &
+							(SL_MAX_LOG - 1)],
+						      (__u32)now_ms), 1);
+	}
+}
+#endif
+
+#endif /* SL_ALGO_DISPATCH_H */
