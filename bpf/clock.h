@@ -44,7 +44,7 @@ static __always_inline __u64 sl_now_ms(void)
 }
 
 /* The cache keeps a block's end as SL_CACHE_END_BITS bits (beside a
- * check of the generation that computed it, in one word: bpf/block.h; the
+ * check of the block tag that computed it, in one word: bpf/block.h; the
  * front cache keeps the same bits), compared by wrapping difference: in
  * units of 2^SL_CACHE_SHIFT ns (about a ms) of the monotonic clock, or
  * model ms. The compare is exact while the end is within 2^39 units of

@@ -7,7 +7,7 @@
  * An entry is the flow as classification and the client key read it
  * (addresses, port slot, port, and the SYN bit a rule counting new
  * connections reads), the dropping rule's id, and what the block holds
- * under: its generation (the rules epoch and the sync conf's part), the
+ * under: its block tag (the rules epoch and the sync conf's part), the
  * count of userspace deletions of client states (sl_forgotten), and its
  * end, the state's own. A hit needs all three current and the end still
  * ahead of the cache's clock, exactly the state's own test; it counts the
@@ -61,12 +61,12 @@ static __always_inline __u32 sl_forgotten_now(void)
 	return n ? *n : 0;
 }
 
-/* The generation sl_decide computes its blocks under. */
-static __always_inline __u64 sl_front_generation(const struct sl_config *cfg)
+/* The block tag sl_decide computes its blocks under. */
+static __always_inline __u64 sl_front_block_tag(const struct sl_config *cfg)
 {
 	const struct sl_sync_conf *sc = sl_sync_conf();
 
-	return sl_generation(cfg->rules_epoch, sl_syncs(sc) ? sc : NULL);
+	return sl_block_tag(cfg->rules_epoch, sl_syncs(sc) ? sc : NULL);
 }
 
 /* This CPU's front cache (an array of one: NULL only to the verifier). */
@@ -133,7 +133,7 @@ static __noinline int sl_front_drop(const struct sl_config *cfg,
 	if (!cfg || !fc || !fe)
 		return 0;
 	if (fe->forgotten != sl_forgotten_now() ||
-	    fe->gen != sl_front_generation(cfg) || !sl_cache_before(fe->end)) {
+	    fe->tag != sl_front_block_tag(cfg) || !sl_cache_before(fe->end)) {
 		fe->set = 0;
 		return 0;
 	}
@@ -173,7 +173,7 @@ static __always_inline int sl_front_hit(const struct sl_config *cfg,
  */
 static __always_inline __u64 sl_front_block(const struct sl_rule *rule,
 					    const struct sl_client_key *key,
-					    __u64 gen)
+					    __u64 tag)
 {
 	const struct sl_client_hdr *own;
 	__u64 word;
@@ -193,8 +193,8 @@ static __always_inline __u64 sl_front_block(const struct sl_rule *rule,
 		return 0;
 	word = SL_LOAD(own->blocked_until);
 	if (((__u64)SL_LOAD(own->blocked_epoch) << 32 |
-	     SL_LOAD(own->blocked_sync)) != gen ||
-	    !sl_block_of(word, gen) || !sl_cache_before(word))
+	     SL_LOAD(own->blocked_sync)) != tag ||
+	    !sl_block_of(word, tag) || !sl_cache_before(word))
 		return 0;
 	return word;
 }
@@ -214,7 +214,7 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	struct sl_front_entry *fe;
 	struct sl_client_key key;
 	__u32 forgotten;
-	__u64 gen, word;
+	__u64 tag, word;
 	int quiet;
 
 	if (!cfg || !gs || !fc || pos >= SL_MAX_RULES)
@@ -230,17 +230,17 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	fe = sl_front_entry_of(fc, pkt);
 	/* before the state: a deletion after this read makes the entry old */
 	forgotten = sl_forgotten_now();
-	gen = sl_front_generation(cfg);
+	tag = sl_front_block_tag(cfg);
 	/* a slot another flow holds while its block lasts is left to it:
 	 * flows that share a slot would otherwise each pay a second state
 	 * lookup and a write for every packet of theirs, and hit no more;
 	 * a probe takes it, so that a flow flooding alone gets one
 	 */
-	if (!quiet && fe->set && fe->forgotten == forgotten && fe->gen == gen &&
+	if (!quiet && fe->set && fe->forgotten == forgotten && fe->tag == tag &&
 	    sl_cache_before(fe->end))
 		return;
 	sl_client_key_make(&key, rule, &pkt->src, pkt->dport);
-	word = sl_front_block(rule, &key, gen);
+	word = sl_front_block(rule, &key, tag);
 	if (!word)
 		return;
 	fe->src = pkt->src;
@@ -250,7 +250,7 @@ static __noinline void sl_front_remember(const struct sl_config *cfg,
 	fe->syn = pkt->syn;
 	fe->rule_id = rule->id;
 	fe->forgotten = forgotten;
-	fe->gen = gen;
+	fe->tag = tag;
 	fe->end = word & SL_CACHE_END_MASK;
 	fe->set = 1;
 }

@@ -106,7 +106,7 @@ sl_state_get(const struct sl_client_key *key, const struct sl_params *p,
 static __always_inline int sl_decide_kind(const struct sl_client_key *key,
 					  struct sl_params *p,
 					  const struct sl_sync_conf *sc,
-					  __u64 gen, __u32 units,
+					  __u64 tag, __u32 units,
 					  const int kind)
 {
 	struct sl_client_hdr *own;
@@ -120,7 +120,7 @@ static __always_inline int sl_decide_kind(const struct sl_client_key *key,
 	/* the over-limit path ends here: a lookup and a compare, no write,
 	 * and no exact clock read (bpf/clock.h)
 	 */
-	if (sl_block_holds(own, gen))
+	if (sl_block_holds(own, tag))
 		return SL_OVER;
 
 	/* read once per decision: a new key's admission read it already */
@@ -150,10 +150,10 @@ static __always_inline int sl_decide_kind(const struct sl_client_key *key,
 			if (sc && verdict & SL_ROUND_SPENT &&
 			    sl_bounded_stale_at(sc) < until)
 				until = sl_bounded_stale_at(sc);
-			own->blocked_epoch = gen >> 32;
-			own->blocked_sync = (__u32)gen;
+			own->blocked_epoch = tag >> 32;
+			own->blocked_sync = (__u32)tag;
 			own->blocked_until =
-				sl_block_word(gen, sl_cache_until(rq.now_ms,
+				sl_block_word(tag, sl_cache_until(rq.now_ms,
 								  until));
 		}
 		/* the event's Retry-After: where only the round's room holds
@@ -189,21 +189,21 @@ static __always_inline int sl_decide(const struct sl_client_key *key,
 				     __u32 units)
 {
 	const struct sl_sync_conf *sc;
-	__u64 gen;
+	__u64 tag;
 
 	sc = sl_sync_conf();
 	if (!sl_syncs(sc))
 		sc = NULL;
 	if (sc)
 		sl_layout_params(p, sc);
-	gen = sl_generation(epoch, sc);
+	tag = sl_block_tag(epoch, sc);
 	switch (sl_state_kind(p->algorithm)) {
 	case SL_STATE_PLAIN:
-		return sl_decide_kind(key, p, sc, gen, units, SL_STATE_PLAIN);
+		return sl_decide_kind(key, p, sc, tag, units, SL_STATE_PLAIN);
 	case SL_STATE_LOG:
-		return sl_decide_kind(key, p, sc, gen, units, SL_STATE_LOG);
+		return sl_decide_kind(key, p, sc, tag, units, SL_STATE_LOG);
 	default:
-		return sl_decide_kind(key, p, sc, gen, units, SL_STATE_CLIENT);
+		return sl_decide_kind(key, p, sc, tag, units, SL_STATE_CLIENT);
 	}
 }
 

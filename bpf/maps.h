@@ -244,8 +244,8 @@ struct {
 } sl_forgotten SEC(".maps");
 
 /* The front cache of blocked flows (include/sl_front.h), one per CPU, in
- * the one entry: not pinned, each slot holds only under the generations
- * it names.
+ * the one entry: not pinned, each slot holds only under the block tag
+ * it names (bpf/block.h).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -29,28 +29,6 @@ static const struct sl_client_log sl_zero_log;
  */
 static struct sl_peer_view sl_zero_view;
 
-/* Which client table holds a rule's state: each has its own value type,
- * which the verifier checks every access against, so the state's pointer
- * goes only to the functions of its kind (sl_tally_own, sl_charge_own).
- * sl_decide picks the kind once and the rest of the decision is compiled
- * for each kind apart: a constant, so that the other kinds' calls are not
- * there for the verifier to refuse.
- */
-enum sl_state_kind {
-	SL_STATE_CLIENT = 0,	/* sl_clients: sliding, fixed, token-bucket */
-	SL_STATE_PLAIN = 1,	/* sl_clients_plain: sliding-plain, -counter */
-	SL_STATE_LOG = 2,	/* sl_clients_log: sliding-log */
-};
-
-static __always_inline int sl_state_kind(__u32 algorithm)
-{
-	if (sl_uses_slots(algorithm))
-		return SL_STATE_PLAIN;
-	if (algorithm == SL_ALGO_SLIDING_LOG)
-		return SL_STATE_LOG;
-	return SL_STATE_CLIENT;
-}
-
 /* The client state map of a kind, and its zero state. */
 static __always_inline void *sl_state_map(int kind, const void **zero)
 {
@@ -108,14 +86,16 @@ static long sl_tally_slot(__u32 i, void *data)
 
 /* The client's tally, into `t`, from its state as sl_decide found it:
  * the state is looked up once per decision, and passed down as the map
- * value it is. Global functions (these, and the others below) are
+ * value it is (sl_value_*: the kernel's, over a table's value; the state
+ * functions they call, sl_client_tally and the like, are include/algo's
+ * and know no map). Global functions (these, and the others below) are
  * verified once each, on their own: together they would exceed what the
  * verifier explores in one program. One per table, whose value type the
  * verifier checks the accesses against.
  */
-__noinline int sl_tally_client(const struct sl_client *c,
-			       const struct sl_params *p, __u64 now_ms,
-			       struct sl_tally *t)
+__noinline int sl_value_tally_client(const struct sl_client *c,
+				     const struct sl_params *p, __u64 now_ms,
+				     struct sl_tally *t)
 {
 	if (!c || !p || !t)
 		return -1;
@@ -128,9 +108,9 @@ __noinline int sl_tally_client(const struct sl_client *c,
 /* The slot walk's context holds pointers, not copies: on 6.1 the stack
  * of the whole call chain must fit 512 bytes.
  */
-__noinline int sl_tally_plain(const struct sl_client_plain *c,
-			      const struct sl_params *p, __u64 now_ms,
-			      struct sl_tally *t)
+__noinline int sl_value_tally_plain(const struct sl_client_plain *c,
+				    const struct sl_params *p, __u64 now_ms,
+				    struct sl_tally *t)
 {
 	struct sl_slots_ctx ctx;
 
@@ -148,9 +128,9 @@ __noinline int sl_tally_plain(const struct sl_client_plain *c,
 	return 0;
 }
 
-__noinline int sl_tally_log(const struct sl_client_log *c,
-			    const struct sl_params *p, __u64 now_ms,
-			    struct sl_tally *t)
+__noinline int sl_value_tally_log(const struct sl_client_log *c,
+				  const struct sl_params *p, __u64 now_ms,
+				  struct sl_tally *t)
 {
 	if (!c || !p || !t)
 		return -1;
@@ -165,11 +145,11 @@ static __always_inline void sl_tally_own(void *own, int kind,
 					 __u64 now_ms, struct sl_tally *t)
 {
 	if (kind == SL_STATE_PLAIN)
-		sl_tally_plain(own, p, now_ms, t);
+		sl_value_tally_plain(own, p, now_ms, t);
 	else if (kind == SL_STATE_LOG)
-		sl_tally_log(own, p, now_ms, t);
+		sl_value_tally_log(own, p, now_ms, t);
 	else
-		sl_tally_client(own, p, now_ms, t);
+		sl_value_tally_client(own, p, now_ms, t);
 }
 
 /* A request as the peers' functions weigh it, and as an accept is
@@ -186,27 +166,28 @@ struct sl_request {
  * Returns 1 if charged, 0 if the accept no longer fits (token-bucket:
  * another CPU took the tokens since the tally `t`).
  */
-__noinline int sl_charge_client(struct sl_client *c, const struct sl_params *p,
-				const struct sl_tally *t,
-				const struct sl_request *rq)
+__noinline int sl_value_charge_client(struct sl_client *c,
+				      const struct sl_params *p,
+				      const struct sl_tally *t,
+				      const struct sl_request *rq)
 {
 	if (!c || !p || !t || !rq)
 		return 1;
 	return sl_client_charge(c, p, t, rq->now_ms, rq->units);
 }
 
-__noinline int sl_charge_plain(struct sl_client_plain *c,
-			       const struct sl_params *p,
-			       const struct sl_request *rq)
+__noinline int sl_value_charge_plain(struct sl_client_plain *c,
+				     const struct sl_params *p,
+				     const struct sl_request *rq)
 {
 	if (!c || !p || !rq)
 		return 1;
 	return sl_client_plain_charge(c, p, rq->now_ms, rq->units);
 }
 
-__noinline int sl_charge_log(struct sl_client_log *c,
-			     const struct sl_params *p,
-			     const struct sl_request *rq)
+__noinline int sl_value_charge_log(struct sl_client_log *c,
+				   const struct sl_params *p,
+				   const struct sl_request *rq)
 {
 	if (!c || !p || !rq)
 		return 1;
@@ -219,10 +200,10 @@ static __always_inline int sl_charge_own(void *own, int kind,
 					 const struct sl_request *rq)
 {
 	if (kind == SL_STATE_PLAIN)
-		return sl_charge_plain(own, p, rq);
+		return sl_value_charge_plain(own, p, rq);
 	if (kind == SL_STATE_LOG)
-		return sl_charge_log(own, p, rq);
-	return sl_charge_client(own, p, t, rq);
+		return sl_value_charge_log(own, p, rq);
+	return sl_value_charge_client(own, p, t, rq);
 }
 
 #endif /* SL_BPF_STATE_H */

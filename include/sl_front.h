@@ -37,7 +37,7 @@ struct sl_front_entry {
 	__u16 rule_id;		/* the dropping rule's counters */
 	__u16 pad;
 	__u32 forgotten;	/* sl_forgotten when written */
-	__u64 gen;		/* the block's generation (bpf/block.h) */
+	__u64 tag;		/* the block's tag (bpf/block.h) */
 	__u64 end;		/* the block's end on the cache's clock, its low
 				 * SL_CACHE_END_BITS (bpf/clock.h) */
 };

@@ -327,4 +327,9 @@ SL_INLINE void sl_hdr_charge(struct sl_client_hdr *h,
 	sl_hdr_touch(h, now_ms);
 }
 
+/* What a sync round sends of a client: units whose earliest first accept
+ * was at start_ms, one call per piece (each algorithm's sl_*_pieces).
+ */
+typedef void (*sl_piece_fn)(void *ctx, __u64 start_ms, __u32 units);
+
 #endif /* SL_ALGO_COMMON_H */

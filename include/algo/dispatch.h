@@ -25,6 +25,28 @@ SL_INLINE int sl_uses_slots(__u32 algorithm)
 	       algorithm == SL_ALGO_SLIDING_COUNTER;
 }
 
+/* Which client table holds a rule's state: each has its own value type,
+ * which the verifier checks every access against, so the state's pointer
+ * goes only to the functions of its kind (sl_tally_own, sl_charge_own).
+ * sl_decide picks the kind once and the rest of the decision is compiled
+ * for each kind apart: a constant, so that the other kinds' calls are not
+ * there for the verifier to refuse.
+ */
+enum sl_state_kind {
+	SL_STATE_CLIENT = 0,	/* sl_clients: sliding, fixed, token-bucket */
+	SL_STATE_PLAIN = 1,	/* sl_clients_plain: sliding-plain, -counter */
+	SL_STATE_LOG = 2,	/* sl_clients_log: sliding-log */
+};
+
+SL_INLINE int sl_state_kind(__u32 algorithm)
+{
+	if (sl_uses_slots(algorithm))
+		return SL_STATE_PLAIN;
+	if (algorithm == SL_ALGO_SLIDING_LOG)
+		return SL_STATE_LOG;
+	return SL_STATE_CLIENT;
+}
+
 /* Bytes of one CPU's state of a client, by algorithm (its map's value). */
 SL_INLINE __u32 sl_state_size(__u32 algorithm)
 {
@@ -217,93 +239,32 @@ SL_INLINE __u64 sl_peer_tally_algo(struct sl_tally *t,
 }
 
 #ifndef __BPF__
-/* The slices of a client's state: (start_ms, units) of what
- * still counts at now_ms, for the sender. sliding: each live record, from
- * its first accept; sliding-plain and sliding-counter: each slot, from its
- * slice start (the counter's weighted slice too); fixed: the window, and
- * the one before, from its start; sliding-log: each accept, at its time; token-bucket: the own
- * units of each peer slice in the horizon, from its start.
+/* The slices of a client's state: (start_ms, units) of what still counts
+ * at now_ms, for the sender; each algorithm's own (sl_*_pieces, in its
+ * header) says from when it sends each.
  */
-typedef void (*sl_piece_fn)(void *ctx, __u64 start_ms, __u32 units);
-
 SL_INLINE void sl_state_pieces(const void *state, const struct sl_params *p,
 			       __u64 now_ms, sl_piece_fn fn, void *ctx)
 {
-	const struct sl_client_hdr *h = state;
-	int i;
-
-	if (sl_client_idle(h, p, now_ms))
+	if (sl_client_idle(state, p, now_ms))
 		return;
-	/* a bucket idle for a refill may still have slices in its horizon;
-	 * not sending them (a first round after a start) only undercounts
-	 */
-	if (p->algorithm == SL_ALGO_TOKEN_BUCKET) {
-		const struct sl_client *c = state;
-		__u64 ps = sl_bucket_slice_ms(p);
-		__u32 d = now_ms / ps;
-
-		for (i = 0; i < SL_BUCKET_SLOTS; i++) {
-			__u32 back = d - c->bucket.slot[i].slice;
-
-			if (c->bucket.slot[i].count && back < SL_BUCKET_SLOTS)
-				fn(ctx, (now_ms / ps - back) * ps,
-				   c->bucket.slot[i].count);
-		}
-		return;
-	}
-	if (p->algorithm == SL_ALGO_SLIDING) {
-		const struct sl_client *c = state;
-
-		__u64 ps = sl_peer_slice_ms(p->window_ms);
-
-		/* a record that left the window since the last round may
-		 * have gained units before it left: it is sent while its
-		 * slice has its own slot (what it gained goes out with a
-		 * later start, sl_bounded_start)
-		 */
-		for (i = 0; i < SL_RECORDS; i++) {
-			__u64 first = now_ms - sl_record_age(&c->rec[i],
-							     now_ms);
-
-			if (c->rec[i].count &&
-			    (sl_record_live(&c->rec[i], p, now_ms) ||
-			     now_ms / ps - first / ps < SL_PEER_SLOTS))
-				fn(ctx, first, c->rec[i].count);
-		}
-	} else if (sl_uses_slots(p->algorithm)) {
-		const struct sl_client_plain *c = state;
-		__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
-
-		/* the exact counter weighs the slice before the window */
-		if (sl_peer_counter_exact(p))
-			n++;
-		for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
-			__u32 back = sl_u32_since(c->slot[i].slice, d);
-
-			if (c->slot[i].count && back < n)
-				fn(ctx, (now_ms / p->slice_ms - back) *
-					p->slice_ms, c->slot[i].count);
-		}
-	} else if (p->algorithm == SL_ALGO_FIXED) {
-		const struct sl_client *c = state;
-		__u64 w = now_ms / p->window_ms;
-		__u32 back = (__u32)w - c->fixed.slice;	/* wrapping */
-
-		/* the window before too: what it gained since the last
-		 * round may still be inside the sliding window (the sender
-		 * sends only gains; a peer ignores what starts too early)
-		 */
-		if (c->fixed.count && back <= 1)
-			fn(ctx, (w - back) * p->window_ms, c->fixed.count);
-	} else if (p->algorithm == SL_ALGO_SLIDING_LOG) {
-		const struct sl_client_log *c = state;
-		__u32 at;
-
-		for (at = sl_log_first_live(c, p, now_ms); at != c->accepted;
-		     at++)
-			fn(ctx, now_ms - sl_u32_since(c->stamp_ms[at &
-							(SL_MAX_LOG - 1)],
-						      (__u32)now_ms), 1);
+	switch (p->algorithm) {
+	case SL_ALGO_TOKEN_BUCKET:
+		sl_bucket_pieces(state, p, now_ms, fn, ctx);
+		break;
+	case SL_ALGO_SLIDING:
+		sl_sliding_pieces(state, p, now_ms, fn, ctx);
+		break;
+	case SL_ALGO_SLIDING_PLAIN:
+	case SL_ALGO_SLIDING_COUNTER:
+		sl_plain_pieces(state, p, now_ms, fn, ctx);
+		break;
+	case SL_ALGO_FIXED:
+		sl_fixed_pieces(state, p, now_ms, fn, ctx);
+		break;
+	case SL_ALGO_SLIDING_LOG:
+		sl_log_pieces(state, p, now_ms, fn, ctx);
+		break;
 	}
 }
 #endif

@@ -36,4 +36,22 @@ SL_INLINE void sl_fixed_charge(struct sl_client *c, const struct sl_params *p,
 		    idle ? 0 : sl_max_ahead(p->window_ms));
 }
 
+#ifndef __BPF__
+/* The sync pieces: the window, from its start, and the one before too:
+ * what it gained since the last round may still be inside the sliding
+ * window (the sender sends only gains; a peer ignores what starts too
+ * early).
+ */
+SL_INLINE void sl_fixed_pieces(const struct sl_client *c,
+			       const struct sl_params *p, __u64 now_ms,
+			       sl_piece_fn fn, void *ctx)
+{
+	__u64 w = now_ms / p->window_ms;
+	__u32 back = (__u32)w - c->fixed.slice;	/* wrapping */
+
+	if (c->fixed.count && back <= 1)
+		fn(ctx, (w - back) * p->window_ms, c->fixed.count);
+}
+#endif
+
 #endif /* SL_ALGO_FIXED_H */

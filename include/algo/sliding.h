@@ -77,7 +77,7 @@
  * tests/bpf/test_bpf_cpus.c as before (one unit per CPU per time the
  * count reaches the limit), and bounded's fleet bound, which reads the
  * node's own count through this tally and the records through
- * sl_state_pieces (include/algo/dispatch.h), unchanged.
+ * sl_sliding_pieces (below), unchanged.
  * tests/unit/test_sliding_total.c races threads over one state with the
  * kernel's atomics and checks the model.
  */
@@ -85,6 +85,7 @@
 #define SL_ALGO_SLIDING_H
 
 #include "algo/common.h"
+#include "peer/view.h"
 
 /* ---- sliding ---- */
 
@@ -298,5 +299,29 @@ SL_INLINE void sl_sliding_charge(struct sl_client *c,
 	}
 	SL_ADD(&c->total, units);
 }
+
+#ifndef __BPF__
+/* The sync pieces: each live record, from its first accept. A record that
+ * left the window since the last round may have gained units before it
+ * left: it is sent while its slice has its own peer slot (what it gained
+ * goes out with a later start, sl_bounded_start).
+ */
+SL_INLINE void sl_sliding_pieces(const struct sl_client *c,
+				 const struct sl_params *p, __u64 now_ms,
+				 sl_piece_fn fn, void *ctx)
+{
+	__u64 ps = sl_peer_slice_ms(p->window_ms);
+	int i;
+
+	for (i = 0; i < SL_RECORDS; i++) {
+		__u64 first = now_ms - sl_record_age(&c->rec[i], now_ms);
+
+		if (c->rec[i].count &&
+		    (sl_record_live(&c->rec[i], p, now_ms) ||
+		     now_ms / ps - first / ps < SL_PEER_SLOTS))
+			fn(ctx, first, c->rec[i].count);
+	}
+}
+#endif
 
 #endif /* SL_ALGO_SLIDING_H */

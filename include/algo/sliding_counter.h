@@ -136,4 +136,28 @@ SL_INLINE __u64 sl_peer_tally_counter(struct sl_tally *t,
 	return sl_peer_projected(t, v, sc, now_ms);
 }
 
+#ifndef __BPF__
+/* The sync pieces of sliding-plain and sliding-counter: each slot, from
+ * its slice start; the exact counter's weighted slice before the window
+ * too.
+ */
+SL_INLINE void sl_plain_pieces(const struct sl_client_plain *c,
+			       const struct sl_params *p, __u64 now_ms,
+			       sl_piece_fn fn, void *ctx)
+{
+	__u32 d = now_ms / p->slice_ms, n = sl_plain_slices(p);
+	int i;
+
+	if (sl_peer_counter_exact(p))
+		n++;
+	for (i = 0; i < SL_MAX_PLAIN_SLICES; i++) {
+		__u32 back = sl_u32_since(c->slot[i].slice, d);
+
+		if (c->slot[i].count && back < n)
+			fn(ctx, (now_ms / p->slice_ms - back) * p->slice_ms,
+			   c->slot[i].count);
+	}
+}
+#endif
+
 #endif /* SL_ALGO_SLIDING_COUNTER_H */

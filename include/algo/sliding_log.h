@@ -109,4 +109,19 @@ SL_INLINE int sl_client_log_charge(struct sl_client_log *c,
 	return 1;
 }
 
+#ifndef __BPF__
+/* The sync pieces: each accept in the window, at its time. */
+SL_INLINE void sl_log_pieces(const struct sl_client_log *c,
+			     const struct sl_params *p, __u64 now_ms,
+			     sl_piece_fn fn, void *ctx)
+{
+	__u32 at;
+
+	for (at = sl_log_first_live(c, p, now_ms); at != c->accepted; at++)
+		fn(ctx, now_ms - sl_u32_since(c->stamp_ms[at &
+						(SL_MAX_LOG - 1)],
+					      (__u32)now_ms), 1);
+}
+#endif
+
 #endif /* SL_ALGO_SLIDING_LOG_H */

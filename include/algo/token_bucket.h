@@ -185,4 +185,28 @@ SL_INLINE __u64 sl_peer_tally_bucket(struct sl_tally *t,
 	return sl_peer_projected(t, v, sc, now_ms);
 }
 
+#ifndef __BPF__
+/* The sync pieces: the own units of each peer slice in the horizon, from
+ * its start. A bucket idle for a refill may still have slices in its
+ * horizon; not sending them (a first round after a start) only
+ * undercounts.
+ */
+SL_INLINE void sl_bucket_pieces(const struct sl_client *c,
+				const struct sl_params *p, __u64 now_ms,
+				sl_piece_fn fn, void *ctx)
+{
+	__u64 ps = sl_bucket_slice_ms(p);
+	__u32 d = now_ms / ps;
+	int i;
+
+	for (i = 0; i < SL_BUCKET_SLOTS; i++) {
+		__u32 back = d - c->bucket.slot[i].slice;
+
+		if (c->bucket.slot[i].count && back < SL_BUCKET_SLOTS)
+			fn(ctx, (now_ms / ps - back) * ps,
+			   c->bucket.slot[i].count);
+	}
+}
+#endif
+
 #endif /* SL_ALGO_TOKEN_BUCKET_H */

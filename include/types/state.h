@@ -77,11 +77,11 @@ struct sl_bucket {
 	__u64 blocked_until;	/* cache: over the limit until the low 40	\
 				 * bits, on bpf/clock.h's cache clock (exact	\
 				 * within 2^39 units of now, about 17 years);	\
-				 * the high 24 check the generation's halves	\
+				 * the high 24 check the block tag's halves	\
 				 * below (bpf/block.h) */			\
 	__u32 accepted;		/* units accepted, wrapping */			\
-	__u32 blocked_epoch;	/* the block's generation: rules epoch */	\
-	__u32 blocked_sync;	/* ... and sync conf (sl_generation) */		\
+	__u32 blocked_epoch;	/* the block's tag: rules epoch */		\
+	__u32 blocked_sync;	/* ... and sync conf (sl_block_tag) */		\
 	__u32 current;		/* sliding: open record; log: first valid */	\
 	__u32 event_ms;		/* last drop event sent for this client, u32	\
 				 * ms: wraps every 49.7 days; an event 2^32 ms	\
