@@ -20,6 +20,35 @@ enum {
 	SL_PROMOTED = 4,
 };
 
+/* The newcomers' bucket a key waits in, and in `tag` its tag there; NULL
+ * when the key is to have a state at once (no probation).
+ */
+static __always_inline struct sl_newcomer_bucket *
+sl_admit_bucket(const struct sl_client_key *key,
+		const struct sl_sync_conf *sc, __u32 *tag)
+{
+	const struct sl_newcomer_conf *conf;
+	__u32 idx, zero = 0;
+	__u64 h;
+
+	conf = bpf_map_lookup_elem(&sl_newcomer_conf, &zero);
+	if (!conf || !conf->buckets)
+		return NULL;
+	/* a key the peers count is no one-packet source */
+	if (sl_peer_layout_counts(sc) && bpf_map_lookup_elem(&sl_peer_view, key))
+		return NULL;
+	/* bounded shares the fleet's room by what each node's states hold:
+	 * an accept on probation is in none of them and reaches no peer,
+	 * so a fleet that shares a room gives every key a state at once
+	 */
+	if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->live_nodes > 1)
+		return NULL;
+	h = sl_newcomer_hash(key, conf->seed);
+	idx = sl_newcomer_index(h, conf->buckets);
+	*tag = sl_newcomer_tag(h);
+	return bpf_map_lookup_elem(&sl_newcomers, &idx);
+}
+
 /* Admission of a key the client tables do not hold (include/
  * sl_newcomer.h), at first_out->now_ms (the packet's clock, read once by
  * the caller): SL_ACCEPT, its first packet accepted on probation; or
@@ -36,36 +65,20 @@ __noinline int sl_admit(const struct sl_client_key *key_arg,
 {
 	struct sl_client_key key_copy;
 	const struct sl_client_key *key = &key_copy;
-	const struct sl_newcomer_conf *conf;
 	struct sl_newcomer_bucket *b;
 	struct sl_global_stats *gs;
 	__u32 first_tag = 0, first_units = 0;
 	__u64 first_ms = 0;
 	struct sl_tally empty;
-	__u64 h, now_ms;
-	__u32 idx, tag, r, zero = 0;
+	__u64 now_ms;
+	__u32 tag, r;
 	int way, free, fits, written = 0, displaced = 0;
 
 	if (!key_arg || !p || !first_out)
 		return SL_FAIL_OPEN;
 	/* on the stack, as in sl_decide() */
 	key_copy = *key_arg;
-	conf = bpf_map_lookup_elem(&sl_newcomer_conf, &zero);
-	if (!conf || !conf->buckets)
-		goto create;
-	/* a key the peers count is no one-packet source */
-	if (sl_peer_layout_counts(sc) && bpf_map_lookup_elem(&sl_peer_view, key))
-		goto create;
-	/* bounded shares the fleet's room by what each node's states hold:
-	 * an accept on probation is in none of them and reaches no peer,
-	 * so a fleet that shares a room gives every key a state at once
-	 */
-	if (sc && sc->layout == SL_LAYOUT_BOUNDED && sc->live_nodes > 1)
-		goto create;
-	h = sl_newcomer_hash(key, conf->seed);
-	idx = sl_newcomer_index(h, conf->buckets);
-	tag = sl_newcomer_tag(h);
-	b = bpf_map_lookup_elem(&sl_newcomers, &idx);
+	b = sl_admit_bucket(key, sc, &tag);
 	if (!b)
 		goto create;
 	sl_tally_init(&empty);

@@ -262,6 +262,112 @@ static __noinline int sl_headers_cut(void *data, void *data_end, __u32 len)
 	       data_end - data < len;
 }
 
+/* The parse result sl_run decides on: headers past what the program can
+ * read at all (the TC entry has made all it can readable) are a chain too
+ * long, and a first fragment cut before its ports is decided like a
+ * later one: its ports are where the program cannot see them.
+ */
+static __always_inline int sl_run_parse(void *data, void *data_end,
+					__u32 len, struct sl_packet *pkt)
+{
+	int ret = sl_parse(data, data_end, pkt);
+
+	if (ret == SL_PARSE_TRUNCATED && data_end - data < len)
+		ret = SL_PARSE_LONG_CHAIN;
+	if (ret == SL_PARSE_TRUNCATED && pkt->frag == SL_FRAG_FIRST) {
+		pkt->frag = SL_FRAG_LATER;
+		ret = SL_PARSE_FRAGMENT;
+	}
+	return ret;
+}
+
+/* The chain of rules from the first that matches, at position `first`:
+ * the verdict, with a dropped flow remembered in the front cache and a
+ * counted fragment's drop in sl_frags.
+ */
+static __always_inline int sl_run_chain(const struct sl_config *cfg,
+					struct sl_packet *pkt,
+					const struct sl_bitmap *ports,
+					int first, __u32 len)
+{
+	int verdict;
+	__u64 at;
+
+	/* the rule's position and the length in one register across the
+	 * call: the entry's frame, on the deepest call chain, holds no
+	 * spill for them (the barrier keeps the compiler from splitting it)
+	 */
+	at = (__u64)first << 32 | len;
+	__asm__ volatile("" : "+r"(at));
+	verdict = sl_apply_rule(cfg, pkt, at >> 32, (__u32)at);
+	__asm__ volatile("" : "+r"(at));
+	if (verdict == SL_DROP) {
+		if (pkt->frag == SL_FRAG_NONE)
+			sl_front_remember(cfg, pkt, at >> 32);
+	} else if (verdict & SL_CONTINUE) {
+		verdict = sl_run_rules(cfg, pkt, ports, (__u32)at,
+				       (at >> 32) + 1);
+	} else {
+		verdict = SL_PASS;
+	}
+	if (verdict == SL_DROP && pkt->counted)
+		sl_frag_dropped(pkt);
+	return verdict;
+}
+
+/* The rules' verdict on a packet whose shape they decide (sl_run):
+ * `ports` the rules an orphan fragment can meet, NULL to classify it by
+ * its port slot.
+ */
+static __always_inline int sl_run_decide(const struct sl_config *cfg,
+					 struct sl_global_stats *gs,
+					 struct sl_packet *pkt,
+					 const struct sl_bitmap *ports,
+					 __u32 len)
+{
+	int verdict, first;
+	__u32 class = 0;
+
+	/* no rule for the packet's port: passed before any call, the front
+	 * cache's lookup included (it holds only flows a rule dropped)
+	 */
+	if (!cfg->nr_rules)
+		goto no_rule;
+	if (!ports) {
+		class = sl_port_class(cfg, pkt->slot);
+		if (!class)
+			goto no_rule;
+	}
+	/* past sl_run's switch, a packet that is no fragment parsed
+	 * whole: what is held across the calls below is one value fewer
+	 * without `ret`
+	 */
+	if (pkt->frag == SL_FRAG_NONE && sl_front_hit(cfg, gs, pkt, len))
+		return SL_DROP;
+	if (!ports)
+		ports = sl_class_rules_of(cfg, class);
+	if (!ports)
+		goto no_rule;
+	first = sl_first_rule(cfg, pkt, ports);
+	if (first < 0 || first >= SL_MAX_RULES)
+		goto no_rule;
+	verdict = sl_run_chain(cfg, pkt, ports, first, len);
+	goto out;
+no_rule:
+	/* looked up again: one value fewer held across the calls above */
+	gs = sl_cpu_stats();
+	if (gs)
+		gs->no_rule++;
+	/* a first fragment is still remembered, passed: its later ones
+	 * follow it, not the orphans' rules
+	 */
+	verdict = SL_PASS;
+out:
+	if (pkt->frag == SL_FRAG_FIRST && cfg->nr_rules)
+		sl_frag_remember(pkt, verdict);
+	return verdict;
+}
+
 static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 {
 	const struct sl_bitmap *ports = NULL;
@@ -269,24 +375,9 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 	struct sl_config *cfg;
 	struct sl_packet pkt = {};
 	struct sl_frag *frag;
-	int ret, verdict, first;
-	__u32 class = 0;
-	__u64 at;
+	int ret, verdict;
 
-	ret = sl_parse(data, data_end, &pkt);
-	/* headers past what the program can read at all (the TC entry has
-	 * made all it can readable)
-	 */
-	if (ret == SL_PARSE_TRUNCATED && data_end - data < len)
-		ret = SL_PARSE_LONG_CHAIN;
-	/* a first fragment cut before its ports is decided like a later
-	 * one: its ports are where the program cannot see them
-	 */
-	if (ret == SL_PARSE_TRUNCATED && pkt.frag == SL_FRAG_FIRST) {
-		pkt.frag = SL_FRAG_LATER;
-		ret = SL_PARSE_FRAGMENT;
-	}
-
+	ret = sl_run_parse(data, data_end, len, &pkt);
 	cfg = sl_live_config();
 	gs = sl_cpu_stats();
 	if (!gs || !cfg)
@@ -303,7 +394,6 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		if (verdict)
 			return verdict == SL_LISTED_BLOCK ? SL_DROP : SL_PASS;
 	}
-
 	switch (ret) {
 	case SL_PARSE_OK:
 		if (pkt.frag == SL_FRAG_FIRST) {
@@ -350,61 +440,7 @@ static __always_inline int sl_run(void *data, void *data_end, __u32 len)
 		return SL_PASS;
 	}
 
-	/* no rule for the packet's port: passed before any call, the front
-	 * cache's lookup included (it holds only flows a rule dropped)
-	 */
-	if (!cfg->nr_rules)
-		goto no_rule;
-	if (!ports) {
-		class = sl_port_class(cfg, pkt.slot);
-		if (!class)
-			goto no_rule;
-	}
-	/* past the switch, a packet that is no fragment parsed whole: what
-	 * is held across the calls below is one value fewer without `ret`
-	 */
-	if (pkt.frag == SL_FRAG_NONE && sl_front_hit(cfg, gs, &pkt, len))
-		return SL_DROP;
-	if (!ports)
-		ports = sl_class_rules_of(cfg, class);
-	if (!ports)
-		goto no_rule;
-	first = sl_first_rule(cfg, &pkt, ports);
-	if (first < 0 || first >= SL_MAX_RULES)
-		goto no_rule;
-	/* the rule's position and the length in one register across the
-	 * call: the entry's frame, on the deepest call chain, holds no
-	 * spill for them (the barrier keeps the compiler from splitting it)
-	 */
-	at = (__u64)first << 32 | len;
-	__asm__ volatile("" : "+r"(at));
-	verdict = sl_apply_rule(cfg, &pkt, at >> 32, (__u32)at);
-	__asm__ volatile("" : "+r"(at));
-	if (verdict == SL_DROP) {
-		if (pkt.frag == SL_FRAG_NONE)
-			sl_front_remember(cfg, &pkt, at >> 32);
-	} else if (verdict & SL_CONTINUE) {
-		verdict = sl_run_rules(cfg, &pkt, ports, (__u32)at,
-				       (at >> 32) + 1);
-	} else {
-		verdict = SL_PASS;
-	}
-	if (verdict == SL_DROP && pkt.counted)
-		sl_frag_dropped(&pkt);
-	goto out;
-no_rule:
-	/* looked up again: one value fewer held across the calls above */
-	gs = sl_cpu_stats();
-	if (gs)
-		gs->no_rule++;
-	/* a first fragment is still remembered, passed: its later ones
-	 * follow it, not the orphans' rules
-	 */
-	verdict = SL_PASS;
-out:
-	if (pkt.frag == SL_FRAG_FIRST && cfg->nr_rules)
-		sl_frag_remember(&pkt, verdict);
-	return verdict;
+	return sl_run_decide(cfg, gs, &pkt, ports, len);
 }
 
 #endif /* SL_BPF_DATAPATH_H */
