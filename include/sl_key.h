@@ -64,36 +64,4 @@ SL_INLINE void sl_client_key_make(struct sl_client_key *key,
 	key->dport = rule->key_by_port ? dport : 0;
 }
 
-/* What `used` is compared with: the limit, or a bucket's capacity. */
-SL_INLINE __u64 sl_rule_quota(const struct sl_rule *rule)
-{
-	return rule->algorithm == SL_ALGO_TOKEN_BUCKET ?
-	       rule->bucket_capacity : rule->limit;
-}
-
-SL_INLINE void sl_params_from_rule(struct sl_params *p,
-				   const struct sl_rule *rule)
-{
-	p->limit = sl_rule_quota(rule);
-	p->window_ms = rule->window_ms;
-	p->slice_ms = rule->slice_ms;
-	p->algorithm = rule->algorithm;
-	p->pad = 0;
-	p->token_ns = rule->token_ns;
-	/* how long a CPU's state can matter after its last accept: a window;
-	 * slices rounded up cover a little more, and the counter also weighs
-	 * the slice before them; a bucket refills in capacity x token interval
-	 */
-	if (rule->algorithm == SL_ALGO_SLIDING_PLAIN ||
-	    rule->algorithm == SL_ALGO_SLIDING_COUNTER)
-		p->idle_ms = ((__u64)sl_plain_slices(p) +
-			      (rule->algorithm == SL_ALGO_SLIDING_COUNTER)) *
-			     rule->slice_ms;
-	else if (rule->algorithm == SL_ALGO_TOKEN_BUCKET)
-		p->idle_ms = (rule->bucket_capacity * rule->token_ns + 999999) /
-			     1000000;
-	else
-		p->idle_ms = rule->window_ms;
-}
-
 #endif /* SL_KEY_H */

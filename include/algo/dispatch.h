@@ -61,6 +61,39 @@ SL_INLINE __u32 sl_state_size(__u32 algorithm)
 	}
 }
 
+/* What `used` is compared with: the limit, or a bucket's capacity. */
+SL_INLINE __u64 sl_rule_quota(const struct sl_rule *rule)
+{
+	return rule->algorithm == SL_ALGO_TOKEN_BUCKET ?
+	       rule->bucket_capacity : rule->limit;
+}
+
+/* A rule's parameters as the algorithms read them. */
+SL_INLINE void sl_params_from_rule(struct sl_params *p,
+				   const struct sl_rule *rule)
+{
+	p->limit = sl_rule_quota(rule);
+	p->window_ms = rule->window_ms;
+	p->slice_ms = rule->slice_ms;
+	p->algorithm = rule->algorithm;
+	p->pad = 0;
+	p->token_ns = rule->token_ns;
+	/* how long a CPU's state can matter after its last accept: a window;
+	 * slices rounded up cover a little more, and the counter also weighs
+	 * the slice before them; a bucket refills in capacity x token interval
+	 */
+	if (rule->algorithm == SL_ALGO_SLIDING_PLAIN ||
+	    rule->algorithm == SL_ALGO_SLIDING_COUNTER)
+		p->idle_ms = ((__u64)sl_plain_slices(p) +
+			      (rule->algorithm == SL_ALGO_SLIDING_COUNTER)) *
+			     rule->slice_ms;
+	else if (rule->algorithm == SL_ALGO_TOKEN_BUCKET)
+		p->idle_ms = (rule->bucket_capacity * rule->token_ns + 999999) /
+			     1000000;
+	else
+		p->idle_ms = rule->window_ms;
+}
+
 /* Each map's state has its own tally and charge, so that the kernel calls
  * the one that matches the map it looked up (the verifier checks every
  * access against that map's value size); sl_tally_add() and sl_charge()
