@@ -310,7 +310,7 @@ static void dry_run_add(json_object *list, const char *name, enum change c)
 }
 
 /* The rule ids an apply keeps are those of a name and algorithm still
- * there (rules/tables.c): the others' clients would be forgotten.
+ * there (rules/rule_ids.c): the others' clients would be forgotten.
  */
 static int rules_dry_run(const char *path)
 {
