@@ -30,38 +30,44 @@ static void forget_rekeyed(struct sl_forget_set *fs, const struct sl_rule *next,
 	fs->live[id] = *live;
 }
 
+bool sl_forget_set_forgets(const struct sl_forget_set *fs,
+			   const struct sl_client_key *key)
+{
+	__u32 id = key->rule_id % SL_MAX_RULES;
+
+	return sl_bitmap_test(&fs->removed, id) ||
+	       (sl_bitmap_test(&fs->rekeyed, id) &&
+		!sl_client_key_survives(&fs->next[id], &fs->live[id], key));
+}
+
+/* The pass fs->switched says of the two: before the switch, no state of
+ * a removed rule (the old rules still count them) and every state keyed
+ * the old way; after it, the removed rules' states and what the old rule
+ * keyed meanwhile that the new one cannot reach.
+ */
 static bool client_forgotten(const void *key, const void *arg)
 {
 	const struct sl_client_key *k = key;
 	const struct sl_forget_set *fs = arg;
 	__u32 id = k->rule_id % SL_MAX_RULES;
 
+	if (!sl_forget_set_forgets(fs, k))
+		return false;
 	if (sl_bitmap_test(&fs->removed, id))
 		return fs->switched;
-	if (!sl_bitmap_test(&fs->rekeyed, id) ||
-	    sl_client_key_survives(&fs->next[id], &fs->live[id], k))
-		return false;
 	return !fs->switched || !sl_client_key_reachable(&fs->next[id], k);
 }
 
-int sl_rule_ids_assign(const struct sl_maps *m, struct sl_rule *rules,
-		       unsigned nr, struct sl_forget_set *fs, bool *is_new)
+void sl_rule_ids_match(struct sl_rule *rules, unsigned nr,
+		       const struct sl_rule *live, unsigned nr_live,
+		       struct sl_forget_set *fs, bool *is_new)
 {
 	struct sl_bitmap *removed = &fs->removed;
-	struct sl_rule *live = NULL;
-	struct sl_config cfg;
-	struct sl_bitmap taken = {};
-	unsigned nr_live = 0, i, j, next = 0;
-	int err;
+	unsigned i, j;
 
-	err = sl_rules_read_live(m, &live, &nr_live, &cfg);
-	if (err)
-		return err;
 	memset(removed, 0, sizeof(*removed));
-	for (j = 0; j < nr_live; j++) {
-		sl_bitmap_set(&taken, live[j].id % SL_MAX_RULES);
+	for (j = 0; j < nr_live; j++)
 		sl_bitmap_set(removed, live[j].id % SL_MAX_RULES);
-	}
 	for (i = 0; i < nr; i++) {
 		is_new[i] = true;
 		for (j = 0; j < nr_live; j++) {
@@ -79,6 +85,23 @@ int sl_rule_ids_assign(const struct sl_maps *m, struct sl_rule *rules,
 			break;
 		}
 	}
+}
+
+int sl_rule_ids_assign(const struct sl_maps *m, struct sl_rule *rules,
+		       unsigned nr, struct sl_forget_set *fs, bool *is_new)
+{
+	struct sl_rule *live = NULL;
+	struct sl_config cfg;
+	struct sl_bitmap taken = {};
+	unsigned nr_live = 0, i, j, next = 0;
+	int err;
+
+	err = sl_rules_read_live(m, &live, &nr_live, &cfg);
+	if (err)
+		return err;
+	for (j = 0; j < nr_live; j++)
+		sl_bitmap_set(&taken, live[j].id % SL_MAX_RULES);
+	sl_rule_ids_match(rules, nr, live, nr_live, fs, is_new);
 	for (i = 0; i < nr; i++) {
 		if (!is_new[i])
 			continue;

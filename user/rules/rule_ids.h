@@ -2,13 +2,15 @@
 /*
  * Rule ids across an apply: a rule that stays keeps its id (its counters
  * and client states), a new rule gets an id no live rule holds, and the
- * client states no rule will read again are forgotten.
+ * client states no rule will read again are forgotten. sl_rules_apply
+ * does all three; `rules apply --dry-run` tells what it would do.
  */
 #ifndef SL_RULES_RULE_IDS_H
 #define SL_RULES_RULE_IDS_H
 
 #include "rules/rules.h"
 
+struct sl_client_key;
 
 /* The client states an apply forgets: every state of a removed rule, and
  * of a kept rule whose client key changed shape, the states keyed the old
@@ -25,6 +27,23 @@ struct sl_forget_set {
 	struct sl_rule live[SL_MAX_RULES];
 	bool switched;		/* the new rules run: the second pass */
 };
+
+/* Match RULES (NR of them, in priority order) against the LIVE ones: a
+ * rule of a live rule's name and algorithm takes its id (is_new[i] false),
+ * the others are new (is_new[i] true, their id untouched). Sets
+ * fs->removed, the live ids no rule took, and in FS the kept rules whose
+ * client key changes shape. What `rules apply --dry-run` reports too.
+ */
+void sl_rule_ids_match(struct sl_rule *rules, unsigned nr,
+		       const struct sl_rule *live, unsigned nr_live,
+		       struct sl_forget_set *fs, bool *is_new);
+
+/* Would an apply that FS describes forget the client state KEY, in one
+ * pass or the other: every state of a removed rule, and those of a
+ * rekeyed rule that its new key never makes.
+ */
+bool sl_forget_set_forgets(const struct sl_forget_set *fs,
+			   const struct sl_client_key *key);
 
 /* Keep the id of every rule whose name (and algorithm) is still there;
  * give new rules ids that no live rule holds, so no new rule inherits
