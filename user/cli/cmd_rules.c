@@ -305,17 +305,6 @@ static void dry_run_add(json_object *list, const char *name, enum change c)
 		printf("  %-20s %s\n", name, change_names[c]);
 }
 
-static const struct sl_rule *rule_named(const struct sl_rule *rules,
-					unsigned nr, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < nr; i++)
-		if (!strcmp(rules[i].name, name))
-			return &rules[i];
-	return NULL;
-}
-
 /* Each rule's change, by the ids an apply would keep (sl_rule_ids_match:
  * a name and algorithm still there; the others' clients are forgotten),
  * and the live rules no rule of RS names. 0 or -ENOMEM.
@@ -336,17 +325,18 @@ static int dry_run_changes(struct dry_run *d, const struct sl_ruleset *rs,
 		next[i] = rs->specs[i].rule;
 	sl_rule_ids_match(next, rs->nr, live, nr_live, &d->fs, is_new);
 	for (i = 0; i < rs->nr; i++) {
-		const struct sl_rule *r = &next[i];
-		const struct sl_rule *was = rule_named(live, nr_live, r->name);
-		enum change c = !was ? ADDED : is_new[i] ? RESTARTED :
-				sl_rule_rekeys(r, was) ? REKEYED :
-				rule_differs(r, was) ? CHANGED : SAME;
+		const struct sl_rule *r = &next[i], *was;
+		enum change c;
 
+		was = sl_rule_by_name(live, nr_live, r->name);
+		c = !was ? ADDED : is_new[i] ? RESTARTED :
+		    sl_rule_rekeys(r, was) ? REKEYED :
+		    rule_differs(r, was) ? CHANGED : SAME;
 		d->counts[c]++;
 		dry_run_add(d->list, r->name, c);
 	}
 	for (j = 0; j < nr_live; j++) {
-		if (rule_named(next, rs->nr, live[j].name))
+		if (sl_rule_by_name(next, rs->nr, live[j].name))
 			continue;
 		d->counts[REMOVED]++;
 		dry_run_add(d->list, live[j].name, REMOVED);

@@ -172,7 +172,7 @@ static void watch_print_json(const struct watch *w, const struct refresh *r)
 	}
 	json_object_object_add(root, "rules", arr);
 	json_object_object_add(root, "clients", sl_top_clients_to_json(
-		       r->rows, r->nrows < w->n ? r->nrows : w->n));
+		r->rows, r->nrows < w->n ? r->nrows : w->n));
 	sl_print_json(root);
 	fflush(stdout);
 }

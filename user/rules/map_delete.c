@@ -37,8 +37,8 @@ static bool is_hash(__u32 type)
  * when the key it is given has gone, which under churn need never end.)
  */
 static int collect_batched(int fd, const struct bpf_map_info *info,
-			   sl_key_match_fn match, const void *arg, char **doomed,
-			   size_t *nr, size_t *cap)
+			   sl_key_match_fn match, const void *arg,
+			   char **doomed, size_t *nr, size_t *cap)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	size_t vsize = info->value_size, ksize = info->key_size;

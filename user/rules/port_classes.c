@@ -50,7 +50,8 @@ int sl_port_tables_build(const struct sl_rule *rules, unsigned nr,
 		memset(cut, 0, 65537);
 		cut[0] = cut[size[space]] = 1;
 		for (i = 0; i < nr; i++) {
-			if (!sl_rule_in_port_space(&rules[i], space) || size[space] == 1)
+			if (!sl_rule_in_port_space(&rules[i], space) ||
+			    size[space] == 1)
 				continue;
 			cut[rules[i].port_min] = 1;
 			cut[rules[i].port_max + 1] = 1;
@@ -63,8 +64,9 @@ int sl_port_tables_build(const struct sl_rule *rules, unsigned nr,
 				;
 			for (i = 0; i < nr; i++)
 				if (sl_rule_in_port_space(&rules[i], space) &&
-					    (size[space] == 1 ||
-					     (rules[i].port_min <= lo && lo <= rules[i].port_max)))
+				    (size[space] == 1 ||
+				     (rules[i].port_min <= lo &&
+				      lo <= rules[i].port_max)))
 					sl_bitmap_set(&bm, i);
 			if (!sl_bitmap_empty(&bm)) {
 				if (t->nr_classes >= SL_MAX_CLASSES) {
