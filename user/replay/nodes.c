@@ -34,7 +34,8 @@ struct datagram {
 
 struct nodes_run {
 	const struct sl_replay_nodes_opts *o;
-	struct sl_sync **sync;	/* NULL: the node's service has not joined */
+	/* NULL: the node's service has not joined */
+	struct sl_sync_engine **sync;
 	struct sl_sync_opts so;
 	struct sl_maps **maps;	/* each node's, to start its service */
 	uint8_t (*secret)[SL_WIRE_KEY];	/* each node's key pair */

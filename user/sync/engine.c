@@ -47,7 +47,7 @@ struct rule_ref {
 	struct sl_rule rule;
 };
 
-struct sl_sync {
+struct sl_sync_engine {
 	struct sl_maps maps;		/* a copy: fds owned by the caller */
 	struct sl_sync_opts o;
 	struct sl_sync_conf conf;	/* what sl_sync holds: the layout, and
@@ -135,7 +135,7 @@ int sl_parse_layout(const char *s, enum sl_layout *layout)
 /* Re-read the live rules when they changed (rule names map to this
  * node's ids).
  */
-static int sl_sync_refresh_rules(struct sl_sync *s)
+static int sl_sync_refresh_rules(struct sl_sync_engine *s)
 {
 	struct sl_rule *rules = NULL;
 	struct sl_config cfg;
@@ -170,7 +170,7 @@ static int sl_sync_refresh_rules(struct sl_sync *s)
 	return 0;
 }
 
-static const struct rule_ref *rule_by_hash(const struct sl_sync *s,
+static const struct rule_ref *rule_by_hash(const struct sl_sync_engine *s,
 					   __u32 hash)
 {
 	unsigned i;
@@ -181,10 +181,10 @@ static const struct rule_ref *rule_by_hash(const struct sl_sync *s,
 	return NULL;
 }
 
-struct sl_sync *sl_sync_new(const struct sl_maps *m,
-			    const struct sl_sync_opts *o)
+struct sl_sync_engine *sl_sync_new(const struct sl_maps *m,
+				   const struct sl_sync_opts *o)
 {
-	struct sl_sync *s;
+	struct sl_sync_engine *s;
 	__u32 zero = 0;
 	int err;
 
@@ -251,7 +251,7 @@ struct sl_sync *sl_sync_new(const struct sl_maps *m,
 	return s;
 }
 
-void sl_sync_free(struct sl_sync *s)
+void sl_sync_free(struct sl_sync_engine *s)
 {
 	if (!s)
 		return;
@@ -267,7 +267,7 @@ void sl_sync_free(struct sl_sync *s)
 	free(s);
 }
 
-int sl_sync_admit_only(struct sl_sync *s, const struct sl_sync_member *m,
+int sl_sync_admit_only(struct sl_sync_engine *s, const struct sl_sync_member *m,
 		       unsigned n)
 {
 	if (n > SL_MAX_PEERS)
@@ -292,7 +292,7 @@ int sl_sync_admit_only(struct sl_sync *s, const struct sl_sync_member *m,
  * and counted (view_capped, its view_refused): an undercount of those
  * clients, never an eviction of another peer's.
  */
-static __u64 view_share(struct sl_sync *s)
+static __u64 view_share(struct sl_sync_engine *s)
 {
 	__u64 writers = s->admit_set ? s->nr_members : s->o.peers_configured;
 
@@ -307,12 +307,12 @@ static __u64 view_share(struct sl_sync *s)
 	return s->view_share;
 }
 
-struct sl_sync_status *sl_sync_status(struct sl_sync *s)
+struct sl_sync_status *sl_sync_status(struct sl_sync_engine *s)
 {
 	return &s->st;
 }
 
-int sl_sync_publish(struct sl_sync *s, uint64_t now_ms)
+int sl_sync_publish(struct sl_sync_engine *s, uint64_t now_ms)
 {
 	__u32 zero = 0;
 
@@ -337,7 +337,7 @@ static struct sent_client *table_slot(const struct sl_client_hash *h,
 /* Keep only clients changed within `keep_ms`, in a table with room to
  * grow: rebuilt when three quarters full.
  */
-static int table_rebuild(struct sl_sync *s, __u64 now_ms, __u64 keep_ms)
+static int table_rebuild(struct sl_sync_engine *s, __u64 now_ms, __u64 keep_ms)
 {
 	size_t cap = s->cap, i, used = 0;
 	struct sent_client *t;
@@ -363,7 +363,7 @@ static int table_rebuild(struct sl_sync *s, __u64 now_ms, __u64 keep_ms)
 }
 
 /* One entry of the round, unless adopting (nothing is sent then). */
-static void out_add(struct sl_sync *s, const struct sl_wire_entry *e)
+static void out_add(struct sl_sync_engine *s, const struct sl_wire_entry *e)
 {
 	struct sl_sync_entries *l = s->out;
 
@@ -423,7 +423,7 @@ static void bin_piece(void *ctx, __u64 start_ms, __u32 units)
  * NULL when it is not to be looked at: nothing accepted since the last
  * round, or no room to remember it.
  */
-static struct sent_client *changed_client(struct sl_sync *s,
+static struct sent_client *changed_client(struct sl_sync_engine *s,
 					  const struct sl_client_key *key,
 					  __u32 accepted)
 {
@@ -461,7 +461,7 @@ static struct sent_client *changed_client(struct sl_sync *s,
 /* What each of the client's slices gained since it was last sent: the
  * round's entries.
  */
-static void add_gains(struct sl_sync *s, const struct sl_client_key *key,
+static void add_gains(struct sl_sync_engine *s, const struct sl_client_key *key,
 		      const struct rule_ref *r, struct sent_client *c,
 		      const struct bins *b)
 {
@@ -499,7 +499,7 @@ static void add_gains(struct sl_sync *s, const struct sl_client_key *key,
 static int collect_client(void *ctx, const struct sl_client_key *key,
 			  const void *state, __u32 value_size)
 {
-	struct sl_sync *s = ctx;
+	struct sl_sync_engine *s = ctx;
 	const struct sl_client_hdr *h = state;
 	const struct rule_ref *r;
 	struct sent_client *c;
@@ -549,7 +549,7 @@ static int collect_client(void *ctx, const struct sl_client_key *key,
  * slots whose first left the window but whose last merge did not still
  * take room (sl_fleet_slot).
  */
-static bool view_counts(const struct sl_sync *s,
+static bool view_counts(const struct sl_sync_engine *s,
 			const struct sl_client_key *key,
 			const struct sl_peer_view *v, __u64 now_ms)
 {
@@ -587,7 +587,7 @@ static bool view_counts(const struct sl_sync *s,
  * client ever heard of; and count again, per node, the entries its
  * reports made (view_share), from what is left.
  */
-static int sweep_peer_view(struct sl_sync *s, __u64 now_ms)
+static int sweep_peer_view(struct sl_sync_engine *s, __u64 now_ms)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	enum { BATCH = 4096 };
@@ -645,7 +645,7 @@ out:
 	return err;
 }
 
-static __u64 longest_window(const struct sl_sync *s)
+static __u64 longest_window(const struct sl_sync_engine *s)
 {
 	__u64 w = 0;
 	unsigned i;
@@ -671,7 +671,7 @@ static __u64 longest_window(const struct sl_sync *s)
 static int syncing_table_of(void *ctx, const struct sl_client_key *key,
 			    __u32 *value_size)
 {
-	const struct sl_sync *s = ctx;
+	const struct sl_sync_engine *s = ctx;
 	const struct rule_ref *r = key->rule_id < SL_MAX_RULES ?
 				   s->by_id[key->rule_id] : NULL;
 
@@ -693,7 +693,7 @@ static int syncing_table_of(void *ctx, const struct sl_client_key *key,
  * nothing can be known, and the fleet is taken to be up; a store of
  * totals (Redis) is all the peers at once.
  */
-static __u32 live_nodes(const struct sl_sync *s)
+static __u32 live_nodes(const struct sl_sync_engine *s)
 {
 	__u32 n = 1, i;
 
@@ -708,7 +708,7 @@ static __u32 live_nodes(const struct sl_sync *s)
 	return n;
 }
 
-static int collect_clients(struct sl_sync *s)
+static int collect_clients(struct sl_sync_engine *s)
 {
 	__u32 zero = 0;
 	int err;
@@ -753,7 +753,7 @@ static int collect_clients(struct sl_sync *s)
 /* The round, the rules read: collected into `out` (NULL: nothing is
  * sent, only recorded as sent), then the housekeeping of every round.
  */
-static int collect(struct sl_sync *s, uint64_t now_ms,
+static int collect(struct sl_sync_engine *s, uint64_t now_ms,
 		   enum sl_sync_carrier to, struct sl_sync_entries *out)
 {
 	__u64 t0 = sl_now_mono_ns();
@@ -790,10 +790,10 @@ static int collect(struct sl_sync *s, uint64_t now_ms,
 	return err;
 }
 
-static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
+static void merge_own(struct sl_sync_engine *s, const struct sl_sync_entries *l,
 		      size_t from, __u64 now_ms);
 
-int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+int sl_sync_collect_entries(struct sl_sync_engine *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
 			    struct sl_sync_entries *out)
 {
@@ -808,8 +808,8 @@ int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
 	return err;
 }
 
-int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
-		    void *ctx)
+int sl_sync_collect(struct sl_sync_engine *s, uint64_t now_ms,
+		    sl_wire_emit_fn emit, void *ctx)
 {
 	struct sl_wire_sent sent = { 0 };
 	int err = sl_sync_refresh_rules(s);
@@ -827,7 +827,7 @@ int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
 	return err;
 }
 
-int sl_sync_settle(struct sl_sync *s, uint64_t now_ms)
+int sl_sync_settle(struct sl_sync_engine *s, uint64_t now_ms)
 {
 	__u32 zero = 0;
 
@@ -840,7 +840,7 @@ int sl_sync_settle(struct sl_sync *s, uint64_t now_ms)
 
 /* ---- the replay state on disk ---- */
 
-static void replay_state_fill(const struct sl_sync *s,
+static void replay_state_fill(const struct sl_sync_engine *s,
 			      struct sl_replay_state *rs)
 {
 	unsigned i, j, n;
@@ -877,7 +877,7 @@ static void replay_state_fill(const struct sl_sync *s,
  * A failed write is logged once and the datagram still taken: the
  * protection is then what it was without a file.
  */
-static void replay_state_lease(struct sl_sync *s, __u64 sent_ms,
+static void replay_state_lease(struct sl_sync_engine *s, __u64 sent_ms,
 			       __u64 now_ms)
 {
 	struct sl_replay_state rs;
@@ -907,7 +907,7 @@ static void replay_state_lease(struct sl_sync *s, __u64 sent_ms,
  * later than its clock plus the skew (and the lease), and its clock was
  * behind ours; the peers are refused that long, as if down (fail open).
  */
-static __u64 replay_state_start(struct sl_sync *s, __u64 now_ms)
+static __u64 replay_state_start(struct sl_sync_engine *s, __u64 now_ms)
 {
 	__u64 from = now_ms;
 	int err;
@@ -930,7 +930,7 @@ static __u64 replay_state_start(struct sl_sync *s, __u64 now_ms)
 	return from;
 }
 
-int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms)
+int sl_sync_adopt(struct sl_sync_engine *s, uint64_t now_ms)
 {
 	struct sl_sync_status prev;
 	__u32 zero = 0;
@@ -991,7 +991,7 @@ static bool member_admits(const struct sl_sync_member *m, __u32 node,
 /* The member a new slot for `node` from `host` goes to: index + 1, or 0
  * when none is free (every member it matches holds a slot already).
  */
-static unsigned free_member(const struct sl_sync *s, __u32 node,
+static unsigned free_member(const struct sl_sync_engine *s, __u32 node,
 			    const char *host)
 {
 	unsigned i, j;
@@ -1011,7 +1011,7 @@ static unsigned free_member(const struct sl_sync *s, __u32 node,
 /* The slot of a sender, made if new and admitted (sl_sync_admit_only),
  * with what the previous run had seen of it; NULL if refused.
  */
-static struct sl_sync_peer *peer_of(struct sl_sync *s, __u32 node,
+static struct sl_sync_peer *peer_of(struct sl_sync_engine *s, __u32 node,
 				    const char *from, struct peer_seen **seen)
 {
 	unsigned i, j, member = 0;
@@ -1107,7 +1107,8 @@ static __u64 peer_period_ms(const struct sl_params *p)
  * what the same peer already has counted in the period, and counted, so
  * that no peer's datagrams take a client further than a real node could.
  */
-static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
+static __u64 entry_cap(const struct sl_sync_engine *s,
+		       const struct sl_params *p,
 		       const struct sl_peer_view *v, __u64 now_ms)
 {
 	__u64 keep = sl_peer_keep_ms(p), peers = 0;
@@ -1136,7 +1137,7 @@ static __u64 entry_cap(const struct sl_sync *s, const struct sl_params *p,
  * totals): its units are cut to entry_cap, and a client new to the view
  * is added only within its share of the map (view_share).
  */
-static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
+static void merge_entry(struct sl_sync_engine *s, const struct sl_wire_entry *e,
 			bool set, __u64 now_ms, int how,
 			struct sl_sync_peer *from)
 {
@@ -1250,7 +1251,7 @@ static void merge_entry(struct sl_sync *s, const struct sl_wire_entry *e,
  * same units with the same times, and every node computes the same base
  * (include/sl_peer.h).
  */
-static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
+static void merge_own(struct sl_sync_engine *s, const struct sl_sync_entries *l,
 		      size_t from, __u64 now_ms)
 {
 	size_t i;
@@ -1261,7 +1262,7 @@ static void merge_own(struct sl_sync *s, const struct sl_sync_entries *l,
 		merge_entry(s, &l->e[i], false, now_ms, SL_MERGE_OWN, NULL);
 }
 
-int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
+int sl_sync_receive(struct sl_sync_engine *s, const uint8_t *msg, size_t len,
 		    const char *from, uint64_t now_ms)
 {
 	struct sl_wire_entry *e = s->in;
@@ -1329,8 +1330,9 @@ int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
 	return SL_SYNC_MERGED;
 }
 
-void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
-			  unsigned n, uint64_t now_ms)
+void sl_sync_merge_totals(struct sl_sync_engine *s,
+			  const struct sl_wire_entry *e, unsigned n,
+			  uint64_t now_ms)
 {
 	unsigned i;
 
@@ -1338,7 +1340,8 @@ void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
 		merge_entry(s, &e[i], true, now_ms, 0, NULL);
 }
 
-void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st)
+void sl_sync_store_report(struct sl_sync_engine *s,
+			  const struct sl_sync_store *st)
 {
 	if (s->store_reported && s->st.backend_up != st->up)
 		s->st.store_transitions++;

@@ -39,14 +39,14 @@ struct sl_sync_opts {
 	const char *replay_state;
 };
 
-struct sl_sync;
+struct sl_sync_engine;
 
 /* The engine over an instance's maps (kept open by the caller). Writes
  * the layout to sl_sync. NULL with errno set on failure.
  */
-struct sl_sync *sl_sync_new(const struct sl_maps *m,
-			    const struct sl_sync_opts *o);
-void sl_sync_free(struct sl_sync *s);
+struct sl_sync_engine *sl_sync_new(const struct sl_maps *m,
+				   const struct sl_sync_opts *o);
+void sl_sync_free(struct sl_sync_engine *s);
 
 /* A configured peer: who may hold one of the peer slots. */
 struct sl_sync_member {
@@ -63,7 +63,7 @@ struct sl_sync_member {
  * Without a call (the replay, unit tests), any node id gets a slot while
  * one is free. Call it before the first datagram. 0 or -errno.
  */
-int sl_sync_admit_only(struct sl_sync *s, const struct sl_sync_member *m,
+int sl_sync_admit_only(struct sl_sync_engine *s, const struct sl_sync_member *m,
 		       unsigned n);
 
 /* ---- a round: collect -> entries -> the transport sends them ---- */
@@ -99,7 +99,7 @@ enum sl_sync_carrier {
  * them as sent. On an error (-errno) `out` holds what was collected
  * before it, recorded as sent too: send it.
  */
-int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+int sl_sync_collect_entries(struct sl_sync_engine *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
 			    struct sl_sync_entries *out);
 
@@ -107,14 +107,14 @@ int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
  * (sl_wire_send), each passed to emit; a heartbeat when nothing changed,
  * so peers know this node is alive. 0 or -errno.
  */
-int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
-		    void *ctx);
+int sl_sync_collect(struct sl_sync_engine *s, uint64_t now_ms,
+		    sl_wire_emit_fn emit, void *ctx);
 
 /* The round's units have reached the peers and theirs this node (the
  * service calls it a settling delay after the round; replay at once):
  * the bounded layout's shares start over from what is now known to all.
  */
-int sl_sync_settle(struct sl_sync *s, uint64_t now_ms);
+int sl_sync_settle(struct sl_sync_engine *s, uint64_t now_ms);
 
 /* A service restarted over pinned maps: record what the previous one
  * sent (the slices begun by its last round, from the pinned sl_sync_status)
@@ -122,7 +122,7 @@ int sl_sync_settle(struct sl_sync *s, uint64_t now_ms);
  * peer; what was accepted while no service ran goes out in the next round.
  * Datagrams sent before now_ms are refused from then on.
  */
-int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms);
+int sl_sync_adopt(struct sl_sync_engine *s, uint64_t now_ms);
 
 /* Check and merge one datagram from `from` (for status). Returns
  * SL_WIRE_OK when merged, else why it was refused (SL_WIRE_* or one of
@@ -158,14 +158,15 @@ enum sl_sync_verdict {
  * one that would add a client to sl_peer_view past its sender's share of
  * the map is refused (view_capped): see merge_entry.
  */
-int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
+int sl_sync_receive(struct sl_sync_engine *s, const uint8_t *msg, size_t len,
 		    const char *from, uint64_t now_ms);
 
 /* Merge decoded entries from a store that keeps totals (Redis): `units`
  * are the other nodes' totals of the slice, set rather than added.
  */
-void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
-			  unsigned n, uint64_t now_ms);
+void sl_sync_merge_totals(struct sl_sync_engine *s,
+			  const struct sl_wire_entry *e, unsigned n,
+			  uint64_t now_ms);
 
 /* A store's transport on the store, for status (backend_*). */
 struct sl_sync_store {
@@ -173,12 +174,13 @@ struct sl_sync_store {
 	uint64_t errors;	/* failed round trips, since the start */
 	uint64_t reconnects;
 };
-void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st);
+void sl_sync_store_report(struct sl_sync_engine *s,
+			  const struct sl_sync_store *st);
 
-struct sl_sync_status *sl_sync_status(struct sl_sync *s);
+struct sl_sync_status *sl_sync_status(struct sl_sync_engine *s);
 
 /* Write the status to the pinned sl_sync_status map. */
-int sl_sync_publish(struct sl_sync *s, uint64_t now_ms);
+int sl_sync_publish(struct sl_sync_engine *s, uint64_t now_ms);
 
 const char *sl_layout_name(unsigned layout);
 int sl_parse_layout(const char *s, enum sl_layout *layout);

@@ -30,7 +30,7 @@
 
 struct sl_sync_service {
 	struct sl_sync_config cfg;
-	struct sl_sync *sync;
+	struct sl_sync_engine *sync;
 	struct sl_redis *redis;
 	int sock;
 	int stop_fd;
