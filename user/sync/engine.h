@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The sync engine of one node, whatever carries its messages (UDP peers,
- * Redis, or the multi-node replay):
- *  - collect: read the state of each client the kernel reported changed
- *    (one record shared by every CPU), per peer slice, into one list of
- *    entries: the units accepted since the last round (include/sl_peer.h).
- *    The transport encodes that list: as sealed datagrams (sync/wire.h),
- *    or as pushes to a Redis store (sync/redis.h);
- *  - receive: admit a datagram (a configured peer, from its address,
- *    sealed with the pair's key), then check its sender incarnation and
- *    sequence: each is applied at most once) and merge it into
- *    sl_peer_view, or set a store's totals there;
- *  - publish: write the health counters to sl_sync_status.
+ * Redis, or the multi-node replay); a round, step by step, is
+ * sync/round.c:
+ *  - collect (sync/collect.c): read the state of each client the kernel
+ *    reported changed (one record shared by every CPU), per peer slice,
+ *    into one list of entries: the units accepted since the last round
+ *    (include/sl_peer.h). The transport encodes that list: as sealed
+ *    datagrams (sync/wire.h), or as pushes to a Redis store
+ *    (sync/redis.h);
+ *  - receive (sync/receive.c): admit a datagram (a configured peer, from
+ *    its address, sealed with the pair's key), then check its sender
+ *    incarnation and sequence: each is applied at most once) and merge
+ *    it into sl_peer_view (sync/merge.c), or set a store's totals there;
+ *  - settle (sync/round.c): the bounded layout's shares start over;
+ *  - publish (sync/engine.c): write the health counters to
+ *    sl_sync_status.
+ * A restart adopts what the previous service sent (sync/restart.c).
  * Time is always passed in (TAI ms, or the replay's model ms).
  */
 #ifndef SL_SYNC_ENGINE_H
@@ -156,7 +161,7 @@ enum sl_sync_verdict {
  * view still counts of the same peer's reports of it (clamped_entries;
  * sync/peer_units.h), and
  * one that would add a client to sl_peer_view past its sender's share of
- * the map is refused (view_capped): see merge_entry.
+ * the map is refused (view_capped): see sl_sync_merge_entry.
  */
 int sl_sync_receive(struct sl_sync_engine *s, const uint8_t *msg, size_t len,
 		    const char *from, uint64_t now_ms);
