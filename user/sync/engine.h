@@ -108,16 +108,18 @@ int sl_sync_collect_entries(struct sl_sync_engine *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
 			    struct sl_sync_entries *out);
 
-/* The round for peers over datagrams: the entries as sealed messages
- * (sl_wire_send), each passed to emit; a heartbeat when nothing changed,
- * so peers know this node is alive. 0 or -errno.
+/* The round for peers over datagrams, its collect and send steps
+ * (sync/round.c): the entries as sealed messages (sl_wire_send), each
+ * passed to emit; a heartbeat when nothing changed, so peers know this
+ * node is alive. 0 or -errno.
  */
 int sl_sync_collect(struct sl_sync_engine *s, uint64_t now_ms,
 		    sl_wire_emit_fn emit, void *ctx);
 
-/* The round's units have reached the peers and theirs this node (the
- * service calls it a settling delay after the round; replay at once):
- * the bounded layout's shares start over from what is now known to all.
+/* The round's settle step (sync/round.c): its units have reached the
+ * peers and theirs this node (the service calls it a settling delay
+ * after the round; replay at once): the bounded layout's shares start
+ * over from what is now known to all.
  */
 int sl_sync_settle(struct sl_sync_engine *s, uint64_t now_ms);
 
