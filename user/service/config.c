@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The service config, read from the YAML tree (core/yaml_doc.c) like the rule
+ * The service config, read from the YAML tree (util/yaml_doc.c) like the rule
  * files: every problem of the file is collected with its line and field
  * ("sync.node", "devices[0].mode").
  */
@@ -14,13 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "core/parse.h"
+#include "util/parse.h"
 #include "service/config.h"
-#include "core/loader.h"
+#include "instance/loader.h"
 #include "sync/engine.h"
 #include "sync/redis.h"
 #include "sync/wire.h"
-#include "core/yaml_doc.h"
+#include "util/yaml_doc.h"
 
 int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
 {
@@ -134,7 +134,7 @@ static bool read_listen(const struct sl_yctx *c, const struct sl_ynode *v,
  * who can read it can find them, and anyone who can write it or swap the
  * file can choose it. A key that is a symbolic link, belongs to another user,
  * or that its group or others may read or write is refused, as ssh
- * refuses such a private key (core/secret_file.h). A key that cannot be
+ * refuses such a private key (util/secret_file.h). A key that cannot be
  * read or holds no key is refused too: the service would run unsynced,
  * each node enforcing the whole limit on its own.
  */
@@ -254,7 +254,7 @@ static bool is_own_address(const struct sockaddr_storage *peer,
 /* The Redis password, from a file only the service's user may read: the
  * config names the file, never the secret, so the config can be shown,
  * versioned and world-readable while the password is not. Opened as a
- * secret (core/secret_file.h). One line; a trailing newline (as `echo`
+ * secret (util/secret_file.h). One line; a trailing newline (as `echo`
  * writes it) is not part of it.
  */
 /* The one line of a secret file (the Redis password, the API token) into

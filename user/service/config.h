@@ -52,7 +52,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include "slicelimit.h"
-#include "core/yaml_doc.h"
+#include "util/yaml_doc.h"
 #include "sync/config.h"
 
 #define SL_MAX_DEVICES	64

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <strings.h>
 #include <bpf/bpf.h>
-#include "core/aggregate.h"
-#include "core/clock.h"
-#include "core/grow.h"
-#include "core/log.h"
-#include "core/parse.h"
+#include "state/aggregate.h"
+#include "util/clock.h"
+#include "util/grow.h"
+#include "util/log.h"
+#include "util/parse.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"

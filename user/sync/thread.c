@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sodium.h>
-#include "core/log.h"
-#include "core/clock.h"
+#include "util/log.h"
+#include "util/clock.h"
 #include "sync/redis.h"
 #include "sync/thread.h"
 

@@ -45,7 +45,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include "slicelimit.h"
-#include "core/secret_file.h"
+#include "util/secret_file.h"
 
 #define SL_WIRE_MAGIC		0x534c5331u	/* "SLS1" */
 #define SL_WIRE_VERSION		2
