@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Loading, pinning and attaching the kernel programs. */
+/*
+ * The pinned instance's life, as the commands and the service ask for it:
+ * load and pin (instance/load.c), attach (attach.c), detach and unpin
+ * (detach.c), upgrade to this build's programs (upgrade.c), and the
+ * attach modes' names (hook.c, which holds what each does to a device).
+ */
 #ifndef SL_INSTANCE_LOADER_H
 #define SL_INSTANCE_LOADER_H
 
