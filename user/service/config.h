@@ -111,7 +111,4 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 /* The same, with every problem printed to stderr as "FILE:LINE: FIELD: ...". */
 int sl_config_load(const char *path, struct sl_service_config *cfg);
 
-/* "127.0.0.1:8080", "[::1]:8080" -> socket address. 0 or -EINVAL. */
-int sl_parse_listen(const char *s, struct sockaddr_storage *ss);
-
 #endif /* SL_SERVICE_CONFIG_H */

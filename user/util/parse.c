@@ -212,3 +212,30 @@ bool sl_prefix_contains(const struct sl_addr *outer, unsigned outer_len,
 	sl_addr_mask(&a, outer_len);
 	return !memcmp(&a, outer, sizeof(a));
 }
+
+int sl_parse_listen(const char *s, struct sockaddr_storage *ss)
+{
+	char host[128];
+	const char *end;
+	uint16_t port = 0;
+
+	/* the port is not optional here; brackets say IPv6 */
+	if (strlen(s) >= sizeof(host) ||
+	    sl_parse_host_port(s, host, sizeof(host), &port, &end) || *end ||
+	    !port)
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons(port);
+		return inet_pton(AF_INET6, host, &a->sin6_addr) == 1 ? 0 : -EINVAL;
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -EINVAL;
+	}
+}

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include "slicelimit.h"
 
 /* A whole decimal number in [min, max]: no sign, no space, no suffix
@@ -48,6 +49,10 @@ int sl_parse_addr(const char *s, struct sl_addr *addr);
  */
 int sl_parse_host_port(const char *s, char *host, size_t size,
 		       uint16_t *port, const char **end);
+/* "127.0.0.1:8080", "[::1]:8080" -> socket address (the port required).
+ * 0 or -EINVAL.
+ */
+int sl_parse_listen(const char *s, struct sockaddr_storage *ss);
 /* "10.0.0.0/8", "2001:db8::/32", or an address (full length). The length
  * returned counts the 128-bit (IPv4-mapped) form. -EINVAL, or -EDOM when
  * host bits are set.

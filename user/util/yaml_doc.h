@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The YAML files (rules, service config) as a tree of nodes that keep their
- * line and column (libyaml's event marks), and the list of problems found
- * in one: every problem of a file is collected, each with its position,
- * then printed as lines or as one JSON object.
+ * line and column (libyaml's event marks), each problem found in one
+ * collected with its position (util/problems.h).
  */
 #ifndef SL_UTIL_YAML_DOC_H
 #define SL_UTIL_YAML_DOC_H
@@ -13,40 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "util/problems.h"
 
 /* A file read into memory is capped: 16 MiB is far past SL_MAX_RULES. */
 #define SL_YAML_MAX_FILE	(16u << 20)
-/* Problems kept per file; more are counted, not listed. */
-#define SL_MAX_PROBLEMS		100
-
-struct sl_problem {
-	unsigned line, column;	/* 1-based; 0: the file as a whole */
-	char rule[40];		/* the rule's name, "#N" when it has none, or "" */
-	char field[64];		/* "limit", "key.ipv4_prefix", "sync.node", or "" */
-	char message[256];
-};
-
-struct sl_problems {
-	const char *file;
-	struct sl_problem list[SL_MAX_PROBLEMS];
-	unsigned nr;		/* kept in list[] */
-	unsigned total;		/* found, nr of them kept */
-	bool oom;		/* a problem could not be represented */
-};
-
-void sl_problems_init(struct sl_problems *pb, const char *file);
-void sl_problem_add(struct sl_problems *pb, unsigned line, unsigned column,
-		    const char *rule, const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-/* "FILE:LINE:COL: rule 'R': FIELD: message", one line each. */
-void sl_problems_print(const struct sl_problems *pb, FILE *f);
-/* The same for warnings: "FILE:LINE: rule 'R': FIELD: warning: ...". */
-void sl_warnings_print(const struct sl_problems *pb, FILE *f);
-/* [{"file", "line", "column", "rule", "field", "message"}, ...]; line,
- * column, rule and field only when known.
- */
-json_object *sl_problems_to_json(const struct sl_problems *pb);
-
 enum sl_ynode_type { SL_YNODE_SCALAR, SL_YNODE_SEQ, SL_YNODE_MAP };
 
 struct sl_ynode {
@@ -94,10 +63,6 @@ typedef int (*sl_yaml_buffer_fn)(const char *name, const char *buf,
 int sl_yaml_parse_file(const char *path, sl_yaml_buffer_fn parse, void *out,
 		       struct sl_problems *pb);
 
-/* For callers that need only the verdict: PB's problems (and a lack of
- * memory) to stderr, PB freed, ERR returned.
- */
-int sl_problems_report(int err, struct sl_problems *pb);
 
 /* What a reader needs: where problems go, and under which rule (or NULL). */
 struct sl_yctx {
