@@ -199,8 +199,9 @@ endif
 
 # The layers of user/, lowest first (docs/ARCHITECTURE.md): a folder
 # includes only the folders before it in this list, so a lower layer
-# never reaches up into one built on it. A folder of user/ missing from
-# the list stops the build too, so a new one gets a place in it.
+# never reaches up into one built on it, nor around the check with "../".
+# A folder of user/ missing from the list stops the build too, so a new
+# one gets a place in it.
 USER_LAYERS := util instance state rules sync service replay cli
 USER_DIRS   := $(patsubst user/%/,%,$(sort $(dir $(USER_SRCS) $(USER_HDRS))))
 ifneq ($(filter-out $(USER_LAYERS),$(USER_DIRS)),)
@@ -210,7 +211,8 @@ LAYERS_UP := $(shell set -- $(USER_LAYERS); \
 	while [ $$# -gt 1 ]; do \
 		d=$$1; shift; up=$$(echo "$$@" | tr ' ' '|'); \
 		grep -HnE "^$(HASH)include \"($$up)/" user/$$d/*.[ch] | cut -d: -f1,2; \
-	done)
+	done; \
+	grep -HnE "^$(HASH)include \"[^\"]*\.\./" user/*/*.[ch] | cut -d: -f1,2)
 ifneq ($(LAYERS_UP),)
 $(error an include points up a layer of user/ ($(USER_LAYERS), lowest first): $(LAYERS_UP))
 endif
@@ -218,12 +220,14 @@ endif
 # Under user/ sit include/ (both sides) and bpf/ (the kernel side): an
 # #include "NAME" of include/ names a file of include/, and one of bpf/ a
 # file of bpf/ or include/ (beside the file or from the folder's root),
-# so the shared headers never reach into the program or into user/.
+# so the shared headers never reach into the program or into user/ (a
+# name with ".." in it is refused: it could climb out of the folder).
 BPF_INCLUDE_OUT := $(shell for f in $(wildcard include/*.h include/*/*.h bpf/*.[ch] bpf/*/*.[ch]); do \
 	case $$f in (include/*) roots=include ;; (*) roots="bpf include" ;; esac; \
 	grep -n "^$(HASH)include \"" $$f | while IFS=: read -r n line; do \
 		h=$${line$(HASH)*\"}; h=$${h%%\"*}; found=; \
 		for r in $$(dirname $$f) $$roots; do [ -f "$$r/$$h" ] && found=1; done; \
+		case $$h in (*..*) found= ;; esac; \
 		[ -n "$$found" ] || echo "$$f:$$n:$$h"; \
 	done; \
 	done)
