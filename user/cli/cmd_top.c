@@ -11,10 +11,10 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "cli/top.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/pinned.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "state/pinned.h"
 #include "rules/rules.h"
 
 static const char top_help[] =

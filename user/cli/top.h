@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
-#include "core/client_view.h"
-#include "core/instance_maps.h"
+#include "state/client_view.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 
 struct top_row {

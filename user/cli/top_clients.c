@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/aggregate.h"
-#include "core/client_exempt.h"
-#include "core/client_keys.h"
-#include "core/grow.h"
-#include "core/pinned.h"
+#include "state/aggregate.h"
+#include "state/client_exempt.h"
+#include "state/client_keys.h"
+#include "util/grow.h"
+#include "state/pinned.h"
 #include "cli/commands.h"
 #include "cli/top.h"
 #include "sl_algo.h"

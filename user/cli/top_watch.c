@@ -12,11 +12,11 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
-#include "core/aggregate.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/pinned.h"
+#include "state/aggregate.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "state/pinned.h"
 #include "cli/commands.h"
 #include "cli/top.h"
 #include "sl_key.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/parse.h"
+#include "util/parse.h"
 #include "rules/rule_check.h"
 
 const struct sl_ynode *sl_checker_locate(const struct checker *c,

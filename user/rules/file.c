@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/yaml_doc.h"
+#include "util/yaml_doc.h"
 #include "rules/rule_check.h"
 
 static const char *const rule_keys[] = {

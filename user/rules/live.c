@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/log.h"
+#include "util/log.h"
 #include "rules/rules.h"
 
 static int read_config(const struct sl_maps *m, struct sl_config *cfg,

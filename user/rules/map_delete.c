@@ -8,7 +8,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "core/grow.h"
+#include "util/grow.h"
 #include "rules/map_delete.h"
 
 /* Keys read per batched lookup: about 4 MiB of keys and values a call. */

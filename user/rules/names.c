@@ -2,7 +2,7 @@
 /* The names a rule file spells a rule's protocol, unit, action and
  * algorithm with, and `rules list` prints.
  */
-#include "core/parse.h"
+#include "util/parse.h"
 #include "rules/rules.h"
 
 static const char *const protocol_names[] = { "any", "tcp", "udp", "icmp" };

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/parse.h"
+#include "util/parse.h"
 #include "rules/bitmap.h"
 #include "rules/map_delete.h"
 #include "rules/prefix_tables.h"

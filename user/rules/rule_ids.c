@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/client_keys.h"
-#include "core/lists.h"
+#include "state/client_keys.h"
+#include "instance/lists.h"
 #include "rules/bitmap.h"
 #include "rules/map_delete.h"
 #include "rules/rule_ids.h"

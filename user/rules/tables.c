@@ -15,7 +15,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "core/lists.h"
+#include "instance/lists.h"
 #include "rules/bitmap.h"
 #include "rules/port_classes.h"
 #include "rules/prefix_tables.h"

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "core/parse.h"
+#include "util/parse.h"
 #include "rules/port_classes.h"
 #include "rules/rule_check.h"
 
