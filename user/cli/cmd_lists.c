@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * block, allow, unblock, disallow, lists: the block and allow lists at
- * run time (bpf/lists.h; user/core/lists.c).
+ * run time (bpf/lists.h; user/instance/lists.c).
  */
 #include <errno.h>
 #include <getopt.h>

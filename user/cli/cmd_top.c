@@ -3,7 +3,7 @@
  * top: the clients with the most units counted in their current window,
  * once, or (--watch) refreshed like top(1) together with the per-rule
  * counters. The standing of each client is computed by the same include/
- * code the kernel decides with (core/client_view.c).
+ * code the kernel decides with (state/client_view.c).
  */
 #include <errno.h>
 #include <getopt.h>

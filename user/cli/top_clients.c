@@ -2,7 +2,7 @@
 /*
  * top's busiest clients: every client state's tally by the same include/
  * code the kernel decides with, the busiest kept, and the full view
- * (core/client_view.c) of those only.
+ * (state/client_view.c) of those only.
  */
 #include <errno.h>
 #include <stdlib.h>

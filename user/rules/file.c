@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Rule files: the YAML tree (core/yaml_doc.c) is read rule by rule into a
+ * Rule files: the YAML tree (util/yaml_doc.c) is read rule by rule into a
  * struct sl_rule_spec. Every problem of the file is collected, each at the
  * line and column of the value (or key) it is about, under the rule's name
  * and the field's; a file with any problem yields no rules.
