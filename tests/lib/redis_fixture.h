@@ -80,7 +80,7 @@ struct fake {
 struct node {
 	struct sl_instance in;
 	bool open;
-	struct sl_sync *sync;
+	struct sl_sync_engine *sync;
 	struct sl_redis *redis;
 };
 

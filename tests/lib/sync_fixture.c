@@ -134,16 +134,16 @@ int group_teardown(void **state)
 	return 0;
 }
 
-struct sl_sync *engine(struct sl_instance *in, enum sl_layout layout,
-		       unsigned node, unsigned interval_ms,
-		       unsigned nodes, __u64 incarnation)
+struct sl_sync_engine *engine(struct sl_instance *in, enum sl_layout layout,
+			      unsigned node, unsigned interval_ms,
+			      unsigned nodes, __u64 incarnation)
 {
 	struct sl_sync_opts o = {
 		.layout = layout, .node = node, .interval_ms = interval_ms,
 		.nodes = nodes, .peers_configured = 1,
 		.incarnation = incarnation,
 	};
-	struct sl_sync *s;
+	struct sl_sync_engine *s;
 
 	assert_true(node >= 1 && node <= FX_NODES);
 	o.keys = fx.keys[node];
@@ -308,7 +308,7 @@ int store(void *ctx, unsigned peer, const uint8_t *msg, size_t len)
 	return 0;
 }
 
-void collect(struct sl_sync *s, __u64 t, struct dgrams *d)
+void collect(struct sl_sync_engine *s, __u64 t, struct dgrams *d)
 {
 	d->n = 0;
 	assert_int_equal(sl_sync_collect(s, t, store, d), 0);
@@ -316,7 +316,7 @@ void collect(struct sl_sync *s, __u64 t, struct dgrams *d)
 }
 
 /* A bounded node's round: collected, and settled at once. */
-void round_settled(struct sl_sync *s, __u64 t, struct dgrams *d)
+void round_settled(struct sl_sync_engine *s, __u64 t, struct dgrams *d)
 {
 	collect(s, t, d);
 	assert_int_equal(sl_sync_settle(s, t), 0);

@@ -155,7 +155,7 @@ static int count_only(void *ctx, unsigned peer, const uint8_t *msg, size_t len)
 }
 
 /* One round; the clients it read and the entries it sent. */
-static void round_reads(struct sl_sync *s, __u64 t, __u64 *read,
+static void round_reads(struct sl_sync_engine *s, __u64 t, __u64 *read,
 			__u64 *sent)
 {
 	__u64 before = sl_sync_status(s)->sent_entries;

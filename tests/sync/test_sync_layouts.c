@@ -48,7 +48,7 @@
 static void test_split_quota_four_nodes_accepts_limit_over_four(void **st)
 {
 	struct fixture *f = *st;
-	struct sl_sync *s;
+	struct sl_sync_engine *s;
 	struct sl_addr who = new_client(f), other = new_client(f);
 	unsigned first_reject;
 

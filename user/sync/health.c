@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Sync health read from the pinned sl_sync_status, as JSON or text
+ * (sync/health.h).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The sync message (sync/wire.h): encoded, sealed per peer and sent;
+ * opened and decoded; the nodes' keys and the pairs' keys made from them.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
