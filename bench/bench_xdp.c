@@ -28,11 +28,11 @@
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include <unistd.h>
-#include "core/aggregate.h"
-#include "core/parse.h"
-#include "core/instance.h"
-#include "core/request_packet.h"
-#include "core/progress.h"
+#include "state/aggregate.h"
+#include "util/parse.h"
+#include "instance/instance.h"
+#include "replay/request_packet.h"
+#include "util/progress.h"
 #include "rules/rules.h"
 #include "sl_algo.h"
 #include "sl_key.h"

@@ -17,8 +17,8 @@
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
 #include "slicelimit.h"
-#include "core/clock.h"
-#include "core/instance.h"
+#include "util/clock.h"
+#include "instance/instance.h"
 #include "sync/engine.h"
 #include "sync/redis.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "slicelimit.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "rules/rules.h"
 #include "sl_peer.h"
 #include "sync/engine.h"

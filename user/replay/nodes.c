@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sodium.h>
-#include "core/grow.h"
+#include "util/grow.h"
 #include "replay/nodes.h"
 #include "sync/engine.h"
 

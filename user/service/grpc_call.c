@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/clock.h"
+#include "util/clock.h"
 #include "service/grpc_server_internal.h"
 
 /* bytes of unfinished calls held at once, over every connection: a flood

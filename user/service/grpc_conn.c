@@ -13,8 +13,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
-#include "core/clock.h"
-#include "core/grow.h"
+#include "util/clock.h"
+#include "util/grow.h"
 #include "service/grpc_server_internal.h"
 
 /* Frames gathered before a send: past this the rest waits for the

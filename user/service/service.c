@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "core/loader.h"
-#include "core/log.h"
-#include "core/pin_lock.h"
+#include "instance/loader.h"
+#include "util/log.h"
+#include "instance/pin_lock.h"
 #include "service/http.h"
 #include "service/privdrop.h"
 #include "service/rls.h"

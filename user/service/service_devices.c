@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/loader.h"
-#include "core/log.h"
+#include "instance/loader.h"
+#include "util/log.h"
 #include "service/service_run.h"
 
 /* Attach what the config names and is not attached yet, and note in st

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "core/loader.h"
-#include "core/log.h"
-#include "core/pin_lock.h"
+#include "instance/loader.h"
+#include "util/log.h"
+#include "instance/pin_lock.h"
 #include "service/privdrop.h"
 #include "service/service_run.h"
 

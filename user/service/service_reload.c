@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/clock.h"
-#include "core/loader.h"
-#include "core/log.h"
+#include "util/clock.h"
+#include "instance/loader.h"
+#include "util/log.h"
 #include "service/rls.h"
 #include "service/service_run.h"
 

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 #include "service/check.h"
 #include "service/config.h"

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "core/build_id.h"
-#include "core/clock.h"
-#include "core/loader.h"
-#include "core/log.h"
+#include "instance/build_id.h"
+#include "util/clock.h"
+#include "instance/loader.h"
+#include "util/log.h"
 #include "service/http.h"
 #include "service/privdrop.h"
 #include "service/rls.h"

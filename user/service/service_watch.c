@@ -7,10 +7,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/clock.h"
-#include "core/lists.h"
-#include "core/loader.h"
-#include "core/log.h"
+#include "util/clock.h"
+#include "instance/lists.h"
+#include "instance/loader.h"
+#include "util/log.h"
 #include "service/service_run.h"
 #include "sync/health.h"
 

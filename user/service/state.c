@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "core/log.h"
-#include "core/pinned.h"
-#include "core/pinned_record.h"
+#include "util/log.h"
+#include "state/pinned.h"
+#include "instance/pinned_record.h"
 #include "service/state.h"
 
 static const __u32 zero;

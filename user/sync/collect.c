@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/clock.h"
-#include "core/grow.h"
+#include "util/clock.h"
+#include "util/grow.h"
 #include "sync/engine_internal.h"
 
 static struct sent_client *table_slot(const struct sl_client_hash *h,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/parse.h"
+#include "util/parse.h"
 #include "rules/rules.h"
 #include "sync/engine_internal.h"
 

@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "sl_peer.h"
 #include "sync/wire.h"
 

@@ -9,7 +9,7 @@
 #define SL_SYNC_ENGINE_INTERNAL_H
 
 #include <stdbool.h>
-#include "core/aggregate.h"
+#include "state/aggregate.h"
 #include "sl_key.h"
 #include "sl_peer.h"
 #include "sync/client_hash.h"

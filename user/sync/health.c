@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/pinned.h"
+#include "state/pinned.h"
 #include "sync/engine.h"
 #include "sync/health.h"
 

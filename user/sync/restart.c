@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/log.h"
+#include "util/log.h"
 #include "sync/engine_internal.h"
 
 static void replay_state_fill(const struct sl_sync_engine *s,

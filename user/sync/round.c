@@ -23,8 +23,8 @@
 #include <poll.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/clock.h"
-#include "core/log.h"
+#include "util/clock.h"
+#include "util/log.h"
 #include "sync/engine_internal.h"
 #include "sync/peer_addr.h"
 #include "sync/redis.h"

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sodium.h>
-#include "core/log.h"
-#include "core/clock.h"
+#include "util/log.h"
+#include "util/clock.h"
 #include "sync/peer_addr.h"
 #include "sync/redis.h"
 #include "sync/round.h"

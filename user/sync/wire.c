@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sodium.h>
-#include "core/log.h"
+#include "util/log.h"
 #include "sync/wire.h"
 
 _Static_assert(crypto_aead_xchacha20poly1305_ietf_ABYTES == SL_WIRE_TAG,
