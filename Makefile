@@ -30,7 +30,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libhiredis-dev redis-server groff-base man-db \
 	dpkg-dev binutils lintian stunnel4 openssl hping3 python3-scapy \
 	libcap-ng-dev systemd libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev \
-	python3-grpcio python3-grpc-tools nghttp2-client
+	python3-grpcio python3-grpc-tools nghttp2-client strace
 
 PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
 	      hiredis libcap-ng libprotobuf-c libnghttp2
