@@ -53,6 +53,7 @@ static size_t unescape(char *s, bool plus)
 static void split_query(char *q, struct sl_http_req *req)
 {
 	char *next, *eq;
+	size_t n;
 
 	while (q) {
 		next = strchr(q, '&');
@@ -64,7 +65,8 @@ static void split_query(char *q, struct sl_http_req *req)
 			eq = strchr(q, '=');
 			if (eq)
 				*eq++ = '\0';
-			if (strlen(q) != unescape(q, true))
+			n = unescape(q, true);
+			if (strlen(q) != n)	/* a name with a %00 */
 				req->query_nul = true;
 			a->name = q;
 			a->value = eq;
@@ -108,7 +110,8 @@ static int parse_request_line(char *line, struct sl_http_req *req)
 	if (query)
 		*query++ = '\0';
 	req->path = target;
-	req->path_nul = strlen(target) != unescape(target, false);
+	n = unescape(target, false);
+	req->path_nul = strlen(target) != n;
 	split_query(query, req);
 	return 0;
 }
