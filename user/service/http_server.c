@@ -247,18 +247,25 @@ static void *worker_run(void *arg)
 	struct sl_http_server *s = w->s;
 	struct epoll_event ev[HTTP_EVENTS];
 	uint64_t last_sweep = now_ms(), now;
+	bool accept_ready;
 	int n, i;
 
 	for (;;) {
 		n = epoll_wait(w->epfd, ev, HTTP_EVENTS, 1000);
+		accept_ready = false;
 		for (i = 0; i < n; i++) {
 			if (ev[i].data.ptr == &s->stop_fd)
 				return NULL;
 			if (ev[i].data.ptr == &s->listen_fd)
-				accept_some(w);
+				accept_ready = true;
 			else
 				conn_event(w, ev[i].data.ptr, ev[i].events);
 		}
+		/* after the others: a client's closed connections leave the
+		 * count per address before its new ones are counted
+		 */
+		if (accept_ready)
+			accept_some(w);
 		now = now_ms();
 		if (now - last_sweep >= 1000) {
 			sweep(w, now);
