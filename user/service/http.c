@@ -14,6 +14,7 @@
 #include "core/clock.h"
 #include "service/api_socket.h"
 #include "service/bearer.h"
+#include "service/check_body.h"
 #include "service/healthz.h"
 #include "service/lists_api.h"
 #include "service/http.h"
@@ -164,7 +165,7 @@ static const char *arg(struct sl_http_exchange *x, const char *name)
 	return sl_http_req_arg(x->req, name, NULL);
 }
 
-#define COST_RANGE "'cost' must be a whole number of units from 1 to the rule's limit (GET /v1/clients/KEY reads without charging)"
+#define COST_RANGE SL_CHECK_COST_RANGE
 
 /* The query's cost=N: digits only, 1..UINT32_MAX (the rule's limit is
  * checked with the rule). 0 with *cost set, or -EINVAL.
@@ -255,85 +256,18 @@ static void handle_post_check(struct sl_http *h, struct sl_http_exchange *x)
 {
 	const char *rule = arg(x, "rule"), *key = arg(x, "key");
 	const char *cost_text = arg(x, "cost");
-	const char *text = x->body;
-	size_t len = x->body_len;
-	json_object *o = NULL, *v;
+	struct sl_check_body b = { 0 };
+	char why[160];
 	__u32 cost = 1;
 
 	if (cost_text && query_cost(cost_text, &cost))
 		return send_error(h, x, 400, COST_RANGE);
-
-	if (len) {
-		struct json_tokener *tok = json_tokener_new();
-		size_t end;
-
-		if (!tok)
-			return send_error(h, x, 503, "out of memory");
-		o = json_tokener_parse_ex(tok, text, len);
-		/* one JSON object and nothing after it but white space */
-		end = tok->char_offset;
-		json_tokener_free(tok);
-		while (end < len && (text[end] == ' ' || text[end] == '\t' ||
-		       text[end] == '\r' || text[end] == '\n'))
-			end++;
-		if (!o || !json_object_is_type(o, json_type_object) ||
-		    end != len) {
-			json_object_put(o);
-			return send_error(h, x, 400, "body is not one JSON object");
-		}
-		/* a field the API does not know is refused, not ignored:
-		 * the client meant something this server does not do
-		 */
-		json_object_object_foreach(o, name, val) {
-			char msg[160];
-
-			(void)val;
-			if (!strcmp(name, "rule") || !strcmp(name, "key") ||
-			    !strcmp(name, "cost"))
-				continue;
-			snprintf(msg, sizeof(msg), "unknown field '%.64s': the body has 'rule', 'key' and 'cost' only",
-				 name);
-			json_object_put(o);
-			return send_error(h, x, 400, msg);
-		}
-		if (json_object_object_get_ex(o, "rule", &v)) {
-			if (!json_object_is_type(v, json_type_string)) {
-				json_object_put(o);
-				return send_error(h, x, 400, "'rule' must be a string (a rule's name)");
-			}
-			rule = json_object_get_string(v);
-			if (strlen(rule) != (size_t)json_object_get_string_len(v)) {
-				json_object_put(o);
-				return send_error(h, x, 400, "'rule' contains a NUL byte");
-			}
-		}
-		if (json_object_object_get_ex(o, "key", &v)) {
-			if (!json_object_is_type(v, json_type_string)) {
-				json_object_put(o);
-				return send_error(h, x, 400, "'key' must be a string (an address, an API key, a user name)");
-			}
-			key = json_object_get_string(v);
-			if (strlen(key) != (size_t)json_object_get_string_len(v)) {
-				json_object_put(o);
-				return send_error(h, x, 400, "'key' contains a NUL byte");
-			}
-		}
-		if (json_object_object_get_ex(o, "cost", &v)) {
-			int64_t n = json_object_get_int64(v);
-
-			/* an integer, not "4" nor 4.0: json-c saturates at
-			 * INT64_MAX, which the bound refuses too
-			 */
-			if (!json_object_is_type(v, json_type_int) || n < 1 ||
-			    n > UINT32_MAX) {
-				json_object_put(o);
-				return send_error(h, x, 400, COST_RANGE);
-			}
-			cost = n;
-		}
-	}
-	handle_check(h, x, rule, key, cost);
-	json_object_put(o);
+	if (x->body_len &&
+	    sl_check_body_parse(x->body, x->body_len, &b, why, sizeof(why)))
+		return send_error(h, x, 400, why);
+	handle_check(h, x, b.rule ? b.rule : rule, b.key ? b.key : key,
+		     b.has_cost ? b.cost : cost);
+	sl_check_body_free(&b);
 }
 
 /* The block and allow lists (service/lists_api.c), to a caller admit()
