@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "core/clock.h"
-#include "core/lists.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/pin_lock.h"
-#include "core/pinned.h"
+#include "util/clock.h"
+#include "instance/lists.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "instance/pin_lock.h"
+#include "state/pinned.h"
 #include "rules/rules.h"
 
 static const char block_help[] =

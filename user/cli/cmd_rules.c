@@ -6,14 +6,14 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
-#include "core/client_keys.h"
-#include "core/pinned.h"
+#include "state/client_keys.h"
+#include "state/pinned.h"
 #include "cli/write_guard.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/aggregate.h"
-#include "core/loader.h"
-#include "core/instance_maps.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "state/aggregate.h"
+#include "instance/loader.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 
 static const char rules_help[] =

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/parse.h"
+#include "util/parse.h"
 #include "rules/rules.h"
-#include "core/yaml_doc.h"
+#include "util/yaml_doc.h"
 
 /* One rule as written: the values read from its mapping, before the checks
  * that look at several fields together. `has_*`: the field was given.

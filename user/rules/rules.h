@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "slicelimit.h"
-#include "core/instance_maps.h"
-#include "core/yaml_doc.h"
+#include "instance/instance_maps.h"
+#include "util/yaml_doc.h"
 #include "rules/envoy.h"
 
 struct sl_prefix {

@@ -13,12 +13,12 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "core/grow.h"
-#include "core/lists.h"
-#include "core/parse.h"
-#include "core/client_keys.h"
-#include "core/instance_maps.h"
-#include "core/log.h"
+#include "util/grow.h"
+#include "instance/lists.h"
+#include "util/parse.h"
+#include "state/client_keys.h"
+#include "instance/instance_maps.h"
+#include "util/log.h"
 #include "rules/rules.h"
 
 static const char *const protocol_names[] = { "any", "tcp", "udp", "icmp" };
