@@ -33,6 +33,7 @@ static void refuse_head(struct http_conn *c,
 {
 	memset(&c->req, 0, sizeof(c->req));
 	c->out.head_only = false;
+	c->drain_max = HTTP_DRAIN_MAX;
 	if (err == -EMSGSIZE)
 		refuse(c, o, 431, "request head larger than 8192 bytes");
 	else if (err == -EPROTONOSUPPORT)
@@ -60,6 +61,11 @@ static int take_head(struct http_conn *c, const struct sl_http_server_opts *o)
 	}
 	c->head_len = n;
 	c->out.head_only = !strcmp(r->method, "HEAD");
+	/* a refused body longer than the drain is not waited for: the
+	 * connection is closed once answered, as the client may well be
+	 * sending hundreds of megabytes
+	 */
+	c->drain_max = r->content_length > HTTP_DRAIN_MAX ? 0 : HTTP_DRAIN_MAX;
 	body = r->chunked || r->content_length > 0;
 	/* answered before its body: the body is never read, so the
 	 * connection cannot go on
@@ -129,6 +135,8 @@ static enum http_conn_want flush(struct http_conn *c)
 	if (c->out.failed)
 		return HTTP_CONN_CLOSE;
 	if (c->closing && !c->draining) {
+		if (!c->drain_max)
+			return HTTP_CONN_CLOSE;
 		shutdown(c->fd, SHUT_WR);
 		c->draining = true;
 	}
@@ -189,8 +197,8 @@ enum http_conn_want http_conn_readable(struct http_conn *c,
 		if (n <= 0)
 			return HTTP_CONN_CLOSE;
 		c->drained += (size_t)n;
-		return c->drained > HTTP_DRAIN_MAX ? HTTP_CONN_CLOSE :
-						      HTTP_CONN_READ;
+		return c->drained > c->drain_max ? HTTP_CONN_CLOSE :
+						   HTTP_CONN_READ;
 	}
 	n = recv(c->fd, c->in + c->in_len, SL_HTTP_IN_CAP - c->in_len, 0);
 	if (n < 0)

@@ -32,7 +32,7 @@ struct http_conn {
 	bool closing;			/* its last answer said close */
 	bool eof;			/* the client sent all it will */
 	bool draining;			/* answered and shut: reading to EOF */
-	size_t drained;
+	size_t drained, drain_max;	/* 0: closed as soon as answered */
 	long head_len;			/* > 0: a head read, its body awaited */
 	struct sl_http_req req;
 	struct sl_http_out out;
