@@ -67,6 +67,11 @@ a, _ = answers(s, 1, head=True)
 s.sendall(get(b"/v1/check?rule=api&key=after-head"))
 b, _ = answers(s, 1)
 r["head"] = [a[0][0], int(a[0][1]["content-length"]) > 0, json.loads(b[0][2])["key"]]
+s.sendall(b"GET /v1/check?rule=api&key=http10 HTTP/1.0\r\nConnection: keep-alive\r\n" + AUTH + b"\r\n")
+a, _ = answers(s, 1)
+s.sendall(get(b"/v1/check?rule=api&key=after-10"))
+b, _ = answers(s, 1)
+r["http10"] = [a[0][0], (a[0][1].get("connection") or "").lower(), b[0][0], json.loads(b[0][2])["key"]]
 s.close()
 for name, req in (("big_head", get(b"/healthz", b"X: " + b"a" * 9000 + b"\r\n")),
                   ("bad_length", b"POST /v1/check HTTP/1.1\r\nHost: x\r\n" + AUTH +

@@ -522,6 +522,8 @@ test_http_server_protocol() {
 		"$(pj "d.get('continue')")" "[100, 200, \"cont\"]"
 	tap_eq "HEAD /healthz: fields and Content-Length, no body (the next answer on the connection is whole)" \
 		"$(pj "d.get('head')")" "[503, true, \"after-head\"]"
+	tap_eq "HTTP/1.0 with Connection: keep-alive: 200 with Connection: keep-alive, and the connection serves the next request" \
+		"$(pj "d.get('http10')")" "[200, \"keep-alive\", 200, \"after-10\"]"
 	tap_eq "a head over 8192 bytes: 431, a JSON error, Connection: close, closed" \
 		"$(pj "d.get('big_head')")" "[431, true, \"close\", true]"
 	tap_eq "Content-Length: 1x: 400, a JSON error, Connection: close, closed" \

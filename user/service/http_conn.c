@@ -33,6 +33,7 @@ static void refuse_head(struct http_conn *c,
 {
 	memset(&c->req, 0, sizeof(c->req));
 	c->out.head_only = false;
+	c->out.keep_alive = false;
 	c->drain_max = HTTP_DRAIN_MAX;
 	if (err == -EMSGSIZE)
 		refuse(c, o, 431, "request head larger than 8192 bytes");
@@ -61,6 +62,7 @@ static int take_head(struct http_conn *c, const struct sl_http_server_opts *o)
 	}
 	c->head_len = n;
 	c->out.head_only = !strcmp(r->method, "HEAD");
+	c->out.keep_alive = r->http10 && r->keep_alive;
 	/* a refused body longer than the drain is not waited for: the
 	 * connection is closed once answered, as the client may well be
 	 * sending hundreds of megabytes

@@ -113,7 +113,8 @@ void sl_http_reply_end(struct sl_http_out *o, const char *body, size_t len)
 	int n;
 
 	n = snprintf(line, sizeof(line), "Content-Length: %zu\r\n%s\r\n", len,
-		     o->close ? "Connection: close\r\n" : "");
+		     o->close ? "Connection: close\r\n" :
+		     o->keep_alive ? "Connection: keep-alive\r\n" : "");
 	put(o, line, (size_t)n);
 	if (!o->head_only)
 		put(o, body, len);

@@ -21,6 +21,7 @@ struct sl_http_out {
 	bool failed;		/* out of memory: the connection is closed */
 	bool head_only;		/* HEAD: fields without the body */
 	bool close;		/* Connection: close, then close */
+	bool keep_alive;	/* HTTP/1.0 kept open: Connection: keep-alive */
 	unsigned status;	/* of the last answer begun */
 };
 
@@ -29,7 +30,8 @@ void sl_http_reply_begin(struct sl_http_out *o, unsigned status);
 /* One field; NAME and VALUE without CR or LF (the handlers' own). */
 void sl_http_reply_field(struct sl_http_out *o, const char *name,
 			 const char *value);
-/* Content-Length, Connection: close when o->close, the blank line and
+/* Content-Length, Connection: close when o->close (keep-alive for an
+ * HTTP/1.0 request kept open), the blank line and
  * LEN bytes of BODY (none for HEAD).
  */
 void sl_http_reply_end(struct sl_http_out *o, const char *body, size_t len);
