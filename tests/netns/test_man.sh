@@ -7,7 +7,7 @@
 # --help, and the tables of user/ (the dispatch table of cli/dispatch.c, the
 # getopt option tables and strings of user/cli/cmd_*.c, the key arrays of
 # user/service/config.c, user/sync/config.c and user/rules/file.c, the
-# name tables of rules/tables.c, sync/engine.c and instance/hook.c). So a
+# name tables of rules/names.c, sync/engine.c and instance/hook.c). So a
 # command, option or field added to the code
 # fails here until the page (and the completion) say it, and one the page
 # names that the code no longer has fails too.
@@ -225,15 +225,15 @@ rule_fields=$( { c_array "$USER/rules/file.c" rule_keys; c_array "$USER/rules/fi
 [ "$(wc -l <<<"$rule_fields")" -ge 10 ] || tap_fail "the rule keys are read from user/rules/file.c" "$rule_fields"
 same_set "slicelimit-rules.5 FIELDS: an entry per field of rules/file.c's rule_keys and key_keys" \
 	"$(tags slicelimit-rules.5 FIELDS)" "$rule_fields"
-algorithms=$(c_array "$USER/rules/tables.c" algorithm_names)
-same_set "slicelimit-rules.5 ALGORITHMS: an entry per algorithm of rules/tables.c" \
+algorithms=$(c_array "$USER/rules/names.c" algorithm_names)
+same_set "slicelimit-rules.5 ALGORITHMS: an entry per algorithm of rules/names.c" \
 	"$(tags slicelimit-rules.5 ALGORITHMS)" "$algorithms"
 rules_fields_text=$(section slicelimit-rules.5 FIELDS)
 # shellcheck disable=SC2046
 all_in "slicelimit-rules.5 names every protocol, unit and action" "$rules_fields_text" \
-	$(c_array "$USER/rules/tables.c" protocol_names) \
-	$(c_array "$USER/rules/tables.c" unit_names) \
-	$(c_array "$USER/rules/tables.c" action_names)
+	$(c_array "$USER/rules/names.c" protocol_names) \
+	$(c_array "$USER/rules/names.c" unit_names) \
+	$(c_array "$USER/rules/names.c" action_names)
 
 n=0
 while IFS= read -r -d '' example; do
@@ -296,7 +296,7 @@ same_set "completion: 'slicelimit attach ' gives the devices of /sys/class/net" 
 tap_eq "completion: 'slicelimit detach l' gives lo" "$(complete_words detach l | grep -x lo)" lo
 same_set "completion: 'slicelimit attach lo --mode ' gives the modes of instance/hook.c" \
 	"$(complete_words attach lo --mode "")" "$modes"
-same_set "completion: 'slicelimit replay --algorithm ' gives the algorithms of rules/tables.c" \
+same_set "completion: 'slicelimit replay --algorithm ' gives the algorithms of rules/names.c" \
 	"$(complete_words replay --algorithm "")" "$algorithms"
 same_set "completion: 'slicelimit replay --layout ' gives the layouts" \
 	"$(complete_words replay --layout "")" "$layouts"

@@ -9,7 +9,7 @@ bool sl_client_exempt(const struct sl_maps *m, const struct sl_config *cfg,
 		      unsigned pos, const struct sl_addr *addr, unsigned bits)
 {
 	/* the trie holds, at each prefix, the rules of every shorter prefix
-	 * that covers it (rules/tables.c): a lookup at BITS finds the rules
+	 * that covers it (rules/prefix_tables.c): a lookup at BITS finds the rules
 	 * that exempt the whole of ADDR/BITS and no narrower one
 	 */
 	struct sl_lpm_key k = { .prefixlen = 8 + (bits > 128 ? 128 : bits),

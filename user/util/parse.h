@@ -33,7 +33,7 @@ const char *sl_format_duration(uint64_t ms, char *buf, size_t len);
  */
 const char *sl_name_of(const char *const *names, unsigned nr, unsigned v);
 /* Which of the count values `name` spells s: 0, or -EINVAL for none.
- * By function, so a table private to its file (rules/tables.c) is read
+ * By function, so a table private to its file (rules/names.c) is read
  * through its own name function.
  */
 int sl_parse_name(const char *s, const char *(*name)(unsigned), unsigned count,
