@@ -115,7 +115,7 @@ mn_write_configs() {
 			[ "$j" = "$i" ] || peers="$peers
     - {node: $j, address: $(node_sync "$j"):$SYNC_PORT, public_key: ${PUBKEY[j]}}"
 		done
-		# the nodes share /run/slicelimit: a socket each
+		# a socket each, though each node has its /run/slicelimit
 		listen='"off"'
 		[ "$i" = 1 ] && [ -n "${MN_HTTP_PORT:-}" ] &&
 			listen="127.0.0.1:$MN_HTTP_PORT
@@ -141,13 +141,18 @@ EOF
 }
 
 # start_holder I: a process (sleep, bounded: 150 s) that keeps node I's
-# mount namespace, with a bpffs of its own, alive across daemon restarts
+# mount namespace, with a bpffs and a /run/slicelimit of its own, alive
+# across daemon restarts: each node's writers' lock guards its own pins,
+# as on a host of its own, so that one node's start (the verifier, slow
+# on a busy machine) does not hold up the others'
 start_holder() {
 	local i=$1 pid
 	# shellcheck disable=SC2016
 	sl_bg pid nsenter --net="/run/netns/${NS_N[i]}" unshare --mount \
 		--propagation private sh -c \
-		'mount -t bpf bpf /sys/fs/bpf && : >"$0" && exec sleep 150' \
+		'mount -t bpf bpf /sys/fs/bpf &&
+		 mount -t tmpfs -o mode=0755 tmpfs /run/slicelimit &&
+		 : >"$0" && exec sleep 150' \
 		"$SL_TMP/holder$i.ready"
 	wait_file "$SL_TMP/holder$i.ready" ||
 		die "the mount namespace of node $i did not come up"
