@@ -19,16 +19,11 @@
 # own (its own pins), both in the server network namespace with Redis.
 #
 # Usage: test_central.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl redis-server redis-cli unshare
 # shellcheck source=redis_nodes_lib.sh
 . "$here/redis_nodes_lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl redis-server redis-cli unshare
 START=$SECONDS
 RPORT=6398
 NODE_PID=()

@@ -21,14 +21,9 @@
 #     UDP and TCP on ports without a rule still work.
 #
 # Usage: test_fragments.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need ping "$SL_PY"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" ping "$SL_PY"
 "$SL_PY" -c 'import scapy.all' 2>/dev/null || die "python3-scapy not found (make deps)"
 
 LIMIT=5

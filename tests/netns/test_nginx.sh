@@ -11,16 +11,11 @@
 # on a bpffs of its own (lib.sh): no other run can touch it.
 #
 # Usage: test_nginx.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" nginx curl unshare
 REPO=$(cd "$here/../.." && pwd)
 SHIPPED=$REPO/packaging/nginx-slicelimit.conf
-sl_need nginx curl unshare
 [ -f "$SHIPPED" ] || die "$SHIPPED is missing"
 
 NGX=$SL_TMP/nginx
