@@ -102,14 +102,8 @@ EOF
 write_rules() {
 	cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 9
-    limit: $LIMIT
-    window: 60s
-  - name: api
-    limit: 5
-    window: 60s
+  - { name: flood, protocol: udp, ports: 9, limit: $LIMIT, window: 60s }
+  - { name: api, limit: 5, window: 60s }
 EOF
 }
 

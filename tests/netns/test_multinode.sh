@@ -98,16 +98,8 @@ setup_network() {
 write_configs() {
 	cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 9
-    limit: $LIMIT
-    window: ${W}s
-  - name: exact
-    protocol: udp
-    ports: 11
-    limit: 100
-    window: 60s
+  - { name: flood, protocol: udp, ports: 9, limit: $LIMIT, window: ${W}s }
+  - { name: exact, protocol: udp, ports: 11, limit: 100, window: 60s }
 EOF
 	mn_write_configs "${SL_LAYOUT:-delayed-sync}"
 }

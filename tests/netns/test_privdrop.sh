@@ -127,12 +127,8 @@ service:
   user: $SVC_USER
 rls:
   socket_group: $SVC_USER-api
-sync:
-  node: 1
-  listen: $SRV4:7400
-  identity_file: $SL_TMP/sync.identity
-  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
 EOF
+	sync_config >>"$SL_TMP/svc.yaml"
 	chmod 644 "$SL_TMP/svc.yaml"
 	sl_service_start svc "$SL_TMP/svc.log" "$SL_TMP/svc.yaml" setpriv --bounding-set="$bset"
 
@@ -244,6 +240,18 @@ test_missing_user() {
 		"1/True/gone"
 }
 
+# sync_config: the sync: block of node 1, its peer node 2 at CLIENT4[0]
+# (identities made by test_secret_owner)
+sync_config() {
+	cat <<EOF
+sync:
+  node: 1
+  listen: $SRV4:7400
+  identity_file: $SL_TMP/sync.identity
+  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
+EOF
+}
+
 test_secret_owner() {
 	local out rc
 	rm -f "$SL_TMP/sync.identity" "$SL_TMP/peer.identity"
@@ -251,14 +259,7 @@ test_secret_owner() {
 		tap_fail "sync keygen"
 	PEER_PK=$("$SL_BIN" sync keygen --out "$SL_TMP/peer.identity") ||
 		tap_fail "sync keygen of the peer"
-	cat >"$SL_TMP/sync.yaml" <<EOF
-rules: $SL_TMP/rules.yaml
-sync:
-  node: 1
-  listen: $SRV4:7400
-  identity_file: $SL_TMP/sync.identity
-  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
-EOF
+	{ echo "rules: $SL_TMP/rules.yaml"; sync_config; } >"$SL_TMP/sync.yaml"
 	rc=0
 	out=$("$SL_BIN" -j run --check --user "$SVC_USER" --config "$SL_TMP/sync.yaml" 2>/dev/null) || rc=$?
 	tap_eq "a root-owned 0600 identity (as sync keygen writes it) with --user: refused (exit 1, sync.identity_file), chgrp and chmod 640 named as the fix" \
