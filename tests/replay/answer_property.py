@@ -40,6 +40,8 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from replay_tap import failed, tap
+
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 SEED = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv \
     else int(os.environ.get("ANSWER_SEED", "20261203"))
@@ -50,14 +52,6 @@ ALGOS = ["sliding", "sliding-plain", "fixed", "sliding-log",
 PORT0 = 2000
 # a TAI millisecond of late 2026, the clock a live node reads today
 TAI_TODAY = 1796284647123
-failures = 0
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what, flush=True)
-    if not ok:
-        failures += 1
 
 
 def rules_yaml(limit, window_ms):
@@ -343,8 +337,8 @@ def main():
     for layout, st in sorted(stats.items()):
         print(f"# {layout} | {st['decisions']} | {st['probes']} | "
               f"{st['slack']}")
-    print(f"# {failures} failed")
-    return 1 if failures else 0
+    print(f"# {failed()} failed")
+    return 1 if failed() else 0
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from replay_json import longest_hold
+from replay_tap import failed, tap
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 SEED = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 20261201
@@ -53,14 +54,6 @@ ALGOS = ["sliding", "sliding-plain", "fixed", "sliding-log",
 SUMS = {"sliding", "sliding-plain", "fixed", "sliding-log"}
 LAYOUTS = ["bounded", "delayed-sync", "split-quota", "predictive"]
 PORT0 = 1000
-failures = 0
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what, flush=True)
-    if not ok:
-        failures += 1
 
 
 # ---- the exact model -------------------------------------------------------
@@ -296,8 +289,8 @@ def main():
         print(f"# {layout} | {algo} | {st['traces']} | {st['ratio']:.2f} | "
               f"{st['compliant']} | {st['false']} / {st['requests']} | "
               f"{st['hold']}")
-    print(f"# {failures} failed")
-    return 1 if failures else 0
+    print(f"# {failed()} failed")
+    return 1 if failed() else 0
 
 
 if __name__ == "__main__":
