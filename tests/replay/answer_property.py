@@ -40,6 +40,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from replay_rules import rules_yaml
 from replay_tap import failed, tap
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
@@ -52,17 +53,6 @@ ALGOS = ["sliding", "sliding-plain", "fixed", "sliding-log",
 PORT0 = 2000
 # a TAI millisecond of late 2026, the clock a live node reads today
 TAI_TODAY = 1796284647123
-
-
-def rules_yaml(limit, window_ms):
-    lines = ["rules:"]
-    for i, algo in enumerate(ALGOS):
-        lines += [f"  - name: r{i}", "    protocol: udp",
-                  f"    ports: {PORT0 + i}", f"    limit: {limit}",
-                  f"    window: {window_ms}ms", f"    algorithm: {algo}"]
-        if algo == "token-bucket":
-            lines.append(f"    refill_per_s: {limit * 1000 / window_ms:g}")
-    return "\n".join(lines) + "\n"
 
 
 def addr(i):
@@ -107,7 +97,7 @@ def replay(case, reqs, end, scheduled=True):
         with open(args[2], "w") as f:
             f.write("\n".join(lines) + "\n")
         with open(args[4], "w") as f:
-            f.write(rules_yaml(limit, window))
+            f.write(rules_yaml(ALGOS, PORT0, limit, window))
         out = subprocess.run(args, capture_output=True, text=True,
                              timeout=300)
     if out.returncode:

@@ -43,6 +43,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from replay_json import longest_hold
+from replay_rules import rules_yaml
 from replay_tap import failed, tap
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
@@ -166,17 +167,6 @@ ADVERSARIAL = [gen_random, gen_warm_burst, gen_straddle, gen_all_node_burst]
 
 # ---- one run: many clients, every algorithm --------------------------------
 
-def rules_yaml(limit, window_ms):
-    lines = ["rules:"]
-    for i, algo in enumerate(ALGOS):
-        lines += [f"  - name: r{i}", "    protocol: udp",
-                  f"    ports: {PORT0 + i}", f"    limit: {limit}",
-                  f"    window: {window_ms}ms", f"    algorithm: {algo}"]
-        if algo == "token-bucket":
-            lines.append(f"    refill_per_s: {limit * 1000 / window_ms:g}")
-    return "\n".join(lines) + "\n"
-
-
 def run(case):
     layout, nodes, interval, limit, window, per_algo, seed = case
     rng = random.Random(seed)
@@ -198,7 +188,7 @@ def run(case):
         with open(trace, "w") as f:
             f.writelines(f"{t} {c} {n} port={p}\n" for t, c, n, p in lines)
         with open(rules, "w") as f:
-            f.write(rules_yaml(limit, window))
+            f.write(rules_yaml(ALGOS, PORT0, limit, window))
         out = subprocess.run([SL, "replay", trace, "--rules", rules,
                               "--nodes", str(nodes), "--layout", layout,
                               "--sync-interval", f"{interval}ms",
