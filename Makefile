@@ -57,7 +57,7 @@ SKEL       := $(BUILD)/slicelimit.skel.h
 BPF_HDRS   := $(wildcard bpf/*.h) $(wildcard include/*.h)
 
 # user/ is one folder per role (docs/ARCHITECTURE.md); its includes name
-# the folder ("core/loader.h"), from -Iuser.
+# the folder ("instance/loader.h"), from -Iuser.
 USER_SRCS  := $(wildcard user/*/*.c)
 USER_HDRS  := $(wildcard user/*/*.h)
 # proto/NAME.proto: C made by protoc-c into $(BUILD)/proto/NAME.pb-c.[ch],
@@ -199,15 +199,40 @@ endif
 
 # The layers of user/, lowest first (docs/ARCHITECTURE.md): a folder
 # includes only the folders before it in this list, so a lower layer
-# never reaches up into one built on it.
-USER_LAYERS := core rules sync service replay cli
+# never reaches up into one built on it, nor around the check with "../".
+# A folder of user/ missing from the list stops the build too, so a new
+# one gets a place in it.
+USER_LAYERS := util instance state rules sync service replay cli
+USER_DIRS   := $(patsubst user/%/,%,$(sort $(dir $(USER_SRCS) $(USER_HDRS))))
+ifneq ($(filter-out $(USER_LAYERS),$(USER_DIRS)),)
+$(error a folder of user/ is not in USER_LAYERS: $(filter-out $(USER_LAYERS),$(USER_DIRS)))
+endif
 LAYERS_UP := $(shell set -- $(USER_LAYERS); \
 	while [ $$# -gt 1 ]; do \
 		d=$$1; shift; up=$$(echo "$$@" | tr ' ' '|'); \
 		grep -HnE "^$(HASH)include \"($$up)/" user/$$d/*.[ch] | cut -d: -f1,2; \
-	done)
+	done; \
+	grep -HnE "^$(HASH)include \"[^\"]*\.\./" user/*/*.[ch] | cut -d: -f1,2)
 ifneq ($(LAYERS_UP),)
 $(error an include points up a layer of user/ ($(USER_LAYERS), lowest first): $(LAYERS_UP))
+endif
+
+# Under user/ sit include/ (both sides) and bpf/ (the kernel side): an
+# #include "NAME" of include/ names a file of include/, and one of bpf/ a
+# file of bpf/ or include/ (beside the file or from the folder's root),
+# so the shared headers never reach into the program or into user/ (a
+# name with ".." in it is refused: it could climb out of the folder).
+BPF_INCLUDE_OUT := $(shell for f in $(wildcard include/*.h include/*/*.h bpf/*.[ch] bpf/*/*.[ch]); do \
+	case $$f in (include/*) roots=include ;; (*) roots="bpf include" ;; esac; \
+	grep -n "^$(HASH)include \"" $$f | while IFS=: read -r n line; do \
+		h=$${line$(HASH)*\"}; h=$${h%%\"*}; found=; \
+		for r in $$(dirname $$f) $$roots; do [ -f "$$r/$$h" ] && found=1; done; \
+		case $$h in (*..*) found= ;; esac; \
+		[ -n "$$found" ] || echo "$$f:$$n:$$h"; \
+	done; \
+	done)
+ifneq ($(BPF_INCLUDE_OUT),)
+$(error an include of include/ or bpf/ reaches outside (include/ only include/, bpf/ only bpf/ and include/): $(BPF_INCLUDE_OUT))
 endif
 
 $(BUILD)/version-stamp: FORCE | $(BUILD)

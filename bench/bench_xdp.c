@@ -28,11 +28,11 @@
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 #include <unistd.h>
-#include "core/aggregate.h"
-#include "core/parse.h"
-#include "core/instance.h"
-#include "core/request_packet.h"
-#include "core/progress.h"
+#include "state/aggregate.h"
+#include "util/parse.h"
+#include "instance/instance.h"
+#include "replay/request_packet.h"
+#include "util/progress.h"
 #include "rules/rules.h"
 #include "sl_algo.h"
 #include "sl_key.h"
@@ -503,7 +503,7 @@ static int count_datagram(void *ctx, unsigned peer, const uint8_t *msg,
 	return 0;
 }
 
-static double sync_round_ms(struct sl_sync *s, __u64 now,
+static double sync_round_ms(struct sl_sync_engine *s, __u64 now,
 			    struct wire_count *w)
 {
 	struct timespec t0, t1;
@@ -530,7 +530,7 @@ static void bench_sync(struct sl_instance *agg)
 	struct wire_count w0, w;
 	uint8_t pub1[SL_WIRE_KEY], sec1[SL_WIRE_KEY];
 	uint8_t pub2[SL_WIRE_KEY], sec2[SL_WIRE_KEY];
-	struct sl_sync *s;
+	struct sl_sync_engine *s;
 	__u64 now = 1000000;
 	int r;
 

@@ -29,7 +29,7 @@ import sys
 CLIENT_MAPS = ["sl_clients"]
 # The clients the default table is for (include/slicelimit.h,
 # SL_DEFAULT_CLIENTS): bytes_per_client divides by them, not by the
-# table's entries, which add per-CPU spare (user/core/instance_maps.h,
+# table's entries, which add per-CPU spare (user/instance/instance_maps.h,
 # SL_LRU_LOCAL_FREE a CPU), so that what more CPUs cost shows there.
 DEFAULT_CLIENTS = 262144
 

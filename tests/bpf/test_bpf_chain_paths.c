@@ -54,8 +54,8 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/instance.h"
-#include "core/instance_maps.h"
+#include "instance/instance.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 #include "bpf_fixture.h"
 

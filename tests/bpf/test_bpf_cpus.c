@@ -5,7 +5,7 @@
  * CPU flooding one client at the same instant.
  *
  * BPF_PROG_TEST_RUN tests of the real object: every packet goes through the
- * XDP or TC program of a private, unpinned instance (user/core/instance.h) under
+ * XDP or TC program of a private, unpinned instance (user/instance/instance.h) under
  * the model clock, and the tests read the verdict and the counters the
  * program wrote. Packets are built by small helpers that append one header
  * each and record where each header the parser must read ends, so that a
@@ -37,11 +37,11 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/client_view.h"
-#include "core/parse.h"
-#include "core/instance.h"
+#include "state/client_view.h"
+#include "util/parse.h"
+#include "instance/instance.h"
 #include "sl_key.h"
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 #include "bpf_fixture.h"
 

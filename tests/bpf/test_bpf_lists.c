@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/lists.h"
-#include "core/parse.h"
+#include "instance/lists.h"
+#include "util/parse.h"
 #include "bpf_fixture.h"
 
 #define RULES	"rules:\n" \

@@ -22,7 +22,7 @@
 #include <bpf/libbpf.h>
 #include <cmocka.h>
 
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "slicelimit.skel.h"
 
 #define VERIFIED_BUDGET	250000

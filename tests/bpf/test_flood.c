@@ -44,11 +44,11 @@
 #include "slicelimit.h"
 #include "sl_algo.h"
 #include "sl_key.h"
-#include "core/aggregate.h"
-#include "core/instance.h"
+#include "state/aggregate.h"
+#include "instance/instance.h"
 #include "instance_fixture.h"
-#include "core/instance_maps.h"
-#include "core/request_packet.h"
+#include "instance/instance_maps.h"
+#include "replay/request_packet.h"
 #include "rules/rules.h"
 
 /* Model ms, a multiple of 60 s (and so of every 5 s slice): the windows

@@ -37,9 +37,9 @@
 
 #include "slicelimit.h"
 #include "sl_key.h"
-#include "core/instance.h"
-#include "core/instance_maps.h"
-#include "core/request_packet.h"
+#include "instance/instance.h"
+#include "instance/instance_maps.h"
+#include "replay/request_packet.h"
 #include "instance_fixture.h"
 
 #define T0		(20000ULL * 60000)

@@ -29,7 +29,7 @@
 #include <bpf/libbpf.h>
 
 #include "slicelimit.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "instance_fixture.h"
 #include "service/check.h"
 #include "slicelimit.skel.h"

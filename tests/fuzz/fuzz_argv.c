@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
-#include "core/log.h"
+#include "util/log.h"
 
 #define MAX_ARGS	64
 #define RULE_FILE	"rules.yaml"

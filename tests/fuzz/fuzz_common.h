@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/instance.h"
-#include "core/yaml_doc.h"
+#include "instance/instance.h"
+#include "util/yaml_doc.h"
 #include "rules/rules.h"
 
 /* run.sh passes -close_fd_mask=2 (the code under test prints what it

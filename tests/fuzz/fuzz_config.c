@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "service/config.h"
-#include "core/yaml_doc.h"
+#include "util/yaml_doc.h"
 
 static void fail(const char *what)
 {

@@ -39,7 +39,7 @@
 #include <bpf/libbpf.h>
 #include "service/check.h"
 #include "service/http.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "rules/rules.h"
 #include "slicelimit.skel.h"
 

@@ -2,7 +2,7 @@
 /*
  * fuzz_packet: arbitrary frames (14..1514 bytes) through the real BPF
  * object, XDP and TC, with BPF_PROG_TEST_RUN on a private model-clock
- * instance (user/core/instance.h) holding a small rule set of every algorithm.
+ * instance (user/instance/instance.h) holding a small rule set of every algorithm.
  *
  * Invariants, per program run, from the counters' deltas:
  *  - the verdict is XDP_PASS/XDP_DROP (TC_ACT_OK/TC_ACT_SHOT); TC may
@@ -36,8 +36,8 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "core/instance.h"
-#include "core/instance_maps.h"
+#include "instance/instance.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 
 #define T0		1000000000ULL	/* model ms */

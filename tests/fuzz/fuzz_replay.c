@@ -27,8 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cmd_replay.h"
-#include "core/log.h"
-#include "core/instance.h"
+#include "util/log.h"
+#include "instance/instance.h"
 #include "rules/rules.h"
 
 static struct sl_instance in;

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "proto/rls.pb-c.h"
 #include "rules/rules.h"
 #include "service/grpc_server.h"

@@ -8,7 +8,7 @@
  * NUL-terminated, like a file read into memory); the result is 0 or
  * -EINVAL/-ENOMEM; on 0 there is no problem and every rule passes the
  * checks below, which restate the README's limits independently of
- * rules/file.c; on an error the rule set is left empty, and on -EINVAL
+ * user/rules/; on an error the rule set is left empty, and on -EINVAL
  * there is at least one problem, each at a line of the input, whose
  * --json form parses back.
  */

@@ -21,11 +21,11 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/client_view.h"
-#include "core/parse.h"
-#include "core/instance.h"
+#include "state/client_view.h"
+#include "util/parse.h"
+#include "instance/instance.h"
 #include "sl_key.h"
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 #include "instance_fixture.h"
 #include "bpf_fixture.h"

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 #include "slicelimit.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "rules/rules.h"
 #include "instance_fixture.h"
 #include "pkt_builder.h"

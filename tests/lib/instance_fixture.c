@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
-#include "core/instance.h"
-#include "core/instance_maps.h"
+#include "instance/instance.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 #include "instance_fixture.h"
 

@@ -10,7 +10,7 @@
 #define _GNU_SOURCE
 #include <sched.h>
 #include "slicelimit.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "rules/rules.h"
 
 /* The CPUs the test started with (sl_test_save_cpus). */

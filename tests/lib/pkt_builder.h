@@ -3,7 +3,7 @@
  * Test packets built one header at a time (the tests/bpf/test_bpf_*
  * binaries): each helper appends one header and records where each
  * header the parser must read ends, so that a packet can be cut at every
- * such boundary (and a byte short of it). user/core/request_packet.h is
+ * such boundary (and a byte short of it). user/replay/request_packet.h is
  * not this: it builds only well-formed Ethernet + IP + TCP/UDP/ICMP
  * frames, where these tests also need VLAN tags, IPv4 options and
  * fragments, IPv6 extension chains, bad versions and short headers.

@@ -31,10 +31,10 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/log.h"
-#include "core/instance.h"
-#include "core/instance_maps.h"
-#include "core/request_packet.h"
+#include "util/log.h"
+#include "instance/instance.h"
+#include "instance/instance_maps.h"
+#include "replay/request_packet.h"
 #include "rules/rules.h"
 #include "sync/engine.h"
 #include "sync/redis.h"

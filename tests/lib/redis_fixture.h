@@ -17,8 +17,8 @@
 #include <sys/types.h>
 #include <hiredis/hiredis.h>
 #include "slicelimit.h"
-#include "core/clock.h"
-#include "core/instance.h"
+#include "util/clock.h"
+#include "instance/instance.h"
 #include "sync/engine.h"
 #include "sync/redis.h"
 
@@ -80,7 +80,7 @@ struct fake {
 struct node {
 	struct sl_instance in;
 	bool open;
-	struct sl_sync *sync;
+	struct sl_sync_engine *sync;
 	struct sl_redis *redis;
 };
 

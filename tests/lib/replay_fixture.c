@@ -19,8 +19,8 @@
 
 #include "slicelimit.h"
 #include "sl_algo.h"
-#include "core/instance.h"
-#include "core/instance_maps.h"
+#include "instance/instance.h"
+#include "instance/instance_maps.h"
 #include "replay/replay.h"
 #include "rules/rules.h"
 #include "sl_key.h"

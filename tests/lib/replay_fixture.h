@@ -13,7 +13,7 @@
 #include <time.h>
 #include "slicelimit.h"
 #include "sl_algo.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "rules/rules.h"
 #include "trace_gen.h"
 

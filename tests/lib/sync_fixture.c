@@ -17,12 +17,12 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/client_view.h"
-#include "core/parse.h"
-#include "core/instance.h"
+#include "state/client_view.h"
+#include "util/parse.h"
+#include "instance/instance.h"
 #include "instance_fixture.h"
-#include "core/instance_maps.h"
-#include "core/request_packet.h"
+#include "instance/instance_maps.h"
+#include "replay/request_packet.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
@@ -134,16 +134,16 @@ int group_teardown(void **state)
 	return 0;
 }
 
-struct sl_sync *engine(struct sl_instance *in, enum sl_layout layout,
-		       unsigned node, unsigned interval_ms,
-		       unsigned nodes, __u64 incarnation)
+struct sl_sync_engine *engine(struct sl_instance *in, enum sl_layout layout,
+			      unsigned node, unsigned interval_ms,
+			      unsigned nodes, __u64 incarnation)
 {
 	struct sl_sync_opts o = {
 		.layout = layout, .node = node, .interval_ms = interval_ms,
 		.nodes = nodes, .peers_configured = 1,
 		.incarnation = incarnation,
 	};
-	struct sl_sync *s;
+	struct sl_sync_engine *s;
 
 	assert_true(node >= 1 && node <= FX_NODES);
 	o.keys = fx.keys[node];
@@ -308,7 +308,7 @@ int store(void *ctx, unsigned peer, const uint8_t *msg, size_t len)
 	return 0;
 }
 
-void collect(struct sl_sync *s, __u64 t, struct dgrams *d)
+void collect(struct sl_sync_engine *s, __u64 t, struct dgrams *d)
 {
 	d->n = 0;
 	assert_int_equal(sl_sync_collect(s, t, store, d), 0);
@@ -316,7 +316,7 @@ void collect(struct sl_sync *s, __u64 t, struct dgrams *d)
 }
 
 /* A bounded node's round: collected, and settled at once. */
-void round_settled(struct sl_sync *s, __u64 t, struct dgrams *d)
+void round_settled(struct sl_sync_engine *s, __u64 t, struct dgrams *d)
 {
 	collect(s, t, d);
 	assert_int_equal(sl_sync_settle(s, t), 0);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "slicelimit.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "rules/rules.h"
 #include "sl_peer.h"
 #include "sync/engine.h"
@@ -49,7 +49,7 @@ struct dgrams {
 struct fixture {
 	struct sl_instance a, b;
 	struct sl_rule rule_a, rule_b;	/* sync-udp on each node */
-	struct sl_sync *sa, *sb;	/* this test's engines */
+	struct sl_sync_engine *sa, *sb;	/* this test's engines */
 	/* node n's key pair, [0] unused; and its keys: peers every other
 	 * node, A's or B's partner first (the only copy collect keeps)
 	 */
@@ -68,9 +68,9 @@ int live_rule(struct sl_instance *in, const char *name,
 	      struct sl_rule *out);
 int group_setup(void **state);
 int group_teardown(void **state);
-struct sl_sync *engine(struct sl_instance *in, enum sl_layout layout,
-		       unsigned node, unsigned interval_ms,
-		       unsigned nodes, __u64 incarnation);
+struct sl_sync_engine *engine(struct sl_instance *in, enum sl_layout layout,
+			      unsigned node, unsigned interval_ms,
+			      unsigned nodes, __u64 incarnation);
 int begin(void **state);
 int end(void **state);
 struct sl_addr new_client(struct fixture *f);
@@ -97,8 +97,8 @@ enum sl_wire_error fx_open(const uint8_t *msg, size_t len,
  */
 size_t fx_seal(uint8_t *buf, const struct sl_wire_header *h,
 	       const struct sl_wire_entry *e);
-void collect(struct sl_sync *s, __u64 t, struct dgrams *d);
-void round_settled(struct sl_sync *s, __u64 t, struct dgrams *d);
+void collect(struct sl_sync_engine *s, __u64 t, struct dgrams *d);
+void round_settled(struct sl_sync_engine *s, __u64 t, struct dgrams *d);
 __u64 units_for(const struct dgrams *d, const struct sl_addr *who);
 int receive(struct fixture *f, const uint8_t *msg, size_t len,
 	    __u64 t);

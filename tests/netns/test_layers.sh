@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # The layering of user/, read from the built objects (nm), not the text:
 #
-#   1. Nothing under core/, rules/, sync/, service/ or replay/ calls into
-#      cli/ (the command line is the top: core/log.c used to print the
-#      --json error envelope with cli/output.c's printer, and replay/ drew
-#      its progress line with cli/progress.c, now core/progress.c).
+#   1. No object of a layer calls into a layer above it, in the order of
+#      USER_LAYERS in the Makefile (the build checks the includes; this
+#      checks the calls, which a declaration written by hand would hide
+#      from it: util/log.c once printed the --json error envelope with
+#      cli/output.c's printer, and replay/ drew its progress line with
+#      cli/progress.c, now util/progress.c).
 #   2. The Redis backend's link (one connection, the outage) calls nothing
 #      of its Cluster file, which builds on it: one direction.
 #
@@ -14,8 +16,11 @@ set -u
 build=${1:-build}
 obj=$build/user
 command -v nm >/dev/null || { echo "Bail out! nm not found (binutils)"; exit 1; }
-[ -f "$obj/core/log.o" ] || { echo "Bail out! $obj/core/log.o is not built (make all)"; exit 1; }
+[ -f "$obj/util/log.o" ] || { echo "Bail out! $obj/util/log.o is not built (make all)"; exit 1; }
+layers=$(sed -n 's/^USER_LAYERS *:= *//p' "$(dirname "$0")/../../Makefile")
+[ -n "$layers" ] || { echo "Bail out! no USER_LAYERS in the Makefile"; exit 1; }
 failed=0
+checks=0
 
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; printf '%s\n' "$2" | sed 's/^/#   /'; failed=$((failed + 1)); }
@@ -35,21 +40,29 @@ calls() {
 	done
 }
 
-lower=()
-for d in core rules sync service replay; do
-	lower+=("$obj/$d"/*.o)
+# each layer against all those above it
+set -- $layers
+while [ $# -gt 1 ]; do
+	low=$1
+	shift
+	above=()
+	for d in "$@"; do
+		above+=("$obj/$d"/*.o)
+	done
+	bad=$(calls "$obj/$low"/*.o -- "${above[@]}")
+	checks=$((checks + 1))
+	if [ -z "$bad" ]; then
+		ok "no object of $low/ calls into a layer above it ($*)"
+	else
+		not_ok "no object of $low/ calls into a layer above it ($*)" "$bad"
+	fi
 done
-bad=$(calls "${lower[@]}" -- "$obj"/cli/*.o)
-if [ -z "$bad" ]; then
-	ok "no object of core/, rules/, sync/, service/ or replay/ calls into cli/"
-else
-	not_ok "no object of core/, rules/, sync/, service/ or replay/ calls into cli/" "$bad"
-fi
 bad=$(calls "$obj/sync/redis_link.o" -- "$obj/sync/redis_cluster.o")
+checks=$((checks + 1))
 if [ -z "$bad" ]; then
 	ok "sync/redis_link.o calls nothing of sync/redis_cluster.o (cluster builds on link, one way)"
 else
 	not_ok "sync/redis_link.o calls nothing of sync/redis_cluster.o (cluster builds on link, one way)" "$bad"
 fi
-echo "# $((2 - failed)) passed, $failed failed"
+echo "# $((checks - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

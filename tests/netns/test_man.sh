@@ -6,8 +6,9 @@
 # fields are read at test time from `slicelimit --help`, each command's
 # --help, and the tables of user/ (the dispatch table of cli/dispatch.c, the
 # getopt option tables and strings of user/cli/cmd_*.c, the key arrays of
-# user/service/config.c and user/rules/file.c, the name tables of rules/tables.c,
-# sync/engine.c and core/loader.c). So a command, option or field added to the code
+# user/service/config.c, user/sync/config.c and user/rules/file.c, the
+# name tables of rules/names.c, sync/engine.c and instance/hook.c). So a
+# command, option or field added to the code
 # fails here until the page (and the completion) say it, and one the page
 # names that the code no longer has fails too.
 #
@@ -224,15 +225,15 @@ rule_fields=$( { c_array "$USER/rules/file.c" rule_keys; c_array "$USER/rules/fi
 [ "$(wc -l <<<"$rule_fields")" -ge 10 ] || tap_fail "the rule keys are read from user/rules/file.c" "$rule_fields"
 same_set "slicelimit-rules.5 FIELDS: an entry per field of rules/file.c's rule_keys and key_keys" \
 	"$(tags slicelimit-rules.5 FIELDS)" "$rule_fields"
-algorithms=$(c_array "$USER/rules/tables.c" algorithm_names)
-same_set "slicelimit-rules.5 ALGORITHMS: an entry per algorithm of rules/tables.c" \
+algorithms=$(c_array "$USER/rules/names.c" algorithm_names)
+same_set "slicelimit-rules.5 ALGORITHMS: an entry per algorithm of rules/names.c" \
 	"$(tags slicelimit-rules.5 ALGORITHMS)" "$algorithms"
 rules_fields_text=$(section slicelimit-rules.5 FIELDS)
 # shellcheck disable=SC2046
 all_in "slicelimit-rules.5 names every protocol, unit and action" "$rules_fields_text" \
-	$(c_array "$USER/rules/tables.c" protocol_names) \
-	$(c_array "$USER/rules/tables.c" unit_names) \
-	$(c_array "$USER/rules/tables.c" action_names)
+	$(c_array "$USER/rules/names.c" protocol_names) \
+	$(c_array "$USER/rules/names.c" unit_names) \
+	$(c_array "$USER/rules/names.c" action_names)
 
 n=0
 while IFS= read -r -d '' example; do
@@ -248,14 +249,14 @@ config_fields=$(for a in config_keys device_keys http_keys service_keys; do c_ar
 same_set "slicelimit-config.5 FIELDS: an entry per field of service/config.c's config_keys, device_keys, http_keys, service_keys" \
 	"$(tags slicelimit-config.5 FIELDS)" "$config_fields"
 layouts=$( { c_array "$USER/sync/engine.c" layout_names | grep -vx local; echo central; } | sort -u)
-same_set "slicelimit-config.5 sync section: an entry per field of service/config.c's sync_keys and per layout of sync/engine.c (and central)" \
+same_set "slicelimit-config.5 sync section: an entry per field of sync/config.c's sync_keys and per layout of sync/engine.c (and central)" \
 	"$(tags slicelimit-config.5 "FIELDS/The sync section")" \
-	"$( { c_array "$USER/service/config.c" sync_keys; echo "$layouts"; } | sort -u)"
-modes=$(c_array "$USER/core/loader.c" mode_names)
+	"$( { c_array "$USER/sync/config.c" sync_keys; echo "$layouts"; } | sort -u)"
+modes=$(c_array "$USER/instance/hook.c" mode_names)
 # shellcheck disable=SC2086
-all_in "slicelimit-config.5 names every device mode of core/loader.c" "$(section slicelimit-config.5 FIELDS)" $modes
+all_in "slicelimit-config.5 names every device mode of instance/hook.c" "$(section slicelimit-config.5 FIELDS)" $modes
 # shellcheck disable=SC2086
-all_in "slicelimit.8 attach names every device mode of core/loader.c" "$(section slicelimit.8 COMMANDS/attach)" $modes
+all_in "slicelimit.8 attach names every device mode of instance/hook.c" "$(section slicelimit.8 COMMANDS/attach)" $modes
 
 # ---- 4. the bash completion ----
 
@@ -293,9 +294,9 @@ same_set "completion: the options that take a value are those of user/ with requ
 same_set "completion: 'slicelimit attach ' gives the devices of /sys/class/net" \
 	"$(complete_words attach "")" "$(ls /sys/class/net)"
 tap_eq "completion: 'slicelimit detach l' gives lo" "$(complete_words detach l | grep -x lo)" lo
-same_set "completion: 'slicelimit attach lo --mode ' gives the modes of core/loader.c" \
+same_set "completion: 'slicelimit attach lo --mode ' gives the modes of instance/hook.c" \
 	"$(complete_words attach lo --mode "")" "$modes"
-same_set "completion: 'slicelimit replay --algorithm ' gives the algorithms of rules/tables.c" \
+same_set "completion: 'slicelimit replay --algorithm ' gives the algorithms of rules/names.c" \
 	"$(complete_words replay --algorithm "")" "$algorithms"
 same_set "completion: 'slicelimit replay --layout ' gives the layouts" \
 	"$(complete_words replay --layout "")" "$layouts"

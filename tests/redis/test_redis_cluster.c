@@ -37,11 +37,11 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/log.h"
-#include "core/instance.h"
+#include "util/log.h"
+#include "instance/instance.h"
 #include "instance_fixture.h"
-#include "core/instance_maps.h"
-#include "core/request_packet.h"
+#include "instance/instance_maps.h"
+#include "replay/request_packet.h"
 #include "rules/rules.h"
 #include "sync/engine.h"
 #include "sync/redis.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# `slicelimit replay`'s progress line (user/core/progress.c): on a terminal, a
+# `slicelimit replay`'s progress line (user/util/progress.c): on a terminal, a
 # long trace shows "replay: DONE/TOTAL requests (P%)" on stderr, redrawn in
 # place and cleared at the end; stderr not a terminal, or --json, or
 # --decisions, or a run shorter than the first redraw (0.5 s): not a byte.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fixtures: none */
 /*
- * Host unit tests of the service config loader (user/service/config.c): a good
- * file gives the values it says, and every problem of a bad one is found,
- * each with its line and field.
+ * Host unit tests of the service config loader (user/service/config.c, its
+ * sync: section in user/sync/config.c): a good file gives the values it
+ * says, and every problem of a bad one is found, each with its line and
+ * field.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
 /* fixtures: instance_fixture */
 /*
  * /metrics counts the client states with batched lookups
- * (user/service/metrics.c, through core/aggregate.c), not one
+ * (user/service/metrics.c, through state/aggregate.c), not one
  * bpf_map_get_next_key() syscall per key: with a few thousand clients in
  * each table of a real instance, the figures it renders are what a walk
  * key by key counts, and the render makes (almost) no get_next_key call.
@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/instance.h"
+#include "instance/instance.h"
 #include "service/metrics.h"
 #include "instance_fixture.h"
 

@@ -17,7 +17,7 @@
  *  - random forging schedules never leave more than one cap of the
  *    forger counted in the view at any instant, by an exact model of
  *    what the kernel counts (sl_peer_tally), and cut no honest peer.
- * Each merge goes as merge_entry's (user/sync/engine.c): the record,
+ * Each merge goes as sl_sync_merge_entry's (user/sync/merge.c): the record,
  * peer_units_room, the merge, peer_units_add.
  */
 #include <stdarg.h>

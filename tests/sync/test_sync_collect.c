@@ -30,12 +30,12 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/client_view.h"
-#include "core/parse.h"
-#include "core/instance.h"
+#include "state/client_view.h"
+#include "util/parse.h"
+#include "instance/instance.h"
 #include "instance_fixture.h"
-#include "core/instance_maps.h"
-#include "core/request_packet.h"
+#include "instance/instance_maps.h"
+#include "replay/request_packet.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
@@ -155,7 +155,7 @@ static int count_only(void *ctx, unsigned peer, const uint8_t *msg, size_t len)
 }
 
 /* One round; the clients it read and the entries it sent. */
-static void round_reads(struct sl_sync *s, __u64 t, __u64 *read,
+static void round_reads(struct sl_sync_engine *s, __u64 t, __u64 *read,
 			__u64 *sent)
 {
 	__u64 before = sl_sync_status(s)->sent_entries;

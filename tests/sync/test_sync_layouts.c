@@ -30,12 +30,12 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/client_view.h"
-#include "core/parse.h"
-#include "core/instance.h"
+#include "state/client_view.h"
+#include "util/parse.h"
+#include "instance/instance.h"
 #include "instance_fixture.h"
-#include "core/instance_maps.h"
-#include "core/request_packet.h"
+#include "instance/instance_maps.h"
+#include "replay/request_packet.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 #include "sl_peer.h"
@@ -48,7 +48,7 @@
 static void test_split_quota_four_nodes_accepts_limit_over_four(void **st)
 {
 	struct fixture *f = *st;
-	struct sl_sync *s;
+	struct sl_sync_engine *s;
 	struct sl_addr who = new_client(f), other = new_client(f);
 	unsigned first_reject;
 

@@ -40,8 +40,8 @@
 #include <cmocka.h>
 
 #include "slicelimit.h"
-#include "core/instance.h"
-#include "core/instance_maps.h"
+#include "instance/instance.h"
+#include "instance/instance_maps.h"
 #include "sl_peer.h"
 #include "sync/engine.h"
 #include "sync/wire.h"

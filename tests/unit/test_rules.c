@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* fixtures: none */
 /*
- * Host unit tests of the rule file parser and validator (user/rules/file.c)
- * and the shared parsers in user/core/common.c. Every problem of a file must be
- * found, each with its line, rule and field; a file with any problem must
- * yield no rules.
+ * Host unit tests of the rule file parser and validator (user/rules/file.c,
+ * check.c, warnings.c) and the shared parsers in user/util/parse.c. Every
+ * problem of a file must be found, each with its line, rule and field; a
+ * file with any problem must yield no rules.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/parse.h"
+#include "util/parse.h"
 #include "rules/rules.h"
 
 static struct sl_problems pb;

@@ -7,16 +7,16 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "core/build_id.h"
+#include "instance/build_id.h"
 #include "cli/commands.h"
 #include "cli/write_guard.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/clock.h"
-#include "core/loader.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "util/clock.h"
+#include "instance/loader.h"
 #include "service/state.h"
 #include "sync/health.h"
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 
 static const char attach_help[] =

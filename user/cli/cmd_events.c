@@ -15,11 +15,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cli/commands.h"
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/pinned.h"
-#include "core/instance_maps.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "state/pinned.h"
+#include "instance/instance_maps.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * block, allow, unblock, disallow, lists: the block and allow lists at
- * run time (bpf/lists.h; user/core/lists.c).
+ * run time (bpf/lists.h; user/instance/lists.c).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "core/clock.h"
-#include "core/lists.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/pin_lock.h"
-#include "core/pinned.h"
+#include "util/clock.h"
+#include "instance/lists.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "instance/pin_lock.h"
+#include "state/pinned.h"
 #include "rules/rules.h"
 
 static const char block_help[] =
@@ -137,25 +137,81 @@ static void print_change(const char *what, unsigned kind,
 	printf("\n");
 }
 
+/* One change of a list: what block, allow, unblock and disallow make. */
+struct list_change {
+	bool add;		/* block, allow; else unblock, disallow */
+	unsigned kind;
+	struct sl_addr addr;
+	unsigned len128;
+	uint64_t for_ms;	/* add: 0 for ever */
+	const char *reason;	/* add: NULL for none */
+};
+
+static void change_failed(const struct list_change *ch, const char *arg,
+			  int err)
+{
+	const char *list = sl_list_name(ch->kind);
+
+	if (ch->add)
+		pr_error("cannot put %s on the %s list: %s%s", arg, list,
+			 strerror(-err),
+			 err == -ENOSPC ? " (the list is full)" : "");
+	else if (err == -ENOENT)
+		pr_error("%s is not on the %s list", arg, list);
+	else
+		pr_error("cannot take %s off the %s list: %s", arg, list,
+			 strerror(-err));
+}
+
+/* The operand (a usage error in HELP's words), then, unless only the
+ * arguments are checked, CH made under the writers' lock and said. The
+ * exit code.
+ */
+static int list_change_run(const char *help, int argc, char **argv,
+			   struct list_change *ch)
+{
+	struct sl_maps m;
+	__u64 now = 0;
+	int err;
+
+	err = prefix_arg(help, argc, argv, &ch->addr, &ch->len128);
+	if (err)
+		return err;
+	if (sl_args_only)
+		return SL_EXIT_OK;
+	if (open_lists(&m))
+		return SL_EXIT_FAIL;
+	if (ch->add) {
+		now = sl_now_tai_ms();
+		err = sl_list_add(&m, ch->kind, &ch->addr, ch->len128,
+				  ch->for_ms, ch->reason, now);
+	} else {
+		err = sl_list_remove(&m, ch->kind, &ch->addr, ch->len128);
+	}
+	close_lists(&m);
+	if (err) {
+		change_failed(ch, argv[optind], err);
+		return SL_EXIT_FAIL;
+	}
+	print_change(ch->add ? "added" : "removed", ch->kind, &ch->addr,
+		     ch->len128, ch->for_ms, now);
+	return SL_EXIT_OK;
+}
+
 /* block and allow: OPTS is the command's own table (--for, --reason),
  * each written in its command's function, where slicelimit.8's check
  * (tests/netns/test_man.sh) finds a command's options.
  */
 static int list_add(int argc, char **argv, const struct option *opts)
 {
-	unsigned kind = command_kind(argv[0]), len128;
-	const char *reason = NULL;
-	struct sl_addr addr;
-	struct sl_maps m;
-	uint64_t for_ms = 0;
-	__u64 now;
-	int c, err;
+	struct list_change ch = { .add = true, .kind = command_kind(argv[0]) };
+	int c;
 
 	while ((c = sl_getopt_long(argc, argv, "f:r:h", opts)) != -1) {
 		switch (c) {
 		case 'f':
-			if (sl_parse_duration_ms(optarg, &for_ms) || !for_ms ||
-			    for_ms > SL_LIST_MAX_FOR_MS)
+			if (sl_parse_duration_ms(optarg, &ch.for_ms) ||
+			    !ch.for_ms || ch.for_ms > SL_LIST_MAX_FOR_MS)
 				return sl_usage_error(block_help,
 					"--for: '%s' is not a duration from 1ms to 366d (500ms, 90s, 10m, 1h, 7d)",
 					optarg);
@@ -165,30 +221,13 @@ static int list_add(int argc, char **argv, const struct option *opts)
 				return sl_usage_error(block_help,
 					"--reason: %zu bytes, more than %u",
 					strlen(optarg), SL_LIST_REASON_MAX - 1);
-			reason = optarg;
+			ch.reason = optarg;
 			break;
 		default:
 			return sl_usage(block_help, c != 'h');
 		}
 	}
-	err = prefix_arg(block_help, argc, argv, &addr, &len128);
-	if (err)
-		return err;
-	if (sl_args_only)
-		return SL_EXIT_OK;
-	if (open_lists(&m))
-		return SL_EXIT_FAIL;
-	now = sl_now_tai_ms();
-	err = sl_list_add(&m, kind, &addr, len128, for_ms, reason, now);
-	close_lists(&m);
-	if (err) {
-		pr_error("cannot put %s on the %s list: %s%s", argv[optind],
-			 sl_list_name(kind), strerror(-err),
-			 err == -ENOSPC ? " (the list is full)" : "");
-		return SL_EXIT_FAIL;
-	}
-	print_change("added", kind, &addr, len128, for_ms, now);
-	return SL_EXIT_OK;
+	return list_change_run(block_help, argc, argv, &ch);
 }
 
 int do_block(int argc, char **argv)
@@ -222,34 +261,12 @@ static int list_remove(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	unsigned kind = command_kind(argv[0]), len128;
-	struct sl_addr addr;
-	struct sl_maps m;
-	int c, err;
+	struct list_change ch = { .kind = command_kind(argv[0]) };
+	int c;
 
 	while ((c = sl_getopt_long(argc, argv, "h", opts)) != -1)
 		return sl_usage(unblock_help, c != 'h');
-	err = prefix_arg(unblock_help, argc, argv, &addr, &len128);
-	if (err)
-		return err;
-	if (sl_args_only)
-		return SL_EXIT_OK;
-	if (open_lists(&m))
-		return SL_EXIT_FAIL;
-	err = sl_list_remove(&m, kind, &addr, len128);
-	close_lists(&m);
-	if (err == -ENOENT) {
-		pr_error("%s is not on the %s list", argv[optind],
-			 sl_list_name(kind));
-		return SL_EXIT_FAIL;
-	}
-	if (err) {
-		pr_error("cannot take %s off the %s list: %s", argv[optind],
-			 sl_list_name(kind), strerror(-err));
-		return SL_EXIT_FAIL;
-	}
-	print_change("removed", kind, &addr, len128, 0, 0);
-	return SL_EXIT_OK;
+	return list_change_run(unblock_help, argc, argv, &ch);
 }
 
 int do_unblock(int argc, char **argv)

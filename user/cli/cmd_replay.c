@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/instance.h"
-#include "core/progress.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "instance/instance.h"
+#include "util/progress.h"
 #include "replay/replay.h"
 #include "cli/cmd_replay.h"
 #include "replay/nodes.h"

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "cli/commands.h"
-#include "core/client_keys.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/pin_lock.h"
-#include "core/pinned.h"
-#include "core/stats_reset.h"
+#include "state/client_keys.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "instance/pin_lock.h"
+#include "state/pinned.h"
+#include "instance/stats_reset.h"
 #include "rules/rules.h"
 #include "sl_algo.h"
 

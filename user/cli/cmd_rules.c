@@ -6,14 +6,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
-#include "core/client_keys.h"
-#include "core/pinned.h"
+#include "state/client_keys.h"
+#include "state/pinned.h"
 #include "cli/write_guard.h"
-#include "core/log.h"
-#include "core/parse.h"
-#include "core/aggregate.h"
-#include "core/loader.h"
-#include "core/instance_maps.h"
+#include "util/log.h"
+#include "util/parse.h"
+#include "state/aggregate.h"
+#include "instance/loader.h"
+#include "instance/instance_maps.h"
+#include "rules/rule_ids.h"
 #include "rules/rules.h"
 
 static const char rules_help[] =
@@ -258,28 +259,23 @@ static const char *const change_names[] = {
 	"changed, its clients keyed the old way forgotten",
 };
 
-/* What an apply would forget, by live rule id: all of a rule's clients,
- * or (rekeyed) those keyed the way the new rule no longer keys them.
- */
-struct dry_forget {
-	bool all[SL_MAX_RULES];
-	bool rekeyed[SL_MAX_RULES];
-	struct sl_rule next[SL_MAX_RULES];
-	struct sl_rule live[SL_MAX_RULES];
-	unsigned clients;
+/* What an apply of a file would do, against the live rules. */
+struct dry_run {
+	struct sl_forget_set fs;	/* the client states it would forget */
+	unsigned counts[6];		/* by enum change */
+	unsigned clients;		/* how many states it would forget */
+	json_object *list;		/* each rule's change */
 };
 
 static int count_forgotten(void *ctx, const struct sl_client_key *key,
 			   const void *state, __u32 value_size)
 {
-	struct dry_forget *f = ctx;
-	unsigned id = key->rule_id % SL_MAX_RULES;
+	struct dry_run *d = ctx;
 
 	(void)state;
 	(void)value_size;
-	if (f->all[id] || (f->rekeyed[id] &&
-	    !sl_client_key_survives(&f->next[id], &f->live[id], key)))
-		f->clients++;
+	if (sl_forget_set_forgets(&d->fs, key))
+		d->clients++;
 	return 0;
 }
 
@@ -309,122 +305,148 @@ static void dry_run_add(json_object *list, const char *name, enum change c)
 		printf("  %-20s %s\n", name, change_names[c]);
 }
 
-/* The rule ids an apply keeps are those of a name and algorithm still
- * there (rules/tables.c): the others' clients would be forgotten.
+/* Each rule's change, by the ids an apply would keep (sl_rule_ids_match:
+ * a name and algorithm still there; the others' clients are forgotten),
+ * and the live rules no rule of RS names. 0 or -ENOMEM.
  */
+static int dry_run_changes(struct dry_run *d, const struct sl_ruleset *rs,
+			   const struct sl_rule *live, unsigned nr_live)
+{
+	struct sl_rule *next = calloc(rs->nr + 1, sizeof(*next));
+	bool *is_new = calloc(rs->nr + 1, sizeof(*is_new));
+	unsigned i, j;
+
+	if (!next || !is_new) {
+		free(next);
+		free(is_new);
+		return -ENOMEM;
+	}
+	for (i = 0; i < rs->nr; i++)
+		next[i] = rs->specs[i].rule;
+	sl_rule_ids_match(next, rs->nr, live, nr_live, &d->fs, is_new);
+	for (i = 0; i < rs->nr; i++) {
+		const struct sl_rule *r = &next[i], *was;
+		enum change c;
+
+		was = sl_rule_by_name(live, nr_live, r->name);
+		c = !was ? ADDED : is_new[i] ? RESTARTED :
+		    sl_rule_rekeys(r, was) ? REKEYED :
+		    rule_differs(r, was) ? CHANGED : SAME;
+		d->counts[c]++;
+		dry_run_add(d->list, r->name, c);
+	}
+	for (j = 0; j < nr_live; j++) {
+		if (sl_rule_by_name(next, rs->nr, live[j].name))
+			continue;
+		d->counts[REMOVED]++;
+		dry_run_add(d->list, live[j].name, REMOVED);
+	}
+	free(is_new);
+	free(next);
+	return 0;
+}
+
+static void dry_run_print(const char *path, struct dry_run *d)
+{
+	unsigned changed = d->counts[CHANGED] + d->counts[RESTARTED] +
+			   d->counts[REKEYED];
+	json_object *o;
+
+	if (!sl_json) {
+		printf("%u added, %u removed, %u changed, %u unchanged; %u client%s forgotten; nothing applied\n",
+		       d->counts[ADDED], d->counts[REMOVED], changed,
+		       d->counts[SAME], d->clients,
+		       d->clients == 1 ? "" : "s");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "file", json_object_new_string(path));
+	json_object_object_add(o, "valid", json_object_new_boolean(1));
+	json_object_object_add(o, "applied", json_object_new_boolean(0));
+	json_object_object_add(o, "added", json_object_new_int(d->counts[ADDED]));
+	json_object_object_add(o, "removed", json_object_new_int(d->counts[REMOVED]));
+	json_object_object_add(o, "changed", json_object_new_int(changed));
+	json_object_object_add(o, "unchanged", json_object_new_int(d->counts[SAME]));
+	json_object_object_add(o, "clients_forgotten", json_object_new_int(d->clients));
+	json_object_object_add(o, "rules", d->list);
+	d->list = NULL;
+	sl_print_json(o);
+}
+
+/* The pinned maps and the live rules, when something is pinned (*pinned:
+ * the maps are open; nothing pinned: no live rule). Errors reported here.
+ */
+static int dry_run_open(struct sl_maps *m, bool *pinned,
+			struct sl_rule **live, unsigned *nr_live)
+{
+	struct sl_config cfg;
+	int err;
+
+	*pinned = false;
+	err = sl_require_bpffs();
+	if (err)
+		return err;
+	err = sl_maps_open_pinned(m);
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
+			 strerror(-err), sl_privilege_hint(err));
+		return err;
+	}
+	*pinned = true;
+	err = sl_rules_read_live(m, live, nr_live, &cfg);
+	if (err)
+		pr_error("cannot read the running rules: %s", strerror(-err));
+	return err;
+}
+
 static int rules_dry_run(const char *path)
 {
-	struct dry_forget *f = NULL;
 	struct sl_rule *live = NULL;
+	struct dry_run *d = NULL;
 	struct sl_problems pb;
 	struct sl_ruleset rs;
-	struct sl_config cfg;
 	struct sl_maps m;
-	json_object *list = json_object_new_array();
-	unsigned nr_live = 0, clients = 0, i, j, counts[6] = {};
+	unsigned nr_live = 0;
 	bool pinned = false;
 	int err;
 
 	err = sl_rules_parse_file(path, &rs, &pb);
-	if (err) {
-		json_object_put(list);
+	if (err)
 		return refused(path, err, &pb, "nothing would be applied");
-	}
-	f = calloc(1, sizeof(*f));
-	if (!f) {
+	d = calloc(1, sizeof(*d));
+	if (!d) {
 		pr_error("out of memory");
 		err = -ENOMEM;
 		goto out;
 	}
-	err = sl_require_bpffs();
+	d->list = json_object_new_array();
+	err = dry_run_open(&m, &pinned, &live, &nr_live);
 	if (err)
 		goto out;
-	err = sl_maps_open_pinned(&m);
-	pinned = !err;
-	if (err && err != -ENOENT) {
-		pr_error("cannot open the pins under %s: %s%s", SL_PIN_DIR,
-			 strerror(-err), sl_privilege_hint(err));
-		goto out;
-	}
-	err = pinned ? sl_rules_read_live(&m, &live, &nr_live, &cfg) : 0;
-	if (err) {
-		pr_error("cannot read the running rules: %s", strerror(-err));
-		goto out_maps;
-	}
 	if (!sl_json)
 		printf("%s: valid; an apply would change:\n", path);
-	for (i = 0; i < rs.nr; i++) {
-		const struct sl_rule *r = &rs.specs[i].rule;
-		enum change c = ADDED;
-
-		for (j = 0; j < nr_live; j++) {
-			if (strcmp(r->name, live[j].name))
-				continue;
-			c = r->algorithm != live[j].algorithm ? RESTARTED :
-			    sl_rule_rekeys(r, &live[j]) ? REKEYED :
-			    rule_differs(r, &live[j]) ? CHANGED : SAME;
-			if (c == RESTARTED)
-				f->all[live[j].id % SL_MAX_RULES] = true;
-			if (c == REKEYED) {
-				unsigned id = live[j].id % SL_MAX_RULES;
-
-				f->rekeyed[id] = true;
-				f->next[id] = *r;
-				f->next[id].id = live[j].id;
-				f->live[id] = live[j];
-			}
-			break;
-		}
-		counts[c]++;
-		dry_run_add(list, r->name, c);
-	}
-	for (j = 0; j < nr_live; j++) {
-		for (i = 0; i < rs.nr; i++)
-			if (!strcmp(rs.specs[i].rule.name, live[j].name))
-				break;
-		if (i < rs.nr)
-			continue;
-		f->all[live[j].id % SL_MAX_RULES] = true;
-		counts[REMOVED]++;
-		dry_run_add(list, live[j].name, REMOVED);
+	err = dry_run_changes(d, &rs, live, nr_live);
+	if (err) {
+		pr_error("out of memory");
+		goto out;
 	}
 	if (pinned) {
-		err = sl_for_each_client(&m, count_forgotten, f);
+		err = sl_for_each_client(&m, count_forgotten, d);
 		if (err) {
 			pr_error("cannot read the client table: %s", strerror(-err));
-			goto out_maps;
+			goto out;
 		}
-		clients = f->clients;
 	}
-	if (sl_json) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "file", json_object_new_string(path));
-		json_object_object_add(o, "valid", json_object_new_boolean(1));
-		json_object_object_add(o, "applied", json_object_new_boolean(0));
-		json_object_object_add(o, "added", json_object_new_int(counts[ADDED]));
-		json_object_object_add(o, "removed", json_object_new_int(counts[REMOVED]));
-		json_object_object_add(o, "changed", json_object_new_int(
-			counts[CHANGED] + counts[RESTARTED] + counts[REKEYED]));
-		json_object_object_add(o, "unchanged", json_object_new_int(counts[SAME]));
-		json_object_object_add(o, "clients_forgotten", json_object_new_int(clients));
-		json_object_object_add(o, "rules", list);
-		list = NULL;
-		sl_print_json(o);
-	} else {
-		printf("%u added, %u removed, %u changed, %u unchanged; %u client%s forgotten; nothing applied\n",
-		       counts[ADDED], counts[REMOVED],
-		       counts[CHANGED] + counts[RESTARTED] + counts[REKEYED],
-		       counts[SAME], clients,
-		       clients == 1 ? "" : "s");
-	}
-out_maps:
+	dry_run_print(path, d);
+out:
 	free(live);
 	if (pinned)
 		sl_maps_close(&m);
-out:
-	free(f);
-	json_object_put(list);
+	if (d)
+		json_object_put(d->list);
+	free(d);
 	sl_rules_free(&rs);
 	return err ? SL_EXIT_FAIL : SL_EXIT_OK;
 }

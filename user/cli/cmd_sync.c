@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <sodium.h>
 #include "cli/commands.h"
-#include "core/log.h"
+#include "util/log.h"
 #include "sync/wire.h"
 
 static const char sync_help[] =

@@ -12,7 +12,7 @@
 #include <sodium.h>
 #include <xdp/libxdp.h>
 #include "cli/commands.h"
-#include "core/log.h"
+#include "util/log.h"
 #include "slicelimit.h"
 #include "slicelimit.skel.h"
 

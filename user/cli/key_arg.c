@@ -4,7 +4,7 @@
 #include <sodium.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "core/log.h"
+#include "util/log.h"
 #include "service/check.h"
 
 /* as /v1/check takes it (service/http.c) */

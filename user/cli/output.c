@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "core/log.h"
+#include "util/log.h"
 
 const char *sl_command;
 

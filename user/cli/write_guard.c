@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include "cli/write_guard.h"
-#include "core/log.h"
-#include "core/pin_lock.h"
+#include "util/log.h"
+#include "instance/pin_lock.h"
 #include "service/state.h"
 
 static int write_begin(const char *what, bool force, bool rules)

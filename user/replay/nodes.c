@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Replaying a trace across nodes: N instances of the real program, each
- * with the real sync engine (user/sync/engine.c), exchanging the real sealed
+ * with the real sync engine (user/sync/engine.h), exchanging the real sealed
  * messages in memory (each node a key pair made for the run). Deterministic: the model clock moves only at trace
  * lines, so a sync round that falls due between two requests runs at the
  * next one, and the next round is due an interval after it ran, as a
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sodium.h>
-#include "core/grow.h"
+#include "util/grow.h"
 #include "replay/nodes.h"
 #include "sync/engine.h"
 
@@ -34,7 +34,8 @@ struct datagram {
 
 struct nodes_run {
 	const struct sl_replay_nodes_opts *o;
-	struct sl_sync **sync;	/* NULL: the node's service has not joined */
+	/* NULL: the node's service has not joined */
+	struct sl_sync_engine **sync;
 	struct sl_sync_opts so;
 	struct sl_maps **maps;	/* each node's, to start its service */
 	uint8_t (*secret)[SL_WIRE_KEY];	/* each node's key pair */

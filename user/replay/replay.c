@@ -5,10 +5,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/grow.h"
-#include "core/parse.h"
-#include "core/request_packet.h"
-#include "core/progress.h"
+#include "util/grow.h"
+#include "util/parse.h"
+#include "replay/request_packet.h"
+#include "util/progress.h"
 #include "replay/client_index.h"
 #include "replay/replay.h"
 #include "rules/rules.h"

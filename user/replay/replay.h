@@ -9,8 +9,8 @@
 #define SL_REPLAY_REPLAY_H
 
 #include <stdbool.h>
-#include "core/client_view.h"
-#include "core/instance.h"
+#include "state/client_view.h"
+#include "instance/instance.h"
 #include "replay/trace.h"
 
 struct sl_replay_client {

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/grow.h"
-#include "core/parse.h"
+#include "util/grow.h"
+#include "util/parse.h"
 #include "sl_key.h"
 #include "replay/trace.h"
 #include "rules/rules.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/loader.h"
-#include "core/log.h"
+#include "instance/loader.h"
+#include "util/log.h"
 #include "rules/rules.h"
 
 int sl_rules_apply_pinned(const char *path, const struct sl_ruleset *rs,

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "core/yaml_doc.h"
+#include "util/yaml_doc.h"
 
 #define SL_ENVOY_MAX_ENTRIES	8
 #define SL_ENVOY_DOMAIN_MAX	127

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Rule files: YAML (libyaml, core/yaml_doc.h) -> validated rule specs -> the
+ * Rule files: YAML (libyaml, util/yaml_doc.h) -> validated rule specs -> the
  * kernel's rule tables. Loading finds every problem of a file, each with
  * its line, column, rule and field; applying
  * fills the idle generation and switches to it with one word write.
@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "slicelimit.h"
-#include "core/instance_maps.h"
-#include "core/yaml_doc.h"
+#include "instance/instance_maps.h"
+#include "util/yaml_doc.h"
 #include "rules/envoy.h"
 
 struct sl_prefix {
@@ -88,7 +88,7 @@ int sl_rules_apply_counted(const struct sl_maps *m,
 			   const struct sl_ruleset *rs, __u64 *forgotten);
 /* Does NEXT key its clients otherwise than LIVE (prefix lengths, by
  * port)? Then the states LIVE made under keys NEXT never makes are never
- * read again (core/client_keys.h sl_client_key_reachable).
+ * read again (state/client_keys.h sl_client_key_reachable).
  */
 bool sl_rule_rekeys(const struct sl_rule *next, const struct sl_rule *live);
 

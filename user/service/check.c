@@ -7,8 +7,8 @@
 #include <string.h>
 #include "service/check.h"
 #include "service/check_local.h"
-#include "core/client_exempt.h"
-#include "core/parse.h"
+#include "state/client_exempt.h"
+#include "util/parse.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 

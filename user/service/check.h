@@ -17,8 +17,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "service/check_central.h"
-#include "core/client_view.h"
-#include "core/instance_maps.h"
+#include "state/client_view.h"
+#include "instance/instance_maps.h"
 
 /* Client locks: a power of two, enough that checks of different clients
  * on as many threads as CPUs seldom share one.

@@ -34,8 +34,8 @@
 #include <hiredis/hiredis.h>
 #include <sodium.h>
 #include "service/check_central.h"
-#include "core/clock.h"
-#include "core/log.h"
+#include "util/clock.h"
+#include "util/log.h"
 #include "rules/rules.h"
 #include "sync/redis.h"
 #include "lua/check_bucket.lua.h"

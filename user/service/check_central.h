@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/client_view.h"
+#include "state/client_view.h"
 #include "slicelimit.h"
 
 struct sl_central;

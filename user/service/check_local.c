@@ -5,8 +5,8 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "service/check_local.h"
-#include "core/client_exempt.h"
-#include "core/clock.h"
+#include "state/client_exempt.h"
+#include "util/clock.h"
 #include "rules/rules.h"
 #include "sl_key.h"
 

@@ -52,7 +52,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 #include "slicelimit.h"
-#include "core/yaml_doc.h"
+#include "util/yaml_doc.h"
 #include "sync/config.h"
 
 #define SL_MAX_DEVICES	64
@@ -110,8 +110,5 @@ int sl_config_parse_buffer(const char *name, const char *buf, size_t len,
 			   struct sl_service_config *cfg, struct sl_problems *pb);
 /* The same, with every problem printed to stderr as "FILE:LINE: FIELD: ...". */
 int sl_config_load(const char *path, struct sl_service_config *cfg);
-
-/* "127.0.0.1:8080", "[::1]:8080" -> socket address. 0 or -EINVAL. */
-int sl_parse_listen(const char *s, struct sockaddr_storage *ss);
 
 #endif /* SL_SERVICE_CONFIG_H */

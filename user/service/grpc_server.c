@@ -12,7 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include "core/clock.h"
+#include "util/clock.h"
 #include "service/api_socket.h"
 #include "service/bearer.h"
 #include "service/grpc_server.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
 #include <bpf/bpf.h>
-#include "core/clock.h"
+#include "util/clock.h"
 #include "rules/rules.h"
 #include "service/healthz.h"
 #include "service/state.h"

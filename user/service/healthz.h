@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 
 /* true when healthy; else false and why in REASON. */
 bool sl_healthz(const struct sl_maps *m, char *reason, size_t len);

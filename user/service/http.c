@@ -12,7 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include <sys/resource.h>
-#include "core/clock.h"
+#include "util/clock.h"
 #include "service/api_socket.h"
 #include "service/bearer.h"
 #include "service/healthz.h"

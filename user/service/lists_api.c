@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/clock.h"
-#include "core/lists.h"
-#include "core/parse.h"
-#include "core/pinned.h"
+#include "util/clock.h"
+#include "instance/lists.h"
+#include "util/parse.h"
+#include "state/pinned.h"
 #include "service/lists_api.h"
 
 static unsigned fail(json_object **out, unsigned status, const char *fmt, ...)

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 #include <json-c/json.h>
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 
 /* Answer METHOD on PATH (what follows "/v1/lists", possibly ""), with
  * BODY (LEN bytes, NUL-terminated). Returns the HTTP status and sets

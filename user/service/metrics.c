@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/aggregate.h"
-#include "core/clock.h"
-#include "core/grow.h"
-#include "core/lists.h"
+#include "state/aggregate.h"
+#include "util/clock.h"
+#include "util/grow.h"
+#include "instance/lists.h"
 #include "service/metrics.h"
 #include "rules/rules.h"
 #include "service/state.h"

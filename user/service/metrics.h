@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "service/check.h"
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "slicelimit.h"
 
 #define SL_LATENCY_BUCKETS 10

@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <cap-ng.h>
 #include <linux/capability.h>
-#include "core/log.h"
-#include "core/pin_lock.h"
+#include "util/log.h"
+#include "instance/pin_lock.h"
 #include "service/privdrop.h"
 
 int sl_privdrop_find(const char *name, struct sl_service_user *u)

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "core/pinned.h"
-#include "core/pinned_record.h"
+#include "state/pinned.h"
+#include "instance/pinned_record.h"
 #include "service/state.h"
 
 static const __u32 zero;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "core/log.h"
+#include "util/log.h"
 #include "service/sync_watch.h"
 #include "sync/health.h"
 

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "slicelimit.h"
 
 struct sl_sync_watch {

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The client table's keyed hash, its key drawn at start
+ * (sync/client_hash.h).
+ */
 #include <errno.h>
 #include <string.h>
 #include "sync/client_hash.h"

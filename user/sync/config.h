@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What the sync layer is told to do: the `sync:` section of the service's
- * config file (service/config.h shows the YAML; service/config.c parses
- * it), kept here so that sync/ does not include the service above it.
+ * config file (service/config.h shows the YAML), read by sync/config.c,
+ * kept here so that sync/ does not include the service above it.
  */
 #ifndef SL_SYNC_CONFIG_H
 #define SL_SYNC_CONFIG_H
@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include "slicelimit.h"
+#include "util/yaml_doc.h"
 
 #define SL_MAX_CLUSTER_NODES	64
 #define SL_SYNC_STATE_DIR_DEFAULT	"/var/lib/slicelimit"
@@ -60,5 +61,11 @@ struct sl_sync_config {
 	unsigned nr_cluster_nodes;
 	size_t max_reply;		/* bytes of one reply */
 };
+
+/* The `sync:` mapping Y into SC (zeroed by the caller): enabled, with
+ * each problem of the section added to C's list at its line and field.
+ */
+void sl_sync_config_read(const struct sl_yctx *c, const struct sl_ynode *y,
+			 struct sl_sync_config *sc);
 
 #endif /* SL_SYNC_CONFIG_H */

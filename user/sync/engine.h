@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The sync engine of one node, whatever carries its messages (UDP peers,
- * Redis, or the multi-node replay):
- *  - collect: read the state of each client the kernel reported changed
- *    (one record shared by every CPU), per peer slice, into one list of
- *    entries: the units accepted since the last round (include/sl_peer.h).
- *    The transport encodes that list: as sealed datagrams (sync/wire.h),
- *    or as pushes to a Redis store (sync/redis.h);
- *  - receive: admit a datagram (a configured peer, from its address,
- *    sealed with the pair's key), then check its sender incarnation and
- *    sequence: each is applied at most once) and merge it into
- *    sl_peer_view, or set a store's totals there;
- *  - publish: write the health counters to sl_sync_status.
+ * Redis, or the multi-node replay); a round, step by step, is
+ * sync/round.c:
+ *  - collect (sync/collect.c): read the state of each client the kernel
+ *    reported changed (one record shared by every CPU), per peer slice,
+ *    into one list of entries: the units accepted since the last round
+ *    (include/sl_peer.h). The transport encodes that list: as sealed
+ *    datagrams (sync/wire.h), or as pushes to a Redis store
+ *    (sync/redis.h);
+ *  - receive (sync/receive.c): admit a datagram (a configured peer, from
+ *    its address, sealed with the pair's key), then check its sender
+ *    incarnation and sequence: each is applied at most once) and merge
+ *    it into sl_peer_view (sync/merge.c), or set a store's totals there;
+ *  - settle (sync/round.c): the bounded layout's shares start over;
+ *  - publish (sync/engine.c): write the health counters to
+ *    sl_sync_status.
+ * A restart adopts what the previous service sent (sync/restart.c).
  * Time is always passed in (TAI ms, or the replay's model ms).
  */
 #ifndef SL_SYNC_ENGINE_H
@@ -20,7 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "sl_peer.h"
 #include "sync/wire.h"
 
@@ -39,14 +44,14 @@ struct sl_sync_opts {
 	const char *replay_state;
 };
 
-struct sl_sync;
+struct sl_sync_engine;
 
 /* The engine over an instance's maps (kept open by the caller). Writes
  * the layout to sl_sync. NULL with errno set on failure.
  */
-struct sl_sync *sl_sync_new(const struct sl_maps *m,
-			    const struct sl_sync_opts *o);
-void sl_sync_free(struct sl_sync *s);
+struct sl_sync_engine *sl_sync_new(const struct sl_maps *m,
+				   const struct sl_sync_opts *o);
+void sl_sync_free(struct sl_sync_engine *s);
 
 /* A configured peer: who may hold one of the peer slots. */
 struct sl_sync_member {
@@ -63,7 +68,7 @@ struct sl_sync_member {
  * Without a call (the replay, unit tests), any node id gets a slot while
  * one is free. Call it before the first datagram. 0 or -errno.
  */
-int sl_sync_admit_only(struct sl_sync *s, const struct sl_sync_member *m,
+int sl_sync_admit_only(struct sl_sync_engine *s, const struct sl_sync_member *m,
 		       unsigned n);
 
 /* ---- a round: collect -> entries -> the transport sends them ---- */
@@ -99,22 +104,24 @@ enum sl_sync_carrier {
  * them as sent. On an error (-errno) `out` holds what was collected
  * before it, recorded as sent too: send it.
  */
-int sl_sync_collect_entries(struct sl_sync *s, uint64_t now_ms,
+int sl_sync_collect_entries(struct sl_sync_engine *s, uint64_t now_ms,
 			    enum sl_sync_carrier to,
 			    struct sl_sync_entries *out);
 
-/* The round for peers over datagrams: the entries as sealed messages
- * (sl_wire_send), each passed to emit; a heartbeat when nothing changed,
- * so peers know this node is alive. 0 or -errno.
+/* The round for peers over datagrams, its collect and send steps
+ * (sync/round.c): the entries as sealed messages (sl_wire_send), each
+ * passed to emit; a heartbeat when nothing changed, so peers know this
+ * node is alive. 0 or -errno.
  */
-int sl_sync_collect(struct sl_sync *s, uint64_t now_ms, sl_wire_emit_fn emit,
-		    void *ctx);
+int sl_sync_collect(struct sl_sync_engine *s, uint64_t now_ms,
+		    sl_wire_emit_fn emit, void *ctx);
 
-/* The round's units have reached the peers and theirs this node (the
- * service calls it a settling delay after the round; replay at once):
- * the bounded layout's shares start over from what is now known to all.
+/* The round's settle step (sync/round.c): its units have reached the
+ * peers and theirs this node (the service calls it a settling delay
+ * after the round; replay at once): the bounded layout's shares start
+ * over from what is now known to all.
  */
-int sl_sync_settle(struct sl_sync *s, uint64_t now_ms);
+int sl_sync_settle(struct sl_sync_engine *s, uint64_t now_ms);
 
 /* A service restarted over pinned maps: record what the previous one
  * sent (the slices begun by its last round, from the pinned sl_sync_status)
@@ -122,7 +129,7 @@ int sl_sync_settle(struct sl_sync *s, uint64_t now_ms);
  * peer; what was accepted while no service ran goes out in the next round.
  * Datagrams sent before now_ms are refused from then on.
  */
-int sl_sync_adopt(struct sl_sync *s, uint64_t now_ms);
+int sl_sync_adopt(struct sl_sync_engine *s, uint64_t now_ms);
 
 /* Check and merge one datagram from `from` (for status). Returns
  * SL_WIRE_OK when merged, else why it was refused (SL_WIRE_* or one of
@@ -156,16 +163,17 @@ enum sl_sync_verdict {
  * view still counts of the same peer's reports of it (clamped_entries;
  * sync/peer_units.h), and
  * one that would add a client to sl_peer_view past its sender's share of
- * the map is refused (view_capped): see merge_entry.
+ * the map is refused (view_capped): see sl_sync_merge_entry.
  */
-int sl_sync_receive(struct sl_sync *s, const uint8_t *msg, size_t len,
+int sl_sync_receive(struct sl_sync_engine *s, const uint8_t *msg, size_t len,
 		    const char *from, uint64_t now_ms);
 
 /* Merge decoded entries from a store that keeps totals (Redis): `units`
  * are the other nodes' totals of the slice, set rather than added.
  */
-void sl_sync_merge_totals(struct sl_sync *s, const struct sl_wire_entry *e,
-			  unsigned n, uint64_t now_ms);
+void sl_sync_merge_totals(struct sl_sync_engine *s,
+			  const struct sl_wire_entry *e, unsigned n,
+			  uint64_t now_ms);
 
 /* A store's transport on the store, for status (backend_*). */
 struct sl_sync_store {
@@ -173,12 +181,13 @@ struct sl_sync_store {
 	uint64_t errors;	/* failed round trips, since the start */
 	uint64_t reconnects;
 };
-void sl_sync_store_report(struct sl_sync *s, const struct sl_sync_store *st);
+void sl_sync_store_report(struct sl_sync_engine *s,
+			  const struct sl_sync_store *st);
 
-struct sl_sync_status *sl_sync_status(struct sl_sync *s);
+struct sl_sync_status *sl_sync_status(struct sl_sync_engine *s);
 
 /* Write the status to the pinned sl_sync_status map. */
-int sl_sync_publish(struct sl_sync *s, uint64_t now_ms);
+int sl_sync_publish(struct sl_sync_engine *s, uint64_t now_ms);
 
 const char *sl_layout_name(unsigned layout);
 int sl_parse_layout(const char *s, enum sl_layout *layout);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Sync health read from the pinned sl_sync_status, as JSON or text
+ * (sync/health.h).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "core/pinned.h"
+#include "state/pinned.h"
 #include "sync/engine.h"
 #include "sync/health.h"
 

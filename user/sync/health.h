@@ -8,7 +8,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
-#include "core/instance_maps.h"
+#include "instance/instance_maps.h"
 #include "slicelimit.h"
 
 /* A peer is up while heard within this many intervals. */

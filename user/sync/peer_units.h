@@ -3,8 +3,8 @@
  * What each peer has reported of each client lately: the units its
  * entries added to the peer view, per peer slice, so that the engine can
  * cut a peer's new entry to what a node can accept of the client in a
- * period minus what the view still counts of that peer (engine.c,
- * merge_entry). A cap per entry alone is a cap per datagram: a holder of
+ * period minus what the view still counts of that peer (merge.c,
+ * sl_sync_merge_entry). A cap per entry alone is a cap per datagram: a holder of
  * one node's key could send as many datagrams as it likes, each carrying
  * the cap.
  *

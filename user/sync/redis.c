@@ -6,7 +6,7 @@
  * a round (redis_round.c), expiry (redis_expiry.c), outages
  * (redis_link.c) and the Cluster (redis_cluster.c).
  */
-#include "core/parse.h"
+#include "util/parse.h"
 #include "sync/redis_internal.h"
 
 int sl_redis_url_parse(const char *url, char *host, size_t host_size,

@@ -100,6 +100,7 @@ void sl_redis_set_max_reply(struct sl_redis *r, size_t bytes);
  * a command waits at most half an interval (name resolution aside).
  * Backoff is timed by now_ms, so a model clock drives it too.
  */
-void sl_redis_round(struct sl_redis *r, struct sl_sync *s, uint64_t now_ms);
+void sl_redis_round(struct sl_redis *r, struct sl_sync_engine *s,
+		    uint64_t now_ms);
 
 #endif /* SL_SYNC_REDIS_H */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
-#include "core/clock.h"
+#include "util/clock.h"
 #include "sync/redis.h"
 
 #define SL_REDIS_ARGS_MAX	8

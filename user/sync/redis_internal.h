@@ -25,9 +25,9 @@
 #include <string.h>
 #include <time.h>
 #include <hiredis/hiredis.h>
-#include "core/clock.h"
-#include "core/grow.h"
-#include "core/log.h"
+#include "util/clock.h"
+#include "util/grow.h"
+#include "util/log.h"
 #include "sl_peer.h"
 #include "sync/redis.h"
 

@@ -37,7 +37,7 @@
 #include <signal.h>
 #include "sync/redis_internal.h"
 
-static int merge_reply(struct sl_redis *r, struct sl_sync *s,
+static int merge_reply(struct sl_redis *r, struct sl_sync_engine *s,
 		       const struct client *c, size_t nr,
 		       const redisReply *x, uint64_t now_ms)
 {
@@ -82,7 +82,7 @@ static int merge_reply(struct sl_redis *r, struct sl_sync *s,
 /* One script call for clients c[0..nr): push their entries (none for
  * the clients only read) and merge the others' totals.
  */
-static int run_batch(struct sl_redis *r, struct sl_sync *s,
+static int run_batch(struct sl_redis *r, struct sl_sync_engine *s,
 		     struct client *c, size_t nr, uint64_t now_ms)
 {
 	size_t want = 5 + 3 * nr, n = 0, i, j;
@@ -143,7 +143,7 @@ static int run_batch(struct sl_redis *r, struct sl_sync *s,
  * stops at `deadline` (monotonic ms), leaving the rest not done. 0 or
  * RUN_FAILED.
  */
-static int run_batches(struct sl_redis *r, struct sl_sync *s,
+static int run_batches(struct sl_redis *r, struct sl_sync_engine *s,
 		       struct client *c, size_t nr, uint64_t now_ms,
 		       uint64_t deadline)
 {
@@ -206,7 +206,7 @@ static void pipe_guard_off(struct pipe_guard *g)
 }
 
 /* This node's deltas, after those kept from earlier rounds. */
-static int collect_entries(struct sl_redis *r, struct sl_sync *s,
+static int collect_entries(struct sl_redis *r, struct sl_sync_engine *s,
 			   uint64_t now_ms)
 {
 	size_t i = r->ent.nr;
@@ -297,7 +297,7 @@ static void keep_unsent(struct sl_redis *r)
 	r->nr_push = 0;
 }
 
-static void round_guarded(struct sl_redis *r, struct sl_sync *s,
+static void round_guarded(struct sl_redis *r, struct sl_sync_engine *s,
 			  uint64_t now_ms)
 {
 	uint64_t deadline;
@@ -359,7 +359,8 @@ out:
 		keep_unsent(r);
 }
 
-void sl_redis_round(struct sl_redis *r, struct sl_sync *s, uint64_t now_ms)
+void sl_redis_round(struct sl_redis *r, struct sl_sync_engine *s,
+		    uint64_t now_ms)
 {
 	struct pipe_guard g;
 

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The sync message (sync/wire.h): encoded, sealed per peer and sent;
+ * opened and decoded; the nodes' keys and the pairs' keys made from them.
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sodium.h>
-#include "core/log.h"
+#include "util/log.h"
 #include "sync/wire.h"
 
 _Static_assert(crypto_aead_xchacha20poly1305_ietf_ABYTES == SL_WIRE_TAG,

@@ -45,7 +45,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include "slicelimit.h"
-#include "core/secret_file.h"
+#include "util/secret_file.h"
 
 #define SL_WIRE_MAGIC		0x534c5331u	/* "SLS1" */
 #define SL_WIRE_VERSION		2
@@ -199,7 +199,7 @@ void sl_wire_send(struct sl_wire_sender *snd, uint64_t sent_ms,
 
 /* Read a key file (sync.identity_file's secret key, sync.key_file's
  * shared key): 64 hex digits (and optional whitespace), or 32 raw
- * bytes, opened as a secret (core/secret_file.h: the file itself, owned
+ * bytes, opened as a secret (util/secret_file.h: the file itself, owned
  * by root or this user, no access for group or others). 0, -errno when
  * it cannot be read (-ELOOP a symbolic link; -EACCES unfit, with *st and
  * *problem saying why), -EINVAL when it holds no key; nothing printed.
