@@ -253,6 +253,7 @@ sl_init() {
 # sl_init with BUILD_DIR's slicelimit and sl-traffic, then sl_need TOOL...
 sl_setup() {
 	set -u
+	# shellcheck disable=SC2034  # read by the scripts that source lib.sh
 	here=$SL_LIB_DIR
 	sl_init "$1/slicelimit" "$1/tests/sl-traffic"
 	shift
