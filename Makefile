@@ -30,9 +30,9 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libxdp-dev xdp-tools \
 	libhiredis-dev redis-server groff-base man-db \
 	dpkg-dev binutils lintian stunnel4 openssl hping3 python3-scapy \
 	libcap-ng-dev systemd libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev \
-	python3-grpcio python3-grpc-tools nghttp2-client
+	python3-grpcio python3-grpc-tools nghttp2-client strace
 
-PKGS       := libbpf libxdp yaml-0.1 json-c libsodium libmicrohttpd \
+PKGS       := libbpf libxdp yaml-0.1 json-c libsodium \
 	      hiredis libcap-ng libprotobuf-c libnghttp2
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
@@ -391,7 +391,7 @@ uninstall:
 # copyright file in place of LICENSE, changelog.Debian.gz, md5sums, the
 # /etc files as conffiles, and Depends from dpkg-shlibdeps (the libraries
 # the binary links: libbpf1, libxdp1, libyaml-0-2, libjson-c5, libsodium23,
-# libmicrohttpd12, libhiredis0.14, libc6; libelf1 and zlib1g come with
+# libhiredis0.14, libc6; libelf1 and zlib1g come with
 # libbpf1). The version is git describe's made a Debian one: tag v1.2,
 # 3 commits on: 1.2+3+g<hash>-1; no tag yet: 0~git<hash>-1.
 DEB_VERSION    ?= $(shell echo '$(or $(SL_VERSION),unknown)' | \

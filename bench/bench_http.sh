@@ -7,7 +7,7 @@
 #
 # Every case is measured ROUNDS times, the rounds interleaved (case 1..N,
 # then again), so that the noise of a shared machine falls on all alike;
-# medians are reported. The servers (slicelimit's libmicrohttpd threads and
+# medians are reported. The servers (slicelimit's HTTP server threads and
 # nginx's single worker) are pinned to SERVER_CPU and wrk to CLIENT_CPU, so
 # each server gets one core and the load generator another.
 #
@@ -17,9 +17,10 @@
 #
 # Two more cases measure the HTTP servers alone, with no limiter: a
 # libmicrohttpd server answering one fixed check answer (bench/http/
-# mhd_hello.c, started as the service starts its daemon, built here with
-# cc) against nginx's `return 200` of the same body. They say how much of
-# slicelimit's cost per request is libmicrohttpd's own. Two more servers
+# mhd_hello.c, started as the service started its daemon, built here with
+# cc) against nginx's `return 200` of the same body: what the library the
+# check API ran on before its own server (user/service/http_server.c)
+# costs by itself. Two more servers
 # of the same answer set its ceiling against other choices: libh2o-evloop
 # (bench/http/h2o_hello.c) and a library-free epoll responder
 # (bench/http/floor_hello.c), the floor under any library.
@@ -233,7 +234,7 @@ write_configs() {
 	# `return 200` would answer before limit_req is ever asked: the
 	# success answer is empty_gif, a content handler (200, 43 bytes from
 	# memory). keepalive_requests is raised from its default of 1000 so
-	# that nginx, like libmicrohttpd, keeps wrk's connections open.
+	# that nginx, like slicelimit, keeps wrk's connections open.
 	cat >"$TMP/nginx/nginx.conf" <<-EOF
 	worker_processes 1;
 	user root;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * fuzz_http_body: arbitrary bytes as the body of POST /v1/check, sent to the
- * real HTTP API (sl_http_start: libmicrohttpd, user/service/http.c, the checker and
+ * real HTTP API (sl_http_start: service/http_server.c, user/service/http.c, the checker and
  * the kernel's sl_check program on a private instance) on a loopback port,
  * over one keep-alive connection.
  *

@@ -36,7 +36,7 @@ mkdir -p "$work/artifacts"
 
 # per target: the longest input worth trying
 declare -A max_len=([fuzz_packet]=1514 [fuzz_rules]=4096 [fuzz_trace]=2048
-		    [fuzz_http_body]=8192 [fuzz_sync]=1452)
+		    [fuzz_http_body]=8192 [fuzz_http_head]=9000 [fuzz_sync]=1452)
 
 jobs=${FUZZ_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=1

@@ -56,6 +56,7 @@ http:
   listen: 127.0.0.1:8080
   token_file: $SL_API_TOKEN_FILE
   connections_per_ip: 100  # the concurrent checks' bursts, from one address
+  timeout: 2s              # idle connections: test_http_server_protocol
 EOF
 
 # ---- reading answers (headers, JSON, Prometheus text) with python ----
@@ -496,6 +497,36 @@ test_metrics_count_what_was_sent() {
 		True
 }
 
+# The server's own decisions, over raw TCP (python): pipelined requests
+# answered in order, a head split across reads, a head over 8192 bytes
+# (431), a bad Content-Length (400), a chunked body (411), Expect:
+# 100-continue, HEAD without a body, and an idle connection closed after
+# the timeout (2 s): tests/netns/http_proto.py.
+
+test_http_server_protocol() {
+	local out
+	out=$(in_server env SL_API_TOKEN="$SL_API_TOKEN" "$SL_PY" "$here/http_proto.py")
+	pj() { printf '%s' "$out" | json_get "$1"; }
+	tap_eq "3 pipelined requests in one write: 3 answers in order (200 pipe-1 used 1, 200 pipe-2, 200 pipe-1 lookup used 1)" \
+		"$(pj "d.get('pipelined')")" "[[200, \"pipe-1\", 1], [200, \"pipe-2\", 1], [200, \"pipe-1\", 1]]"
+	tap_eq "a head sent in three parts: one answer, 200, for its key" \
+		"$(pj "d.get('split')")" "[200, \"split\"]"
+	tap_eq "Expect: 100-continue: 100, then the body's answer 200 on the same connection" \
+		"$(pj "d.get('continue')")" "[100, 200, \"cont\"]"
+	tap_eq "HEAD /healthz: fields and Content-Length, no body (the next answer on the connection is whole)" \
+		"$(pj "d.get('head')")" "[503, true, \"after-head\"]"
+	tap_eq "HTTP/1.0 with Connection: keep-alive: 200 with Connection: keep-alive, and the connection serves the next request" \
+		"$(pj "d.get('http10')")" "[200, \"keep-alive\", 200, \"after-10\"]"
+	tap_eq "a head over 8192 bytes: 431, a JSON error, Connection: close, closed" \
+		"$(pj "d.get('big_head')")" "[431, true, \"close\", true]"
+	tap_eq "Content-Length: 1x: 400, a JSON error, Connection: close, closed" \
+		"$(pj "d.get('bad_length')")" "[400, true, \"close\", true]"
+	tap_eq "a chunked body: 411 (a Content-Length is needed), Connection: close, closed" \
+		"$(pj "d.get('chunked')")" "[411, true, \"close\", true]"
+	tap_eq "half a head, then nothing (slowloris): closed after the idle timeout (2 s) and its sweep (1 s)" \
+		"$(pj "d.get('idle_closed') and 2 <= d.get('idle_after_s') <= 4")" True
+}
+
 test_sighup_applies_a_changed_rule_file() {
 	local i
 	sl -j rules list >"$SL_TMP/list1.json"
@@ -632,6 +663,7 @@ main() {
 	test_exempt_addresses_are_exempt_from_checks
 	test_concurrent_checks_lose_no_update
 	test_metrics_count_what_was_sent
+	test_http_server_protocol
 	test_sighup_applies_a_changed_rule_file
 	test_sighup_with_invalid_files_keeps_the_rules
 	test_sigterm_stops_and_unpins

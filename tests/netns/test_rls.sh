@@ -5,7 +5,8 @@
 # python3-grpc-tools from proto/rls.proto) on the Unix socket and over TCP:
 # under and over the limit, several descriptors in one call, hits_addend,
 # unmatched descriptors (OK, counted in /metrics), the RateLimit headers,
-# the token on TCP, one count shared with /v1/check; then malformed
+# the token on TCP, one count shared with /v1/check, an answer's frames
+# in one send() (strace); then malformed
 # messages and HTTP/2 (bad protobuf, oversized and compressed messages,
 # unknown methods, raw frames: a bad preface, garbage, a truncated
 # message, huge headers, many streams), after which the service still
@@ -153,6 +154,39 @@ test_one_count_with_the_check_api() {
 		"$(in_server curl -s "$API/v1/clients/k4?rule=perkey" | json_get 'd["remaining"]')" 7
 }
 
+# The answers' frames leave gathered: the service's send() calls while
+# one connection asks N calls one after the other, counted by strace on
+# the service (nothing else sends while they run: no sync, the API idle).
+test_an_answer_is_one_send() {
+	local f=$SL_TMP/a12.json out=$SL_TMP/sends.txt calls="" i n=10 sp sends
+	# strace is in the Makefile's DEB_PACKAGES: without it the count is
+	# not taken, and that is a failure, not a pass
+	if ! command -v strace >/dev/null; then
+		tap_eq "strace is installed (make deps)" "missing" "installed"
+		return
+	fi
+	for i in $(seq 1 $n); do
+		calls+="${calls:+, }{\"domain\": \"edge\", \"descriptors\": [{\"entries\": [[\"tenant\", \"s$i\"]]}]}"
+	done
+	strace -f -qq -e trace=sendto,sendmsg,sendmmsg,writev -o "$out" -p "$SLD" 2>/dev/null &
+	sp=$!
+	for i in $(seq 1 50); do
+		grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$SLD/status" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.3	# strace attaches the service's other threads after its first
+	rls "$f" "unix:$SOCK" "[$calls]"
+	kill -INT "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	sends=$(grep -c -E 'send(to|msg|mmsg)\(|writev\(' "$out")
+	diag "$sends send calls for $n answers"
+	# one send an answer, and the connection's settings: a send a frame
+	# would be three an answer
+	tap_eq "$n calls on one connection: $n answers OK, in at most $((n * 3 / 2)) send() calls" \
+		"$(q "$f" '[a["overall"] for a in d].count("OK")')/$([ "$sends" -le $((n * 3 / 2)) ] && echo few || echo "$sends")" \
+		"$n/few"
+}
+
 test_tcp_needs_the_token() {
 	local f=$SL_TMP/a7.json c
 	c="\"domain\": \"edge\", \"descriptors\": [$(perkey k5)]"
@@ -251,6 +285,7 @@ main() {
 	test_unmatched_descriptors_are_ok_and_counted
 	test_headers_and_window_without_a_unit
 	test_one_count_with_the_check_api
+	test_an_answer_is_one_send
 	test_tcp_needs_the_token
 	test_malformed_messages_get_grpc_errors
 	test_a_nul_byte_is_refused_not_cut

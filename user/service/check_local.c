@@ -112,25 +112,119 @@ static int view_from_reply(const struct sl_check_reply *r,
  * cannot copy, and a read-only lookup, is read from the maps under the
  * same lock, so that it is the state right after this check.
  */
+/* The key the kernel counts `req`'s address under for rule `r`: the
+ * address as it is for a raw key, masked and ported as a packet's.
+ */
+static void check_client_key(struct sl_client_key *ckey,
+			     const struct sl_rule *r,
+			     const struct sl_check_req *req, bool raw)
+{
+	if (raw) {
+		memset(ckey, 0, sizeof(*ckey));
+		ckey->addr = req->addr;
+		ckey->rule_id = r->id;
+		ckey->dport = 0;
+	} else {
+		sl_client_key_make(ckey, r, &req->addr, 0);
+	}
+}
+
+/* The check program run once for a counting check, under the client's
+ * lock: 1 when its reply gave the whole answer, 0 when the view is still
+ * to be read from the maps, 2 when the rules changed under it.
+ */
+static int run_check_program(struct sl_checker *c,
+			     const struct rule_snapshot *s,
+			     struct sl_check_msg *msg, __u32 cost,
+			     struct sl_check_result *out)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = msg,
+		    .data_size_in = sizeof(*msg), .data_out = msg,
+		    .data_size_out = sizeof(*msg));
+	struct sl_check_req *req = &msg->req;
+
+	req->units = cost;
+	req->position = s->position;
+	req->rules_epoch = s->epoch;
+	req->rule_id = s->rule.id;
+	if (bpf_prog_test_run_opts(c->prog_fd, &opts))
+		return -errno;
+	if (opts.retval == XDP_ABORTED) {
+		forget_epoch(c);
+		return 2;
+	}
+	out->allowed = opts.retval == XDP_PASS;
+	return opts.data_size_out == sizeof(*msg) &&
+	       !view_from_reply(&msg->reply, &s->rule, cost, &out->view);
+}
+
+/* One try of sl_check_kernel under the rule set snapshot `s`: 0 or
+ * -errno, or 1 when the rules changed under it and it is to be tried again.
+ */
+static int check_under(struct sl_checker *c, struct rule_snapshot *s,
+		       const char *key, __u32 cost,
+		       struct sl_check_result *out)
+{
+	struct sl_check_msg msg;
+	struct sl_check_req *req = &msg.req;
+	struct sl_client_key ckey;
+	pthread_mutex_t *lock;
+	bool raw;
+	int err;
+
+	memset(&msg, 0, sizeof(msg));
+	req->magic = SL_CHECK_MAGIC;
+	sl_check_key_addr(key, s->rule.api_key_is_address, &req->addr, &raw);
+	req->flags = raw ? SL_CHECK_RAW_KEY : 0;
+	/* the program counts nothing for an address the rule exempts, and
+	 * says so in its reply; a lookup asks the map: say so, not the
+	 * count of its prefix
+	 */
+	if (!cost && !raw && s->rule.nr_exempt &&
+	    sl_client_exempt(c->maps, &s->cfg, s->position, &req->addr, 128)) {
+		sl_client_view_exempt(&s->rule, &out->view);
+		out->allowed = true;
+		return 0;
+	}
+	check_client_key(&ckey, &s->rule, req, raw);
+	lock = client_lock(c, &ckey);
+	pthread_mutex_lock(lock);
+	if (cost) {
+		err = run_check_program(c, s, &msg, cost, out);
+		if (err) {
+			pthread_mutex_unlock(lock);
+			return err == 1 ? 0 : err == 2 ? 1 : err;
+		}
+	}
+	/* bounded: the share round moves every sync round (the engine
+	 * writes it as it sends and as it settles); the answer is of the
+	 * round the kernel decided in, read after it
+	 */
+	if (s->syncs && s->sync.layout == SL_LAYOUT_BOUNDED)
+		s->syncs = sl_client_view_sync_conf(c->maps, &s->sync);
+	err = sl_client_view_compute(c->maps, &s->rule, &ckey,
+				     sl_now_tai_ms(),
+				     s->syncs ? &s->sync : NULL,
+				     cost ? cost : 1, &out->view);
+	pthread_mutex_unlock(lock);
+	if (!cost)
+		out->allowed = out->view.remaining > 0;
+	return err;
+}
+
 int sl_check_kernel(struct sl_checker *c, const char *rule,
 		    const char *key, __u32 cost,
 		    struct sl_check_result *out)
 {
-	struct sl_check_msg msg;
-	struct sl_check_req *req = &msg.req;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = &msg,
-		    .data_size_in = sizeof(msg), .data_out = &msg,
-		    .data_size_out = sizeof(msg));
-	struct sl_client_key ckey;
 	struct rule_snapshot s;
-	pthread_mutex_t *lock;
 	unsigned tries;
-	bool raw;
-	int err = -EAGAIN;
+	int err;
 
 	if (!key || !*key)
 		return -EINVAL;
-
+	/* a rule set switched between the snapshot and the program's run
+	 * is met again under the new one
+	 */
 	for (tries = 0; tries < 3; tries++) {
 		/* a read-only lookup runs no program to learn of a new
 		 * rule set: it asks
@@ -142,70 +236,9 @@ int sl_check_kernel(struct sl_checker *c, const char *rule,
 		err = sl_check_cost_fits_rule(&s.rule, cost);
 		if (err)
 			return err;
-		memset(&msg, 0, sizeof(msg));
-		req->magic = SL_CHECK_MAGIC;
-		sl_check_key_addr(key, s.rule.api_key_is_address, &req->addr,
-				  &raw);
-		req->flags = raw ? SL_CHECK_RAW_KEY : 0;
-		/* the program counts nothing for an address the rule
-		 * exempts, and says so in its reply; a lookup asks the map:
-		 * say so, not the count of its prefix
-		 */
-		if (!cost && !raw && s.rule.nr_exempt &&
-		    sl_client_exempt(c->maps, &s.cfg, s.position, &req->addr,
-				     128)) {
-			sl_client_view_exempt(&s.rule, &out->view);
-			out->allowed = true;
-			return 0;
-		}
-		if (raw) {
-			ckey.addr = req->addr;
-			ckey.rule_id = s.rule.id;
-			ckey.dport = 0;
-		} else {
-			sl_client_key_make(&ckey, &s.rule, &req->addr, 0);
-		}
-		lock = client_lock(c, &ckey);
-		pthread_mutex_lock(lock);
-		if (cost) {
-			req->units = cost;
-			req->position = s.position;
-			req->rules_epoch = s.epoch;
-			req->rule_id = s.rule.id;
-			if (bpf_prog_test_run_opts(c->prog_fd, &opts)) {
-				err = -errno;
-				pthread_mutex_unlock(lock);
-				return err;
-			}
-			if (opts.retval == XDP_ABORTED) {
-				/* rules changed under us: again */
-				pthread_mutex_unlock(lock);
-				forget_epoch(c);
-				err = -EAGAIN;
-				continue;
-			}
-			out->allowed = opts.retval == XDP_PASS;
-			if (opts.data_size_out == sizeof(msg) &&
-			    !view_from_reply(&msg.reply, &s.rule, cost,
-					     &out->view)) {
-				pthread_mutex_unlock(lock);
-				return 0;
-			}
-		}
-		/* bounded: the share round moves every sync round (the
-		 * engine writes it as it sends and as it settles); the answer
-		 * is of the round the kernel decided in, read after it
-		 */
-		if (s.syncs && s.sync.layout == SL_LAYOUT_BOUNDED)
-			s.syncs = sl_client_view_sync_conf(c->maps, &s.sync);
-		err = sl_client_view_compute(c->maps, &s.rule, &ckey,
-					     sl_now_tai_ms(),
-					     s.syncs ? &s.sync : NULL,
-					     cost ? cost : 1, &out->view);
-		pthread_mutex_unlock(lock);
-		if (!cost)
-			out->allowed = out->view.remaining > 0;
-		return err;
+		err = check_under(c, &s, key, cost, out);
+		if (err != 1)
+			return err;
 	}
-	return err;
+	return -EAGAIN;
 }

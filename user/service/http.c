@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <json-c/json.h>
-#include <microhttpd.h>
 #include <sched.h>
 #include <sodium.h>
 #include <stdatomic.h>
@@ -15,9 +14,11 @@
 #include "util/clock.h"
 #include "service/api_socket.h"
 #include "service/bearer.h"
+#include "service/check_body.h"
 #include "service/healthz.h"
 #include "service/lists_api.h"
 #include "service/http.h"
+#include "service/http_server.h"
 #include "service/metrics.h"
 #include "service/ratelimit_fields.h"
 #include "service/result_body.h"
@@ -26,12 +27,12 @@
 #define SL_HTTP_MAX_BODY	4096
 #define SL_HTTP_MAX_THREADS	64
 
-/* One daemon per listener: a flood of TCP connections fills the TCP
- * daemon's table, never the socket's that nginx and the local host use.
+/* One server per listener: a flood of TCP connections fills the TCP
+ * server's table, never the socket's that nginx and the local host use.
  */
 struct listener {
 	struct sl_http *h;
-	struct MHD_Daemon *daemon;
+	struct sl_http_server *server;
 	bool tcp;		/* every request carries the bearer token */
 };
 
@@ -46,39 +47,11 @@ struct sl_http {
 	struct sl_http_stats stats;
 };
 
-/* Per-connection state: the POST body as it arrives. */
-struct request {
-	char body[SL_HTTP_MAX_BODY + 1];
-	size_t len;
-};
-
-/* The state of every request but a POST: nothing to allocate for it. */
-static struct request no_body;
-
-/* Set on a connection whose path or query decoded a NUL byte (%00). The
- * ':' keeps any header of the request from having this name.
- */
-#define SL_HTTP_NUL_MARK	"slicelimit:nul"
-
-/* URL-decode as libmicrohttpd does, and mark the connection when a %00
- * was decoded: the string would end there, and "a%00b" would be taken
- * for the key "a".
- */
-static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
-{
-	size_t len = MHD_http_unescape(s);
-
-	(void)cls;
-	if (strlen(s) != len)
-		MHD_set_connection_value(c, MHD_HEADER_KIND, SL_HTTP_NUL_MARK,
-					 "1");
-	return len;
-}
-
 /* The request's path or query held a NUL: name what held it, as a POST
  * body's NUL is named (PATH_IS_KEY: /v1/clients/KEY). NULL when none did.
  */
-static const char *nul_in_request(struct MHD_Connection *c, bool path_is_key)
+static const char *nul_in_request(const struct sl_http_req *r,
+				  bool path_is_key)
 {
 	static const struct {
 		const char *name, *error;
@@ -90,66 +63,55 @@ static const char *nul_in_request(struct MHD_Connection *c, bool path_is_key)
 	const char *v;
 	size_t i, len;
 
-	if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, SL_HTTP_NUL_MARK))
+	if (!r->path_nul && !r->query_nul)
 		return NULL;
-	for (i = 0; i < sizeof(args) / sizeof(args[0]); i++)
-		if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND,
-						  args[i].name,
-						  strlen(args[i].name), &v,
-						  &len) == MHD_YES &&
-		    v && strlen(v) != len)
+	for (i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		v = sl_http_req_arg(r, args[i].name, &len);
+		if (v && strlen(v) != len)
 			return args[i].error;
+	}
 	return path_is_key ? args[0].error :
 			     "the path or query contains a NUL byte (%00)";
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status,
-				 const char *type, const char *text,
-				 struct MHD_Response **keep)
+/* Begin an answer of TYPE: the fields every answer of the API has */
+static void begin_answer(struct sl_http_exchange *x, unsigned status,
+			 const char *type)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	r = MHD_create_response_from_buffer(strlen(text), (void *)text,
-					    MHD_RESPMEM_MUST_COPY);
-	if (!r)
-		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	if (keep) {
-		*keep = r;	/* the caller adds headers and queues it */
-		return MHD_YES;
-	}
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	sl_http_reply_begin(x->out, status);
+	sl_http_reply_field(x->out, "Content-Type", type);
+	sl_http_reply_field(x->out, "Cache-Control", "no-store");
 }
 
-static enum MHD_Result send_error(struct sl_http *h, struct MHD_Connection *c,
-				  unsigned status, const char *msg)
+static void send_text(struct sl_http_exchange *x, unsigned status,
+		      const char *type, const char *text)
+{
+	begin_answer(x, status, type);
+	sl_http_reply_end(x->out, text, strlen(text));
+}
+
+static void send_error(struct sl_http *h, struct sl_http_exchange *x,
+		       unsigned status, const char *msg)
 {
 	json_object *o = json_object_new_object();
-	enum MHD_Result ret;
 
 	json_object_object_add(o, "error", json_object_new_string(msg));
-	ret = send_text(c, status, "application/json",
-			json_object_to_json_string(o), NULL);
+	send_text(x, status, "application/json",
+		  json_object_to_json_string(o));
 	json_object_put(o);
 	sl_http_stats_count(&h->stats, status);
-	return ret;
 }
 
 /* The rate-limit headers and body of a check or client lookup. */
-static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
-				   const char *key,
-				   const struct sl_check_result *res,
-				   unsigned status)
+static void send_result(struct sl_http *h, struct sl_http_exchange *x,
+			const char *key, const struct sl_check_result *res,
+			unsigned status)
 {
 	const struct sl_rule *rule = &res->rule;
 	struct sl_ratelimit_numbers n;
 	struct sl_result_body body;
-	struct MHD_Response *r = NULL;
-	enum MHD_Result ret;
+	struct sl_http_out *r = x->out;
+	int len;
 	/* the longest: a key of 256 bytes and a rule name of 31, every
 	 * byte escaped to six (\u00XX), and six 20-digit numbers
 	 */
@@ -169,40 +131,41 @@ static enum MHD_Result send_result(struct sl_http *h, struct MHD_Connection *c,
 		.retry_after_s = res->allowed ? 0 : n.retry_s,
 		.decision = sl_check_decision_name(res->decision),
 	};
-	if (sl_result_body_format(&body, text, sizeof(text)) < 0 ||
-	    send_text(c, status, "application/json", text, &r) != MHD_YES)
-		return MHD_NO;
+	len = sl_result_body_format(&body, text, sizeof(text));
+	if (len < 0) {
+		send_error(h, x, 503, strerror(-len));
+		return;
+	}
+	begin_answer(x, status, "application/json");
 
 	/* IETF RateLimit header fields (structured fields) and the
 	 * widespread X-RateLimit-* trio
 	 */
-	MHD_add_response_header(r, "RateLimit-Policy",
+	sl_http_reply_field(r, "RateLimit-Policy",
 		sl_ratelimit_policy_field(buf, rule->name, &n));
-	MHD_add_response_header(r, "RateLimit",
+	sl_http_reply_field(r, "RateLimit",
 		sl_ratelimit_field(buf, rule->name, &n));
 	sl_format_u64(n.limit, buf);
-	MHD_add_response_header(r, "X-RateLimit-Limit", buf);
+	sl_http_reply_field(r, "X-RateLimit-Limit", buf);
 	sl_format_u64(n.remaining, buf);
-	MHD_add_response_header(r, "X-RateLimit-Remaining", buf);
+	sl_http_reply_field(r, "X-RateLimit-Remaining", buf);
 	sl_format_u64(n.until_s, buf);
-	MHD_add_response_header(r, "X-RateLimit-Reset", buf);
-	MHD_add_response_header(r, "SliceLimit-Decision", body.decision);
+	sl_http_reply_field(r, "X-RateLimit-Reset", buf);
+	sl_http_reply_field(r, "SliceLimit-Decision", body.decision);
 	if (!res->allowed && status != 200) {
 		sl_format_u64(n.retry_s, buf);
-		MHD_add_response_header(r, "Retry-After", buf);
+		sl_http_reply_field(r, "Retry-After", buf);
 	}
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	sl_http_reply_end(r, text, (size_t)len);
 	sl_http_stats_count(&h->stats, status);
-	return ret;
 }
 
-static const char *arg(struct MHD_Connection *c, const char *name)
+static const char *arg(struct sl_http_exchange *x, const char *name)
 {
-	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+	return sl_http_req_arg(x->req, name, NULL);
 }
 
-#define COST_RANGE "'cost' must be a whole number of units from 1 to the rule's limit (GET /v1/clients/KEY reads without charging)"
+#define COST_RANGE SL_CHECK_COST_RANGE
 
 /* The query's cost=N: digits only, 1..UINT32_MAX (the rule's limit is
  * checked with the rule). 0 with *cost set, or -EINVAL.
@@ -230,11 +193,10 @@ static int query_cost(const char *text, __u32 *cost)
 /* COST: the units to charge (POST and GET /v1/check; the query's cost=
  * when the body has none), or 0 to only read (GET /v1/clients/KEY).
  */
-static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
-				    const char *rule, const char *key,
-				    __u32 cost)
+static void handle_check(struct sl_http *h, struct sl_http_exchange *x,
+			 const char *rule, const char *key, __u32 cost)
 {
-	const char *deny = arg(c, "deny_status");
+	const char *deny = arg(x, "deny_status");
 	unsigned deny_status = 429;
 	struct sl_check_result res;
 	bool count = cost > 0;
@@ -244,15 +206,15 @@ static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
 
 	if (deny) {
 		if (strcmp(deny, "401") && strcmp(deny, "403") && strcmp(deny, "429"))
-			return send_error(h, c, 400, "deny_status must be 401, 403 or 429");
+			return send_error(h, x, 400, "deny_status must be 401, 403 or 429");
 		deny_status = atoi(deny);
 	}
 	if (!rule || !*rule)
-		return send_error(h, c, 400, "missing 'rule'");
+		return send_error(h, x, 400, "missing 'rule'");
 	if (!key || !*key)
-		return send_error(h, c, 400, "missing 'key'");
+		return send_error(h, x, 400, "missing 'key'");
 	if (strlen(key) > 256 || strlen(rule) > 31)
-		return send_error(h, c, 400, "'key' longer than 256 bytes or 'rule' longer than 31");
+		return send_error(h, x, 400, "'key' longer than 256 bytes or 'rule' longer than 31");
 	t0 = sl_now_mono_ns();
 	err = sl_check(h->checker, rule, key, cost, &res);
 	t1 = sl_now_mono_ns();
@@ -262,162 +224,78 @@ static enum MHD_Result handle_check(struct sl_http *h, struct MHD_Connection *c,
 		sl_http_stats_decision(&h->stats, res.decision);
 	}
 	if (err == -ENOENT)
-		return send_error(h, c, 404, "no rule of that name (slicelimit rules list)");
+		return send_error(h, x, 404, "no rule of that name (slicelimit rules list)");
 	if (err == -ERANGE) {
 		snprintf(msg, sizeof(msg), "'cost' %u is over the rule's limit of %llu: it could never fit",
 			 cost, (unsigned long long)sl_rule_quota(&res.rule));
-		return send_error(h, c, 400, msg);
+		return send_error(h, x, 400, msg);
 	}
 	if (err == -EOPNOTSUPP)
-		return send_error(h, c, 400, "'cost' must be 1 under a sliding-log rule, which counts requests");
+		return send_error(h, x, 400, "'cost' must be 1 under a sliding-log rule, which counts requests");
 	if (err)
-		return send_error(h, c, 503, strerror(-err));
-	return send_result(h, c, key, &res,
+		return send_error(h, x, 503, strerror(-err));
+	send_result(h, x, key, &res,
 			   res.allowed || !count ? 200 : deny_status);
 }
 
 /* GET /v1/check?rule=R&key=K[&cost=N] */
-static enum MHD_Result handle_get_check(struct sl_http *h,
-					struct MHD_Connection *c)
+static void handle_get_check(struct sl_http *h, struct sl_http_exchange *x)
 {
-	const char *text = arg(c, "cost");
+	const char *text = arg(x, "cost");
 	__u32 cost = 1;
 
 	if (text && query_cost(text, &cost))
-		return send_error(h, c, 400, COST_RANGE);
-	return handle_check(h, c, arg(c, "rule"), arg(c, "key"), cost);
+		return send_error(h, x, 400, COST_RANGE);
+	handle_check(h, x, arg(x, "rule"), arg(x, "key"), cost);
 }
 
 /* POST bodies: {"rule": "...", "key": "...", "cost": N}; query parameters
  * for what the body does not say.
  */
-static enum MHD_Result handle_post_check(struct sl_http *h,
-					 struct MHD_Connection *c,
-					 struct request *req)
+static void handle_post_check(struct sl_http *h, struct sl_http_exchange *x)
 {
-	const char *rule = arg(c, "rule"), *key = arg(c, "key");
-	const char *cost_text = arg(c, "cost");
-	json_object *o = NULL, *v;
-	enum MHD_Result ret;
+	const char *rule = arg(x, "rule"), *key = arg(x, "key");
+	const char *cost_text = arg(x, "cost");
+	struct sl_check_body b = { 0 };
+	char why[160];
 	__u32 cost = 1;
 
 	if (cost_text && query_cost(cost_text, &cost))
-		return send_error(h, c, 400, COST_RANGE);
-
-	if (req->len) {
-		struct json_tokener *tok = json_tokener_new();
-		size_t end;
-
-		req->body[req->len] = '\0';
-		if (!tok)
-			return send_error(h, c, 503, "out of memory");
-		o = json_tokener_parse_ex(tok, req->body, req->len);
-		/* one JSON object and nothing after it but white space */
-		end = tok->char_offset;
-		json_tokener_free(tok);
-		while (end < req->len && (req->body[end] == ' ' ||
-		       req->body[end] == '\t' || req->body[end] == '\r' ||
-		       req->body[end] == '\n'))
-			end++;
-		if (!o || !json_object_is_type(o, json_type_object) ||
-		    end != req->len) {
-			json_object_put(o);
-			return send_error(h, c, 400, "body is not one JSON object");
-		}
-		/* a field the API does not know is refused, not ignored:
-		 * the client meant something this server does not do
-		 */
-		json_object_object_foreach(o, name, val) {
-			char msg[160];
-
-			(void)val;
-			if (!strcmp(name, "rule") || !strcmp(name, "key") ||
-			    !strcmp(name, "cost"))
-				continue;
-			snprintf(msg, sizeof(msg), "unknown field '%.64s': the body has 'rule', 'key' and 'cost' only",
-				 name);
-			json_object_put(o);
-			return send_error(h, c, 400, msg);
-		}
-		if (json_object_object_get_ex(o, "rule", &v)) {
-			if (!json_object_is_type(v, json_type_string)) {
-				json_object_put(o);
-				return send_error(h, c, 400, "'rule' must be a string (a rule's name)");
-			}
-			rule = json_object_get_string(v);
-			if (strlen(rule) != (size_t)json_object_get_string_len(v)) {
-				json_object_put(o);
-				return send_error(h, c, 400, "'rule' contains a NUL byte");
-			}
-		}
-		if (json_object_object_get_ex(o, "key", &v)) {
-			if (!json_object_is_type(v, json_type_string)) {
-				json_object_put(o);
-				return send_error(h, c, 400, "'key' must be a string (an address, an API key, a user name)");
-			}
-			key = json_object_get_string(v);
-			if (strlen(key) != (size_t)json_object_get_string_len(v)) {
-				json_object_put(o);
-				return send_error(h, c, 400, "'key' contains a NUL byte");
-			}
-		}
-		if (json_object_object_get_ex(o, "cost", &v)) {
-			int64_t n = json_object_get_int64(v);
-
-			/* an integer, not "4" nor 4.0: json-c saturates at
-			 * INT64_MAX, which the bound refuses too
-			 */
-			if (!json_object_is_type(v, json_type_int) || n < 1 ||
-			    n > UINT32_MAX) {
-				json_object_put(o);
-				return send_error(h, c, 400, COST_RANGE);
-			}
-			cost = n;
-		}
-	}
-	ret = handle_check(h, c, rule, key, cost);
-	json_object_put(o);
-	return ret;
+		return send_error(h, x, 400, COST_RANGE);
+	if (x->body_len &&
+	    sl_check_body_parse(x->body, x->body_len, &b, why, sizeof(why)))
+		return send_error(h, x, 400, why);
+	handle_check(h, x, b.rule ? b.rule : rule, b.key ? b.key : key,
+		     b.has_cost ? b.cost : cost);
+	sl_check_body_free(&b);
 }
 
 /* The block and allow lists (service/lists_api.c), to a caller admit()
  * let in: the socket's, or TCP's with the token.
  */
-static enum MHD_Result handle_lists(struct sl_http *h, struct MHD_Connection *c,
-				    const char *method, const char *path,
-				    struct request *req)
+static void handle_lists(struct sl_http *h, struct sl_http_exchange *x)
 {
 	json_object *o = NULL;
-	const char *body = "";
-	enum MHD_Result ret;
 	unsigned status;
 
-
-	/* no_body is every body-less request's, shared: never written */
-	if (req != &no_body) {
-		req->body[req->len] = '\0';
-		body = req->body;
-	}
-	status = sl_lists_api(h->checker->maps, method, path, body,
-			      req == &no_body ? 0 : req->len, &o);
-	ret = send_text(c, status, "application/json",
-			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						       JSON_C_TO_STRING_NOSLASHESCAPE),
-			NULL);
+	status = sl_lists_api(h->checker->maps, x->req->method,
+			      x->req->path + 9, x->body ? x->body : "",
+			      x->body_len, &o);
+	send_text(x, status, "application/json",
+		  json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+						 JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	sl_http_stats_count(&h->stats, status);
-	return ret;
 }
 
 /* 200 {"status": "ok"}, or 503 {"status": "unavailable", "reason"}; the
  * reason only to who may use the API (DETAIL): a liveness probe over TCP
  * without the token learns up or down and nothing else.
  */
-static enum MHD_Result handle_healthz(struct sl_http *h, struct MHD_Connection *c,
-				      bool detail)
+static void handle_healthz(struct sl_http *h, struct sl_http_exchange *x,
+			   bool detail)
 {
 	json_object *o = json_object_new_object();
-	enum MHD_Result ret;
 	char reason[128];
 	bool ok = sl_healthz(h->checker->maps, reason, sizeof(reason));
 	unsigned status = ok ? 200 : 503;
@@ -426,184 +304,128 @@ static enum MHD_Result handle_healthz(struct sl_http *h, struct MHD_Connection *
 			       json_object_new_string(ok ? "ok" : "unavailable"));
 	if (!ok && detail)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
-	ret = send_text(c, status, "application/json",
-			json_object_to_json_string(o), NULL);
+	send_text(x, status, "application/json", json_object_to_json_string(o));
 	json_object_put(o);
 	sl_http_stats_count(&h->stats, status);
-	return ret;
 }
 
 /* Does the request carry "Authorization: Bearer TOKEN" with the token? */
-static bool token_ok(const struct sl_http *h, struct MHD_Connection *c)
+static bool token_ok(const struct sl_http *h, const struct sl_http_req *r)
 {
-	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    MHD_HTTP_HEADER_AUTHORIZATION);
-
-	return sl_bearer_ok(v, v ? strlen(v) : 0, h->token_hash);
+	return sl_bearer_ok(r->authorization, r->authorization_len,
+			    h->token_hash);
 }
 
 /* 401 with the challenge that names the scheme (RFC 6750). */
-static enum MHD_Result send_unauthorized(struct sl_http *h,
-					 struct MHD_Connection *c)
+static void send_unauthorized(struct sl_http *h, struct sl_http_exchange *x)
 {
 	static const char body[] = "{\"error\":\"this listener needs 'Authorization: Bearer TOKEN' (http.token_file)\"}";
-	struct MHD_Response *r;
-	enum MHD_Result ret;
 
-	if (send_text(c, 401, "application/json", body, &r) != MHD_YES)
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-	ret = MHD_queue_response(c, 401, r);
-	MHD_destroy_response(r);
+	begin_answer(x, 401, "application/json");
+	sl_http_reply_field(x->out, "WWW-Authenticate", "Bearer");
+	sl_http_reply_end(x->out, body, sizeof(body) - 1);
 	sl_http_stats_count(&h->stats, 401);
-	return ret;
 }
 
-/* A declared body over the cap: answered before a byte of it is read
- * (libmicrohttpd then reads no more and closes the connection).
+/* The request's head, before any body: who asks, and whether the body
+ * is one this API would read (a declared body over the cap is answered
+ * before a byte of it is read). True when it answered.
  */
-static bool declared_too_big(struct MHD_Connection *c)
+static bool admit(void *ctx, struct sl_http_exchange *x)
 {
-	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						    MHD_HTTP_HEADER_CONTENT_LENGTH);
-	char *end;
-	unsigned long long n;
-
-	if (!v)
-		return false;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	return errno || end == v || n > SL_HTTP_MAX_BODY;
-}
-
-/* The request's headers, before any body: who asks, and whether the
- * body is one this API would read. MHD_YES with *answered set when the
- * answer is already queued.
- */
-static enum MHD_Result admit(struct listener *l, struct MHD_Connection *c,
-			     const char *url, const char *method,
-			     bool *answered)
-{
+	struct listener *l = ctx;
 	struct sl_http *h = l->h;
-	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	const struct sl_http_req *r = x->req;
+	bool get = !strcmp(r->method, "GET") || !strcmp(r->method, "HEAD");
 
-	*answered = true;
-	if (l->tcp && !token_ok(h, c)) {
+	if (l->tcp && !token_ok(h, r)) {
 		/* up or down, no detail: what a liveness probe needs */
-		if (get && !strcmp(url, "/healthz"))
-			return handle_healthz(h, c, false);
-		return send_unauthorized(h, c);
+		if (get && !strcmp(r->path, "/healthz"))
+			handle_healthz(h, x, false);
+		else
+			send_unauthorized(h, x);
+		return true;
 	}
-	if ((!strcmp(method, "POST") || !strcmp(method, "PUT")) &&
-	    declared_too_big(c))
-		return send_error(h, c, 413, "body larger than 4096 bytes");
-	*answered = false;
-	return MHD_YES;
+	if ((!strcmp(r->method, "POST") || !strcmp(r->method, "PUT")) &&
+	    r->content_length > SL_HTTP_MAX_BODY) {
+		send_error(h, x, 413, "body larger than 4096 bytes");
+		return true;
+	}
+	return false;
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
-			      const char *url, const char *method,
-			      const char *version, const char *upload,
-			      size_t *upload_size, void **con_cls)
+/* GET /metrics: the text exposition */
+static void handle_metrics(struct sl_http *h, struct sl_http_exchange *x)
 {
-	struct listener *l = cls;
+	char *text;
+
+	if (h->checker->central) {
+		struct sl_central_stats cs;
+
+		sl_central_stats(h->checker->central, &cs);
+		sl_http_stats_central(&h->stats, &cs);
+	}
+	text = sl_metrics_render(h->checker->maps, &h->stats);
+	if (!text)
+		return send_error(h, x, 503, "cannot read the maps");
+	send_text(x, 200, "text/plain; version=0.0.4", text);
+	free(text);
+	sl_http_stats_count(&h->stats, 200);
+}
+
+static void handle(void *ctx, struct sl_http_exchange *x)
+{
+	struct listener *l = ctx;
 	struct sl_http *h = l->h;
-	struct request *req = *con_cls;
+	const char *url = x->req->path, *method = x->req->method;
 	bool get = !strcmp(method, "GET");
-	bool post = !strcmp(method, "POST");
-	bool put = !strcmp(method, "PUT");
-
-	if (!req) {	/* headers only so far: only a POST has a body */
-		bool answered;
-		enum MHD_Result ret = admit(l, c, url, method, &answered);
-
-		if (answered) {
-			*con_cls = &no_body;
-			return ret;
-		}
-		if (!post && !put) {
-			*con_cls = &no_body;
-			return MHD_YES;
-		}
-		req = malloc(sizeof(*req));
-		if (!req)
-			return MHD_NO;
-		req->len = 0;
-		*con_cls = req;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		/* only a POST or a PUT reads its body; the others drop
-		 * theirs
-		 */
-		if (req == &no_body) {
-			*upload_size = 0;
-			return MHD_YES;
-		}
-		/* a body sent without its length (chunked) and past the
-		 * cap: the connection is closed, nothing more is read
-		 */
-		if (req->len + *upload_size > SL_HTTP_MAX_BODY)
-			return MHD_NO;
-		memcpy(req->body + req->len, upload, *upload_size);
-		req->len += *upload_size;
-		*upload_size = 0;
-		return MHD_YES;
-	}
+	bool read = get || !strcmp(method, "HEAD");
 
 	if (!strncmp(url, "/v1/", 4)) {
-		const char *nul = nul_in_request(c,
+		const char *nul = nul_in_request(x->req,
 			!strncmp(url, "/v1/clients/", 12));
 
 		if (nul)
-			return send_error(h, c, 400, nul);
+			return send_error(h, x, 400, nul);
 	}
 	if (!strcmp(url, "/v1/check")) {
-		if (post)
-			return handle_post_check(h, c, req);
+		if (!strcmp(method, "POST"))
+			return handle_post_check(h, x);
 		if (get)
-			return handle_get_check(h, c);
+			return handle_get_check(h, x);
 	} else if (!strncmp(url, "/v1/clients/", 12)) {
-		if (get || !strcmp(method, "HEAD"))
-			return handle_check(h, c, arg(c, "rule"), url + 12, 0);
+		if (read)
+			return handle_check(h, x, arg(x, "rule"), url + 12, 0);
 	} else if (!strcmp(url, "/v1/lists") || !strncmp(url, "/v1/lists/", 10)) {
-		return handle_lists(h, c, method, url + 9, req);
+		return handle_lists(h, x);
 	} else if (!strcmp(url, "/healthz")) {
-		if (get || !strcmp(method, "HEAD"))
-			return handle_healthz(h, c, true);
+		if (read)
+			return handle_healthz(h, x, true);
 	} else if (!strcmp(url, "/metrics")) {
-		if (get || !strcmp(method, "HEAD")) {
-			char *text;
-
-			if (h->checker->central) {
-				struct sl_central_stats cs;
-
-				sl_central_stats(h->checker->central, &cs);
-				sl_http_stats_central(&h->stats, &cs);
-			}
-			text = sl_metrics_render(h->checker->maps, &h->stats);
-			enum MHD_Result ret;
-
-			if (!text)
-				return send_error(h, c, 503, "cannot read the maps");
-			ret = send_text(c, 200, "text/plain; version=0.0.4", text, NULL);
-			free(text);
-			sl_http_stats_count(&h->stats, 200);
-			return ret;
-		}
+		if (read)
+			return handle_metrics(h, x);
 	} else {
-		return send_error(h, c, 404, "no such endpoint: /v1/check, /v1/clients/KEY, /v1/lists, /healthz, /metrics");
+		return send_error(h, x, 404, "no such endpoint: /v1/check, /v1/clients/KEY, /v1/lists, /healthz, /metrics");
 	}
-	return send_error(h, c, 405, "method not allowed");
+	send_error(h, x, 405, "method not allowed");
 }
 
-static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
-			 enum MHD_RequestTerminationCode toe)
+/* What the server answers by itself: a malformed head, a body it will
+ * not read
+ */
+static void refuse(void *ctx, struct sl_http_exchange *x, unsigned status,
+		   const char *why)
 {
-	if (*con_cls != &no_body)
-		free(*con_cls);
-	*con_cls = NULL;
+	struct listener *l = ctx;
+
+	send_error(l->h, x, status, why);
 }
+
+static const struct sl_http_server_ops api_ops = {
+	.admit = admit,
+	.handle = handle,
+	.refuse = refuse,
+};
 
 /* One event loop per CPU the service may run on, as nginx's workers:
  * pinned to one CPU, one thread and no switches between threads.
@@ -649,46 +471,35 @@ static unsigned connection_cap(unsigned threads, unsigned listeners)
 	return spare > SL_HTTP_MAX_CONNECTIONS ? SL_HTTP_MAX_CONNECTIONS : spare;
 }
 
+/* Serve FD (a listening socket: the Unix socket's, or -1 to open TCP's
+ * on ADDR) with a server of its own
+ */
 static int start_listener(struct listener *l, struct sl_http *h, int fd,
 			  const struct sockaddr_storage *addr,
 			  const struct sl_http_config *hc, unsigned threads,
 			  unsigned cap)
 {
-	/* turbo: read and write before asking epoll whether they would block */
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_TURBO |
-			 MHD_USE_ERROR_LOG;
-	struct MHD_OptionItem opts[4];
-	unsigned n = 0;
+	struct sl_http_server_opts o = {
+		.ops = &api_ops,
+		.ctx = l,
+		.threads = threads,
+		.max_connections = cap,
+		.timeout_s = hc->timeout_s,
+		.max_body = SL_HTTP_MAX_BODY,
+	};
 
-	/* a pool of one is no pool: the option is left out (MHD warns) */
-	if (threads > 1)
-		opts[n++] = (struct MHD_OptionItem){
-			MHD_OPTION_THREAD_POOL_SIZE, threads, NULL };
-	if (fd < 0) {
-		opts[n++] = (struct MHD_OptionItem){
-			MHD_OPTION_SOCK_ADDR, 0, (void *)addr };
+	l->h = h;
+	l->tcp = fd < 0;
+	if (l->tcp) {
+		fd = sl_http_listen_tcp(addr);
+		if (fd < 0)
+			return fd == -EADDRNOTAVAIL ? -EADDRINUSE : fd;
 		/* TCP only: a Unix socket's peers have no address to
 		 * count by (who may connect is the file's mode)
 		 */
-		opts[n++] = (struct MHD_OptionItem){
-			MHD_OPTION_PER_IP_CONNECTION_LIMIT, hc->per_ip, NULL };
-	} else {
-		opts[n++] = (struct MHD_OptionItem){
-			MHD_OPTION_LISTEN_SOCKET, fd, NULL };
+		o.per_ip = hc->per_ip;
 	}
-	opts[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-	l->h = h;
-	l->tcp = fd < 0;
-	if (l->tcp && addr->ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	l->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, l,
-		MHD_OPTION_ARRAY, opts,
-		MHD_OPTION_CONNECTION_TIMEOUT, hc->timeout_s,
-		MHD_OPTION_CONNECTION_LIMIT, cap,
-		MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-		MHD_OPTION_END);
-	return l->daemon ? 0 : -EADDRINUSE;
+	return sl_http_server_start(&o, fd, &l->server);
 }
 
 int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
@@ -715,9 +526,9 @@ int sl_http_start(const struct sl_http_config *hc, struct sl_checker *checker,
 		/* from here the file is this instance's to remove */
 		snprintf(h->socket_path, sizeof(h->socket_path), "%s",
 			 hc->socket);
+		/* the server owns the descriptor from here */
 		err = start_listener(&h->sock, h, fd, NULL, hc, threads, cap);
 		if (err) {
-			close(fd);
 			*socket_failed = true;
 			goto fail;
 		}
@@ -745,12 +556,8 @@ void sl_http_stop(struct sl_http *h)
 {
 	if (!h)
 		return;
-	if (h->tcp.daemon)
-		MHD_stop_daemon(h->tcp.daemon);
-	if (h->sock.daemon) {
-		/* the daemon closes the descriptor it was given */
-		MHD_stop_daemon(h->sock.daemon);
-	}
+	sl_http_server_stop(h->tcp.server);
+	sl_http_server_stop(h->sock.server);
 	if (h->socket_path[0])
 		sl_api_socket_remove(h->socket_path);
 	sodium_memzero(h->token_hash, sizeof(h->token_hash));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The service's HTTP API (libmicrohttpd):
+ * The service's HTTP API (its own HTTP/1.1 server, service/http_server.h):
  *   POST /v1/check            {"rule": NAME, "key": KEY}, or the same as
  *   GET  /v1/check?rule=NAME&key=KEY      query parameters: counts one
  *        request; 200 or 429 with RateLimit-Policy, RateLimit, Retry-After

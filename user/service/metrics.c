@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,61 @@ static void put(struct text *t, const char *fmt, ...)
 	}
 }
 
+/* A metric family of __u64 counters read from one stats struct: its
+ * name, type and help, then each sample's labels ("" for none) and the
+ * offset of its field; the table ends at the first sample without labels.
+ */
+struct family {
+	const char *name, *type, *help;
+	struct {
+		const char *labels;
+		size_t off;
+	} s[8];
+};
+
+#define FIELD(type, field) offsetof(type, field)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static void put_families(struct text *t, const struct family *f, size_t n,
+			 const void *stats)
+{
+	const __u64 *v;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		put(t, "# HELP %s %s\n# TYPE %s %s\n", f[i].name, f[i].help,
+		    f[i].name, f[i].type);
+		for (j = 0; j < ARRAY_SIZE(f[i].s) && f[i].s[j].labels; j++) {
+			v = (const __u64 *)((const char *)stats + f[i].s[j].off);
+			put(t, "%s%s %llu\n", f[i].name, f[i].s[j].labels,
+			    (unsigned long long)*v);
+		}
+	}
+}
+
+#define SYNC(f) FIELD(struct sl_sync_status, f)
+static const struct family sync_counters[] = {
+	{ "slicelimit_sync_rejected_total", "counter",
+	  "Sync messages refused, by reason.",
+	  { { "{reason=\"forged\"}", SYNC(rejected_forged) },
+	    { "{reason=\"malformed\"}", SYNC(rejected_malformed) },
+	    { "{reason=\"replayed\"}", SYNC(rejected_replayed) },
+	    { "{reason=\"stale\"}", SYNC(rejected_stale) },
+	    { "{reason=\"future\"}", SYNC(rejected_future) },
+	    { "{reason=\"own\"}", SYNC(rejected_own) },
+	    { "{reason=\"unknown_peer\"}", SYNC(rejected_unknown_peer) },
+	    { "{reason=\"wrong_address\"}", SYNC(rejected_wrong_address) } } },
+	{ "slicelimit_sync_sent_bytes_total", "counter",
+	  "Sync bytes sent (each peer's copy counted).",
+	  { { "", SYNC(sent_bytes) } } },
+	{ "slicelimit_sync_rounds_total", "counter", "Sync rounds run.",
+	  { { "", SYNC(rounds) } } },
+};
+static const struct family sync_backend_errors = {
+	"slicelimit_sync_backend_errors_total", "counter",
+	"Redis: failed round trips.", { { "", SYNC(backend_errors) } },
+};
+
 /* Peer health and sync traffic, when this instance syncs. */
 static void sync_metrics(struct text *t, const struct sl_maps *m)
 {
@@ -140,23 +196,8 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	for (i = 0; i < st.nr_peers && i < SL_MAX_PEERS; i++)
 		put(t, "slicelimit_sync_peer_messages_total{node=\"%u\"} %llu\n",
 		    st.peer[i].node, (unsigned long long)st.peer[i].messages);
-	put(t, "# HELP slicelimit_sync_rejected_total Sync messages refused, by reason.\n"
-	       "# TYPE slicelimit_sync_rejected_total counter\n"
-	       "slicelimit_sync_rejected_total{reason=\"forged\"} %llu\n"
-	       "slicelimit_sync_rejected_total{reason=\"malformed\"} %llu\n"
-	       "slicelimit_sync_rejected_total{reason=\"replayed\"} %llu\n"
-	       "slicelimit_sync_rejected_total{reason=\"stale\"} %llu\n"
-	       "slicelimit_sync_rejected_total{reason=\"future\"} %llu\n"
-	       "slicelimit_sync_rejected_total{reason=\"own\"} %llu\n"
-	       "slicelimit_sync_rejected_total{reason=\"unknown_peer\"} %llu\n"
-	       "slicelimit_sync_rejected_total{reason=\"wrong_address\"} %llu\n"
-	       "# HELP slicelimit_sync_sent_bytes_total Sync bytes sent (each peer's copy counted).\n"
-	       "# TYPE slicelimit_sync_sent_bytes_total counter\n"
-	       "slicelimit_sync_sent_bytes_total %llu\n"
-	       "# HELP slicelimit_sync_rounds_total Sync rounds run.\n"
-	       "# TYPE slicelimit_sync_rounds_total counter\n"
-	       "slicelimit_sync_rounds_total %llu\n"
-	       "# HELP slicelimit_sync_aggregation_seconds The last round's aggregation pass.\n"
+	put_families(t, sync_counters, ARRAY_SIZE(sync_counters), &st);
+	put(t, "# HELP slicelimit_sync_aggregation_seconds The last round's aggregation pass.\n"
 	       "# TYPE slicelimit_sync_aggregation_seconds gauge\n"
 	       "slicelimit_sync_aggregation_seconds %.6f\n"
 	       "# HELP slicelimit_sync_peers_configured Peers the config names (a peer never heard has no slicelimit_sync_peer_up).\n"
@@ -167,21 +208,9 @@ static void sync_metrics(struct text *t, const struct sl_maps *m)
 	       "slicelimit_sync_live_nodes %u\n"
 	       "# HELP slicelimit_sync_backend_up Redis: 1 while connected.\n"
 	       "# TYPE slicelimit_sync_backend_up gauge\n"
-	       "slicelimit_sync_backend_up %u\n"
-	       "# HELP slicelimit_sync_backend_errors_total Redis: failed round trips.\n"
-	       "# TYPE slicelimit_sync_backend_errors_total counter\n"
-	       "slicelimit_sync_backend_errors_total %llu\n",
-	    (unsigned long long)st.rejected_forged,
-	    (unsigned long long)st.rejected_malformed,
-	    (unsigned long long)st.rejected_replayed,
-	    (unsigned long long)st.rejected_stale,
-	    (unsigned long long)st.rejected_future,
-	    (unsigned long long)st.rejected_own,
-	    (unsigned long long)st.rejected_unknown_peer,
-	    (unsigned long long)st.rejected_wrong_address,
-	    (unsigned long long)st.sent_bytes, (unsigned long long)st.rounds,
-	    st.collect_us / 1e6, st.peers_configured, st.live_nodes, st.backend_up,
-	    (unsigned long long)st.backend_errors);
+	       "slicelimit_sync_backend_up %u\n",
+	    st.collect_us / 1e6, st.peers_configured, st.live_nodes, st.backend_up);
+	put_families(t, &sync_backend_errors, 1, &st);
 }
 
 /* The service's SIGHUP reloads, when a service has published its state. */
@@ -264,77 +293,62 @@ static void list_metrics(struct text *t, const struct sl_maps *m)
 	    sl_map_count_keys(m->allow_list), sl_map_count_keys(m->block_list));
 }
 
+#define GLOBAL(f) FIELD(struct sl_global_stats, f)
+static const struct family packet_counters[] = {
+	{ "slicelimit_packets_total", "counter",
+	  "Packets seen, by what became of them before any rule.",
+	  { { "{kind=\"all\"}", GLOBAL(packets) },
+	    { "{kind=\"non_ip\"}", GLOBAL(non_ip) },
+	    { "{kind=\"malformed\"}", GLOBAL(malformed) },
+	    { "{kind=\"fragment\"}", GLOBAL(fragments) },
+	    { "{kind=\"no_rule\"}", GLOBAL(no_rule) } } },
+	{ "slicelimit_fail_open_total", "counter",
+	  "Packets passed because no client state could be had.",
+	  { { "", GLOBAL(fail_open) } } },
+	{ "slicelimit_clients_created_total", "counter",
+	  "Client states created; evicted = created - live.",
+	  { { "", GLOBAL(new_clients) } } },
+	{ "slicelimit_events_lost_total", "counter",
+	  "Drop events a full ring buffer refused.",
+	  { { "", GLOBAL(events_lost) } } },
+	{ "slicelimit_newcomers_total", "counter",
+	  "Keys without a client state, by what their packet did on probation: written (a first packet), promoted (came back: a state made), displaced (an entry overwritten before its key came back).",
+	  { { "{outcome=\"written\"}", GLOBAL(newcomers) },
+	    { "{outcome=\"promoted\"}", GLOBAL(promoted) },
+	    { "{outcome=\"displaced\"}", GLOBAL(newcomers_displaced) } } },
+	{ "slicelimit_fragments_total", "counter",
+	  "IP fragments, by how they were decided.",
+	  { { "{kind=\"first\"}", GLOBAL(frag_first) },
+	    { "{kind=\"later\"}", GLOBAL(frag_later) },
+	    { "{kind=\"later_dropped\"}", GLOBAL(frag_later_dropped) },
+	    { "{kind=\"without_first\"}", GLOBAL(frag_orphans) } } },
+	{ "slicelimit_long_chains_total", "counter",
+	  "IPv6 extension chains longer than the walk, and those dropped.",
+	  { { "{kind=\"all\"}", GLOBAL(long_chains) },
+	    { "{kind=\"dropped\"}", GLOBAL(long_chains_dropped) } } },
+	{ "slicelimit_icmp_control_total", "counter",
+	  "ICMP errors and link control messages: never limited.",
+	  { { "", GLOBAL(icmp_control) } } },
+	{ "slicelimit_vlan_deep_total", "counter",
+	  "Frames with more VLAN tags than the parser walks, and those dropped.",
+	  { { "{kind=\"all\"}", GLOBAL(vlan_deep) },
+	    { "{kind=\"dropped\"}", GLOBAL(vlan_deep_dropped) } } },
+	{ "slicelimit_mapped_v4_total", "counter",
+	  "IPv6 packets from an IPv4-mapped source (::ffff:0:0/96): dropped.",
+	  { { "", GLOBAL(mapped_v4) } } },
+	{ "slicelimit_front_quiet_total", "counter",
+	  "Packets while the front cache of blocked flows was quiet: skipped it, or probed it.",
+	  { { "{kind=\"skipped\"}", GLOBAL(front_skipped) },
+	    { "{kind=\"probe\"}", GLOBAL(front_probes) } } },
+};
+
 static void packet_metrics(struct text *t, const struct sl_maps *m)
 {
 	struct sl_global_stats gs;
 
-	if (!sl_percpu_sum_u64(m, m->global_stats, 0, &gs, sizeof(gs))) {
-		put(t, "# HELP slicelimit_packets_total Packets seen, by what became of them before any rule.\n"
-			"# TYPE slicelimit_packets_total counter\n"
-			"slicelimit_packets_total{kind=\"all\"} %llu\n"
-			"slicelimit_packets_total{kind=\"non_ip\"} %llu\n"
-			"slicelimit_packets_total{kind=\"malformed\"} %llu\n"
-			"slicelimit_packets_total{kind=\"fragment\"} %llu\n"
-			"slicelimit_packets_total{kind=\"no_rule\"} %llu\n"
-			"# HELP slicelimit_fail_open_total Packets passed because no client state could be had.\n"
-			"# TYPE slicelimit_fail_open_total counter\n"
-			"slicelimit_fail_open_total %llu\n"
-			"# HELP slicelimit_clients_created_total Client states created; evicted = created - live.\n"
-			"# TYPE slicelimit_clients_created_total counter\n"
-			"slicelimit_clients_created_total %llu\n"
-			"# HELP slicelimit_events_lost_total Drop events a full ring buffer refused.\n"
-			"# TYPE slicelimit_events_lost_total counter\n"
-			"slicelimit_events_lost_total %llu\n"
-			"# HELP slicelimit_newcomers_total Keys without a client state, by what their packet did on probation: written (a first packet), promoted (came back: a state made), displaced (an entry overwritten before its key came back).\n"
-			"# TYPE slicelimit_newcomers_total counter\n"
-			"slicelimit_newcomers_total{outcome=\"written\"} %llu\n"
-			"slicelimit_newcomers_total{outcome=\"promoted\"} %llu\n"
-			"slicelimit_newcomers_total{outcome=\"displaced\"} %llu\n",
-		    (unsigned long long)gs.packets, (unsigned long long)gs.non_ip,
-		    (unsigned long long)gs.malformed, (unsigned long long)gs.fragments,
-		    (unsigned long long)gs.no_rule, (unsigned long long)gs.fail_open,
-		    (unsigned long long)gs.new_clients,
-		    (unsigned long long)gs.events_lost,
-		    (unsigned long long)gs.newcomers,
-		    (unsigned long long)gs.promoted,
-		    (unsigned long long)gs.newcomers_displaced);
-		put(t, "# HELP slicelimit_fragments_total IP fragments, by how they were decided.\n"
-			"# TYPE slicelimit_fragments_total counter\n"
-			"slicelimit_fragments_total{kind=\"first\"} %llu\n"
-			"slicelimit_fragments_total{kind=\"later\"} %llu\n"
-			"slicelimit_fragments_total{kind=\"later_dropped\"} %llu\n"
-			"slicelimit_fragments_total{kind=\"without_first\"} %llu\n"
-			"# HELP slicelimit_long_chains_total IPv6 extension chains longer than the walk, and those dropped.\n"
-			"# TYPE slicelimit_long_chains_total counter\n"
-			"slicelimit_long_chains_total{kind=\"all\"} %llu\n"
-			"slicelimit_long_chains_total{kind=\"dropped\"} %llu\n"
-			"# HELP slicelimit_icmp_control_total ICMP errors and link control messages: never limited.\n"
-			"# TYPE slicelimit_icmp_control_total counter\n"
-			"slicelimit_icmp_control_total %llu\n"
-			"# HELP slicelimit_vlan_deep_total Frames with more VLAN tags than the parser walks, and those dropped.\n"
-			"# TYPE slicelimit_vlan_deep_total counter\n"
-			"slicelimit_vlan_deep_total{kind=\"all\"} %llu\n"
-			"slicelimit_vlan_deep_total{kind=\"dropped\"} %llu\n"
-			"# HELP slicelimit_mapped_v4_total IPv6 packets from an IPv4-mapped source (::ffff:0:0/96): dropped.\n"
-			"# TYPE slicelimit_mapped_v4_total counter\n"
-			"slicelimit_mapped_v4_total %llu\n"
-			"# HELP slicelimit_front_quiet_total Packets while the front cache of blocked flows was quiet: skipped it, or probed it.\n"
-			"# TYPE slicelimit_front_quiet_total counter\n"
-			"slicelimit_front_quiet_total{kind=\"skipped\"} %llu\n"
-			"slicelimit_front_quiet_total{kind=\"probe\"} %llu\n",
-		    (unsigned long long)gs.frag_first,
-		    (unsigned long long)gs.frag_later,
-		    (unsigned long long)gs.frag_later_dropped,
-		    (unsigned long long)gs.frag_orphans,
-		    (unsigned long long)gs.long_chains,
-		    (unsigned long long)gs.long_chains_dropped,
-		    (unsigned long long)gs.icmp_control,
-		    (unsigned long long)gs.vlan_deep,
-		    (unsigned long long)gs.vlan_deep_dropped,
-		    (unsigned long long)gs.mapped_v4,
-		    (unsigned long long)gs.front_skipped,
-		    (unsigned long long)gs.front_probes);
-	}
+	if (!sl_percpu_sum_u64(m, m->global_stats, 0, &gs, sizeof(gs)))
+		put_families(t, packet_counters, ARRAY_SIZE(packet_counters),
+			     &gs);
 }
 
 static int count_client(void *ctx, const struct sl_client_key *key,

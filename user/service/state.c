@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "util/log.h"
 #include "state/pinned.h"
 #include "instance/pinned_record.h"
 #include "service/state.h"
@@ -23,6 +24,15 @@ int sl_service_state_publish(const struct sl_service_state *st)
 	if (!err)
 		state_fd = sl_pinned_record_open(SL_SERVICE_PIN, sizeof(*st));
 	return err;
+}
+
+void sl_service_state_publish_or_warn(const struct sl_service_state *st)
+{
+	int err = sl_service_state_publish(st);
+
+	if (err)
+		pr_warn("cannot pin the service state as %s: %s", SL_SERVICE_PIN,
+			strerror(-err));
 }
 
 int sl_service_state_read(struct sl_service_state *st)

@@ -72,6 +72,10 @@ struct sl_service_state {
  * dropped root and cannot open the pins by path. 0 or -errno.
  */
 int sl_service_state_publish(const struct sl_service_state *st);
+/* The same for the running service, which goes on without it (status and
+ * /metrics read it): a failure is said in the log.
+ */
+void sl_service_state_publish_or_warn(const struct sl_service_state *st);
 /* The pinned state: 0, -ENOENT when no service has published one. */
 int sl_service_state_read(struct sl_service_state *st);
 /* Remove the pin: no service runs (the programs stay, keep_attached);

@@ -13,7 +13,7 @@
 --          sliding-log
 -- ARGV[3]  limit, ARGV[4] window (ms), ARGV[5] slice (ms)
 -- Returns {allowed, used, remaining, retry_after_ms, reset_ms} with the
--- meaning of user/core/client_view.h: used and remaining after the check,
+-- meaning of user/state/client_view.h: used and remaining after the check,
 -- retry until a request of N (1 for a read) fits (0: it fits now), reset
 -- until the count
 -- next falls (0: nothing counted).
