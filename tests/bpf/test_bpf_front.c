@@ -256,6 +256,14 @@ static void block(struct pair *p, const struct pkt *pk)
 	assert_int_equal(step(p, pk), DROP);
 }
 
+/* limit2 on both sides, and 192.0.2.1's DNS flow (PK) blocked */
+static void block_dns_client(struct pair *p, struct pkt *pk)
+{
+	pair_apply(p, limit2);
+	mk(pk, "192.0.2.1", DST, UDP, 53, 0, 0);
+	block(p, pk);
+}
+
 /* ---- the entry is written, and is what drops ------------------------- */
 
 static void test_front_entry_drops_blocked_flow(void **state)
@@ -264,9 +272,7 @@ static void test_front_entry_drops_blocked_flow(void **state)
 	struct sl_front_entry fe;
 	struct pkt pk;
 
-	pair_apply(p, limit2);
-	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
-	block(p, &pk);
+	block_dns_client(p, &pk);
 	assert_true(front_entry(&p->a, "192.0.2.1", SL_SLOT_UDP, 53, &fe));
 	assert_int_equal(fe.rule_id, sl_test_live_rule(&p->a, "dns").id);
 	/* a's state deleted behind its back (nothing told): only the
@@ -287,9 +293,7 @@ static void test_front_apply_raising_limit(void **state)
 	struct pair *p = *state;
 	struct pkt pk;
 
-	pair_apply(p, limit2);
-	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
-	block(p, &pk);
+	block_dns_client(p, &pk);
 	assert_int_equal(step(p, &pk), DROP);
 	pair_apply(p, "rules:\n"
 		      "  - {name: dns, protocol: udp, ports: 53, limit: 4, window: 10s}\n");
@@ -304,9 +308,7 @@ static void test_front_reset_forgets(void **state)
 	struct pair *p = *state;
 	struct pkt pk;
 
-	pair_apply(p, limit2);
-	mk(&pk, "192.0.2.1", DST, UDP, 53, 0, 0);
-	block(p, &pk);
+	block_dns_client(p, &pk);
 	assert_int_equal(step(p, &pk), DROP);
 	pair_reset(p, "192.0.2.1");
 	assert_int_equal(step(p, &pk), PASS);

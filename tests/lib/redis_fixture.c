@@ -254,6 +254,16 @@ void step(void)
 	fx.now += 10;
 }
 
+/* The rounds ORDER names, one letter a node ("abb": A's, then B's twice),
+ * at one model time, then one step: each round reads what the ones before
+ * it wrote. */
+void rounds(const char *order)
+{
+	for (; *order; order++)
+		round_on(*order == 'a' ? &fx.a : &fx.b);
+	step();
+}
+
 int node_start(struct node *n, unsigned id)
 {
 	struct sl_sync_opts o = {

@@ -109,6 +109,7 @@ unsigned send_n(struct node *n, const struct sl_addr *who,
 		unsigned count);
 uint64_t round_on(struct node *n);
 void step(void);
+void rounds(const char *order);
 int node_start(struct node *n, unsigned id);
 void node_stop(struct node *n);
 int group_teardown(void **state);

@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # Helpers of the namespace tests and the demo; source it, don't run it.
 #
+#   sl_setup BUILD_DIR [TOOL...]      a test's start: sl_init from the build,
+#                                     sl_need TOOL...
 #   sl_init SLICELIMIT [SL_TRAFFIC]   names, temp dir, cleanup trap, tools
+#   sl_config MODE RULES [YAML]       the service's config: one device, the
+#                                     API on 127.0.0.1:8080 with the token
 #   sl_need TOOL...                   bail out unless every TOOL is on PATH
 #   fake_old_build                    the pinned build record made another build's
 #   sl_api_code / sl_service_wait     the service's API, from the server
+#   sl_service_start VAR LOG [CONFIG] slicelimit run, once its API answers
 #                                     (curl sends $SL_API_TOKEN: CURL_HOME)
 #   sl_run FUNCTION                   run the script's body, clean up after
 #   sl_netns_setup                    client and server namespaces + veth
+#   sl_alone                          bail out unless the pins hold ours only
 #   sl ARGS...                        slicelimit in the server namespace
 #   in_client / in_server CMD...      a command in one namespace
 #   sl_recv_start / sl_recv_stop      a counting receiver in the server
@@ -192,6 +198,18 @@ sl_service_wait() {
 	die "slicelimit run did not start answering on $API"
 }
 
+# sl_service_start VAR LOG [CONFIG [CMD-PREFIX...]]: slicelimit run
+# --config CONFIG ($SL_TMP/config.yaml) in the server namespace, under
+# CMD-PREFIX (e.g. setpriv ...), stderr to LOG, its pid in VAR (sl_bg);
+# returns once the API answers (sl_service_wait)
+sl_service_start() {
+	local var=$1 log=$2 config=${3:-$SL_TMP/config.yaml}
+	shift $(($# < 3 ? $# : 3))
+	sl_bg "$var" nsenter --net="/run/netns/$NS_S" "$@" "$SL_BIN" run \
+		--config "$config" 2>"$log"
+	sl_service_wait "${!var}" "$log"
+}
+
 # sl_need TOOL...: bail out unless every TOOL is on PATH
 sl_need() {
 	local t
@@ -230,6 +248,36 @@ sl_init() {
 	trap 'sl_cleanup; exit 143' TERM
 }
 
+# sl_setup BUILD_DIR [TOOL...]: what every test script does first: unset
+# variables are errors, `here` is the scripts' folder (for their helpers),
+# sl_init with BUILD_DIR's slicelimit and sl-traffic, then sl_need TOOL...
+sl_setup() {
+	set -u
+	# shellcheck disable=SC2034  # read by the scripts that source lib.sh
+	here=$SL_LIB_DIR
+	sl_init "$1/slicelimit" "$1/tests/sl-traffic"
+	shift
+	[ "$#" -eq 0 ] || sl_need "$@"
+}
+
+# sl_config MODE RULES [YAML]: write $SL_TMP/config.yaml for one service:
+# $VETH_S attached in MODE (none: no device), the rule file RULES, the
+# HTTP API on 127.0.0.1:8080 with this run's token, and YAML (more
+# top-level keys, one a line) after them
+sl_config() {
+	local devices="
+  - { name: $VETH_S, mode: $1 }"
+	[ "$1" = none ] && devices=" []"
+	cat >"$SL_TMP/config.yaml" <<EOF
+devices:$devices
+rules: $2
+http:
+  listen: 127.0.0.1:8080
+  token_file: $SL_API_TOKEN_FILE
+${3:-}
+EOF
+}
+
 # sl_claim_pins [SECONDS]: mount bpffs if needed, wait (bounded) until no
 # one else's pins are there, and mark them ours so cleanup removes them.
 sl_claim_pins() {
@@ -245,6 +293,19 @@ sl_claim_pins() {
 		waited=$((waited + 1))
 	done
 	: >"$SL_TMP/owns-pins"	# for the parent's cleanup
+}
+
+# sl_alone: the pins must hold our instance only. sl_claim_pins is a check,
+# not a lock: another run that frees and retakes the pins between our
+# check and our attach shares them. Then nothing here is measured right,
+# and a detach (ours, or the cleanup's) would take the other run's
+# instance away: give the pins up untouched and bail out.
+sl_alone() {
+	local devs
+	devs=$(sl -j status 2>/dev/null | json_get "[x['device'] for x in d.get('devices', [])]" 2>/dev/null)
+	[ "$devs" = "[\"$VETH_S\"]" ] && return 0
+	rm -f "$SL_TMP/owns-pins"
+	die "another run uses $SL_PIN at the same time (devices: ${devs:-none}): results would be wrong"
 }
 
 sl_netns_setup() {

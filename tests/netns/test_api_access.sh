@@ -12,14 +12,9 @@
 # replaced, a live one refused; status --json shows the listeners.
 #
 # Usage: test_api_access.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl setpriv
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl setpriv
 
 SOCK=/run/slicelimit/api.sock	# the default: under this run's private /run/slicelimit
 TCP=http://$SRV4:8080		# from the client namespace: another address

@@ -41,13 +41,9 @@
 # burst window would show about 180).
 #
 # Usage: test_bounded_burst.sh BUILD_DIR   (prints TAP lines)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}"
 # shellcheck source=multinode_lib.sh
 . "$here/multinode_lib.sh"
 mn_init

@@ -10,13 +10,9 @@
 # Usage: test_bpftool_doc.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
 # With SL_BPFTOOL_DUMPS=DIR the real dumps are kept in DIR, to redo the
 # sample from.
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}"
 
 SAMPLE=$(cd "$here/../.." && pwd)/docs/bpftool-sample.txt
 README=$(cd "$here/../.." && pwd)/README.md
@@ -56,19 +52,6 @@ for name in sorted(set(re.findall(r"\"([A-Za-z_]\w*)\"\s*:", text))):
 ' "$@"
 }
 
-# alone: the pins must hold our instance only. lib.sh's claim is a check,
-# not a lock: another run that frees and retakes the pins between our
-# check and our attach shares them. Then nothing here is measured right,
-# and a detach (ours, or the cleanup's) would take the other run's
-# instance away: give the pins up untouched and bail out.
-alone() {
-	local devs
-	devs=$(sl -j status 2>/dev/null | json_get "[x['device'] for x in d.get('devices', [])]" 2>/dev/null)
-	[ "$devs" = "[\"$VETH_S\"]" ] && return 0
-	rm -f "$SL_TMP/owns-pins"
-	die "another run uses $SL_PIN at the same time (devices: ${devs:-none}): results would be wrong"
-}
-
 test_setup_real_run() {
 	cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
@@ -81,7 +64,7 @@ rules:
 EOF
 	tap_check "attach $VETH_S --mode xdp" sl attach "$VETH_S" --mode xdp
 	tap_check "rules apply (api: $LIMIT a minute)" sl rules apply "$SL_TMP/rules.yaml"
-	alone
+	sl_alone
 	sl_send "${CLIENT4[0]}" "$SRV4" "$PORT" 12 >/dev/null &&
 		sl_send "${CLIENT4[1]}" "$SRV4" "$PORT" 3 >/dev/null &&
 		sl_send "${CLIENT4[2]}" "$SRV4" "$PORT" 4 >/dev/null
@@ -148,7 +131,7 @@ main() {
 	test_setup_real_run
 	test_sample_fields_match_real_dumps
 	test_readme_excerpts_are_real
-	alone
+	sl_alone
 	tap_elapsed "$start" 180
 	tap_done
 }

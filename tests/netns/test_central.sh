@@ -19,16 +19,11 @@
 # own (its own pins), both in the server network namespace with Redis.
 #
 # Usage: test_central.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl redis-server redis-cli unshare
 # shellcheck source=redis_nodes_lib.sh
 . "$here/redis_nodes_lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl redis-server redis-cli unshare
 START=$SECONDS
 RPORT=6398
 NODE_PID=()
@@ -133,32 +128,21 @@ if __name__ == "__main__":
 EOF
 PY() { (cd "$SL_TMP" && "$SL_PY" "$SL_TMP/c.py" "$@"); }
 
-# ask TAG NODE RULE KEY: one check; node 1 asks with GET, node 2 with POST
+# ask TAG NODE RULE KEY [COST]: one check (of COST units); node 1 asks
+# with GET (and cost=), node 2 with POST (and "cost" in the body)
 ask() {
 	local tag=$1 n=$2 url=http://127.0.0.1:808$2/v1/check
-	if [ "$n" = 1 ]; then
-		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
-			-w '%{http_code}\n%{header_json}' "$url?rule=$3&key=$4" \
-			>"$SL_TMP/$tag.code"
-	else
-		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
-			-w '%{http_code}\n%{header_json}' \
-			-d "{\"rule\": \"$3\", \"key\": \"$4\"}" "$url" >"$SL_TMP/$tag.code"
+	local query="rule=$3&key=$4" body="\"rule\": \"$3\", \"key\": \"$4\""
+	if [ -n "${5:-}" ]; then
+		query="$query&cost=$5"
+		body="$body, \"cost\": $5"
 	fi
-}
-
-# ask_cost TAG NODE RULE KEY COST: one check of COST units; node 1 asks
-# with GET and cost=, node 2 with POST and "cost" in the body
-ask_cost() {
-	local tag=$1 n=$2 url=http://127.0.0.1:808$2/v1/check
 	if [ "$n" = 1 ]; then
 		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
-			-w '%{http_code}\n%{header_json}' "$url?rule=$3&key=$4&cost=$5" \
-			>"$SL_TMP/$tag.code"
+			-w '%{http_code}\n%{header_json}' "$url?$query" >"$SL_TMP/$tag.code"
 	else
 		in_server curl -s -m 5 -o "$SL_TMP/$tag.body" \
-			-w '%{http_code}\n%{header_json}' \
-			-d "{\"rule\": \"$3\", \"key\": \"$4\", \"cost\": $5}" "$url" >"$SL_TMP/$tag.code"
+			-w '%{http_code}\n%{header_json}' -d "{$body}" "$url" >"$SL_TMP/$tag.code"
 	fi
 }
 
@@ -224,17 +208,17 @@ body() {
 	# costs: charged as that many units in the store, fitting whole or
 	# refused whole, the same on both nodes
 	for r in tb sl plain fx ctr; do
-		ask_cost "cost-$r-1" 1 "$r" "c-$r" 2
-		ask_cost "cost-$r-2" 2 "$r" "c-$r" 3
-		ask_cost "cost-$r-3" 2 "$r" "c-$r" 2
+		ask "cost-$r-1" 1 "$r" "c-$r" 2
+		ask "cost-$r-2" 2 "$r" "c-$r" 3
+		ask "cost-$r-3" 2 "$r" "c-$r" 2
 		tap_eq "$r (limit 4): cost 2 on node 1 allowed, cost 3 on node 2 refused (2+3 > 4, nothing charged), cost 2 then allowed; central, well formed" \
 			"$(PY "[(a['allowed'], a['used'], a['remaining'], a['decision'], a['bad']) for a in d]" "cost-$r-1" "cost-$r-2" "cost-$r-3")" \
 			"[(True, 2, 2, 'central', ''), (False, 2, 2, 'central', ''), (True, 4, 0, 'central', '')]"
 	done
 	tap_eq "token bucket: the cost 3 refused with 2 tokens left waits for one more (Retry-After 2, one token's refill), not 0" \
 		"$(PY "d[0]['retry']" cost-tb-2)" 2
-	ask_cost cost-log 1 log c-log 2
-	ask_cost cost-over 2 sl c-over 5
+	ask cost-log 1 log c-log 2
+	ask cost-over 2 sl c-over 5
 	tap_eq "sliding-log refuses a cost over 1 (it counts requests), and a cost over the limit is refused: both 400" \
 		"$(head -1 "$SL_TMP/cost-log.code")/$(head -1 "$SL_TMP/cost-over.code")" "400/400"
 	in_server curl -s -m 5 "http://127.0.0.1:8081/v1/clients/c-over?rule=sl" >"$SL_TMP/look-over.json"

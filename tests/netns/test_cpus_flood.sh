@@ -20,14 +20,9 @@
 # time moved by compare-and-swap the bucket passed 20,068 to 20,190.
 #
 # Usage: test_cpus_flood.sh BUILD_DIR   (prints TAP lines)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need hping3 taskset timeout
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" hping3 taskset timeout
 
 LIMIT=20000
 FLOOD_S=3		# each flood, per sender

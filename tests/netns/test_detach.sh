@@ -12,14 +12,9 @@
 #      attached ..."}) and exits 1, as detach DEV does.
 #
 # Usage: test_detach.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need tc
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" tc
 
 # clsact DEV: "clsact" when the device has the qdisc, else "none"
 clsact() {

@@ -6,13 +6,9 @@
 # every count is exact: an abusive client gets exactly `limit` through.
 #
 # Usage: test_e2e.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}"
 
 # ---- rule files ----
 

@@ -8,13 +8,9 @@
 # rule and client, with used == limit.
 #
 # Usage: test_events.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}"
 
 LIMIT=20
 BURST=100		# per client: 80 over the limit, 80 drops, 1 event
@@ -133,19 +129,6 @@ elapsed_ms() {		# since START_NS
 	echo $(( ($(date +%s%N) - START_NS) / 1000000 ))
 }
 
-# alone: the pins must hold our instance only. lib.sh's claim is a check,
-# not a lock: another run that frees and retakes the pins between our
-# check and our attach shares them. Then nothing here is measured right,
-# and a detach (ours, or the cleanup's) would take the other run's
-# instance away: give the pins up untouched and bail out.
-alone() {
-	local devs
-	devs=$(sl -j status 2>/dev/null | json_get "[x['device'] for x in d.get('devices', [])]" 2>/dev/null)
-	[ "$devs" = "[\"$VETH_S\"]" ] && return 0
-	rm -f "$SL_TMP/owns-pins"
-	die "another run uses $SL_PIN at the same time (devices: ${devs:-none}): results would be wrong"
-}
-
 # ---- the tests, in the order they run ----
 
 test_setup_attach_and_apply() {
@@ -153,7 +136,7 @@ test_setup_attach_and_apply() {
 	tap_check "attach $VETH_S --mode xdp" sl attach "$VETH_S" --mode xdp
 	tap_check "rules apply (burst limit $LIMIT, other limit 5, gone limit 3)" \
 		sl rules apply "$SL_TMP/rules.yaml"
-	alone
+	sl_alone
 }
 
 test_events_timeout_with_no_drops_prints_nothing() {
@@ -336,7 +319,7 @@ test_watchers_end_when_detached() {
 	sl_bg TOP_PID nsenter --net="/run/netns/$NS_S" "$SL_BIN" -j top --watch \
 		--interval 200ms >"$SL_TMP/top-detached.out" 2>"$SL_TMP/top-detached.err"
 	sleep 0.5
-	alone
+	sl_alone
 	tap_check "detach --all while events and top --watch run" sl detach --all
 	# nothing of ours is pinned now: the cleanup must not detach
 	# whatever another run pins next
@@ -398,7 +381,7 @@ main() {
 	test_event_of_a_removed_rule_names_its_id
 	test_top_watch_without_a_terminal
 	test_top_watch_json_lines_parse
-	alone
+	sl_alone
 	test_top_watch_on_a_terminal_fits_it
 	test_events_from_two_cpus_one_event_per_window
 	test_watchers_end_when_detached

@@ -24,14 +24,9 @@
 #      first, which it attached, and unpins, but leaves one it adopted.
 #
 # Usage: test_faults.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl prlimit stat
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl prlimit stat
 
 # test_bpffs_not_mounted keeps this run's bpffs on $BPFFS_KEEP while
 # /sys/fs/bpf has none: the cleanup (in the parent, the same private mount
@@ -68,14 +63,7 @@ rules:
     window: 60s
 EOF
 cp "$SL_TMP/rules.yaml" "$SL_TMP/running.yaml"
-cat >"$SL_TMP/config.yaml" <<EOF
-devices:
-  - { name: $VETH_S, mode: xdp }
-rules: $SL_TMP/running.yaml
-http:
-  listen: 127.0.0.1:8080
-  token_file: $SL_API_TOKEN_FILE
-EOF
+sl_config xdp "$SL_TMP/running.yaml"
 
 ABUSIVE=${CLIENT4[0]}		# abusive across the kill -9
 ACROSS=${CLIENT4[1]}		# abusive across the restart

@@ -13,13 +13,9 @@
 #   holds: used 3, remaining 0, Retry-After until the window's end.
 #
 # Usage: test_fixed_clock.sh BUILD_DIR  (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}"
 
 PORT=9030
 WINDOW_MS=500

@@ -21,14 +21,9 @@
 #     UDP and TCP on ports without a rule still work.
 #
 # Usage: test_fragments.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need ping "$SL_PY"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" ping "$SL_PY"
 "$SL_PY" -c 'import scapy.all' 2>/dev/null || die "python3-scapy not found (make deps)"
 
 LIMIT=5
@@ -74,12 +69,19 @@ print(json.dumps({"sent": sent}))
 EOF
 }
 
+# scapy_send ARGS... <<SCRIPT: run the python SCRIPT (stdin) in the client
+# namespace with ARGS, then the server end's MAC and the client device (the
+# frame's destination and the device scapy sends it on) as its last two
+scapy_send() {
+	local mac
+	mac=$(in_server ip -j link show "$VETH_S" | json_get "d[0]['address']")
+	in_client "$SL_PY" - "$@" "$mac" "$VETH_C"
+}
+
 # send_chain SRC DST PORT COUNT HEADERS: COUNT UDP packets behind HEADERS
 # destination-options headers, built and sent by scapy from the client
 send_chain() {
-	local mac
-	mac=$(in_server ip -j link show "$VETH_S" | json_get "d[0]['address']")
-	in_client "$SL_PY" - "$@" "$mac" "$VETH_C" <<'EOF'
+	scapy_send "$@" <<'EOF'
 import json, sys
 from scapy.all import Ether, IPv6, IPv6ExtHdrDestOpt, UDP, Raw, sendp
 src, dst, port, count, headers, mac, dev = sys.argv[1], sys.argv[2], \
@@ -97,9 +99,7 @@ EOF
 # the client: KIND mapped (IPv6 from ::ffff:SRC, SRC an IPv4 address) or
 # vlanN (IPv4 behind N VLAN tags, 802.1ad outside)
 send_odd() {
-	local mac
-	mac=$(in_server ip -j link show "$VETH_S" | json_get "d[0]['address']")
-	in_client "$SL_PY" - "$@" "$mac" "$VETH_C" <<'EOF'
+	scapy_send "$@" <<'EOF'
 import json, sys
 from scapy.all import Ether, Dot1Q, Dot1AD, IP, IPv6, UDP, Raw, sendp
 kind, src, dst, port, count, mac, dev = sys.argv[1], sys.argv[2], \

@@ -9,15 +9,10 @@
 # the systemd unit's capability set, enforcing on the veth.
 #
 # Usage: test_http.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl setpriv unshare
 REPO=$(cd "$here/../.." && pwd)
-sl_need curl setpriv unshare
 
 API=http://127.0.0.1:8080	# in the server namespace: no clash with the host
 SENT=$SL_TMP/sent		# "STATUS METHOD PATH" of every answer, for /metrics
@@ -229,9 +224,7 @@ post_json() {
 start_service() {
 	local var=$1 log=$2
 	shift 2
-	sl_bg "$var" nsenter --net="/run/netns/$NS_S" "$@" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$log"
-	sl_service_wait "${!var}" "$log"
+	sl_service_start "$var" "$log" "$SL_TMP/config.yaml" "$@"
 	echo "200 GET /metrics" >>"$SENT"
 }
 

@@ -17,15 +17,10 @@
 #      than configured, what the sync alerts read.
 #
 # Usage: test_monitoring.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl promtool
 REPO=$(cd "$here/../.." && pwd)
-sl_need curl promtool
 # shellcheck source=multinode_lib.sh
 . "$here/multinode_lib.sh"
 SL_NODES=3 mn_init
@@ -107,14 +102,8 @@ EOF
 write_rules() {
 	cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 9
-    limit: $LIMIT
-    window: 60s
-  - name: api
-    limit: 5
-    window: 60s
+  - { name: flood, protocol: udp, ports: 9, limit: $LIMIT, window: 60s }
+  - { name: api, limit: 5, window: 60s }
 EOF
 }
 

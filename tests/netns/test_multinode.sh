@@ -47,13 +47,9 @@
 # Usage: test_multinode.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
 #        SL_NODES=8 test_multinode.sh BUILD_DIR   (3..16 nodes; default 4)
 #        SL_LAYOUT=bounded test_multinode.sh BUILD_DIR   (the nodes' layout)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}"
 # shellcheck source=multinode_lib.sh
 . "$here/multinode_lib.sh"
 mn_init
@@ -102,16 +98,8 @@ setup_network() {
 write_configs() {
 	cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 9
-    limit: $LIMIT
-    window: ${W}s
-  - name: exact
-    protocol: udp
-    ports: 11
-    limit: 100
-    window: 60s
+  - { name: flood, protocol: udp, ports: 9, limit: $LIMIT, window: ${W}s }
+  - { name: exact, protocol: udp, ports: 11, limit: 100, window: 60s }
 EOF
 	mn_write_configs "${SL_LAYOUT:-delayed-sync}"
 }

@@ -11,16 +11,11 @@
 # on a bpffs of its own (lib.sh): no other run can touch it.
 #
 # Usage: test_nginx.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" nginx curl unshare
 REPO=$(cd "$here/../.." && pwd)
 SHIPPED=$REPO/packaging/nginx-slicelimit.conf
-sl_need nginx curl unshare
 [ -f "$SHIPPED" ] || die "$SHIPPED is missing"
 
 NGX=$SL_TMP/nginx
@@ -238,29 +233,16 @@ for line in sys.stdin:
 }
 
 test_slicelimit_down_fails_closed() {
-	local code i rc=0
-	kill -TERM "$SLD"
-	for i in $(seq 1 100); do
-		kill -0 "$SLD" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$SLD" 2>/dev/null && kill -KILL "$SLD"
-	sl_wait "$SLD" || rc=$?
-	tap_eq "slicelimit stops on SIGTERM: exit 0, its pins removed" "$rc/$(pins_gone)" 0/gone
+	local code
+	sl_stop "$SLD"
+	tap_eq "slicelimit stops on SIGTERM: exit 0, its pins removed" "$STOP_RC/$(pins_gone)" 0/gone
 	code=$(get bob)
 	tap_eq "with slicelimit gone nginx answers 500 (fails closed, as the example says)" "$code" 500
 }
 
 test_nginx_stops_cleanly() {
-	local i rc=0
-	kill -QUIT "$NGINX"	# graceful: the master waits for its worker
-	for i in $(seq 1 100); do
-		kill -0 "$NGINX" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$NGINX" 2>/dev/null && kill -KILL "$NGINX"
-	sl_wait "$NGINX" || rc=$?
-	tap_eq "nginx stops on SIGQUIT, exit 0" "$rc" 0
+	sl_stop "$NGINX" QUIT	# graceful: the master waits for its worker
+	tap_eq "nginx stops on SIGQUIT, exit 0" "$STOP_RC" 0
 	# with slicelimit stopped its socket is gone: nginx logs that
 	# connect() as crit (ENOENT), the fail-closed case tested above
 	tap_eq "nginx's error log has no emerg/alert/crit/warn lines (but the socket missing while slicelimit was down)" \

@@ -18,25 +18,16 @@
 #      dispatcher is replaced in place (XDP_FLAGS_REPLACE).
 #
 # Usage: test_ops.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl stat
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl stat
 
 API=http://127.0.0.1:8080	# in the server namespace
 CLIENT=${CLIENT4[0]}
 
 cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 7001
-    limit: 100
-    window: 60s
+  - { name: flood, protocol: udp, ports: 7001, limit: 100, window: 60s }
 EOF
 cat >"$SL_TMP/config.yaml" <<EOF
 devices:
@@ -48,14 +39,6 @@ http:
   listen: 127.0.0.1:8080
   token_file: $SL_API_TOKEN_FILE
 EOF
-
-# start_service VAR LOG: slicelimit run in the server namespace, stderr to
-# LOG; wait (bounded) until the API answers
-start_service() {
-	sl_bg "$1" nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$2"
-	sl_service_wait "${!1}" "$2"
-}
 
 used() {		# the flood rule's count of $CLIENT
 	sl -j query "$CLIENT" --rule flood --port 7001 | json_get "d[0]['used']"
@@ -129,7 +112,7 @@ prog_gone() {		# ID: "gone" once no program has it (bounded: 3 s)
 
 test_upgrade_swaps_program_keeps_counts() {
 	local svc prog1 before this old st
-	start_service svc "$SL_TMP/svc1.log"
+	sl_service_start svc "$SL_TMP/svc1.log"
 	sl_send "$CLIENT" "$SRV4" 7001 10 >/dev/null || tap_fail "sl-traffic sent 10 packets"
 	tap_eq "a fresh load records this build: status says same_build, and the client counted 10" \
 		"$(sl -j status | json_get "[d['program']['same_build'], d['program']['build_id'] == d['program']['this_build_id']]")/$(used)" \
@@ -153,7 +136,7 @@ test_upgrade_swaps_program_keeps_counts() {
 		entries 8 name sl_clients_log ||
 		tap_fail "bpftool created a map of another layout"
 
-	start_service svc "$SL_TMP/svc2.log"
+	sl_service_start svc "$SL_TMP/svc2.log"
 	st=$(sl -j status)
 	tap_eq "the service's start swapped the programs: same_build, upgraded from the old id, the program id changed on both devices (xdp, tc)" \
 		"$(printf '%s' "$st" | json_get "[d['program']['same_build'], d['program']['build_id'], d['program']['last_upgrade']['from_build_id']]")/$(changed "$before" "$(progs)")" \

@@ -21,57 +21,25 @@
 #   5. Without privileges the error says what slicelimit needs.
 #
 # Usage: test_owner.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl
 
 API=http://127.0.0.1:8080	# the first service's, in the server namespace
 CLIENT=${CLIENT4[0]}
 
 cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 7001
-    limit: 100
-    window: 60s
-  - name: dns
-    protocol: udp
-    ports: 53
-    limit: 50
+  - { name: flood, protocol: udp, ports: 7001, limit: 100, window: 60s }
+  - { name: dns, protocol: udp, ports: 53, limit: 50 }
 EOF
 cat >"$SL_TMP/other.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 7001
-    limit: 200
-    window: 60s
-  - name: web
-    protocol: tcp
-    ports: 80
-    limit: 10
+  - { name: flood, protocol: udp, ports: 7001, limit: 200, window: 60s }
+  - { name: web, protocol: tcp, ports: 80, limit: 10 }
 EOF
-cat >"$SL_TMP/config.yaml" <<EOF
-devices:
-  - { name: $VETH_S, mode: xdp-generic }
-rules: $SL_TMP/rules.yaml
-http:
-  listen: 127.0.0.1:8080
-  token_file: $SL_API_TOKEN_FILE
-EOF
+sl_config xdp-generic "$SL_TMP/rules.yaml"
 sed 's/8080/8081/' "$SL_TMP/config.yaml" >"$SL_TMP/second.yaml"
-
-start_service() {	# VAR LOG
-	sl_bg "$1" nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$2"
-	sl_service_wait "${!1}" "$2"
-}
 
 epoch() { sl -j status | json_get "d['rules_epoch']"; }
 devices() { sl -j status | json_get "sorted(x['device'] for x in d['devices'])"; }
@@ -87,7 +55,7 @@ run_json() {
 
 test_second_service_refused() {
 	local svc e0 r
-	start_service svc "$SL_TMP/svc1.log"
+	sl_service_start svc "$SL_TMP/svc1.log"
 	e0=$(epoch)
 	r=$(timeout 20 nsenter --net="/run/netns/$NS_S" "$SL_BIN" -j run \
 		--config "$SL_TMP/second.yaml" >"$SL_TMP/second.json" 2>/dev/null; echo $?)
@@ -106,7 +74,7 @@ test_killed_service_lock_goes() {
 	kill -KILL "$SVC"
 	sl_wait "$SVC"
 	tap_eq "kill -9: the device stays attached" "$(devices)" "[\"$VETH_S\"]"
-	start_service svc "$SL_TMP/svc2.log"
+	sl_service_start svc "$SL_TMP/svc2.log"
 	tap_eq "... and a new start is not refused: it adopts the device" \
 		"$(sl -j status | json_get "[(x['device'], x['service']) for x in d['devices']]")" \
 		"[[\"$VETH_S\", \"adopted\"]]"

@@ -33,14 +33,9 @@
 #      `systemd-analyze security --offline=yes`.
 #
 # Usage: test_privdrop.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl useradd userdel setpriv flock systemd-analyze
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl useradd userdel setpriv flock systemd-analyze
 
 API=http://127.0.0.1:8080
 SVC_USER=slpd$$			# the service's user, made here
@@ -83,14 +78,7 @@ EOF
 # it reloads
 config() {
 	rules 3
-	cat >"$SL_TMP/config.yaml" <<EOF
-devices:
-  - { name: $VETH_S, mode: xdp }
-rules: $SL_TMP/rules.yaml
-http:
-  listen: 127.0.0.1:8080
-  token_file: $SL_API_TOKEN_FILE
-EOF
+	sl_config xdp "$SL_TMP/rules.yaml"
 	# the API's token: a secret like the sync key (root's, the user's
 	# group, 0640), read again as the user on a reload
 	chgrp "$SVC_USER" "$SL_API_TOKEN_FILE"
@@ -139,16 +127,10 @@ service:
   user: $SVC_USER
 rls:
   socket_group: $SVC_USER-api
-sync:
-  node: 1
-  listen: $SRV4:7400
-  identity_file: $SL_TMP/sync.identity
-  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
 EOF
+	sync_config >>"$SL_TMP/svc.yaml"
 	chmod 644 "$SL_TMP/svc.yaml"
-	sl_bg svc nsenter --net="/run/netns/$NS_S" setpriv --bounding-set="$bset" \
-		"$SL_BIN" run --config "$SL_TMP/svc.yaml" 2>"$SL_TMP/svc.log"
-	sl_service_wait "$svc" "$SL_TMP/svc.log"
+	sl_service_start svc "$SL_TMP/svc.log" "$SL_TMP/svc.yaml" setpriv --bounding-set="$bset"
 
 	tap_eq "the service runs as its user: Uid and Gid (real, effective, saved, fs)" \
 		"$(proc_field "$svc" Uid)/$(proc_field "$svc" Gid)" \
@@ -231,9 +213,7 @@ EOF
 # goes; the next start adopts them
 test_killed_leaves_enforcing() {
 	local svc mon i
-	sl_bg svc nsenter --net="/run/netns/$NS_S" setpriv --bounding-set="$bset" \
-		"$SL_BIN" run --config "$SL_TMP/svc.yaml" 2>"$SL_TMP/svc2.log"
-	sl_service_wait "$svc" "$SL_TMP/svc2.log"
+	sl_service_start svc "$SL_TMP/svc2.log" "$SL_TMP/svc.yaml" setpriv --bounding-set="$bset"
 	mon=$(ps -o pid= --ppid "$svc" | tr -d ' ')
 	sl_stop "$svc" KILL
 	for i in $(seq 1 50); do
@@ -243,9 +223,7 @@ test_killed_leaves_enforcing() {
 	tap_eq "kill -9 of the dropped service: its monitor goes, XDP stays attached, the pins stay" \
 		"$( [ -n "$mon" ] && kill -0 "$mon" 2>/dev/null && echo alive || echo gone)/$(in_server ip -j link show "$VETH_S" | json_get "'xdp' in d[0]")/$(pins_gone)" \
 		"gone/True/pinned"
-	sl_bg svc nsenter --net="/run/netns/$NS_S" setpriv --bounding-set="$bset" \
-		"$SL_BIN" run --config "$SL_TMP/svc.yaml" 2>"$SL_TMP/svc3.log"
-	sl_service_wait "$svc" "$SL_TMP/svc3.log"
+	sl_service_start svc "$SL_TMP/svc3.log" "$SL_TMP/svc.yaml" setpriv --bounding-set="$bset"
 	tap_eq "... the next start adopts the device and drops again" \
 		"$(sl -j status | json_get "[x['service'] for x in d['devices']]")/$(proc_first "$svc" Uid)" \
 		"[\"adopted\"]/$(id -u "$SVC_USER")"
@@ -262,6 +240,18 @@ test_missing_user() {
 		"1/True/gone"
 }
 
+# sync_config: the sync: block of node 1, its peer node 2 at CLIENT4[0]
+# (identities made by test_secret_owner)
+sync_config() {
+	cat <<EOF
+sync:
+  node: 1
+  listen: $SRV4:7400
+  identity_file: $SL_TMP/sync.identity
+  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
+EOF
+}
+
 test_secret_owner() {
 	local out rc
 	rm -f "$SL_TMP/sync.identity" "$SL_TMP/peer.identity"
@@ -269,14 +259,7 @@ test_secret_owner() {
 		tap_fail "sync keygen"
 	PEER_PK=$("$SL_BIN" sync keygen --out "$SL_TMP/peer.identity") ||
 		tap_fail "sync keygen of the peer"
-	cat >"$SL_TMP/sync.yaml" <<EOF
-rules: $SL_TMP/rules.yaml
-sync:
-  node: 1
-  listen: $SRV4:7400
-  identity_file: $SL_TMP/sync.identity
-  peers: [{node: 2, address: ${CLIENT4[0]}:7400, public_key: $PEER_PK}]
-EOF
+	{ echo "rules: $SL_TMP/rules.yaml"; sync_config; } >"$SL_TMP/sync.yaml"
 	rc=0
 	out=$("$SL_BIN" -j run --check --user "$SVC_USER" --config "$SL_TMP/sync.yaml" 2>/dev/null) || rc=$?
 	tap_eq "a root-owned 0600 identity (as sync keygen writes it) with --user: refused (exit 1, sync.identity_file), chgrp and chmod 640 named as the fix" \

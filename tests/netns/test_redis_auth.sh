@@ -18,16 +18,11 @@
 # Every process is started here and stopped by its PID.
 #
 # Usage: test_redis_auth.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl redis-server redis-cli unshare
 # shellcheck source=redis_nodes_lib.sh
 . "$here/redis_nodes_lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl redis-server redis-cli unshare
 START=$SECONDS
 RPORT=6397
 TPORT=6396	# TLS redis-server

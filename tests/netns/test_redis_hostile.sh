@@ -14,16 +14,11 @@
 #      below the reply.
 #
 # Usage: test_redis_hostile.sh BUILD_DIR   (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl unshare
 # shellcheck source=redis_nodes_lib.sh
 . "$here/redis_nodes_lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl unshare
 START=$SECONDS
 RPORT=6394	# the fake
 TRAP=6393	# the node it points at

@@ -25,14 +25,9 @@
 #      come again.
 #
 # Usage: test_reload.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl tc
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl tc
 
 API=http://127.0.0.1:8080
 
@@ -140,9 +135,7 @@ test_sync_that_cannot_run_refused_or_unhealthy() {
 	# 192.0.2.99 is on no interface: the sync socket cannot bind
 	sync_config "$SL_TMP/nobind.yaml" "$SL_TMP/sync.key" "192.0.2.99:7400" \
 		"${CLIENT4[0]}:7400" "$VETH_S"
-	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/nobind.yaml" 2>"$SL_TMP/nobind.log"
-	sl_service_wait "$svc" "$SL_TMP/nobind.log"
+	sl_service_start svc "$SL_TMP/nobind.log" "$SL_TMP/nobind.yaml"
 	code=$(in_server curl -s -m 2 -o "$SL_TMP/healthz.json" -w '%{http_code}' "$API/healthz")
 	tap_eq "a service whose sync cannot start: /healthz 503, the reason says sync is down and why" \
 		"$code/$(json_get "d['reason']" "$SL_TMP/healthz.json")" \
@@ -178,9 +171,7 @@ test_sync_rounds_stopped_is_down() {
 	sync_config "$SL_TMP/slow.yaml" "$SL_TMP/sync.key" "$SRV4:7400" \
 		"${CLIENT4[0]}:7400" "$VETH_S"
 	sed -i 's/^  node: 1$/  node: 1\n  interval: 60s/' "$SL_TMP/slow.yaml"
-	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/slow.yaml" 2>"$SL_TMP/slow.log"
-	sl_service_wait "$svc" "$SL_TMP/slow.log"
+	sl_service_start svc "$SL_TMP/slow.log" "$SL_TMP/slow.yaml"
 	tap_eq "a service whose sync runs: status --json sync_down null, /metrics slicelimit_sync_up 1" \
 		"$(service_state "s['sync_down']")/$(in_server curl -s -m 2 "$API/metrics" | awk '$1 == "slicelimit_sync_up" { print $2 }')" \
 		"null/1"
@@ -208,9 +199,7 @@ test_failed_reload_puts_devices_back() {
 	rules_file "$SL_TMP/rules.yaml" r 1024
 	rules_file "$SL_TMP/other.yaml" s 1024
 	config "$SL_TMP/config.yaml" "$SL_TMP/rules.yaml" "{ name: $VETH_S, mode: xdp-generic }"
-	sl_bg SVC nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$SL_TMP/svc.log"
-	sl_service_wait "$SVC" "$SL_TMP/svc.log"
+	sl_service_start SVC "$SL_TMP/svc.log"
 	e0=$(sl -j status | json_get "d['rules_epoch']")
 	# lo too, and 1024 rules of other names: no free ids beside the running
 	config "$SL_TMP/config.yaml" "$SL_TMP/other.yaml" \

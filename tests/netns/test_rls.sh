@@ -13,15 +13,10 @@
 # answers. And a rule file whose envoy: block is wrong is refused.
 #
 # Usage: test_rls.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl
 REPO=$(cd "$here/../.." && pwd)
-sl_need curl
 "$SL_PY" -c 'import grpc, grpc_tools' 2>/dev/null ||
 	die "python3-grpcio and python3-grpc-tools are needed (make deps)"
 
@@ -51,16 +46,9 @@ rules:
     window: 90s
     envoy: {domain: edge, descriptor: [{key: tenant}]}
 EOF
-cat >"$SL_TMP/config.yaml" <<EOF
-devices: []
-rules: $SL_TMP/rules.yaml
-http:
-  listen: 127.0.0.1:8080
-  token_file: $SL_API_TOKEN_FILE
-rls:
+sl_config none "$SL_TMP/rules.yaml" "rls:
   listen: $TCP
-  token_file: $SL_API_TOKEN_FILE
-EOF
+  token_file: $SL_API_TOKEN_FILE"
 
 # stubs from the project's .proto, as a user of the service would make them
 mkdir -p "$SL_TMP/stubs"
@@ -85,9 +73,7 @@ perkey() {	# KEY [HITS]
 }
 
 start_service() {
-	sl_bg SLD nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$SL_TMP/sl.log"
-	sl_service_wait "$SLD" "$SL_TMP/sl.log"
+	sl_service_start SLD "$SL_TMP/sl.log"
 	local i
 	for i in $(seq 1 50); do
 		[ -S "$SOCK" ] && return 0

@@ -11,14 +11,9 @@
 # again.
 #
 # Usage: test_spoofed_flood.sh BUILD_DIR      (prints TAP lines)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need hping3 taskset timeout
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" hping3 taskset timeout
 
 PORT=9020
 LIMIT=100

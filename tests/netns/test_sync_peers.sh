@@ -26,14 +26,9 @@
 #      for the first time, from its own address: in.
 #
 # Usage: test_sync_peers.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl
 
 API=http://127.0.0.1:8080
 FORGE=$here/sync_forge.py
@@ -59,14 +54,7 @@ for n in 1 2 4 5; do
 		tap_fail "sync keygen of node $n"
 done
 write_config() {	# [STATE_DIR line]
-	cat >"$SL_TMP/config.yaml" <<EOF
-devices:
-  - { name: $VETH_S, mode: xdp-generic }
-rules: $SL_TMP/rules.yaml
-clients: 512
-http:
-  listen: 127.0.0.1:8080
-  token_file: $SL_API_TOKEN_FILE
+	sl_config xdp-generic "$SL_TMP/rules.yaml" "clients: 512
 sync:
   node: 1
   layout: bounded
@@ -77,8 +65,7 @@ sync:
     - {node: 4, address: $NODE4:7400, public_key: ${PK[4]}}
     - {node: 5, address: $NODE5:7400, public_key: ${PK[5]}}
   identity_file: $SL_TMP/ident1
-$1
-EOF
+$1"
 }
 
 forge() {		# NODE ARGS...: one sync_forge.py send, sealed by node

@@ -15,14 +15,9 @@
 #      (none of their maps) upgrades, and the maps are made.
 #
 # Usage: test_upgrade.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need tc
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" tc
 
 cat >"$SL_TMP/rules.yaml" <<EOF
 rules:

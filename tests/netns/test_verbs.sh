@@ -24,40 +24,19 @@
 #      parallel leave the maps consistent.
 #
 # Usage: test_verbs.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl
 
 API=http://127.0.0.1:8080
 CLIENT=${CLIENT4[0]}
 
 cat >"$SL_TMP/rules.yaml" <<EOF
 rules:
-  - name: flood
-    protocol: udp
-    ports: 7001
-    limit: 5
-    window: 60s
-  - name: perport
-    protocol: udp
-    ports: 7002-7010
-    limit: 100
-    window: 60s
-    key: { per_port: true }
+  - { name: flood, protocol: udp, ports: 7001, limit: 5, window: 60s }
+  - { name: perport, protocol: udp, ports: 7002-7010, limit: 100, window: 60s, key: { per_port: true } }
 EOF
-cat >"$SL_TMP/config.yaml" <<EOF
-devices:
-  - { name: $VETH_S, mode: xdp-generic }
-rules: $SL_TMP/rules.yaml
-http:
-  listen: 127.0.0.1:8080
-  token_file: $SL_API_TOKEN_FILE
-EOF
+sl_config xdp-generic "$SL_TMP/rules.yaml"
 
 # healthz: "CODE BODY" of GET /healthz
 healthz() {
@@ -163,9 +142,7 @@ sync:
   identity_file: $SL_TMP/sync.identity
   state_dir: $SL_TMP/state
 EOF2
-	sl_bg svc nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/sync.yaml" 2>"$SL_TMP/sync.log"
-	sl_service_wait "$svc" "$SL_TMP/sync.log"
+	sl_service_start svc "$SL_TMP/sync.log" "$SL_TMP/sync.yaml"
 	sleep 2.5	# the grace (4 intervals), then a look a second
 	in_client "$SL_PY" -c '
 import socket, sys
@@ -359,9 +336,7 @@ main() {
 	local t0=$SECONDS
 	sl_claim_pins 30
 	sl_netns_setup
-	sl_bg SVC nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$SL_TMP/svc.log"
-	sl_service_wait "$SVC" "$SL_TMP/svc.log"
+	sl_service_start SVC "$SL_TMP/svc.log"
 	test_healthz_ok
 	test_reset_client
 	test_query_lists_ports

@@ -27,14 +27,9 @@
 #      --key forgets exactly that client under each rule.
 #
 # Usage: test_views.sh BUILD_DIR      (prints TAP lines: ok - / not ok -)
-set -u
-build=${1:-build}
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-
-sl_init "$build/slicelimit" "$build/tests/sl-traffic"
-sl_need curl
+. "$(dirname "$0")/lib.sh"
+sl_setup "${1:-build}" curl
 
 API=http://127.0.0.1:8080
 COUNTED=${CLIENT4[0]}		# 10.77.0.2: counted under ex's /24
@@ -74,14 +69,7 @@ rules:
 EOF
 }
 rules_file "$EXEMPT/32" 24 >"$SL_TMP/rules.yaml"
-cat >"$SL_TMP/config.yaml" <<EOF
-devices:
-  - { name: $VETH_S, mode: xdp-generic }
-rules: $SL_TMP/rules.yaml
-http:
-  listen: 127.0.0.1:8080
-  token_file: $SL_API_TOKEN_FILE
-EOF
+sl_config xdp-generic "$SL_TMP/rules.yaml"
 
 # req PATH: GET $API PATH from the server namespace; prints the status,
 # headers in $SL_TMP/hdr, body in $SL_TMP/body
@@ -259,9 +247,7 @@ main() {
 	local t0=$SECONDS
 	sl_claim_pins 30
 	sl_netns_setup
-	sl_bg SVC nsenter --net="/run/netns/$NS_S" "$SL_BIN" run \
-		--config "$SL_TMP/config.yaml" 2>"$SL_TMP/svc.log"
-	sl_service_wait "$SVC" "$SL_TMP/svc.log"
+	sl_service_start SVC "$SL_TMP/svc.log"
 	test_exempt_shown_exempt
 	test_prefix_change_forgets_old_keys
 	test_api_key_named_by_key

@@ -340,10 +340,7 @@ static void a_counts_b_sees(struct sl_addr *x, unsigned nr, unsigned n,
 		assert_int_equal(send_n(&fx.a, &x[i], n), n);
 	}
 	step();
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.b);
-	step();
+	rounds("abb");
 	for (i = 0; i < nr; i++)
 		if (send_n(&fx.b, &x[i], 10) != 10 - n)
 			fail_msg("client %u: %sB did not count A's %u", i, when, n);
@@ -415,9 +412,7 @@ static void test_redis_cluster_counts_on_owning_master_across_nodes_moved_follow
 
 	/* and B's reach A */
 	step();
-	round_on(&fx.b);
-	round_on(&fx.a);
-	step();
+	rounds("ba");
 	for (i = 0; i < 40; i++)
 		if (send_n(&fx.a, &x[i], 10) != 0)
 			fail_msg("client %u: A did not count B's 7", i);
@@ -618,10 +613,7 @@ static void test_redis_cluster_master_killed_fails_open_then_converges(void **st
 	assert_int_equal(send_n(&fx.a, &pa, 4), 4);
 	assert_int_equal(send_n(&fx.b, &pb, 3), 3);
 	step();
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.a);
-	step();
+	rounds("aba");
 	assert_int_equal(send_n(&fx.b, &pa, 10), 6);
 	assert_int_equal(send_n(&fx.a, &pb, 10), 7);
 	assert_int_equal(status(&fx.a)->backend_up, 1);

@@ -68,36 +68,24 @@ static void test_redis_peers_units_count_once_own_never(void **st)
 	/* A's 4 reach B, which never saw the client: learned from the index */
 	assert_int_equal(send_n(&fx.a, &x, 4), 4);
 	step();
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.b);
-	step();
+	rounds("abb");
 	assert_int_equal(send_n(&fx.b, &x, 10), 6);
 
 	/* and B's 6 reach A: 10 in all */
 	step();
-	round_on(&fx.b);
-	round_on(&fx.a);
-	step();
+	rounds("ba");
 	assert_int_equal(send_n(&fx.a, &x, 1), 0);
 
 	/* totals are set, not added: B reads v's slice twice (2, then 5) */
 	assert_int_equal(send_n(&fx.a, &v, 2), 2);
-	round_on(&fx.a);
-	round_on(&fx.b);
-	step();
+	rounds("ab");
 	assert_int_equal(send_n(&fx.a, &v, 3), 3);
-	round_on(&fx.a);
-	round_on(&fx.b);
-	step();
+	rounds("ab");
 	assert_int_equal(send_n(&fx.b, &v, 10), 5);
 
 	/* A's own units do not come back to A as a peer's */
 	assert_int_equal(send_n(&fx.a, &w, 3), 3);
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.a);
-	step();
+	rounds("aba");
 	round_on(&fx.a);
 	assert_int_equal(send_n(&fx.a, &w, 10), 7);
 
@@ -126,10 +114,7 @@ static void test_redis_log_counter_bucket_counted_across_nodes(void **st)
 		assert_int_equal(send_n(&fx.a, &x[i], 4), 4);
 	}
 	step();
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.b);
-	step();
+	rounds("abb");
 	for (i = 0; i < 3; i++)
 		if (send_n(&fx.b, &x[i], 10) != 6)
 			fail_msg("net 10.%u: B did not count A's 4", nets[i]);
@@ -270,9 +255,7 @@ static void test_redis_flushed_scripts_are_loaded_again(void **st)
 
 	step();
 	assert_int_equal(send_n(&fx.a, &x, 2), 2);
-	round_on(&fx.a);
-	round_on(&fx.b);
-	step();
+	rounds("ab");
 	assert_int_equal(send_n(&fx.b, &x, 10), 5);
 	assert_int_equal(status(&fx.a)->backend_errors, 0);
 	assert_int_equal(status(&fx.b)->backend_errors, 0);
@@ -293,10 +276,7 @@ static void test_redis_auth_password_and_acl_user_wrong_one_fails_open(void **st
 	assert_int_equal(sl_redis_set_auth(fx.b.redis, "sl", "pw-sl"), 0);
 	assert_int_equal(send_n(&fx.a, &x, 4), 4);
 	step();
-	round_on(&fx.a);
-	round_on(&fx.b);
-	round_on(&fx.b);
-	step();
+	rounds("abb");
 	assert_int_equal(send_n(&fx.b, &x, 10), 6);
 	assert_int_equal(status(&fx.a)->backend_up, 1);
 	assert_int_equal(status(&fx.b)->backend_up, 1);

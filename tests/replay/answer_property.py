@@ -40,6 +40,9 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from replay_rules import rules_yaml
+from replay_tap import failed, tap
+
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 SEED = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv \
     else int(os.environ.get("ANSWER_SEED", "20261203"))
@@ -50,25 +53,6 @@ ALGOS = ["sliding", "sliding-plain", "fixed", "sliding-log",
 PORT0 = 2000
 # a TAI millisecond of late 2026, the clock a live node reads today
 TAI_TODAY = 1796284647123
-failures = 0
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what, flush=True)
-    if not ok:
-        failures += 1
-
-
-def rules_yaml(limit, window_ms):
-    lines = ["rules:"]
-    for i, algo in enumerate(ALGOS):
-        lines += [f"  - name: r{i}", "    protocol: udp",
-                  f"    ports: {PORT0 + i}", f"    limit: {limit}",
-                  f"    window: {window_ms}ms", f"    algorithm: {algo}"]
-        if algo == "token-bucket":
-            lines.append(f"    refill_per_s: {limit * 1000 / window_ms:g}")
-    return "\n".join(lines) + "\n"
 
 
 def addr(i):
@@ -113,7 +97,7 @@ def replay(case, reqs, end, scheduled=True):
         with open(args[2], "w") as f:
             f.write("\n".join(lines) + "\n")
         with open(args[4], "w") as f:
-            f.write(rules_yaml(limit, window))
+            f.write(rules_yaml(ALGOS, PORT0, limit, window))
         out = subprocess.run(args, capture_output=True, text=True,
                              timeout=300)
     if out.returncode:
@@ -343,8 +327,8 @@ def main():
     for layout, st in sorted(stats.items()):
         print(f"# {layout} | {st['decisions']} | {st['probes']} | "
               f"{st['slack']}")
-    print(f"# {failures} failed")
-    return 1 if failures else 0
+    print(f"# {failed()} failed")
+    return 1 if failed() else 0
 
 
 if __name__ == "__main__":

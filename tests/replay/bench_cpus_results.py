@@ -15,20 +15,12 @@ import subprocess
 import sys
 import tempfile
 
+from replay_tap import failed, tap
+
 RESULTS = sys.argv[1]
-failed = False
 
 TRACE = {"name": "l10-w1s", "options": ["--algorithm", "sliding", "--limit", "10"],
          "limit": 10, "compliant": ["10.1.0.1"], "adversarial": ["10.2.0.1"]}
-
-
-def ok(cond, what, diag=""):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what)
-    if not cond:
-        failed = True
-        for line in str(diag).splitlines():
-            print("#   " + line)
 
 
 def bench_json():
@@ -94,11 +86,11 @@ full_race = "\n".join([race_line(2, "sliding", "frozen", 1001, 1000, 1002),
 with tempfile.TemporaryDirectory() as root:
     p, objs, md = run(root, [vm(root, 2, bench=(0, json.dumps(bench_json())),
                                 race=(0, full_race))])
-    ok(p.returncode == 0, "a complete run exits 0", p.stderr)
+    tap(p.returncode == 0, "a complete run exits 0", p.stderr)
     o = objs[0] if objs else {}
-    ok(o.get("accept_x_drop") == 20.0 and o.get("race_extra_units") == 1 and
-       o.get("nfr1_max_ratio") == 1.1 and o.get("failed") == {},
-       "a complete run: every figure, nothing failed", json.dumps(o)[:400])
+    tap(o.get("accept_x_drop") == 20.0 and o.get("race_extra_units") == 1 and
+        o.get("nfr1_max_ratio") == 1.1 and o.get("failed") == {},
+        "a complete run: every figure, nothing failed", json.dumps(o)[:400])
 
 with tempfile.TemporaryDirectory() as root:
     # the 64-CPU VM's race cut by its time limit after three cases, the
@@ -110,37 +102,37 @@ with tempfile.TemporaryDirectory() as root:
                                 race=(124, "[==========] Running 1 test(s).\n" + cut),
                                 replay=False, race_err="Terminated")])
     o = objs[0] if objs else {}
-    ok(p.returncode == 1, "a run with a failed step exits 1", p.stderr)
-    ok(objs is not None, "a run with a failed step still writes its JSON and table",
-       p.stderr)
-    ok(len(o.get("race", [])) == 3 and o.get("race_extra_units") == 30,
-       "the race's finished cases are kept, and its figure from them",
-       json.dumps(o.get("race"))[:400])
-    ok(o.get("failed", {}).get("race", {}).get("rc") == 124 and
-       "Terminated" in o.get("failed", {}).get("race", {}).get("error", ""),
-       "the race step is under failed with its rc and error",
-       json.dumps(o.get("failed")))
+    tap(p.returncode == 1, "a run with a failed step exits 1", p.stderr)
+    tap(objs is not None, "a run with a failed step still writes its JSON and table",
+        p.stderr)
+    tap(len(o.get("race", [])) == 3 and o.get("race_extra_units") == 30,
+        "the race's finished cases are kept, and its figure from them",
+        json.dumps(o.get("race"))[:400])
+    tap(o.get("failed", {}).get("race", {}).get("rc") == 124 and
+        "Terminated" in o.get("failed", {}).get("race", {}).get("error", ""),
+        "the race step is under failed with its rc and error",
+        json.dumps(o.get("failed")))
     r = row(md, 64)
-    ok("30 (failed after 3 cases)" in r, "the table shows the race as failed "
-       "with what it finished", r)
-    ok(o.get("accept_x_drop") == 20.0 and "| 20.0 |" in r,
-       "the steps that ended well keep their figures", r)
-    ok(r.count("not run") == 2, "the replays never reached show as not run", r)
+    tap("30 (failed after 3 cases)" in r, "the table shows the race as failed "
+        "with what it finished", r)
+    tap(o.get("accept_x_drop") == 20.0 and "| 20.0 |" in r,
+        "the steps that ended well keep their figures", r)
+    tap(r.count("not run") == 2, "the replays never reached show as not run", r)
 
 with tempfile.TemporaryDirectory() as root:
     p, objs, md = run(root, [vm(root, 16, bench=(1, ""), race=(0, full_race))])
     r = row(md, 16)
-    ok(p.returncode == 1 and r.split("|")[2:8] == [" failed "] * 6,
-       "a failed bench step: its six figures show as failed", r)
-    ok(objs and "libbpf" in objs[0]["failed"]["bench"]["error"],
-       "... and its error is kept", json.dumps(objs and objs[0]["failed"]))
+    tap(p.returncode == 1 and r.split("|")[2:8] == [" failed "] * 6,
+        "a failed bench step: its six figures show as failed", r)
+    tap(objs and "libbpf" in objs[0]["failed"]["bench"]["error"],
+        "... and its error is kept", json.dumps(objs and objs[0]["failed"]))
 
 with tempfile.TemporaryDirectory() as root:
     over = "\n".join([race_line(16, "sliding", "frozen", 1040, 1000, 1030)])
     p, objs, md = run(root, [vm(root, 16, bench=(0, json.dumps(bench_json())),
                                 race=(1, over))])
-    ok(objs and len(objs[0].get("race_over_bound", [])) == 1 and
-       "more than its bound" in md,
-       "a race case beyond its bound is reported", md[-600:])
+    tap(objs and len(objs[0].get("race_over_bound", [])) == 1 and
+        "more than its bound" in md,
+        "a race case beyond its bound is reported", md[-600:])
 
-sys.exit(1 if failed else 0)
+sys.exit(1 if failed() else 0)

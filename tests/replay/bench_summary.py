@@ -14,19 +14,11 @@ import subprocess
 import sys
 import tempfile
 
+from replay_tap import failed, tap
+
 SUMMARY = sys.argv[1]
-failed = False
 CLK = 100
 RX = 1_000_000		# packets per case: ns/pkt = softirq ticks x 10
-
-
-def ok(cond, what, diag=""):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what)
-    if not cond:
-        failed = True
-        for line in str(diag).splitlines():
-            print("#   " + line)
 
 
 def row(kind, n, mech, rnd, ns, dropped=0):
@@ -83,9 +75,9 @@ def medians(cases, kind, n):
 
 def check(cases, label):
     rc, goals, text, err = run(cases)
-    ok(rc == 0, f"{label}: summary.py writes RESULTS", err)
-    ok("### IPv4, N = 1,000 sources, every source within its limit" in text,
-       f"{label}: the accept table's heading, beside the over-limit table")
+    tap(rc == 0, f"{label}: summary.py writes RESULTS", err)
+    tap("### IPv4, N = 1,000 sources, every source within its limit" in text,
+        f"{label}: the accept table's heading, beside the over-limit table")
     over, acc = medians(cases, "tput", 1000), medians(cases, "accept", 1000)
     want = {
         ("over limit", "slicelimit / bare counter"): (over["slicelimit"] / over["floor-count"], 1.5),
@@ -98,10 +90,10 @@ def check(cases, label):
     }
     for (table, what), (ratio, bound) in want.items():
         got = [g for g in find(goals, table, 1000) if g["what"] == what]
-        ok(len(got) == 1 and abs(got[0]["ratio"] - ratio) < 0.01 and
-           got[0]["at_most"] == bound and got[0]["met"] == (ratio <= bound),
-           f"{label}: {table}, N = 1,000, {what}: {ratio:.2f} against {bound}, "
-           f"{'met' if ratio <= bound else 'missed'}", json.dumps(got))
+        tap(len(got) == 1 and abs(got[0]["ratio"] - ratio) < 0.01 and
+            got[0]["at_most"] == bound and got[0]["met"] == (ratio <= bound),
+            f"{label}: {table}, N = 1,000, {what}: {ratio:.2f} against {bound}, "
+            f"{'met' if ratio <= bound else 'missed'}", json.dumps(got))
     return goals
 
 
@@ -111,12 +103,12 @@ fast = {k: dict(v) for k, v in BASE.items()}
 fast[("tput", 1000)]["slicelimit"] = (100, 110, 120)
 fast[("accept", 1000)]["slicelimit"] = (280, 290, 300)
 g2 = check(fast, "run B")
-ok([g["met"] for g in g1] != [g["met"] for g in g2],
-   "a goal's verdict follows the run's figures (run A misses what run B meets)",
-   json.dumps([g1, g2]))
+tap([g["met"] for g in g1] != [g["met"] for g in g2],
+    "a goal's verdict follows the run's figures (run A misses what run B meets)",
+    json.dumps([g1, g2]))
 
 rc, _, text, err = run(BASE, {("accept", 1000, "nft-inet"): RX // 2})
-ok(rc == 1 and "dropped" in err and not text,
-   "an accept case that drops half its packets (a source over its limit): the run refused",
-   err)
-sys.exit(1 if failed else 0)
+tap(rc == 1 and "dropped" in err and not text,
+    "an accept case that drops half its packets (a source over its limit): the run refused",
+    err)
+sys.exit(1 if failed() else 0)

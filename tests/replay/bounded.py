@@ -20,22 +20,15 @@ import random
 import sys
 
 from replay_json import longest_hold, replay_json
+from replay_tap import failed, tap
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 TABLE = "--table" in sys.argv
 LIMIT, WINDOW_MS, NODES = 600, 60000, 8
 BOUND = LIMIT * 11 // 10          # NFR-1: 1.1 x the limit in any window
 LAYOUTS = ("delayed-sync", "predictive", "bounded")
-failures = 0
 table = []
 RES = {}          # (interval ms, layout) or "alone": (clients, decisions)
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what)
-    if not ok:
-        failures += 1
 
 
 def replay(lines, args, decisions=False):
@@ -284,7 +277,7 @@ def main():
         tap(False, f"bounded layout replays: {e}")
     if TABLE:
         print("\n".join(table))
-    return 1 if failures else 0
+    return 1 if failed() else 0
 
 
 sys.exit(main())

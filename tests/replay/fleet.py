@@ -31,12 +31,12 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from replay_json import replay_json
+from replay_tap import failed, tap
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 TABLE = "--table" in sys.argv
 NODES = ["--nodes", "8", "--sync-interval", "200ms"]
 LAYOUTS = ("delayed-sync", "predictive", "bounded")
-failures = 0
 
 WINDOW = {"limit": 600, "window": "60s"}
 BUCKET = {"algorithm": "token-bucket", "limit": 60, "bucket_capacity": 60,
@@ -55,13 +55,6 @@ ALGOS = [
     ("token-bucket", BUCKET, 15, 9, 60),
 ]
 PORT0 = 1000     # algorithm a's rule matches port PORT0 + a
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what)
-    if not ok:
-        failures += 1
 
 
 def study_nodes(n):
@@ -168,7 +161,7 @@ def main():
                     f"{ok_rate}/s: {' / '.join(rejected)} | {b_one} / {b_got} |")
     if TABLE:
         print("\n".join(rows))
-    return 1 if failures else 0
+    return 1 if failed() else 0
 
 
 sys.exit(main())

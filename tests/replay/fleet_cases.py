@@ -22,16 +22,10 @@ import os
 import subprocess
 import sys
 
+from replay_tap import failed, tap
+
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases")
-failures = 0
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what, flush=True)
-    if not ok:
-        failures += 1
 
 
 def replay(trace, args):
@@ -99,7 +93,7 @@ def main():
             case()
         except Exception as e:  # a crash is a failure, not a skip
             tap(False, f"{case.__name__}: {e}")
-    return 1 if failures else 0
+    return 1 if failed() else 0
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from replay_json import longest_hold
+from replay_rules import rules_yaml
+from replay_tap import failed, tap
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 SEED = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 20261201
@@ -53,14 +55,6 @@ ALGOS = ["sliding", "sliding-plain", "fixed", "sliding-log",
 SUMS = {"sliding", "sliding-plain", "fixed", "sliding-log"}
 LAYOUTS = ["bounded", "delayed-sync", "split-quota", "predictive"]
 PORT0 = 1000
-failures = 0
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what, flush=True)
-    if not ok:
-        failures += 1
 
 
 # ---- the exact model -------------------------------------------------------
@@ -173,17 +167,6 @@ ADVERSARIAL = [gen_random, gen_warm_burst, gen_straddle, gen_all_node_burst]
 
 # ---- one run: many clients, every algorithm --------------------------------
 
-def rules_yaml(limit, window_ms):
-    lines = ["rules:"]
-    for i, algo in enumerate(ALGOS):
-        lines += [f"  - name: r{i}", "    protocol: udp",
-                  f"    ports: {PORT0 + i}", f"    limit: {limit}",
-                  f"    window: {window_ms}ms", f"    algorithm: {algo}"]
-        if algo == "token-bucket":
-            lines.append(f"    refill_per_s: {limit * 1000 / window_ms:g}")
-    return "\n".join(lines) + "\n"
-
-
 def run(case):
     layout, nodes, interval, limit, window, per_algo, seed = case
     rng = random.Random(seed)
@@ -205,7 +188,7 @@ def run(case):
         with open(trace, "w") as f:
             f.writelines(f"{t} {c} {n} port={p}\n" for t, c, n, p in lines)
         with open(rules, "w") as f:
-            f.write(rules_yaml(limit, window))
+            f.write(rules_yaml(ALGOS, PORT0, limit, window))
         out = subprocess.run([SL, "replay", trace, "--rules", rules,
                               "--nodes", str(nodes), "--layout", layout,
                               "--sync-interval", f"{interval}ms",
@@ -296,8 +279,8 @@ def main():
         print(f"# {layout} | {algo} | {st['traces']} | {st['ratio']:.2f} | "
               f"{st['compliant']} | {st['false']} / {st['requests']} | "
               f"{st['hold']}")
-    print(f"# {failures} failed")
-    return 1 if failures else 0
+    print(f"# {failed()} failed")
+    return 1 if failed() else 0
 
 
 if __name__ == "__main__":

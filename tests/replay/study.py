@@ -14,18 +14,11 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from replay_json import replay_json
+from replay_tap import failed, tap
 
 SL = sys.argv[1] if len(sys.argv) > 1 else "build/slicelimit"
 TABLE = "--table" in sys.argv
-failures = 0
 table_lines = []
-
-
-def tap(ok, what):
-    global failures
-    print(("ok" if ok else "not ok") + " - " + what)
-    if not ok:
-        failures += 1
 
 
 def replay(trace, args):
@@ -390,7 +383,7 @@ def main():
         tap(False, f"replay of the study's models: {e}")
     if TABLE:
         print("\n".join(table_lines))
-    return 1 if failures else 0
+    return 1 if failed() else 0
 
 
 sys.exit(main())

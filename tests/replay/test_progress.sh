@@ -17,19 +17,9 @@ SL=$(readlink -f "$build/slicelimit")
 tmp=$(mktemp -d /tmp/slicelimit-progress.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
-failed=0
+# shellcheck source=replay_tap.sh
+. "$(dirname "$0")/replay_tap.sh"
 N=1500000	# 3 to 5 s here: a redraw or more
-
-ok() { echo "ok - $1"; }
-not_ok() {		# DESC DIAGNOSTIC...
-	echo "not ok - $1"
-	shift
-	printf '%s\n' "$@" | sed 's/^/#   /'
-	failed=1
-}
-is() {			# DESC GOT WANT
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi
-}
 
 command -v script >/dev/null || { echo "not ok - script(1) not found (util-linux)"; exit 1; }
 [ -x "$SL" ] || { echo "not ok - $build/slicelimit: no binary (make)"; exit 1; }

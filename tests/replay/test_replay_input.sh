@@ -13,15 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d /tmp/slicelimit-replay.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() {		# DESC DIAGNOSTIC...
-	echo "not ok - $1"
-	shift
-	printf '%s\n' "$@" | sed 's/^/#   /'
-	failed=1
-}
+# shellcheck source=replay_tap.sh
+. "$(dirname "$0")/replay_tap.sh"
 
 # run TRACE_TEXT ARGS...: $rc, $out (stdout), $err (stderr)
 run() {
