@@ -237,6 +237,25 @@ ifneq ($(BPF_INCLUDE_OUT),)
 $(error an include of include/ or bpf/ reaches outside (include/ only include/, bpf/ only bpf/ and include/): $(BPF_INCLUDE_OUT))
 endif
 
+# Sizes a reader can hold (docs/ARCHITECTURE.md): no source file of bpf/,
+# include/ or user/ over 600 lines, no function over 80. A function runs
+# from the first line of its declaration (the line after a blank line, a
+# closing brace, a comment's end, a preprocessor line or a statement) to
+# its closing brace; both braces of a definition stand in column 0, as
+# the house style writes them.
+SIZE_SRCS := bpf/slicelimit.bpf.c $(BPF_HDRS) $(USER_SRCS) $(USER_HDRS)
+SIZE_WRONG := $(shell awk ' \
+	FNR == 1 { if (n > 600) print f ":" n "-lines"; b = 0 } \
+	/^\{/ { s = b + 1 } \
+	/^\}/ && s { if (FNR - s + 1 > 80) print FILENAME ":" s ":function-of-" FNR - s + 1 "-lines"; s = 0 } \
+	!s && (/^[ \t]*$$/ || /^\}/ || /\*\/[ \t]*$$/ || /^$(HASH)/ || /;[ \t]*$$/) { b = FNR } \
+	{ f = FILENAME; n = FNR } \
+	END { if (n > 600) print f ":" n "-lines" } \
+	' $(SIZE_SRCS))
+ifneq ($(SIZE_WRONG),)
+$(error a file over 600 lines or a function over 80 (FILE:LINE:WHAT): $(SIZE_WRONG))
+endif
+
 $(BUILD)/version-stamp: FORCE | $(BUILD)
 	$(Q)echo '$(VERSION_DEFS)' | cmp -s - $@ || echo '$(VERSION_DEFS)' >$@
 
