@@ -30,7 +30,7 @@
 
 const volatile __u8 sl_use_model_clock = 0;
 __u64 sl_model_now_ms = 0;
-__u64 sl_model_mono_ms = 0;	/* user/core/instance.c moves it */
+__u64 sl_model_mono_ms = 0;	/* user/instance/instance.c moves it */
 
 /* A tick at HZ=100, the slowest Linux runs at. */
 #define SL_COARSE_LAG_NS	10000000ULL

@@ -2,7 +2,7 @@
 /*
  * The block and allow lists, read before the rules: an operator's "drop
  * this source" and "let this one through now", by prefix, for a time or
- * until removed (user/core/lists.c writes them).
+ * until removed (user/instance/lists.c writes them).
  *
  * The allow list is read first and wins: a source on both passes. An
  * allowed packet passes without meeting any rule, so no rule counts it

@@ -91,7 +91,7 @@ struct {
 } sl_exempt_rules SEC(".maps");
 
 /* The block and allow lists (bpf/lists.h): source prefix -> entry.
- * Written only by userspace (user/core/lists.c), outside the rules'
+ * Written only by userspace (user/instance/lists.c), outside the rules'
  * generations, so that `rules apply` leaves them as they are.
  */
 struct {

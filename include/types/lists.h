@@ -9,7 +9,7 @@
 
 /* Bits of sl_config_lists(), written into the live generation by the
  * list commands and into the next one by every rules apply
- * (user/core/lists.c, user/rules/tables.c): a packet looks a list up
+ * (user/instance/lists.c, user/rules/tables.c): a packet looks a list up
  * only while its bit is set. A bit set over an empty list costs a
  * lookup, never a verdict.
  */
