@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include "util/clock.h"
+#include "util/tcp_listen.h"
 #include "service/api_socket.h"
 #include "service/grpc_server_internal.h"
 
@@ -111,25 +112,6 @@ static void *serve(void *arg)
 	}
 }
 
-static int tcp_listen(const struct sockaddr_storage *addr)
-{
-	socklen_t len = addr->ss_family == AF_INET6 ?
-			sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int fd, one = 1, err;
-
-	fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		    0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)addr, len) || listen(fd, 128)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 static int watch(struct sl_grpc_server *g, int fd, void *ptr)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ptr };
@@ -180,7 +162,7 @@ int sl_grpc_start(const struct sl_http_config *cfg, const char *path,
 	}
 	if (cfg->tcp_enabled) {
 		sl_bearer_hash(cfg->token, g->token_hash);
-		g->tcp.fd = tcp_listen(&cfg->addr);
+		g->tcp.fd = sl_tcp_listen(&cfg->addr);
 		err = g->tcp.fd < 0 ? g->tcp.fd : watch(g, g->tcp.fd, &g->tcp);
 		if (err)
 			goto fail;

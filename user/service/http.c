@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include "util/clock.h"
+#include "util/tcp_listen.h"
 #include "service/api_socket.h"
 #include "service/bearer.h"
 #include "service/check_body.h"
@@ -491,7 +492,7 @@ static int start_listener(struct listener *l, struct sl_http *h, int fd,
 	l->h = h;
 	l->tcp = fd < 0;
 	if (l->tcp) {
-		fd = sl_http_listen_tcp(addr);
+		fd = sl_tcp_listen(addr);
 		if (fd < 0)
 			return fd == -EADDRNOTAVAIL ? -EADDRINUSE : fd;
 		/* TCP only: a Unix socket's peers have no address to

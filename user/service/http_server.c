@@ -358,25 +358,3 @@ void sl_http_server_stop(struct sl_http_server *s)
 	free(s->peers);
 	free(s);
 }
-
-int sl_http_listen_tcp(const struct sockaddr_storage *addr)
-{
-	socklen_t len = addr->ss_family == AF_INET6 ?
-			sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	int fd, one = 1, err;
-
-	fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		    0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (addr->ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)addr, len) ||
-	    listen(fd, SOMAXCONN)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}

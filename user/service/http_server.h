@@ -60,9 +60,5 @@ struct sl_http_server;
 int sl_http_server_start(const struct sl_http_server_opts *o, int listen_fd,
 			 struct sl_http_server **out);
 void sl_http_server_stop(struct sl_http_server *s);
-/* A listening TCP socket on ADDR (IPv6 sockets take IPv6 only): the fd
- * or -errno.
- */
-int sl_http_listen_tcp(const struct sockaddr_storage *addr);
 
 #endif /* SL_SERVICE_HTTP_SERVER_H */
